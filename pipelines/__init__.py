@@ -1,0 +1,1 @@
+"""pipelines: adapters, Prefect tasks and flows, reports and the CLI. Thin: it never decides a rule."""

@@ -1,0 +1,47 @@
+"""The parameters of a Blackjack rule set (shared/rules 001, clause prefix BJ)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rulebook.money import Rounding
+from rulebook.payout import Payout
+
+
+@dataclass(frozen=True, slots=True)
+class BlackjackPayTable:
+    win: Payout  # BJ-6.2.1, 1 to 1
+    blackjack: Payout  # BJ-5.1, 3 to 2
+    insurance: Payout  # BJ-5.1, 2 to 1
+    pair: Payout  # BJ-5.1, 11 to 1
+    even_money: Payout  # BJ-4.15.3, 1 to 1
+
+
+@dataclass(frozen=True, slots=True)
+class BlackjackParams:
+    pay_table: BlackjackPayTable
+    decks: int = 8  # BJ-4.1 allows 1..8; the shoe_start event's `decks` overrides per shoe
+    dealer_hole_card: bool = False  # BJ-4.7.2: one card to the dealer on the initial deal
+    dealer_hits_soft_17: bool = False  # BJ-4.14.3: stands on every 17
+    max_hands: int = 4  # BJ-4.10.4
+    resplit_aces: bool = False  # BJ-4.10.4.1: aces split once
+    split_aces_one_card: bool = True  # BJ-4.10.4.1
+    double_after_split: bool = True  # BJ-4.9.1.1
+    double_for_less: bool = True  # BJ-4.9.1: "equal to or less than", not under the table minimum
+    blackjack_may_double: bool = False  # BJ-4.9.2
+    surrender_allowed: bool = True  # BJ-4.12.1: half, before the subsequent deal
+    surrender_against_ace: bool = False  # BJ-4.12.1.1
+    insurance_max_fraction: str = "1:2"  # BJ-4.11.1: up to half the initial wager
+    dealer_blackjack_takes_original_only: bool = True  # BJ-4.9.5, 4.10.8
+    max_wagers_per_seat: int = 3  # BJ-4.6
+    # a 3:2 win or a half surrender on an odd amount: the house keeps the fraction (shared/rules/README)
+    rounding: Rounding = Rounding.DOWN
+    rounding_unit: int = 1
+    # BJ-4.2.3.1, 6.3: "pair" means the same face (rank); suits are not compared
+    pair_by: str = "rank"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.decks <= 8:
+            raise ValueError(f"decks must be 1..8 (BJ-4.1), got {self.decks}")
+        if self.pair_by not in ("rank", "rank_and_suit"):
+            raise ValueError("pair_by must be 'rank' or 'rank_and_suit'")
