@@ -1,7 +1,7 @@
 # Two commands for a fresh machine with Python 3.11 and make:
 #   make demo   install everything, audit the sample night in data/sample/, print where the report is
 #   make test   install everything, run the whole test suite (slow exhaustive checks included)
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed

@@ -46,7 +46,7 @@ def odds(
     ruleset: str = typer.Option(..., "--ruleset", help="Rule-set name, e.g. hoiana-tiger-baccarat/commission (see `pitaudit rulesets`)."),
     decks: Optional[int] = typer.Option(None, "--decks", min=1, max=16, help="Decks in the shoe (default: the rule set's)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON: {ruleset, decks, bets: {bet: {house_edge, ...}}}."),
-    rounds: int = typer.Option(2_000_000, "--rounds", min=10_000, help="Rounds to simulate, for figures that need a strategy (blackjack, the Hold'em main game)."),
+    rounds: Optional[int] = typer.Option(None, "--rounds", min=10_000, help="Rounds to simulate for figures that need a strategy (blackjack, the Hold'em main game); default: the game's, a few seconds' worth."),
     seed: int = typer.Option(20261125, "--seed", help="Seed for simulated figures."),
 ) -> None:
     """House edge and win probability of every bet: exact enumeration where the game allows, else simulation with a 95 % interval."""
