@@ -1,0 +1,78 @@
+"""DuckDB DDL generated from the column metadata: CREATE TABLE, CHECK constraints, comments.
+
+Only checks whose vocabulary is the formats contract's own become SQL CHECK constraints; checks
+against the rule-set catalogue (which grows) stay in the pandera models, so an existing database
+never rejects a rule set added later.
+"""
+
+from __future__ import annotations
+
+from schemas.metadata import Field, Table
+from schemas.tables import CANONICAL_TABLES
+
+SCHEMA_VERSION = 1
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def sql_checks(f: Field) -> list[str]:
+    """SQL CHECK expressions for a column (nulls pass, as in SQL)."""
+    out: list[str] = []
+    for r in f.rules:
+        if r.kind == "isin":
+            out.append(f"{f.name} IN ({', '.join(_quote(v) for v in r.arg)})")
+        elif r.kind == "ge":
+            out.append(f"{f.name} >= {int(r.arg)}")
+        elif r.kind == "between":
+            lo, hi = r.arg
+            out.append(f"{f.name} BETWEEN {int(lo)} AND {int(hi)}")
+        elif r.kind == "nonempty":
+            out.append(f"length({f.name}) > 0")
+    return out
+
+
+def create_table_sql(t: Table) -> str:
+    lines = []
+    for f in t.fields:
+        col = f"    {f.name} {f.duckdb_type}"
+        if f.required:
+            col += " NOT NULL"
+        for expr in sql_checks(f):
+            col += f" CHECK ({expr})"
+        lines.append(col)
+    if t.primary_key:
+        lines.append(f"    PRIMARY KEY ({', '.join(t.primary_key)})")
+    for key in t.unique:
+        lines.append(f"    UNIQUE ({', '.join(key)})")
+    return f"CREATE TABLE IF NOT EXISTS {t.name} (\n" + ",\n".join(lines) + "\n);"
+
+
+def comment_sql(t: Table) -> list[str]:
+    out = [f"COMMENT ON TABLE {t.name} IS {_quote(t.description)};"]
+    out += [f"COMMENT ON COLUMN {t.name}.{f.name} IS {_quote(f.description)};" for f in t.fields]
+    return out
+
+
+def all_ddl(tables: tuple[Table, ...] = CANONICAL_TABLES) -> list[str]:
+    """Every statement that creates the canonical tables (idempotent: IF NOT EXISTS)."""
+    stmts = [
+        "CREATE TABLE IF NOT EXISTS meta_schema (name VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);",
+    ]
+    for t in tables:
+        stmts.append(create_table_sql(t))
+        stmts += comment_sql(t)
+    stmts.append(
+        f"INSERT INTO meta_schema VALUES ('schema_version', '{SCHEMA_VERSION}') ON CONFLICT (name) DO NOTHING;"
+    )
+    return stmts
+
+
+def ddl_text() -> str:
+    """The whole DDL as one script (docs, and `python -m schemas.ddl`)."""
+    return "\n\n".join(all_ddl()) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(ddl_text())

@@ -1,0 +1,56 @@
+"""Quarantine reasons: a stable code and a short human text for each.
+
+The code is what programs match on (``core_quarantine.reason_code``); the text is what an auditor
+reads (``core_quarantine.reason``, the summary of ``pitaudit ingest``). Both are part of the
+output contract: change a text only with a note in docs/ingest.md. The order of this mapping is the
+priority when one line fails several checks: the first reason is the line's reason, the others are
+kept in ``detail``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+REASONS: Final[dict[str, str]] = {
+    # the line itself
+    "not_utf8": "not valid UTF-8",
+    "blank_line": "blank line",
+    "line_too_long": "line too long",
+    "csv_unparseable": "unparseable CSV line",
+    "csv_column_count": "wrong number of columns",
+    "json_unparseable": "unparseable JSON",
+    "json_not_object": "JSON line is not an object",
+    # fields
+    "missing_field": "missing required field",
+    "wrong_type": "wrong type",
+    "non_integer_amount": "non-integer amount",
+    "negative_amount": "negative amount",
+    "out_of_range": "value out of range",
+    "empty_text": "empty text field",
+    "ts_no_offset": "timestamp without an offset",
+    "bad_timestamp": "not a timestamp",
+    # vocabulary
+    "unknown_game": "unknown game",
+    "unknown_ruleset": "unknown rule set",
+    "ruleset_game_mismatch": "rule set of another game",
+    "unknown_bet": "unknown bet type for the game",
+    "unknown_action": "unknown action for the game",
+    "unknown_event": "unknown event",
+    "unknown_status": "unknown round status",
+    "unknown_deal_mode": "unknown deal mode",
+    # within a line or across lines
+    "card_without_round": "card event without round_no",
+    "duplicate_wager_id": "wager_id repeated in the round",
+    "seq_backwards": "event_seq goes backwards",
+    "conflicting_duplicate": "conflicting duplicate",
+    # the canonical contract (should never fire: the input checks come first)
+    "contract_violation": "canonical contract violated",
+}
+
+
+def reason_text(code: str) -> str:
+    """The human text of a reason code (a KeyError for an unknown code is a programming error)."""
+    return REASONS[code]
+
+
+PRIORITY: Final[dict[str, int]] = {code: i for i, code in enumerate(REASONS)}
