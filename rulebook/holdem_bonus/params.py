@@ -1,48 +1,163 @@
 """The parameters of a Texas Hold'em Bonus rule set (shared/rules 000, 002, 003).
 
-Deal procedures are data: a list of steps, each one of
-``burn`` (one card to the discard), ``seats:N`` (N cards to each seat with an Ante, in seat order,
-before the next seat is served), ``community:N`` and ``dealer:N``.
+Everything a rule text fixes, or leaves open and we decided (docs/interpretations/holdem_bonus.md),
+is a field here, loaded strictly from the rule set's TOML file, so that the engine holds no rule of
+its own: pay tables, the Ante qualifier, the deal procedures and their clauses, the decisions'
+clauses, what each irregularity does, and the progressive jackpot's lines and semantics.
+
+Deal procedures are data: a list of steps, each one of ``burn`` (one card to the discard),
+``seats:N`` (N cards to each seat with an Ante, in seat order, before the next seat is served),
+``community:N`` and ``dealer:N``; each step has its clause in a parallel list.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rulebook.money import Rounding
 from rulebook.payout import Payout
 
 DEAL_STEP_KINDS = ("burn", "seats", "community", "dealer")
+
+#: The Bonus pay table's hand names (HTB-6.1.2, MBS-4.1.1, THB-G-BONUS), strongest first.
+BONUS_HANDS = (
+    "aa_vs_dealer_aa",
+    "aa",
+    "ak_suited",
+    "aq_aj_suited",
+    "ak_offsuit",
+    "kk_qq_jj",
+    "aq_aj_offsuit",
+    "pair_2_to_10",
+)
+
+#: Jackpot hands (MBS-4.1.2, 4.1.3; THB-G-JACKPOT). ``straight_flush`` excludes the royal (MBS-3.9.2).
+PROGRESSIVE_HANDS = ("royal_flush", "straight_flush", "four_of_a_kind", "full_house", "flush")
+
+#: Which cards make a jackpot hand.
+#: hole_and_flop: the two hole cards and the three flop cards (MBS "on the Flop (after 5 cards)", the guide);
+#: hole_and_turn: those and the turn card (MBS "after 6 cards"); best_of_seven_with_hole: the best five of
+#: seven, strictly better than the five community cards alone (MBS "must include at least 1 Hole Card");
+#: best_of_seven: the best five of seven (MBS "Best of 7 Cards"); community: the five community cards.
+PROGRESSIVE_CARDS = ("hole_and_flop", "hole_and_turn", "best_of_seven_with_hole", "best_of_seven", "community")
+
+IRREGULARITY_EFFECTS = ("void", "flag", "unsettled")
 
 
 @dataclass(frozen=True, slots=True)
 class BonusLine:
     """One line of the Bonus pay table (HTB-6.1.2), on the player's two hole cards."""
 
-    hand: str  # aa_vs_dealer_aa, aa, ak_suited, aq_aj_suited, ak_offsuit, kk_qq_jj, aq_aj_offsuit, pair_2_to_10
+    hand: str  # one of BONUS_HANDS
     odds: str
     clause: str
+
+    def __post_init__(self) -> None:
+        if self.hand not in BONUS_HANDS:
+            raise ValueError(f"unknown Bonus hand {self.hand!r}; use one of {', '.join(BONUS_HANDS)}")
 
 
 @dataclass(frozen=True, slots=True)
 class ProgressiveLine:
     """One line of a Progressive Jackpot pay table (MBS-4.1.2, 4.1.3; the guide's jackpot)."""
 
-    hand: str  # royal_flush, straight_flush, four_of_a_kind, full_house, flush
-    cards: str  # which cards make the hand: hole_and_flop, hole_and_turn, best_of_seven_with_hole, best_of_seven, community
+    hand: str  # one of PROGRESSIVE_HANDS
+    cards: str  # one of PROGRESSIVE_CARDS
     clause: str
-    percent_of_meter: int = 0  # whole percent of the jackpot meter
+    percent_of_meter: int = 0  # whole percent of the jackpot meter at the round's close
     fixed: int = 0  # in the smallest unit of the rule set's jackpot currency
     pays_after_fold: bool = False  # MBS-3.7.1: community hands pay even to a folded hand
+
+    def __post_init__(self) -> None:
+        if self.hand not in PROGRESSIVE_HANDS:
+            raise ValueError(f"unknown jackpot hand {self.hand!r}; use one of {', '.join(PROGRESSIVE_HANDS)}")
+        if self.cards not in PROGRESSIVE_CARDS:
+            raise ValueError(f"unknown jackpot cards {self.cards!r}; use one of {', '.join(PROGRESSIVE_CARDS)}")
+        if not 0 <= self.percent_of_meter <= 100 or self.fixed < 0:
+            raise ValueError("percent_of_meter must be 0..100 and fixed non-negative")
+        if self.percent_of_meter == 0 and self.fixed == 0:
+            raise ValueError(f"jackpot line {self.hand}/{self.cards} pays nothing")
 
 
 @dataclass(frozen=True, slots=True)
 class ProgressiveParams:
-    currency: str  # the currency the fixed amounts are written in
+    currency: str  # the currency the fixed amounts are written in (ISO 4217)
     lines: tuple[ProgressiveLine, ...]
-    # how lines combine for one hand: "best" pays the single highest line (MBS), percent vs fixed "greater" (guide)
-    percent_and_fixed: str = "greater"
-    envy_bonus: int = 0  # guide: paid to other jackpot wagers when a royal or straight flush is won (0 = none)
+    lose_clause: str  # the clause a losing jackpot wager is collected under
+    # one line with both a percentage and a fixed amount: "greater" (the guide: "whichever is the greater")
+    percent_and_fixed: str
+    # several lines met by one hand: "best" pays the single largest (one jackpot per wager), "sum" pays all
+    combine: str
+    # a winning jackpot wager: "collected" (the wager funds the meter; net = payout - wager) or "returned"
+    wager_on_win: str
+    # a percentage of the meter that is not a whole unit
+    percent_rounding: Rounding
+    # the guide's "conceding hand": is the jackpot wager still checked as after a fold?
+    checked_after_concede: bool = False
+    # the guide's Bonus Jackpot (envy): paid to every other jackpot wager of a round in which a
+    # royal / straight flush is won; the guide names no amount, so 0 (not offered) until a table says
+    envy_royal_flush: int = 0
+    envy_straight_flush: int = 0
     envy_clause: str = ""
+
+    def __post_init__(self) -> None:
+        if self.percent_and_fixed not in ("greater", "sum"):
+            raise ValueError("percent_and_fixed must be 'greater' or 'sum'")
+        if self.combine not in ("best", "sum"):
+            raise ValueError("combine must be 'best' or 'sum'")
+        if self.wager_on_win not in ("collected", "returned"):
+            raise ValueError("wager_on_win must be 'collected' or 'returned'")
+        if len(self.currency) != 3 or not self.currency.isupper():
+            raise ValueError(f"currency must be an ISO 4217 code, got {self.currency!r}")
+        if (self.envy_royal_flush or self.envy_straight_flush) and not self.envy_clause:
+            raise ValueError("an envy bonus needs its clause")
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionClauses:
+    """Where the text allows each decision (HTB-4.11.2-4.11.4 with a card shoe, 4.12.2-4.12.4 with a device)."""
+
+    fold: str  # fold: the Ante and the Bonus lose (HTB-4.11.2.i)
+    flop: str  # the Flop bet, twice the Ante (HTB-4.11.2.ii)
+    turn: str  # bet or check before the turn card (HTB-4.11.3)
+    river: str  # bet or check before the river card (HTB-4.11.4)
+
+
+@dataclass(frozen=True, slots=True)
+class ShowdownClauses:
+    win: str  # the player's hand is higher (HTB-5.2)
+    lose: str  # lower (HTB-5.3)
+    stand_off: str  # equal (HTB-5.4)
+    bonus_lose: str  # hole cards not on the Bonus table (HTB-5.5)
+    ante_required: str  # only a seat with an Ante is dealt / may bet the Bonus (HTB-4.7, 4.8)
+    no_decision: str  # no Flop/Fold decision on record (HTB-7.11: an absent player's wagers are returned)
+    concede: str = ""  # declining the comparison loses every wager (HTB-5.6); "" = the text has no concession
+
+
+@dataclass(frozen=True, slots=True)
+class IrregularityRule:
+    """What one kind of irregularity does under this rule set, and the clause that says so.
+
+    ``effect``: ``void`` (every wager returned), ``flag`` (reported; the round is settled from the
+    cards as the device recorded them), ``unsettled`` (reported; the text gives no rule, so the
+    wagers the irregularity touches are left to the operator).
+    """
+
+    clause: str
+    effect: str
+
+    def __post_init__(self) -> None:
+        if self.effect not in IRREGULARITY_EFFECTS:
+            raise ValueError(f"effect must be one of {', '.join(IRREGULARITY_EFFECTS)}, got {self.effect!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Irregularities:
+    foreign_card: IrregularityRule  # HTB-7.1.1/7.2, MBS-5.1
+    card_count: IrregularityRule  # excess or shortage (HTB-7.1.3, 7.7; MBS-5.2); a duplicate proves an excess
+    missing_burn: IrregularityRule  # HTB-7.8
+    unexpected_burn: IrregularityRule  # a burn where the procedure has none (MBS-3.6 has none at all)
+    decks: IrregularityRule  # the device loaded another number of decks than the text plays (HTB-4.1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +170,13 @@ class HoldemBonusParams:
     ante_qualifier_clause: str
     bonus_pay_table: tuple[BonusLine, ...]
     shoe_deal: tuple[str, ...]
+    shoe_deal_clauses: tuple[str, ...]  # one per step of shoe_deal
     device_deal: tuple[str, ...]
+    device_deal_clauses: tuple[str, ...]
+    shoe_decisions: DecisionClauses
+    device_decisions: DecisionClauses
+    showdown: ShowdownClauses
+    irregularities: Irregularities
     folded_bonus_loses: bool = True  # HTB-4.11.2.i, MBS-3.7.1
     decks: int = 1  # HTB-4.1
     progressive: ProgressiveParams | None = None
@@ -63,8 +184,35 @@ class HoldemBonusParams:
     def __post_init__(self) -> None:
         if self.ante_qualifier not in ("straight", "flush"):
             raise ValueError("ante_qualifier must be 'straight' or 'flush'")
-        for procedure in (self.shoe_deal, self.device_deal):
+        for name, procedure, clauses in (
+            ("shoe_deal", self.shoe_deal, self.shoe_deal_clauses),
+            ("device_deal", self.device_deal, self.device_deal_clauses),
+        ):
             for step in procedure:
                 kind, _, count = step.partition(":")
-                if kind not in DEAL_STEP_KINDS or (kind != "burn" and not count.isdigit()):
+                if kind not in DEAL_STEP_KINDS or (kind == "burn") != (count == "") or (count and not count.isdigit()):
                     raise ValueError(f"unknown deal step {step!r}; use burn, seats:N, community:N, dealer:N")
+            if len(clauses) != len(procedure):
+                raise ValueError(f"{name}_clauses needs one clause per step of {name}")
+            counts = {k: 0 for k in DEAL_STEP_KINDS}
+            for step in procedure:
+                kind, _, count = step.partition(":")
+                counts[kind] += int(count or 1)
+            if (counts["seats"], counts["community"], counts["dealer"]) != (2, 5, 2):
+                raise ValueError(f"{name} must deal two cards per seat, five community cards and two to the dealer")
+        hands = [line.hand for line in self.bonus_pay_table]
+        if len(set(hands)) != len(hands):
+            raise ValueError("a Bonus hand appears twice in the pay table")
+        if not 1 <= self.decks <= 8:
+            raise ValueError(f"decks must be 1..8, got {self.decks}")
+
+    def deal(self, mode: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The procedure and its clauses for a deal mode (``shoe`` or ``device``)."""
+        if mode == "shoe":
+            return self.shoe_deal, self.shoe_deal_clauses
+        if mode == "device":
+            return self.device_deal, self.device_deal_clauses
+        raise ValueError(f"deal_mode must be 'shoe' or 'device', got {mode!r}")
+
+    def decisions(self, mode: str) -> DecisionClauses:
+        return self.shoe_decisions if mode == "shoe" else self.device_decisions
