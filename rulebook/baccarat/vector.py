@@ -1,0 +1,531 @@
+"""Tiger Baccarat over arrays of rounds: the audit's and the simulator's hot path.
+
+The same rules as the scalar engine (``rulebook.baccarat.engine``), written as numpy operations over
+an ``(n, k)`` array of card codes, one row per round in device order (burns excluded), padded with
+``NO_CARD``. Tests prove both agree on every field, wager and clause; the scalar engine stays the
+reference a dispute review reads.
+
+- :func:`resolve` reconstructs every round: points, card counts, winner, pairs, naturals, the
+  number of cards the rules require, why a result cannot be known, and irregularity flags.
+- :func:`settle` settles wagers (round index, bet code, amount) to ``(net, reason code)``; the
+  reason code indexes :func:`clause_table` (the clause) and :data:`REASON_TEXT` (a short label).
+- :func:`irregularities` lists the irregular rounds as (round, finding kind, clause).
+- :func:`deal_shoe` cuts a shuffled shoe into consecutive rounds the way the dealer deals them.
+
+The drawing rules here are lookup tables written independently of ``rules.py`` on purpose: an
+equality test between two transcriptions of Table Two catches a slip in either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Final
+
+import numpy as np
+
+from rulebook.baccarat import clauses as C
+from rulebook.baccarat.params import BaccaratParams, Variant
+from rulebook.cards import NO_CARD, UNREADABLE
+from rulebook.money import Rounding
+
+# ---- codes ---------------------------------------------------------------------------------
+
+BANKER, PLAYER, TIE, UNKNOWN = 0, 1, 2, -1  # winner codes
+WINNER_NAMES: Final = ("banker", "player", "tie")
+
+BET_CODES: Final[dict[str, int]] = {name: i for i, name in enumerate(C.BETS)}
+(BET_BANKER, BET_PLAYER, BET_TIE, BET_BANKER_PAIR, BET_PLAYER_PAIR, BET_TIGER, BET_SMALL_TIGER, BET_BIG_TIGER) = range(8)
+
+
+class Reason(IntEnum):
+    """Why a wager nets what it nets (or why it cannot be settled): indexes :func:`clause_table`."""
+
+    OK = 0  # not a settlement: "the result is known" in Coups.cause / pair causes
+    BANKER_WINS = 1
+    BANKER_WINS_ON_SIX = 2  # no-commission: 1 to 2 (TBAC-5.1.2)
+    BANKER_LOSES = 3
+    BANKER_STANDOFF = 4
+    PLAYER_WINS = 5
+    PLAYER_LOSES = 6
+    PLAYER_STANDOFF = 7
+    TIE_WINS = 8
+    TIE_LOSES = 9
+    PLAYER_PAIR_WINS = 10
+    BANKER_PAIR_WINS = 11
+    PAIR_LOSES = 12
+    TIGER_WINS_TWO_CARDS = 13
+    TIGER_WINS_THREE_CARDS = 14
+    TIGER_LOSES = 15
+    SMALL_TIGER_WINS = 16
+    SMALL_TIGER_LOSES = 17
+    BIG_TIGER_WINS = 18
+    BIG_TIGER_LOSES = 19
+    VOID = 20
+    # unsettled: the evidence cannot decide
+    UNKNOWN_BET = 21
+    NEGATIVE_AMOUNT = 22
+    SHORT_DEAL = 23  # fewer than four cards in the record
+    UNREADABLE = 24  # a card the result needs could not be read or valued
+    MISSING_PLAYER_THIRD = 25  # TBAC-4.14 required a draw the device never saw
+    MISSING_BANKER_THIRD = 26  # TBAC-4.15
+    MISSING_BANKER_THIRD_PLAYER_STOOD = 27  # TBAC-4.16
+
+
+UNSETTLED: Final = frozenset(
+    {Reason.UNKNOWN_BET, Reason.NEGATIVE_AMOUNT, Reason.SHORT_DEAL, Reason.UNREADABLE,
+     Reason.MISSING_PLAYER_THIRD, Reason.MISSING_BANKER_THIRD, Reason.MISSING_BANKER_THIRD_PLAYER_STOOD}
+)
+UNSETTLED_MASK: Final = np.array([r in UNSETTLED for r in Reason], dtype=bool)
+
+REASON_TEXT: Final[dict[Reason, str]] = {
+    Reason.OK: "result known",
+    Reason.BANKER_WINS: "the Banker wins",
+    Reason.BANKER_WINS_ON_SIX: "the Banker wins on 6",
+    Reason.BANKER_LOSES: "the Player wins",
+    Reason.BANKER_STANDOFF: "a Tie: stand-off",
+    Reason.PLAYER_WINS: "the Player wins",
+    Reason.PLAYER_LOSES: "the Banker wins",
+    Reason.PLAYER_STANDOFF: "a Tie: stand-off",
+    Reason.TIE_WINS: "a Tie",
+    Reason.TIE_LOSES: "not a Tie",
+    Reason.PLAYER_PAIR_WINS: "Player pair",
+    Reason.BANKER_PAIR_WINS: "Banker pair",
+    Reason.PAIR_LOSES: "not a pair",
+    Reason.TIGER_WINS_TWO_CARDS: "the Banker wins on 6 with two cards",
+    Reason.TIGER_WINS_THREE_CARDS: "the Banker wins on 6 with three cards",
+    Reason.TIGER_LOSES: "the Banker does not win on 6",
+    Reason.SMALL_TIGER_WINS: "the Banker wins on 6 with two cards",
+    Reason.SMALL_TIGER_LOSES: "the Banker does not win on 6 with two cards",
+    Reason.BIG_TIGER_WINS: "the Banker wins on 6 with three cards",
+    Reason.BIG_TIGER_LOSES: "the Banker does not win on 6 with three cards",
+    Reason.VOID: "the round is void (a foreign card): returned",
+    Reason.UNKNOWN_BET: "not a bet of Tiger Baccarat",
+    Reason.NEGATIVE_AMOUNT: "a negative amount",
+    Reason.SHORT_DEAL: "fewer than four cards in the device record",
+    Reason.UNREADABLE: "a card the result needs was not read",
+    Reason.MISSING_PLAYER_THIRD: "the Player's required third card is not in the record",
+    Reason.MISSING_BANKER_THIRD: "the Banker's required third card is not in the record",
+    Reason.MISSING_BANKER_THIRD_PLAYER_STOOD: "the Banker's required third card is not in the record",
+}
+
+# irregularity flags (bits of Coups.flags)
+FOREIGN_CARD: Final = 1  # card_integrity, TBAC-7.1: void
+UNREADABLE_CARD: Final = 2  # card_integrity, TBAC-4.11
+SHORT_DEAL: Final = 4  # card_integrity, TBAC-4.9.1
+MISSING_DRAW: Final = 8  # drawing_rule_violation, TBAC-4.14 / 4.15 / 4.16
+EXTRA_CARDS: Final = 16  # drawing_rule_violation, TBAC-7.6 / 7.7
+
+# ---- the rules as tables -------------------------------------------------------------------
+
+# TBAC-4.11: point value of each card code 0..51 (rank = code // 4; A..9 face value, T J Q K zero)
+_VALUE: Final = np.array([(r + 1) if r < 9 else 0 for r in range(13) for _ in range(4)], dtype=np.int8)
+
+# TBAC-4.15 Table Two: _BANKER_DRAWS[banker two-card points, value of the Player's third card]
+# (columns 0..9 are card values; a Ten or court card is 0, written "10" in the text).
+_BANKER_DRAWS: Final = np.array(
+    [
+        # 0  1  2  3  4  5  6  7  8  9    <- Player's third card
+        [1, 1, 1, 1, 1, 1, 1, 1, 1, 1],  # Banker 0: any card
+        [1, 1, 1, 1, 1, 1, 1, 1, 1, 1],  # Banker 1
+        [1, 1, 1, 1, 1, 1, 1, 1, 1, 1],  # Banker 2
+        [1, 1, 1, 1, 1, 1, 1, 1, 0, 1],  # Banker 3: stands on 8
+        [0, 0, 1, 1, 1, 1, 1, 1, 0, 0],  # Banker 4: draws on 2-7
+        [0, 0, 0, 0, 1, 1, 1, 1, 0, 0],  # Banker 5: draws on 4-7
+        [0, 0, 0, 0, 0, 0, 1, 1, 0, 0],  # Banker 6: draws on 6-7
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],  # Banker 7: stands
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],  # 8, 9: naturals, never consulted
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+    ],
+    dtype=bool,
+)
+
+# Main-game result class of a round (for the settlement lookup): Player wins, Tie, Banker wins on
+# other than 6, Banker wins on 6 with two cards, Banker wins on 6 with three cards.
+_CLS_PLAYER, _CLS_TIE, _CLS_BANKER, _CLS_BANKER6_TWO, _CLS_BANKER6_THREE = range(5)
+
+
+@dataclass(frozen=True, slots=True)
+class Coups:
+    """Every round of a batch as the drawing rules reconstruct it (one entry per row of the input).
+
+    Unknown values are -1 (points, winner, pairs, player_drew, required) or 0 (card counts).
+    ``cause`` is :attr:`Reason.OK` when the main result is known, else why not (an unsettled reason);
+    ``player_pair_cause``/``banker_pair_cause`` likewise for the pairs. ``flags`` holds the
+    irregularity bits (FOREIGN_CARD, UNREADABLE_CARD, SHORT_DEAL, MISSING_DRAW, EXTRA_CARDS).
+    """
+
+    n_cards: np.ndarray  # int16, cards in the record (burns excluded)
+    winner: np.ndarray  # int8: BANKER, PLAYER, TIE or UNKNOWN
+    player_points: np.ndarray  # int8
+    banker_points: np.ndarray  # int8
+    player_cards: np.ndarray  # int8: 2 or 3 (0 unknown)
+    banker_cards: np.ndarray  # int8
+    player_pair: np.ndarray  # int8: 1, 0, or -1 unknown
+    banker_pair: np.ndarray  # int8
+    player_pair_cause: np.ndarray  # int8 Reason
+    banker_pair_cause: np.ndarray  # int8 Reason
+    natural: np.ndarray  # bool
+    player_drew: np.ndarray  # int8: 1, 0, -1 unknown
+    required: np.ndarray  # int8: 4, 5, 6 or -1 unknown
+    cause: np.ndarray  # int8 Reason
+    flags: np.ndarray  # uint8 bits
+    void: np.ndarray  # bool: a foreign card (TBAC-7.1)
+
+    def __len__(self) -> int:
+        return len(self.n_cards)
+
+
+def _positions(deal_order: tuple[str, ...]) -> tuple[int, int, int, int]:
+    p = [i for i in range(4) if deal_order[i] == "player"]
+    b = [i for i in range(4) if deal_order[i] == "banker"]
+    return p[0], p[1], b[0], b[1]
+
+
+def resolve(
+    cards: np.ndarray,
+    n_cards: np.ndarray | None = None,
+    *,
+    foreign_burn: np.ndarray | None = None,
+    deal_order: tuple[str, ...] = ("player", "banker", "player", "banker"),
+) -> Coups:
+    """Reconstruct every round of ``cards`` (n, k) (device order, burns excluded, NO_CARD-padded).
+
+    ``n_cards`` is each round's count of card events (default: up to the last non-NO_CARD code);
+    a NO_CARD inside that count is a card the device did not read. It may exceed ``k`` when the
+    caller kept only the first columns (the hands never use more than six). ``foreign_burn``
+    marks rounds with a foreign card among their burns (voids the round like any foreign card).
+    """
+    a = np.asarray(cards)
+    if a.ndim != 2:
+        raise ValueError(f"cards must be a 2-D array (rounds x cards), got shape {a.shape}")
+    rows, width = a.shape
+    a = a.astype(np.int16, copy=False)
+    if n_cards is None:
+        filled = a != NO_CARD
+        n = np.where(filled.any(axis=1), width - np.argmax(filled[:, ::-1], axis=1), 0).astype(np.int16)
+    else:
+        n = np.asarray(n_cards).astype(np.int16)
+        if n.shape != (rows,):
+            raise ValueError(f"n_cards must have one count per round ({rows}), got shape {n.shape}")
+        if (n < 0).any():
+            raise ValueError("n_cards must not be negative")
+    if width < 6:
+        a = np.concatenate([a, np.full((rows, 6 - width), NO_CARD, dtype=np.int16)], axis=1)
+        width = 6
+
+    present = np.arange(width, dtype=np.int16)[None, :] < n[:, None]
+    in_deck = (a >= 0) & (a < 52)
+    unread = present & ((a == UNREADABLE) | (a == NO_CARD))
+    foreign = present & ~in_deck & ~unread
+    void = foreign.any(axis=1)
+    if foreign_burn is not None:
+        void |= np.asarray(foreign_burn, dtype=bool)
+
+    ok = present[:, :6] & in_deck[:, :6]  # a card the rules can value
+    v = np.where(ok, _VALUE[np.clip(a[:, :6], 0, 51)], 0).astype(np.int8)
+    rank = np.clip(a[:, :6], 0, 51) // 4
+
+    pi0, pi1, bi0, bi1 = _positions(tuple(deal_order))
+    short = n < 4
+    first4 = ok[:, :4].all(axis=1)
+    pt = (v[:, pi0] + v[:, pi1]) % 10
+    bt = (v[:, bi0] + v[:, bi1]) % 10
+    natural = first4 & ((pt >= 8) | (bt >= 8))
+    pdraw = first4 & ~natural & (pt <= 5)  # Table One, TBAC-4.14
+    pstand = first4 & ~natural & ~pdraw
+    p3ok = ok[:, 4]
+    p3v = v[:, 4]
+    table_two = _BANKER_DRAWS[bt, p3v]
+    bdraw = (pstand & (bt <= 5)) | (pdraw & ((bt <= 2) | (p3ok & table_two)))  # TBAC-4.15, 4.16
+    decided = natural | pstand | (pdraw & ((bt <= 2) | (bt == 7) | p3ok))
+    required = np.where(first4 & decided, 4 + pdraw.astype(np.int8) + bdraw.astype(np.int8), -1).astype(np.int8)
+    lo = np.where(required >= 0, required, np.where(pdraw, 5, 4))
+    hi = np.where(required >= 0, required, 6)
+    missing = (n >= 4) & (n < lo)
+    extra = n > hi
+
+    b3ok = np.where(pdraw, ok[:, 5], ok[:, 4])
+    b3v = np.where(pdraw, v[:, 5], v[:, 4])
+    R = Reason
+    cause = np.select(
+        [short, ~first4, natural, pdraw & ~p3ok & (n <= 4), pdraw & ~p3ok, ~bdraw, b3ok, pdraw & (n <= 5), pdraw, n <= 4],
+        [R.SHORT_DEAL, R.UNREADABLE, R.OK, R.MISSING_PLAYER_THIRD, R.UNREADABLE, R.OK, R.OK,
+         R.MISSING_BANKER_THIRD, R.UNREADABLE, R.MISSING_BANKER_THIRD_PLAYER_STOOD],
+        default=R.UNREADABLE,
+    ).astype(np.int8)
+    known = cause == R.OK
+    pf = (pt + np.where(pdraw, p3v, 0)) % 10
+    bf = (bt + np.where(bdraw, b3v, 0)) % 10
+    winner = np.where(known, np.where(pf > bf, PLAYER, np.where(bf > pf, BANKER, TIE)), UNKNOWN).astype(np.int8)
+
+    def pair(i0: int, i1: int) -> tuple[np.ndarray, np.ndarray]:
+        pcause = np.where(n <= max(i0, i1), R.SHORT_DEAL, np.where(ok[:, i0] & ok[:, i1], R.OK, R.UNREADABLE)).astype(np.int8)
+        flag = np.where(pcause == R.OK, (rank[:, i0] == rank[:, i1]).astype(np.int8), -1).astype(np.int8)
+        return flag, pcause
+
+    player_pair, player_pair_cause = pair(pi0, pi1)
+    banker_pair, banker_pair_cause = pair(bi0, bi1)
+
+    flags = (
+        void.astype(np.uint8) * FOREIGN_CARD
+        + unread.any(axis=1).astype(np.uint8) * UNREADABLE_CARD
+        + short.astype(np.uint8) * SHORT_DEAL
+        + missing.astype(np.uint8) * MISSING_DRAW
+        + extra.astype(np.uint8) * EXTRA_CARDS
+    ).astype(np.uint8)
+
+    return Coups(
+        n_cards=n,
+        winner=winner,
+        player_points=np.where(known, pf, -1).astype(np.int8),
+        banker_points=np.where(known, bf, -1).astype(np.int8),
+        player_cards=np.where(known, 2 + pdraw, 0).astype(np.int8),
+        banker_cards=np.where(known, 2 + bdraw, 0).astype(np.int8),
+        player_pair=player_pair,
+        banker_pair=banker_pair,
+        player_pair_cause=player_pair_cause,
+        banker_pair_cause=banker_pair_cause,
+        natural=natural,
+        player_drew=np.where(first4, pdraw, -1).astype(np.int8),
+        required=required,
+        cause=cause,
+        flags=flags,
+        void=void,
+    )
+
+
+# ---- settlement ----------------------------------------------------------------------------
+
+
+def clause_table(params: BaccaratParams) -> tuple[str, ...]:
+    """The clause of each :class:`Reason`, pay lines from the rule set's own pay table."""
+    pt = params.pay_table
+    six = pt.banker_wins_on_six.clause if pt.banker_wins_on_six is not None else pt.banker.clause
+    by_reason = {
+        Reason.OK: "",
+        Reason.BANKER_WINS: pt.banker.clause,
+        Reason.BANKER_WINS_ON_SIX: six,
+        Reason.BANKER_LOSES: C.BANKER_LOSES,
+        Reason.BANKER_STANDOFF: C.BANKER_STANDOFF,
+        Reason.PLAYER_WINS: pt.player.clause,
+        Reason.PLAYER_LOSES: C.PLAYER_LOSES,
+        Reason.PLAYER_STANDOFF: C.PLAYER_STANDOFF,
+        Reason.TIE_WINS: pt.tie.clause,
+        Reason.TIE_LOSES: C.TIE_LOSES,
+        Reason.PLAYER_PAIR_WINS: pt.player_pair.clause,
+        Reason.BANKER_PAIR_WINS: pt.banker_pair.clause,
+        Reason.PAIR_LOSES: C.PAIR_LOSES,
+        Reason.TIGER_WINS_TWO_CARDS: pt.tiger_two_cards.clause,
+        Reason.TIGER_WINS_THREE_CARDS: pt.tiger_three_cards.clause,
+        Reason.TIGER_LOSES: C.TIGER_LOSES,
+        Reason.SMALL_TIGER_WINS: pt.small_tiger.clause,
+        Reason.SMALL_TIGER_LOSES: C.SMALL_TIGER_LOSES,
+        Reason.BIG_TIGER_WINS: pt.big_tiger.clause,
+        Reason.BIG_TIGER_LOSES: C.BIG_TIGER_LOSES,
+        Reason.VOID: C.VOID_FOREIGN,
+        Reason.UNKNOWN_BET: C.BET_CLAUSE,
+        Reason.NEGATIVE_AMOUNT: C.NEGATIVE_AMOUNT,
+        Reason.SHORT_DEAL: C.INITIAL_DEAL,
+        Reason.UNREADABLE: C.CARD_VALUES,
+        Reason.MISSING_PLAYER_THIRD: C.TABLE_ONE,
+        Reason.MISSING_BANKER_THIRD: C.TABLE_TWO,
+        Reason.MISSING_BANKER_THIRD_PLAYER_STOOD: C.BANKER_AFTER_PLAYER_STANDS,
+    }
+    return tuple(by_reason[r] for r in Reason)
+
+
+def payout_table(params: BaccaratParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per :class:`Reason`: effect (+1 paid at odds, -1 loses the amount, 0 nets 0), odds num, odds den."""
+    pt = params.pay_table
+    six = pt.banker_wins_on_six or pt.banker
+    wins = {
+        Reason.BANKER_WINS: pt.banker,
+        Reason.BANKER_WINS_ON_SIX: six,
+        Reason.PLAYER_WINS: pt.player,
+        Reason.TIE_WINS: pt.tie,
+        Reason.PLAYER_PAIR_WINS: pt.player_pair,
+        Reason.BANKER_PAIR_WINS: pt.banker_pair,
+        Reason.TIGER_WINS_TWO_CARDS: pt.tiger_two_cards,
+        Reason.TIGER_WINS_THREE_CARDS: pt.tiger_three_cards,
+        Reason.SMALL_TIGER_WINS: pt.small_tiger,
+        Reason.BIG_TIGER_WINS: pt.big_tiger,
+    }
+    loses = {Reason.BANKER_LOSES, Reason.PLAYER_LOSES, Reason.TIE_LOSES, Reason.PAIR_LOSES,
+             Reason.TIGER_LOSES, Reason.SMALL_TIGER_LOSES, Reason.BIG_TIGER_LOSES}
+    effect = np.array([1 if r in wins else -1 if r in loses else 0 for r in Reason], dtype=np.int8)
+    num = np.array([wins[r].odds.num if r in wins else 0 for r in Reason], dtype=np.int64)
+    den = np.array([wins[r].odds.den if r in wins else 1 for r in Reason], dtype=np.int64)
+    return effect, num, den
+
+
+def _main_table(params: BaccaratParams) -> np.ndarray:
+    """_MAIN[bet, result class] -> Reason, for the bets decided by the main result."""
+    R = Reason
+    on_six = R.BANKER_WINS_ON_SIX if params.variant is Variant.NO_COMMISSION else R.BANKER_WINS
+    t = np.zeros((8, 5), dtype=np.int8)
+    #                     Player wins        Tie                Banker (not 6)     Banker 6, 2 cards        Banker 6, 3 cards
+    t[BET_BANKER] = [R.BANKER_LOSES, R.BANKER_STANDOFF, R.BANKER_WINS, on_six, on_six]
+    t[BET_PLAYER] = [R.PLAYER_WINS, R.PLAYER_STANDOFF, R.PLAYER_LOSES, R.PLAYER_LOSES, R.PLAYER_LOSES]
+    t[BET_TIE] = [R.TIE_LOSES, R.TIE_WINS, R.TIE_LOSES, R.TIE_LOSES, R.TIE_LOSES]
+    t[BET_TIGER] = [R.TIGER_LOSES, R.TIGER_LOSES, R.TIGER_LOSES, R.TIGER_WINS_TWO_CARDS, R.TIGER_WINS_THREE_CARDS]
+    t[BET_SMALL_TIGER] = [R.SMALL_TIGER_LOSES] * 3 + [R.SMALL_TIGER_WINS, R.SMALL_TIGER_LOSES]
+    t[BET_BIG_TIGER] = [R.BIG_TIGER_LOSES] * 4 + [R.BIG_TIGER_WINS]
+    return t
+
+
+def result_class(coups: Coups) -> np.ndarray:
+    """Per round: the main-game result class (0 Player, 1 Tie, 2 Banker, 3 Banker on 6 with two cards, 4 with three); -1 unknown."""
+    w = coups.winner
+    six = (w == BANKER) & (coups.banker_points == 6)
+    cls = np.select(
+        [w == PLAYER, w == TIE, six & (coups.banker_cards == 2), six, w == BANKER],
+        [_CLS_PLAYER, _CLS_TIE, _CLS_BANKER6_TWO, _CLS_BANKER6_THREE, _CLS_BANKER],
+        default=-1,
+    )
+    return cls.astype(np.int8)
+
+
+def settle_reasons(coups: Coups, round_index: np.ndarray, bet_code: np.ndarray, params: BaccaratParams) -> np.ndarray:
+    """The :class:`Reason` of each wager (which pay line or rule settles it), before amounts."""
+    ri = np.asarray(round_index, dtype=np.int64)
+    bet = np.asarray(bet_code, dtype=np.int64)
+    good_bet = (bet >= 0) & (bet < len(C.BETS))
+    b = np.where(good_bet, bet, 0)
+    cls = result_class(coups)[ri]
+    main = _main_table(params)[b, np.maximum(cls, 0)]
+    main = np.where(cls >= 0, main, coups.cause[ri])
+    is_pp = b == BET_PLAYER_PAIR
+    pair = np.where(is_pp, coups.player_pair[ri], coups.banker_pair[ri])
+    pair_cause = np.where(is_pp, coups.player_pair_cause[ri], coups.banker_pair_cause[ri])
+    pair_win = np.where(is_pp, Reason.PLAYER_PAIR_WINS, Reason.BANKER_PAIR_WINS)
+    pair_reason = np.where(pair == 1, pair_win, np.where(pair == 0, Reason.PAIR_LOSES, pair_cause))
+    reason = np.where(is_pp | (b == BET_BANKER_PAIR), pair_reason, main)
+    reason = np.where(coups.void[ri], Reason.VOID, reason)
+    reason = np.where(good_bet, reason, Reason.UNKNOWN_BET)
+    return reason.astype(np.int8)
+
+
+def round_wins(numerator: np.ndarray, den: np.ndarray, rounding: Rounding, unit: int) -> np.ndarray:
+    """Vector form of ``rulebook.money.round_amount`` (non-negative integers only)."""
+    step = den * unit
+    whole, rest = np.divmod(numerator, step)
+    if rounding is Rounding.UP:
+        whole = whole + (rest > 0)
+    elif rounding is Rounding.HALF_UP:
+        whole = whole + (2 * rest >= step)
+    return whole * unit
+
+
+def settle(
+    coups: Coups,
+    round_index: np.ndarray,
+    bet_code: np.ndarray,
+    amount: np.ndarray,
+    params: BaccaratParams,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Settle wagers: ``(net int64, reason int8)``; ``clause_table(params)[reason]`` is the clause.
+
+    A reason in :data:`UNSETTLED` means the evidence cannot decide the wager (its net is 0 and
+    means nothing); see :data:`UNSETTLED_MASK`. Amounts are integers, rounding per the rule set.
+    """
+    amt = np.asarray(amount, dtype=np.int64)
+    reason = settle_reasons(coups, round_index, bet_code, params)
+    # an unknown bet is reported as such first, then a negative amount (as the scalar engine does)
+    reason = np.where((amt < 0) & (reason != Reason.UNKNOWN_BET), np.int8(Reason.NEGATIVE_AMOUNT), reason).astype(np.int8)
+    effect, num, den = payout_table(params)
+    eff = effect[reason]
+    safe = np.maximum(amt, 0)
+    won = round_wins(safe * num[reason], den[reason], params.rounding, params.rounding_unit)
+    net = np.where(eff == 1, won, np.where(eff == -1, -safe, 0)).astype(np.int64)
+    return net, reason
+
+
+def bet_codes(names) -> np.ndarray:
+    """Bet names (the formats contract's) to codes; an unknown name is -1 (settles as UNKNOWN_BET)."""
+    return np.array([BET_CODES.get(str(x), -1) for x in names], dtype=np.int8)
+
+
+# ---- irregularities ------------------------------------------------------------------------
+
+
+def irregularities(coups: Coups) -> list[tuple[int, str, str]]:
+    """``(round index, finding kind, clause)`` for every irregularity, in round order.
+
+    The same findings the scalar engine lists in ``RoundResult.irregularities`` (kind and clause).
+    Irregular rounds are rare, so this loops over them only.
+    """
+    out: list[tuple[int, str, str]] = []
+    for i in np.flatnonzero(coups.flags):
+        f = int(coups.flags[i])
+        if f & FOREIGN_CARD:
+            out.append((int(i), C.CARD_INTEGRITY, C.VOID_FOREIGN))
+        if f & UNREADABLE_CARD:
+            out.append((int(i), C.CARD_INTEGRITY, C.CARD_VALUES))
+        if f & SHORT_DEAL:
+            out.append((int(i), C.CARD_INTEGRITY, C.INITIAL_DEAL))
+        if f & MISSING_DRAW:
+            n, drew = int(coups.n_cards[i]), int(coups.player_drew[i])
+            clause = (C.TABLE_ONE if drew == 1 else C.BANKER_AFTER_PLAYER_STANDS) if n == 4 else C.TABLE_TWO
+            out.append((int(i), C.DRAWING_RULE_VIOLATION, clause))
+        if f & EXTRA_CARDS:
+            clause = C.EXTRA_PLAYER_CARD if int(coups.player_drew[i]) == 0 else C.EXTRA_BANKER_CARD
+            out.append((int(i), C.DRAWING_RULE_VIOLATION, clause))
+    return out
+
+
+# ---- dealing a shoe ------------------------------------------------------------------------
+
+
+def required_at_each_card(shoe: np.ndarray, deal_order: tuple[str, ...] = ("player", "banker", "player", "banker")) -> np.ndarray:
+    """For every position of ``shoe``: how many cards a round starting there takes (-1: not enough cards left)."""
+    s = np.asarray(shoe, dtype=np.int16)
+    padded = np.concatenate([s, np.full(6, NO_CARD, dtype=np.int16)])
+    windows = np.lib.stride_tricks.sliding_window_view(padded, 6)[: len(s)]
+    left = np.minimum(len(s) - np.arange(len(s)), 6)
+    coups = resolve(windows, left, deal_order=deal_order)
+    need = coups.required.astype(np.int16)
+    # a round starting near the end may be decided only by cards that are not there (TBAC-7.2)
+    need[(coups.flags & (MISSING_DRAW | SHORT_DEAL)) != 0] = -1
+    return need
+
+
+def deal_shoe(
+    shoe: np.ndarray,
+    cut_at: int,
+    start: int = 0,
+    hands_after_cut: int = 1,
+    deal_order: tuple[str, ...] = ("player", "banker", "player", "banker"),
+) -> list[np.ndarray]:
+    """Deal consecutive rounds from a shuffled shoe (card codes) until the cut card, as the dealer does.
+
+    ``start`` is the first card after the burn (TBAC-2.2.2); the cut card lies in front of
+    ``shoe[cut_at]``. The round during which the cut card appears is completed, then
+    ``hands_after_cut`` more rounds are dealt (the text leaves this to procedure; one is the
+    common practice). Dealing stops early if the shoe cannot complete a round (TBAC-7.2).
+    Returns one array of card codes per round. A Python loop over rounds (about 80 a shoe), fed
+    by one vectorised pass over the shoe: see benchmarks/baccarat.py for its speed.
+    """
+    s = np.asarray(shoe)
+    if s.ndim != 1 or ((s < 0) | (s > 51)).any():
+        raise ValueError("a shoe is a 1-D array of card codes 0..51 (rulebook.cards)")
+    if not 0 <= start <= len(s):
+        raise ValueError(f"start must be within the shoe (0..{len(s)}), got {start}")
+    need = required_at_each_card(s, deal_order)
+    rounds: list[np.ndarray] = []
+    i, cut_seen, after = start, False, 0
+    while i < len(s):
+        if not cut_seen and i >= cut_at:
+            cut_seen = True  # the cut card came out before this round
+        if cut_seen:
+            if after >= hands_after_cut:
+                break
+            after += 1
+        r = int(need[i])
+        if r < 0:
+            break
+        rounds.append(s[i : i + r])
+        if not cut_seen and i + r > cut_at:
+            cut_seen = True  # the cut card came out during this round: it is completed
+        i += r
+    return rounds
