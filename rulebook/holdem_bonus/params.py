@@ -131,6 +131,7 @@ class ShowdownClauses:
     bonus_lose: str  # hole cards not on the Bonus table (HTB-5.5)
     ante_required: str  # only a seat with an Ante is dealt / may bet the Bonus (HTB-4.7, 4.8)
     no_decision: str  # no Flop/Fold decision on record (HTB-7.11: an absent player's wagers are returned)
+    compare: str  # the dealer compares every hand still in play (HTB-4.13, MBS-3.8)
     concede: str = ""  # declining the comparison loses every wager (HTB-5.6); "" = the text has no concession
 
 

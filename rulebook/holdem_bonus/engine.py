@@ -1,0 +1,484 @@
+"""Settle one Texas Hold'em Bonus round from its cards and decisions: the scalar reference engine.
+
+The order of judgement, each step citing the rule set's clause:
+
+1. the wagers: known bets, a seat with an Ante (only those are dealt, HTB-4.7, 4.11.1);
+2. the decisions of each seat (``decisions.py``: fold/flop, turn, river, concede);
+3. the cards: foreign cards, duplicates, the decks loaded; then the deal procedure of the round's
+   ``deal_mode`` assigns every card to a hand (``deal.py``), noting burns out of place;
+4. the irregularities' effects as the rule set states them: ``void`` returns every wager,
+   ``unsettled`` leaves them to the operator, ``flag`` reports and settles from the cards;
+5. each wager on the hands (``hands.py`` for the pay tables): the main game (HTB-5.2-5.4), the
+   Bonus (HTB-6.1.2), the jackpot (MBS-4.1.2, 4.1.3; THB-G-JACKPOT), a fold (HTB-4.11.2.i) or a
+   concession (HTB-5.6).
+
+A card the device could not read (or a card never dealt because every seat folded) is settled
+"where it matters": a wager whose result does not depend on it is settled; one that may depend
+on up to two such cards is settled over every card they could be, and left unsettled with the
+reason if the results differ; beyond two, it is left unsettled.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from rulebook import poker
+from rulebook.cards import FOREIGN, card_text, is_valid
+from rulebook.holdem_bonus import text
+from rulebook.holdem_bonus.deal import COMMUNITY_NAMES, Deal, reconstruct
+from rulebook.holdem_bonus.decisions import CONCEDED, FOLDED, PLAYED, UNDECIDED, SeatPlay, read_seat
+from rulebook.holdem_bonus.hands import (
+    JackpotStrengths,
+    MissingEvidence,
+    bonus_line,
+    is_royal_or_straight_flush_line,
+    jackpot_payout,
+    lines_met,
+    needs_dealer_for_bonus,
+)
+from rulebook.holdem_bonus.params import HoldemBonusParams, IrregularityRule
+from rulebook.money import Odds
+from rulebook.round import Irregularity, RoundInput, RoundResult, Step, Wager
+from rulebook.settlement import Settlement
+
+BETS = ("ante", "bonus", "flop", "turn", "river", "progressive")
+MAIN_BETS = ("ante", "flop", "turn", "river")
+QUALIFIER_CATEGORY = {"straight": poker.STRAIGHT, "flush": poker.FLUSH}
+MAX_ENUMERATED_UNKNOWNS = 2
+
+# a card position in the round: ("hole", seat, k) | ("community", k) | ("dealer", k)
+Position = tuple
+
+
+def position_name(pos: Position) -> str:
+    if pos[0] == "hole":
+        return f"seat {pos[1]} hole card {pos[2] + 1}"
+    if pos[0] == "community":
+        return COMMUNITY_NAMES[pos[1]]
+    return f"dealer hole card {pos[1] + 1}"
+
+
+@dataclass(frozen=True, slots=True)
+class Hands:
+    """Concrete cards of every hand of one round (every code 0..51)."""
+
+    hole: dict[int, tuple[int, int]]
+    community: tuple[int, ...]
+    dealer: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Strengths:
+    seven: dict[int, int]  # per seat, hole + community
+    dealer: int
+    jackpot: dict[int, JackpotStrengths] | None  # per seat, when the rule set has a jackpot
+
+
+def evaluate_many(hands_list: list[Hands], seats: tuple[int, ...], with_jackpot: bool) -> list[Strengths]:
+    """Every strength the settlement needs, for many candidate deals, in one evaluator call per width."""
+    n, s = len(hands_list), len(seats)
+    players = np.array([[*h.hole[seat], *h.community] for h in hands_list for seat in seats], dtype=np.int64).reshape(n * s, 7)
+    dealers = np.array([[*h.dealer, *h.community] for h in hands_list], dtype=np.int64).reshape(n, 7)
+    seven = poker.evaluate7(np.concatenate([players, dealers])) if n else np.zeros(0, dtype=np.int32)
+    p7, d7 = seven[: n * s].reshape(n, s), seven[n * s :]
+    if with_jackpot and s:
+        hf = poker.evaluate(players[:, :5]).reshape(n, s)
+        ht = poker.evaluate(players[:, :6]).reshape(n, s)
+        comm = poker.evaluate(dealers[:, 2:])
+    out = []
+    for c in range(n):
+        jackpot = None
+        if with_jackpot:
+            jackpot = {
+                seat: JackpotStrengths(int(hf[c, j]), int(ht[c, j]), int(p7[c, j]), int(comm[c])) for j, seat in enumerate(seats)
+            }
+        out.append(Strengths({seat: int(p7[c, j]) for j, seat in enumerate(seats)}, int(d7[c]), jackpot))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# settlement of every wager on concrete hands
+
+
+def settle_on_hands(
+    params: HoldemBonusParams,
+    mode: str,
+    plays: dict[int, SeatPlay],
+    wagers: list[Wager],
+    hands: Hands,
+    st: Strengths,
+    meter: int | None,
+    currency: str | None,
+) -> dict[str, Settlement | str]:
+    """What each (dealt-seat) wager nets on these hands; a string is the reason it cannot be settled."""
+    out: dict[str, Settlement | str] = {}
+    decisions = params.decisions(mode)
+    sd = params.showdown
+    prog = params.progressive
+    jackpot_wagers: list[Wager] = []
+    for w in wagers:
+        play = plays[w.seat]
+        if w.wager_id in play.refused:
+            out[w.wager_id] = play.refused[w.wager_id]
+            continue
+        if play.status == UNDECIDED:
+            out[w.wager_id] = (
+                f"seat {w.seat} has no Fold or Flop decision on record and no Flop wager: a fold loses the Ante and "
+                f"Bonus ({decisions.fold}), an absent player's are returned ({sd.no_decision})"
+            )
+            continue
+        if w.bet == "progressive":
+            jackpot_wagers.append(w)
+            continue
+        hole = hands.hole[w.seat]
+        if play.status == FOLDED and (w.bet != "bonus" or params.folded_bonus_loses):
+            out[w.wager_id] = Settlement(-w.amount, decisions.fold, text.folded(w.bet, w.seat))
+        elif play.status == CONCEDED:
+            out[w.wager_id] = Settlement(-w.amount, sd.concede, text.conceded(w.bet, w.seat))
+        elif w.bet == "bonus":
+            line = bonus_line(params.bonus_pay_table, hole, hands.dealer)
+            if line is None:
+                out[w.wager_id] = Settlement(-w.amount, sd.bonus_lose, text.bonus_lose(hole))
+            else:
+                out[w.wager_id] = Settlement(Odds.parse(line.odds).win(w.amount), line.clause, text.bonus_win(hole, line.hand, line.odds))
+        else:
+            out[w.wager_id] = _main_game(params, w, st.seven[w.seat], st.dealer)
+    if jackpot_wagers:
+        out.update(_jackpot(params, plays, jackpot_wagers, st, meter, currency))
+    return out
+
+
+def _main_game(params: HoldemBonusParams, w: Wager, p: int, d: int) -> Settlement:
+    sd = params.showdown
+    payout = getattr(params, w.bet)
+    if p > d:
+        if w.bet == "ante" and int(poker.category(p)) < QUALIFIER_CATEGORY[params.ante_qualifier]:
+            return Settlement(0, params.ante_qualifier_clause, text.ante_stand_off(p, d, params.ante_qualifier))
+        return Settlement(payout.odds.win(w.amount), payout.clause, text.win(w.bet, p, d, str(payout.odds)))
+    if p < d:
+        return Settlement(-w.amount, sd.lose, text.lose(w.bet, p, d))
+    return Settlement(0, sd.stand_off, text.stand_off(w.bet, p))
+
+
+def _jackpot(
+    params: HoldemBonusParams,
+    plays: dict[int, SeatPlay],
+    wagers: list[Wager],
+    st: Strengths,
+    meter: int | None,
+    currency: str | None,
+) -> dict[str, Settlement | str]:
+    prog = params.progressive
+    assert prog is not None and st.jackpot is not None
+    met_by: dict[str, tuple] = {}
+    out: dict[str, Settlement | str] = {}
+    for w in wagers:
+        status = plays[w.seat].status
+        if status == CONCEDED and not prog.checked_after_concede:
+            out[w.wager_id] = Settlement(-w.amount, params.showdown.concede, text.conceded("progressive", w.seat))
+            continue
+        after_fold = status in (FOLDED, CONCEDED)
+        met_by[w.wager_id] = (lines_met(prog, st.jackpot[w.seat], after_fold), after_fold)
+    # the guide's Bonus Jackpot (envy): to every other jackpot wager when a royal or straight flush is won
+    won_hands = {l.hand for met, _ in met_by.values() for l in met if is_royal_or_straight_flush_line(l)}
+    envy_amount = max(
+        [prog.envy_royal_flush] * ("royal_flush" in won_hands) + [prog.envy_straight_flush] * ("straight_flush" in won_hands) + [0]
+    )
+    for w in wagers:
+        if w.wager_id in out:
+            continue
+        met, after_fold = met_by[w.wager_id]
+        envy = 0 if any(is_royal_or_straight_flush_line(l) for l in met) else envy_amount
+        try:
+            payout, line = jackpot_payout(prog, met, meter, currency)
+            if envy and currency != prog.currency:
+                raise MissingEvidence(
+                    f"the Bonus Jackpot is in {prog.currency} and the round is in {currency or 'no stated currency'} ({prog.envy_clause})"
+                )
+        except MissingEvidence as exc:
+            out[w.wager_id] = str(exc)
+            continue
+        total = payout + envy
+        if total == 0:
+            out[w.wager_id] = Settlement(-w.amount, prog.lose_clause, text.jackpot_lose(after_fold))
+            continue
+        net = total - w.amount if prog.wager_on_win == "collected" else total
+        if line is None:
+            out[w.wager_id] = Settlement(net, prog.envy_clause, text.jackpot_envy(envy, prog.wager_on_win))
+        else:
+            out[w.wager_id] = Settlement(net, line.clause, text.jackpot_win(text.line_description(line), payout, prog.wager_on_win, envy))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# which cards a wager's result depends on
+
+
+def dependencies(params: HoldemBonusParams, w: Wager, play: SeatPlay, hole: tuple, jackpot_seats: tuple[int, ...]) -> set[Position]:
+    """The card positions the wager's settlement reads (a superset is safe; a subset is not)."""
+    own = {("hole", w.seat, 0), ("hole", w.seat, 1)}
+    community = {("community", k) for k in range(5)}
+    flop = {("community", k) for k in range(3)}
+    dealer = {("dealer", 0), ("dealer", 1)}
+    if w.wager_id in play.refused or play.status == UNDECIDED:
+        return set()
+    prog = params.progressive
+    if w.bet == "progressive":
+        if play.status == CONCEDED and not prog.checked_after_concede:
+            return set()
+        after_fold = play.status in (FOLDED, CONCEDED)
+        deps: set[Position] = set()
+        for line in prog.lines:
+            if after_fold and not line.pays_after_fold:
+                continue
+            if line.cards == "hole_and_flop":
+                deps |= own | flop
+            elif line.cards == "hole_and_turn":
+                deps |= own | flop | {("community", 3)}
+            elif line.cards == "community":
+                deps |= community
+            else:
+                deps |= own | community
+        if prog.envy_royal_flush or prog.envy_straight_flush:  # another hand's royal decides the envy
+            for seat in jackpot_seats:
+                deps |= {("hole", seat, 0), ("hole", seat, 1)} | community
+        return deps
+    if play.status == FOLDED and (w.bet != "bonus" or params.folded_bonus_loses):
+        return set()
+    if play.status == CONCEDED:
+        return set()
+    if w.bet == "bonus":
+        known = all(c is not None and c >= 0 for c in hole)
+        if known and not needs_dealer_for_bonus(params.bonus_pay_table, hole):
+            return own
+        return own | dealer
+    return own | community | dealer
+
+
+# --------------------------------------------------------------------------------------------
+# the round
+
+
+def settle_round(round_input: RoundInput) -> RoundResult:
+    """Reconstruct and settle one Hold'em Bonus round (see the module docstring for the order)."""
+    ri = round_input
+    params: HoldemBonusParams = ri.ruleset.params
+    settlements: dict[str, Settlement] = {}
+    unsettled: dict[str, str] = {}
+    steps: list[Step] = []
+    irregularities: list[Irregularity] = []
+    sd = params.showdown
+
+    # 1. the wagers
+    ante_seats = tuple(sorted({w.seat for w in ri.wagers if w.bet == "ante"}))
+    wagers: list[Wager] = []
+    for w in ri.wagers:
+        if w.bet not in BETS:
+            unsettled[w.wager_id] = f"{w.bet!r} is not a Hold'em Bonus bet (ante, bonus, flop, turn, river, progressive)"
+        elif w.amount < 0:
+            unsettled[w.wager_id] = f"wager amount {w.amount} is negative"
+        elif w.bet == "progressive" and params.progressive is None:
+            unsettled[w.wager_id] = f"rule set {ri.ruleset.name} has no Progressive Jackpot wager"
+        elif w.seat not in ante_seats:
+            unsettled[w.wager_id] = f"{w.bet} wager on seat {w.seat}, which has no Ante: the seat is not dealt ({sd.ante_required})"
+        else:
+            wagers.append(w)
+    try:
+        procedure, clauses = params.deal(ri.deal_mode or "")
+    except ValueError:
+        reason = f"deal_mode is {ri.deal_mode!r}: the round must say 'shoe' or 'device' to reconstruct the hands"
+        for w in wagers:
+            unsettled[w.wager_id] = reason
+        return RoundResult(settlements, unsettled, tuple(steps))
+    mode = ri.deal_mode
+
+    # 2. the decisions
+    plays = {
+        seat: read_seat(
+            seat,
+            [a for a in ri.actions if a.seat == seat],
+            [w for w in wagers if w.seat == seat],
+            params.decisions(mode),
+            sd,
+        )
+        for seat in ante_seats
+    }
+    decision_steps = [st for seat in ante_seats for st in plays[seat].steps]
+    for seat in ante_seats:
+        irregularities.extend(plays[seat].irregularities)
+    for a in ri.actions:
+        if a.seat not in ante_seats:
+            irregularities.append(
+                Irregularity("illegal_action", sd.ante_required, f"seat {a.seat}: {a.action!r} on a seat with no Ante")
+            )
+
+    # 3. the cards
+    rules = params.irregularities
+    effects: list[tuple[IrregularityRule, str]] = []  # (rule, detail) whose effect applies to the whole round
+
+    def found(rule: IrregularityRule, kind: str, detail: str, clause: str | None = None) -> None:
+        irregularities.append(Irregularity(kind, clause or rule.clause, detail, voids_round=rule.effect == "void"))
+        effects.append((rule, detail))
+
+    decks = ri.decks if ri.decks is not None else params.decks
+    if ri.decks is not None and ri.decks != params.decks:
+        found(rules.decks, "card_integrity", f"the device loaded {ri.decks} deck(s); the rule set plays {params.decks}")
+    foreign = [k for k, c in enumerate(ri.cards) if c.code == FOREIGN]
+    if foreign:
+        found(rules.foreign_card, "card_integrity", f"foreign card at event(s) {', '.join(str(k + 1) for k in foreign)}")
+    counts = Counter(c.code for c in ri.cards if is_valid(c.code))
+    dups = sorted(code for code, k in counts.items() if k > decks)
+    if dups:
+        found(
+            rules.card_count,
+            "card_integrity",
+            f"card(s) {', '.join(card_text(c) for c in dups)} appear more often than {decks} deck(s) hold: an excess of cards",
+        )
+    deal = reconstruct(procedure, clauses, ante_seats, ri.cards, rules.missing_burn.clause, rules.unexpected_burn.clause)
+    steps.extend(deal.steps)
+    steps.extend(decision_steps)
+    for p in deal.problems:
+        rule = rules.missing_burn if p.kind == "missing_burn" else rules.unexpected_burn
+        found(rule, "card_integrity", p.detail, p.clause)
+    all_folded = bool(ante_seats) and all(plays[s].status == FOLDED for s in ante_seats)
+    ended_early = (
+        deal.missing > 0 and deal.excess == 0 and all_folded and deal.all_hole_cards_dealt and deal.stopped_at_step_boundary
+    )
+    if ended_early:
+        steps.append(Step(f"the deal stopped after every seat folded; {deal.missing} card(s) not dealt", clauses[-1] if clauses else ""))
+    elif deal.missing or deal.excess:
+        what = f"{deal.missing} card(s) short" if deal.missing else f"{deal.excess} card(s) in excess"
+        found(rules.card_count, "card_integrity", f"{what} of the deal procedure for {len(ante_seats)} seat(s) ({mode} mode)")
+
+    # 4. the irregularities' effects
+    voiding = [(r, d) for r, d in effects if r.effect == "void"]
+    if voiding:
+        rule, detail = voiding[0]
+        for w in ri.wagers:
+            settlements[w.wager_id] = Settlement(0, rule.clause, f"round void ({detail}): every wager is returned")
+        return RoundResult({**settlements}, {}, tuple(steps), tuple(irregularities), void=True, outcome={"void": True})
+    no_rule = [(r, d) for r, d in effects if r.effect == "unsettled"]
+    if no_rule:
+        rule, detail = no_rule[0]
+        for w in wagers:
+            unsettled[w.wager_id] = f"{detail}: the rule set states no rule for it; the operator decides ({rule.clause})"
+        return RoundResult(settlements, unsettled, tuple(steps), tuple(irregularities))
+
+    # 5. the wagers on the hands
+    known, unknown = _positions(deal)
+    result, outcome = _settle_with_unknowns(params, mode, plays, wagers, known, unknown, counts, decks, ri, deal)
+    for wid, r in result.items():
+        if isinstance(r, Settlement):
+            settlements[wid] = r
+        else:
+            unsettled[wid] = r
+    return RoundResult(settlements, unsettled, tuple(steps), tuple(irregularities), outcome=outcome)
+
+
+def _positions(deal: Deal) -> tuple[dict[Position, int], list[Position]]:
+    """Every card position of the round with its code, and those with no usable card (unread or not dealt)."""
+    known: dict[Position, int] = {}
+    unknown: list[Position] = []
+    slots: list[tuple[Position, int | None]] = []
+    for seat, hole in zip(deal.seats, deal.hole):
+        slots += [(("hole", seat, k), hole[k] if k < len(hole) else None) for k in range(2)]
+    slots += [(("community", k), deal.community[k] if k < len(deal.community) else None) for k in range(5)]
+    slots += [(("dealer", k), deal.dealer[k] if k < len(deal.dealer) else None) for k in range(2)]
+    for pos, code in slots:
+        if code is not None and is_valid(code):
+            known[pos] = code
+        else:
+            unknown.append(pos)
+    return known, unknown
+
+
+def _hands_from(known: dict[Position, int], seats: tuple[int, ...]) -> Hands:
+    return Hands(
+        hole={s: (known[("hole", s, 0)], known[("hole", s, 1)]) for s in seats},
+        community=tuple(known[("community", k)] for k in range(5)),
+        dealer=(known[("dealer", 0)], known[("dealer", 1)]),
+    )
+
+
+def _settle_with_unknowns(params, mode, plays, wagers, known, unknown, counts, decks, ri, deal):
+    seats = deal.seats
+    with_jackpot = params.progressive is not None and any(w.bet == "progressive" for w in wagers)
+    unseen = [c for c in range(52) if counts.get(c, 0) < decks]
+    jackpot_seats = tuple(sorted({w.seat for w in wagers if w.bet == "progressive"}))
+
+    def filled(assign: dict[Position, int]) -> dict[Position, int]:
+        # every other unknown position gets a distinct card not otherwise used: it does not matter
+        # to the wagers being settled, it only lets the evaluator run
+        out = {**known, **assign}
+        spare = (c for c in unseen if c not in assign.values())
+        for pos in unknown:
+            if pos not in out:
+                out[pos] = next(spare)
+        return out
+
+    groups: dict[frozenset, list[Wager]] = {}
+    for w in wagers:
+        deps = dependencies(params, w, plays[w.seat], tuple(known.get(("hole", w.seat, k)) for k in range(2)), jackpot_seats)
+        groups.setdefault(frozenset(deps & set(unknown)), []).append(w)
+    result: dict[str, Settlement | str] = {}
+    outcome: dict[str, object] = {}
+    for key, group in groups.items():
+        if len(key) > MAX_ENUMERATED_UNKNOWNS:
+            names = ", ".join(position_name(p) for p in sorted(key, key=str))
+            for w in group:
+                result[w.wager_id] = f"{w.bet} depends on cards unread or not dealt ({names})"
+            continue
+        order = sorted(key, key=str)
+        assigns = [dict(zip(order, combo)) for combo in itertools.permutations(unseen, len(order))] if order else [{}]
+        hands_list = [_hands_from(filled(a), seats) for a in assigns]
+        strengths = evaluate_many(hands_list, seats, with_jackpot)
+        per_candidate = [
+            settle_on_hands(params, mode, plays, wagers, h, s, ri.jackpot_meter, ri.currency) for h, s in zip(hands_list, strengths)
+        ]
+        if not order and not outcome:
+            outcome = _outcome(seats, plays, hands_list[0], strengths[0], set(unknown))
+        names = ", ".join(position_name(p) for p in order)
+        for w in group:
+            results = [pc[w.wager_id] for pc in per_candidate]
+            first = results[0]
+            if isinstance(first, str):
+                result[w.wager_id] = first
+            elif all(isinstance(r, Settlement) and (r.net, r.clause) == (first.net, first.clause) for r in results):
+                if all(r.detail == first.detail for r in results):
+                    result[w.wager_id] = first
+                else:
+                    result[w.wager_id] = Settlement(
+                        first.net, first.clause, f"{w.bet}: nets {first.net} whatever the unread card(s) ({names}) are"
+                    )
+            else:
+                bad = next(r for r in results if isinstance(r, str)) if any(isinstance(r, str) for r in results) else None
+                result[w.wager_id] = bad or f"{w.bet} depends on the unread card(s) ({names}): the result differs with what they are"
+    if not outcome:
+        outcome = _outcome(seats, plays, None, None, set(unknown))
+    return result, outcome
+
+
+def _outcome(seats, plays, hands: Hands | None, st: Strengths | None, unknown: set) -> dict[str, object]:
+    """The result in words for result_mismatch checks: the dealer's hand and each seat's."""
+    dealer_known = not any(p[0] in ("community", "dealer") for p in unknown)
+    out: dict[str, object] = {}
+    if hands is not None and st is not None and dealer_known:
+        out["dealer_hand"] = text.hand(st.dealer)
+        out["community"] = [card_text(c) for c in hands.community]
+    seat_out = {}
+    for seat in seats:
+        play = plays[seat]
+        entry: dict[str, object] = {"status": play.status}
+        seat_known = dealer_known and ("hole", seat, 0) not in unknown and ("hole", seat, 1) not in unknown
+        if hands is not None and st is not None and seat_known:
+            entry["hand"] = text.hand(st.seven[seat])
+            if play.status == PLAYED:
+                p, d = st.seven[seat], st.dealer
+                entry["result"] = "win" if p > d else "lose" if p < d else "stand_off"
+        seat_out[str(seat)] = entry
+    out["seats"] = seat_out
+    return out

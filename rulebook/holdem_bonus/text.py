@@ -1,0 +1,93 @@
+"""The sentences a settlement carries (``Settlement.detail``), in one place.
+
+Both the scalar engine and the vectorised settlement word their results through these functions,
+so that an investigator reads the same sentence whichever path settled the round, and the tests can
+compare the two paths exactly.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from rulebook import poker
+from rulebook.cards import card_text
+from rulebook.holdem_bonus.hands import BONUS_LABELS
+
+QUALIFIER_NAMES = {"straight": "a Straight", "flush": "a Flush"}
+
+
+@lru_cache(maxsize=None)
+def hand(strength: int) -> str:
+    return poker.describe(int(strength))
+
+
+def win(bet: str, player: int, dealer: int, odds: str) -> str:
+    return f"{bet}: the player's {hand(player)} beats the dealer's {hand(dealer)}; pays {odds.replace(':', ' to ')}"
+
+
+def ante_stand_off(player: int, dealer: int, qualifier: str) -> str:
+    return f"ante: the player's {hand(player)} beats the dealer's {hand(dealer)} but is below {QUALIFIER_NAMES[qualifier]}: stand-off"
+
+
+def lose(bet: str, player: int, dealer: int) -> str:
+    return f"{bet}: the player's {hand(player)} loses to the dealer's {hand(dealer)}"
+
+
+def stand_off(bet: str, player: int) -> str:
+    return f"{bet}: the player's {hand(player)} ties the dealer's: stand-off, returned"
+
+
+def folded(bet: str, seat: int) -> str:
+    return f"{bet}: seat {seat} folded: lost"
+
+
+def conceded(bet: str, seat: int) -> str:
+    return f"{bet}: seat {seat} conceded (declined the comparison): lost"
+
+
+def bonus_win(hole: tuple[int, int], hand_name: str, odds: str) -> str:
+    return f"bonus: hole cards {card_text(hole[0])} {card_text(hole[1])}, {BONUS_LABELS[hand_name]}, pay {odds.replace(':', ' to ')}"
+
+
+def bonus_lose(hole: tuple[int, int]) -> str:
+    return f"bonus: hole cards {card_text(hole[0])} {card_text(hole[1])} are not on the Bonus pay table: lost"
+
+
+def jackpot_win(line_desc: str, payout: int, wager_on_win: str, envy: int) -> str:
+    extra = f" plus a Bonus Jackpot of {envy}" if envy else ""
+    wager = "the wager is collected" if wager_on_win == "collected" else "the wager is returned"
+    return f"progressive: {line_desc}, pays {payout}{extra}; {wager}"
+
+
+def jackpot_envy(envy: int, wager_on_win: str) -> str:
+    wager = "the wager is collected" if wager_on_win == "collected" else "the wager is returned"
+    return f"progressive: no jackpot hand; another hand won a royal or straight flush: Bonus Jackpot {envy}; {wager}"
+
+
+def jackpot_lose(after_fold: bool) -> str:
+    return "progressive: no community jackpot hand after a fold: lost" if after_fold else "progressive: no jackpot hand: lost"
+
+
+CARDS_TEXT = {
+    "hole_and_flop": "on the hole cards and the flop",
+    "hole_and_turn": "on the hole cards, the flop and the turn",
+    "best_of_seven_with_hole": "on the best five of seven, with a hole card",
+    "best_of_seven": "on the best five of seven",
+    "community": "on the five community cards",
+}
+HAND_TEXT = {
+    "royal_flush": "Royal flush",
+    "straight_flush": "Straight flush",
+    "four_of_a_kind": "Four of a kind",
+    "full_house": "Full house",
+    "flush": "Flush",
+}
+
+
+def line_description(line) -> str:
+    parts = []
+    if line.percent_of_meter:
+        parts.append(f"{line.percent_of_meter}% of the meter")
+    if line.fixed:
+        parts.append(f"fixed {line.fixed}")
+    return f"{HAND_TEXT[line.hand]} {CARDS_TEXT[line.cards]} ({' or '.join(parts)})"
