@@ -22,13 +22,13 @@ REASONS: Final[dict[str, str]] = {
     "json_not_object": "JSON line is not an object",
     # fields
     "missing_field": "missing required field",
-    "wrong_type": "wrong type",
     "non_integer_amount": "non-integer amount",
+    "wrong_type": "wrong type",
     "negative_amount": "negative amount",
     "out_of_range": "value out of range",
     "empty_text": "empty text field",
-    "ts_no_offset": "timestamp without an offset",
     "bad_timestamp": "not a timestamp",
+    "ts_no_offset": "timestamp without an offset",
     # vocabulary
     "unknown_game": "unknown game",
     "unknown_ruleset": "unknown rule set",

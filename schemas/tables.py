@@ -63,6 +63,7 @@ CORE_SOURCE_FILES = Table(
         Field("status", "text", "loaded, or unreadable (the file could not be read at all; see error).",
               required=True, rules=(Rule("isin", "out_of_range", FILE_STATUSES),)),
         Field("error", "text", "Why the file could not be read (status unreadable); null when loaded."),
+        Field("input_root", "text", "Absolute path of the input folder the file was read from (to re-read a line later)."),
     ),
     primary_key=("source_file",),
 )

@@ -1,0 +1,75 @@
+"""The database: one writer, any number of read-only readers (the datasette rule).
+
+Only the ingest/audit writer opens the DuckDB file read-write (``open_writer``); it creates the
+canonical tables from ``schemas.ddl`` on first use. Reports, notebooks and tests open it with
+``open_reader`` (``read_only=True``), so nothing but the writer can change the evidence. DuckDB
+itself refuses a second read-write process on the same file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+
+from schemas.ddl import all_ddl
+
+# Memory DuckDB may use before it spills to disk; with the loader's own frames this keeps a large
+# ingest under the 4 GB goal. Override with PITAUDIT_DUCKDB_MEMORY (e.g. "8GB") on a bigger box.
+DEFAULT_MEMORY_LIMIT = "1500MB"
+
+
+class DatabaseError(RuntimeError):
+    """The database file cannot be opened (locked by another writer, not a DuckDB file, ...)."""
+
+
+def _configure(con: duckdb.DuckDBPyConnection, db_path: Path | None) -> None:
+    con.execute(f"SET memory_limit = '{os.environ.get('PITAUDIT_DUCKDB_MEMORY', DEFAULT_MEMORY_LIMIT)}'")
+    if db_path is not None:
+        spill = db_path.parent / (db_path.name + ".tmp")
+        con.execute(f"SET temp_directory = '{spill.as_posix()}'")
+
+
+def open_writer(db_path: Path | str) -> duckdb.DuckDBPyConnection:
+    """The one read-write connection; creates the file and the canonical tables if missing."""
+    path = Path(db_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        con = duckdb.connect(str(path))
+    except (duckdb.IOException, duckdb.Error) as exc:
+        raise DatabaseError(f"cannot open {path} for writing: {str(exc).splitlines()[0]}") from exc
+    _configure(con, path)
+    for stmt in all_ddl():
+        con.execute(stmt)
+    return con
+
+
+def open_reader(db_path: Path | str) -> duckdb.DuckDBPyConnection:
+    """A read-only connection (reports, notebooks, tests)."""
+    path = Path(db_path)
+    try:
+        return duckdb.connect(str(path), read_only=True)
+    except (duckdb.IOException, duckdb.Error) as exc:
+        raise DatabaseError(f"cannot open {path} read-only: {str(exc).splitlines()[0]}") from exc
+
+
+def open_memory_writer() -> duckdb.DuckDBPyConnection:
+    """An in-memory database with the canonical tables (tests)."""
+    con = duckdb.connect()
+    _configure(con, None)
+    for stmt in all_ddl():
+        con.execute(stmt)
+    return con
+
+
+def get_meta(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+    row = con.execute("SELECT value FROM meta_schema WHERE name = ?", [name]).fetchone()
+    return None if row is None else row[0]
+
+
+def set_meta(con: duckdb.DuckDBPyConnection, name: str, value: str) -> None:
+    con.execute(
+        "INSERT INTO meta_schema VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        [name, value],
+    )

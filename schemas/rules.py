@@ -1,0 +1,136 @@
+"""What each rule kind means, as a vectorised polars expression that is true where a row passes.
+
+Every expression lets nulls pass (whether a column may be null is the model's ``nullable``), so a
+missing field is reported once, as missing, and not again as "wrong type".
+
+The text kinds (``int_text``, ``ts_text`` ...) check inputs as read (all text); the others check
+typed canonical columns. ``parse_timestamp`` and ``json_kind`` are shared with the loader, so the
+check and the conversion it guards are the same code.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import polars as pl
+
+from schemas.metadata import Rule, RowRule
+from schemas.vocabulary import Vocabulary
+
+INT_TEXT = r"^-?[0-9]+$"
+OFFSET_AT_END = r"(Z|[+-][0-9]{2}:?[0-9]{2})$"
+_TS_FORMAT_OFFSET = "%Y-%m-%dT%H:%M:%S%.f%:z"
+_TS_FORMAT_NAIVE = "%Y-%m-%dT%H:%M:%S%.f"
+
+
+def _normalise_offset(text: pl.Expr) -> pl.Expr:
+    """``Z`` -> ``+00:00`` and ``+0700`` -> ``+07:00``: the two other spellings ISO-8601 allows."""
+    return text.str.replace(r"Z$", "+00:00").str.replace(r"([+-][0-9]{2})([0-9]{2})$", "${1}:${2}")
+
+
+def parse_timestamp(text: pl.Expr) -> pl.Expr:
+    """ISO-8601 text with a UTC offset -> UTC instant (Datetime[us, UTC]); null when it is not one."""
+    return _normalise_offset(text).str.to_datetime(
+        _TS_FORMAT_OFFSET, strict=False, time_zone="UTC", time_unit="us"
+    )
+
+
+def utc_offset_minutes(text: pl.Expr) -> pl.Expr:
+    """The offset written at the end of an ISO-8601 timestamp, in minutes (``Z`` is 0)."""
+    norm = _normalise_offset(text)
+    sign = pl.when(norm.str.slice(-6, 1) == "-").then(-1).otherwise(1)
+    hours = norm.str.slice(-5, 2).cast(pl.Int32, strict=False)
+    minutes = norm.str.slice(-2, 2).cast(pl.Int32, strict=False)
+    return (sign * (hours * 60 + minutes)).cast(pl.Int16)
+
+
+def _ts_naive(text: pl.Expr) -> pl.Expr:
+    return text.str.to_datetime(_TS_FORMAT_NAIVE, strict=False, time_unit="us")
+
+
+def json_kind(literal: pl.Expr) -> pl.Expr:
+    """The JSON kind of a literal as DuckDB's ``from_json(..., 'JSON')`` hands it back.
+
+    ``string``, ``integer`` (digits only: ``100.0`` and ``1e2`` are not), ``number``, ``boolean``,
+    ``object``, ``array``; null for a missing field or a JSON null.
+    """
+    first = literal.str.slice(0, 1)
+    return (
+        pl.when(literal.is_null()).then(None)
+        .when(first == '"').then(pl.lit("string"))
+        .when(first == "{").then(pl.lit("object"))
+        .when(first == "[").then(pl.lit("array"))
+        .when(first.is_in(["t", "f"])).then(pl.lit("boolean"))
+        .when(literal.str.contains(INT_TEXT)).then(pl.lit("integer"))
+        .otherwise(pl.lit("number"))
+    )
+
+
+def column_expr(rule: Rule, col: str, vocab: Vocabulary) -> pl.Expr:
+    """Polars expression, true where ``col`` passes ``rule`` (nulls pass)."""
+    c = pl.col(col)
+    k, a = rule.kind, rule.arg
+    if k == "isin":
+        ok = c.is_in(list(a))
+    elif k == "ruleset":
+        ok = c.is_in(list(vocab.rulesets))
+    elif k == "ge":
+        ok = c >= a
+    elif k == "between":
+        ok = c.is_between(a[0], a[1])
+    elif k == "nonempty":
+        ok = c.str.len_bytes() > 0
+    elif k == "is_false":
+        ok = ~c
+    elif k == "int_text":
+        ok = c.str.contains(INT_TEXT)
+    elif k == "int_fits":  # an integer literal that does not fit in 64 bits
+        ok = ~c.str.contains(INT_TEXT) | c.str.to_integer(strict=False).is_not_null()
+    elif k == "int_min":
+        v = c.str.to_integer(strict=False)
+        ok = v.is_null() | (v >= a)
+    elif k == "int_between":
+        v = c.str.to_integer(strict=False)
+        ok = v.is_null() | v.is_between(a[0], a[1])
+    elif k == "not_negative_text":
+        ok = ~c.str.starts_with("-")
+    elif k == "ts_text":  # a date-time at all (with or without an offset)
+        ok = parse_timestamp(c).is_not_null() | _ts_naive(c).is_not_null()
+    elif k == "ts_offset":
+        ok = c.str.contains(OFFSET_AT_END) | (parse_timestamp(c).is_null() & _ts_naive(c).is_null())
+    elif k == "json_kind":
+        ok = c.is_in(list(a))
+    elif k == "json_not_number":
+        ok = c != "number"
+    else:
+        raise ValueError(f"unknown rule kind {k!r}")
+    return (ok | c.is_null()).fill_null(True)
+
+
+def _pairs(vocab: Vocabulary, name: str) -> list[str]:
+    return list({
+        "game_bet": vocab.game_bet_pairs,
+        "game_action": vocab.game_action_pairs,
+        "ruleset_game": vocab.ruleset_game_pairs,
+    }[name]())
+
+
+def row_expr(rule: RowRule, vocab: Vocabulary) -> pl.Expr:
+    """Polars expression over several columns, true where the row passes."""
+    cols = [pl.col(c) for c in rule.columns]
+    if rule.kind == "pair_isin":  # "a/b" must be a known pair; a row missing either passes
+        a, b = cols
+        ok = (a + "/" + b).is_in(_pairs(vocab, rule.arg)) | a.is_null() | b.is_null()
+    elif rule.kind == "required_if":  # columns[0] must be present when columns[1] == arg
+        target, cond = cols
+        ok = target.is_not_null() | (cond != rule.arg) | cond.is_null()
+    elif rule.kind == "int_text_gt":  # int(columns[0]) > columns[1] (an integer column)
+        text, bound = cols
+        v = text.str.to_integer(strict=False)
+        ok = v.is_null() | bound.is_null() | (v > bound)
+    else:
+        raise ValueError(f"unknown row rule kind {rule.kind!r}")
+    return ok.fill_null(True)
+
+
+RuleExpr = Callable[[Rule, str, Vocabulary], pl.Expr]
