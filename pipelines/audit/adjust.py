@@ -1,0 +1,287 @@
+"""What the rules prescribe around the cards: table limits, Hold'em ratios, the baccarat differential, void rounds.
+
+The engine settles a wager by its cards and decisions, at the amount placed. The rule texts also
+say what happens when the amount itself is wrong, or the round does not count:
+
+- over the table maximum: paid or collected up to the maximum only, the excess returned
+  (TBAC-7.18, HTB-7.10); a text with no such clause (blackjack, MBS, the guide) prescribes nothing
+  different, and the breach is flagged against the posted limit sign;
+- under the minimum: TBAC-7.17 pays and collects the first time only, a player's later under-minimum
+  wagers are returned; HTB-7.10 pays and takes them;
+- Hold'em: a Flop not twice the Ante, a Turn or River not equal to the Ante (HTB-7.10.1: an
+  excess is returned, a shortfall is settled as placed; MBS-3.7.2 and the guide only state the ratio);
+- baccarat Banker and Player totals differing by more than the table differential: the larger side is
+  settled pro rata on what the differential allows (TBAC-7.19), except wagers under the table
+  minimum, which are paid and taken as placed (TBAC-7.19.1);
+- a void round returns every wager (the table's ``void`` status; the rules' own void from the
+  engine, or a card seen more often than the shoe holds), and a Free Hand carries no wagers (TBAC-7.8).
+
+:func:`prescribe` computes, per wager, the amount the rules settle at (``settled_amount``) and any
+override to a fixed net of 0, with the clause and a sentence for each; it never looks at the cards.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from pipelines.audit.clauses import CLAUSES, DECISION_BETS, LIMIT_SIGN, SIDE_BETS
+from pipelines.audit.findings import thousands
+
+# columns prescribe() needs on each wager row
+WAGER_CONTEXT_COLUMNS: tuple[str, ...] = (
+    "table_id", "round_no", "gaming_day", "wager_id", "wager_order", "seat", "player_id", "bet", "amount",
+    "game", "clause_prefix", "status", "limit_min", "limit_max", "limit_side_min", "limit_side_max",
+    "limit_differential", "rules_void", "rules_void_clause",
+)
+
+
+def _clause(field: str) -> pl.Expr:
+    """The procedure clause ``field`` of the wager's rule text (null where the text has none)."""
+    mapping = {prefix: getattr(c, field) for prefix, c in CLAUSES.items()}
+    return pl.col("clause_prefix").replace_strict(mapping, default=None, return_dtype=pl.String)
+
+
+def _fmt(col: str | pl.Expr) -> pl.Expr:
+    """An integer column as text with thousands separators (for sentences)."""
+    return thousands(col)
+
+
+def prescribe(w: pl.DataFrame) -> pl.DataFrame:
+    """Add to each wager row: the limit and ratio checks, the differential, the overrides and ``settled_amount``.
+
+    Added columns: ``category`` (main, side, decision), ``limit_issue``/``limit_clause`` (a sentence
+    and the clause when the wager breaks a limit or a Hold'em ratio, whether or not the rules change
+    its settlement), ``differential_issue``/``differential_clause`` (the round's Banker/Player totals
+    exceed the differential and this wager is on the larger side), ``override``/``override_clause``/
+    ``override_detail`` (void, rules_void, free_hand, returned: the wager nets 0), and
+    ``settled_amount`` (the amount the cards are to be settled at), ``amount_clause`` (the clause
+    that set it when it is not the amount placed).
+    """
+    if w.height == 0:
+        return w.with_columns(
+            *(pl.lit(None, dtype=pl.String).alias(c) for c in (
+                "category", "limit_issue", "limit_clause", "differential_issue", "differential_clause",
+                "override", "override_clause", "override_detail", "amount_clause")),
+            pl.lit(None, dtype=pl.Int64).alias("settled_amount"),
+        )
+    w = w.with_columns(
+        pl.when(pl.col("bet").is_in(list(DECISION_BETS))).then(pl.lit("decision"))
+        .when(pl.col("bet").is_in(list(SIDE_BETS))).then(pl.lit("side"))
+        .otherwise(pl.lit("main")).alias("category"),
+    )
+    w = w.with_columns(
+        pl.when(pl.col("category") == "main").then(pl.col("limit_min"))
+        .when(pl.col("category") == "side").then(pl.col("limit_side_min")).alias("_lo"),
+        pl.when(pl.col("category") == "main").then(pl.col("limit_max"))
+        .when(pl.col("category") == "side").then(pl.col("limit_side_max")).alias("_hi"),
+    )
+    w = w.with_columns(
+        (pl.col("_hi").is_not_null() & (pl.col("amount") > pl.col("_hi"))).alias("_over"),
+        (pl.col("_lo").is_not_null() & (pl.col("amount") < pl.col("_lo"))).alias("_under"),
+        _clause("over_maximum").alias("_over_clause"),
+        _clause("under_minimum").alias("_under_clause"),
+    )
+    w = _under_minimum_repeats(w)
+    w = _holdem_ratios(w)
+
+    over_text = pl.format(
+        "{} {} over the table maximum {}", pl.col("bet"), _fmt("amount"), _fmt("_hi")
+    )
+    over_text = pl.when(pl.col("_over_clause").is_not_null()).then(
+        pl.format("{}: paid or collected up to the maximum only, the excess {} returned ({})",
+                  over_text, _fmt("_excess"), pl.col("_over_clause"))
+    ).otherwise(pl.format("{}: the rule text has no limit clause; settled as placed", over_text))
+    under_text = pl.format("{} {} under the table minimum {}", pl.col("bet"), _fmt("amount"), _fmt("_lo"))
+    under_text = (
+        pl.when(pl.col("_under_repeat"))
+        .then(pl.format("{}: the player's under-minimum wagers were settled once already (round {}); this one is returned ({})",
+                        under_text, pl.col("_first_under_round"), pl.col("_under_clause")))
+        .when(pl.col("_under_clause") == "TBAC-7.17")
+        .then(pl.format("{}: paid or collected this one time only ({})", under_text, pl.col("_under_clause")))
+        .when(pl.col("_under_clause").is_not_null())
+        .then(pl.format("{}: paid and taken as placed ({})", under_text, pl.col("_under_clause")))
+        .otherwise(pl.format("{}: the rule text has no limit clause; settled as placed", under_text))
+    )
+    w = w.with_columns(
+        (pl.col("_hi") - pl.col("amount")).abs().alias("_excess"),
+    ).with_columns(
+        pl.when(pl.col("_over")).then(over_text)
+        .when(pl.col("_under")).then(under_text)
+        .when(pl.col("_ratio_issue").is_not_null()).then(pl.col("_ratio_issue"))
+        .alias("limit_issue"),
+        pl.when(pl.col("_over")).then(pl.coalesce("_over_clause", pl.lit(LIMIT_SIGN)))
+        .when(pl.col("_under")).then(pl.coalesce("_under_clause", pl.lit(LIMIT_SIGN)))
+        .when(pl.col("_ratio_issue").is_not_null()).then(pl.col("_ratio_clause"))
+        .alias("limit_clause"),
+    )
+    # the amount the cards settle after limits and ratios
+    capped = (
+        pl.when(pl.col("_over") & pl.col("_over_clause").is_not_null()).then(pl.col("_hi"))
+        .otherwise(pl.col("amount"))
+    )
+    capped = pl.when(pl.col("_ratio_cap").is_not_null()).then(pl.min_horizontal(capped, pl.col("_ratio_cap"))).otherwise(capped)
+    w = w.with_columns(capped.cast(pl.Int64).alias("_capped"))
+    w = w.with_columns(
+        pl.when(pl.col("_capped") != pl.col("amount"))
+        .then(pl.when(pl.col("_over") & pl.col("_over_clause").is_not_null()).then(pl.col("_over_clause")).otherwise(pl.col("_ratio_clause")))
+        .alias("_cap_clause")
+    )
+    w = _differential(w)
+
+    # overrides: the wager nets 0 whatever the cards say
+    w = w.with_columns(
+        pl.when(pl.col("status") == "void").then(pl.lit("void"))
+        .when(pl.col("rules_void").fill_null(False)).then(pl.lit("rules_void"))
+        .when(pl.col("status") == "free_hand").then(pl.lit("free_hand"))
+        .when(pl.col("_under_repeat")).then(pl.lit("returned"))
+        .alias("override"),
+    )
+    w = w.with_columns(
+        pl.when(pl.col("override") == "void").then(_clause("void_returned"))
+        .when(pl.col("override") == "rules_void").then(pl.col("rules_void_clause"))
+        .when(pl.col("override") == "free_hand").then(pl.coalesce(_clause("free_hand"), _clause("void_returned")))
+        .when(pl.col("override") == "returned").then(pl.col("_under_clause"))
+        .alias("override_clause"),
+    ).with_columns(
+        pl.when(pl.col("override") == "void")
+        .then(pl.format("the table declared the round void: every wager is returned ({})", pl.col("override_clause")))
+        .when(pl.col("override") == "rules_void")
+        .then(pl.format("the rules make the round void: every wager is returned ({})", pl.col("override_clause")))
+        .when(pl.col("override") == "free_hand")
+        .then(pl.format("a Free Hand: all wagers must be removed from the layout ({})", pl.col("override_clause")))
+        .when(pl.col("override") == "returned")
+        .then(pl.col("limit_issue"))
+        .alias("override_detail"),
+    )
+    w = w.with_columns(
+        pl.when(pl.col("override").is_not_null()).then(pl.lit(0, dtype=pl.Int64))
+        .otherwise(pl.col("_settled")).alias("settled_amount"),
+        pl.when(pl.col("override").is_not_null()).then(pl.col("override_clause"))
+        .when(pl.col("_settled") != pl.col("_capped")).then(pl.col("differential_clause"))
+        .when(pl.col("_capped") != pl.col("amount")).then(pl.col("_cap_clause"))
+        .alias("amount_clause"),
+    )
+    return w.drop([c for c in w.columns if c.startswith("_")])
+
+
+def _under_minimum_repeats(w: pl.DataFrame) -> pl.DataFrame:
+    """TBAC-7.17: a player's under-minimum wagers are settled in the first round they appear, returned after.
+
+    The same player is the same ``player_id`` at the same table on the same gaming day; an unrated
+    wager (no player_id) cannot be linked to earlier ones and is settled as placed.
+    """
+    applies = pl.col("_under") & pl.col("player_id").is_not_null() & (pl.col("_under_clause") == "TBAC-7.17")
+    first = (
+        w.filter(applies)
+        .group_by(["table_id", "gaming_day", "player_id"])
+        .agg(pl.col("round_no").min().alias("_first_under_round"))
+    )
+    w = w.join(first, on=["table_id", "gaming_day", "player_id"], how="left", nulls_equal=False)
+    return w.with_columns(
+        (applies & (pl.col("round_no") > pl.col("_first_under_round"))).fill_null(False).alias("_under_repeat")
+    )
+
+
+def _holdem_ratios(w: pl.DataFrame) -> pl.DataFrame:
+    """The Flop is twice the Ante, the Turn and River equal to it (HTB-4.11.2-4.11.4, MBS-3.7.2, the guide)."""
+    ante = (
+        w.filter((pl.col("game") == "holdem_bonus") & (pl.col("bet") == "ante"))
+        .sort("wager_order")
+        .group_by(["table_id", "round_no", "seat"])
+        .agg(pl.col("amount").first().alias("_ante"))
+    )
+    w = w.join(ante, on=["table_id", "round_no", "seat"], how="left")
+    target = (
+        pl.when((pl.col("game") == "holdem_bonus") & (pl.col("bet") == "flop")).then(2 * pl.col("_ante"))
+        .when((pl.col("game") == "holdem_bonus") & pl.col("bet").is_in(["turn", "river"])).then(pl.col("_ante"))
+    )
+    w = w.with_columns(target.alias("_ratio_target"))
+    off = pl.col("_ratio_target").is_not_null() & (pl.col("amount") != pl.col("_ratio_target"))
+    ratio_clause = pl.when(pl.col("bet") == "flop").then(_clause("flop_ratio")).otherwise(_clause("turn_river_ratio"))
+    excess_returned = pl.col("clause_prefix").replace_strict(
+        {p: c.ratio_excess_returned for p, c in CLAUSES.items()}, default=False, return_dtype=pl.Boolean
+    )
+    should = pl.when(pl.col("bet") == "flop").then(pl.lit("twice the Ante")).otherwise(pl.lit("equal to the Ante"))
+    issue = pl.format("{} {} is not {} ({} {})", pl.col("bet"), _fmt("amount"), should, pl.lit("Ante"), _fmt("_ante"))
+    issue = (
+        pl.when(pl.col("amount") > pl.col("_ratio_target")).then(
+            pl.when(excess_returned)
+            .then(pl.format("{}: the excess {} is returned and the wager settled at {} ({})", issue,
+                            _fmt(pl.col("amount") - pl.col("_ratio_target")),
+                            _fmt("_ratio_target"), ratio_clause))
+            .otherwise(pl.format("{}: the rule text prescribes no correction; settled as placed ({})", issue, ratio_clause))
+        ).otherwise(
+            pl.when(excess_returned)
+            .then(pl.format("{}: collected or paid as placed ({})", issue, ratio_clause))
+            .otherwise(pl.format("{}: settled as placed ({})", issue, ratio_clause))
+        )
+    )
+    return w.with_columns(
+        pl.when(off).then(issue).alias("_ratio_issue"),
+        pl.when(off).then(ratio_clause).alias("_ratio_clause"),
+        pl.when(off & excess_returned & (pl.col("amount") > pl.col("_ratio_target"))).then(pl.col("_ratio_target")).alias("_ratio_cap"),
+    )
+
+
+def _differential(w: pl.DataFrame) -> pl.DataFrame:
+    """TBAC-7.19: settle the larger of the Banker and Player sides pro rata on what the differential allows.
+
+    The totals are of the amounts after the limit caps (TBAC-7.18 applies to each wager first).
+    Wagers under the table minimum are paid and taken as placed (TBAC-7.19.1) and the rest share
+    what remains of the allowance; each settles on ``floor(amount * share / pool)`` (the excess,
+    rounded up, is returned).
+    """
+    clause = _clause("differential")
+    eligible = (
+        (pl.col("game") == "baccarat") & pl.col("bet").is_in(["banker", "player"])
+        & pl.col("limit_differential").is_not_null() & clause.is_not_null()
+        & (pl.col("status") == "settled")
+    )
+    sides = (
+        w.filter(eligible)
+        .group_by(["table_id", "round_no"])
+        .agg(
+            pl.col("_capped").filter(pl.col("bet") == "banker").sum().alias("_banker_total"),
+            pl.col("_capped").filter(pl.col("bet") == "player").sum().alias("_player_total"),
+            pl.col("limit_differential").first().alias("_diff"),
+            pl.col("limit_min").first().alias("_min"),
+            pl.col("_capped").filter((pl.col("bet") == "banker") & (pl.col("amount") < pl.col("limit_min").fill_null(0))).sum().alias("_banker_under"),
+            pl.col("_capped").filter((pl.col("bet") == "player") & (pl.col("amount") < pl.col("limit_min").fill_null(0))).sum().alias("_player_under"),
+        )
+        .filter((pl.col("_banker_total") - pl.col("_player_total")).abs() > pl.col("_diff"))
+        .with_columns(
+            pl.when(pl.col("_banker_total") > pl.col("_player_total")).then(pl.lit("banker")).otherwise(pl.lit("player")).alias("_larger"),
+            pl.min_horizontal("_banker_total", "_player_total").alias("_smaller_total"),
+            pl.max_horizontal("_banker_total", "_player_total").alias("_larger_total"),
+        )
+        .with_columns(
+            pl.when(pl.col("_larger") == "banker").then(pl.col("_banker_under")).otherwise(pl.col("_player_under")).alias("_exempt"),
+        )
+        .with_columns(
+            (pl.col("_larger_total") - pl.col("_exempt")).alias("_pool"),
+            pl.max_horizontal(pl.col("_smaller_total") + pl.col("_diff") - pl.col("_exempt"), pl.lit(0)).alias("_share"),
+        )
+    )
+    w = w.join(sides, on=["table_id", "round_no"], how="left")
+    on_larger = eligible & pl.col("_larger").is_not_null() & (pl.col("bet") == pl.col("_larger"))
+    exempt = on_larger & (pl.col("amount") < pl.col("limit_min").fill_null(0))
+    prorated = on_larger & ~exempt
+    share = (
+        pl.col("_capped").cast(pl.Int128) * pl.col("_share").cast(pl.Int128) // pl.col("_pool").cast(pl.Int128).clip(lower_bound=1)
+    ).cast(pl.Int64)
+    totals = pl.format(
+        "Banker {} v Player {}, over the table differential {} by {}",
+        _fmt("_banker_total"), _fmt("_player_total"), _fmt("_diff"),
+        _fmt(pl.col("_larger_total") - pl.col("_smaller_total") - pl.col("_diff")),
+    )
+    return w.with_columns(
+        pl.when(prorated).then(share).otherwise(pl.col("_capped")).alias("_settled"),
+        pl.when(prorated)
+        .then(pl.format("{}: the {} side is settled pro rata, this wager on {} of its {} ({})", totals, pl.col("_larger"),
+                        _fmt(share), _fmt("_capped"), clause))
+        .when(exempt)
+        .then(pl.format("{}: this wager is under the table minimum and is paid and taken as placed ({})", totals,
+                        _clause("differential_exception")))
+        .alias("differential_issue"),
+        pl.when(prorated).then(clause).when(exempt).then(_clause("differential_exception")).alias("differential_clause"),
+    )

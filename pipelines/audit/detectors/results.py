@@ -1,0 +1,84 @@
+"""``result_mismatch``: the table system announced a result the cards do not give (TBAC-7.16: the cards stand).
+
+Only what both sides state is compared: the table's ``recorded_result`` may be partial, and the
+engine's outcome omits what the cards cannot decide. Baccarat's winner and points are compared as
+columns over every round at once; other games' outcomes key by key. A void round has no result
+(TBAC-2.2.20) and is not compared. Procedure finding: ``medium``; the wagers' money is judged by
+the cards either way (payout_mismatch).
+"""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+
+from pipelines.audit.clauses import CLAUSES
+from pipelines.audit.findings import with_ids
+
+_COLUMN_PAIRS = (
+    ("recorded_winner", "out_winner", "winner"),
+    ("recorded_player_points", "out_player_points", "player_points"),
+    ("recorded_banker_points", "out_banker_points", "banker_points"),
+)
+
+
+def _result_stands(prefix: str | None) -> str:
+    c = CLAUSES.get(prefix or "")
+    return c.result_stands if c else ""
+
+
+def _describe(values: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in values.items())
+
+
+def detect_result_mismatch(rounds: pl.DataFrame) -> pl.DataFrame:
+    if rounds.height == 0 or "outcome" not in rounds.columns:
+        return pl.DataFrame()
+    r = rounds.filter(
+        pl.col("outcome").is_not_null() & (pl.col("status") != "void") & ~pl.col("rules_void").fill_null(False)
+    )
+    columnar = r.filter(pl.col("out_winner").is_not_null())
+    differs = pl.lit(False)
+    for rec, out, _ in _COLUMN_PAIRS:
+        differs = differs | (pl.col(rec).is_not_null() & pl.col(out).is_not_null() & (pl.col(rec).cast(pl.String) != pl.col(out).cast(pl.String)))
+    candidates = pl.concat([
+        columnar.filter(differs),
+        r.filter(pl.col("out_winner").is_null() & pl.col("recorded_result").is_not_null()),
+    ])
+    rows = []
+    for row in candidates.iter_rows(named=True):
+        outcome = json.loads(row["outcome"])
+        if row["out_winner"] is not None:
+            recorded = {k: row[rec] for rec, _, k in _COLUMN_PAIRS if row[rec] is not None}
+        else:
+            try:
+                recorded = json.loads(row["recorded_result"])
+            except (TypeError, ValueError):
+                continue
+            if not isinstance(recorded, dict):
+                continue
+        common = [k for k in recorded if k in outcome and recorded[k] is not None and outcome[k] is not None]
+        wrong = [k for k in common if _norm(recorded[k]) != _norm(outcome[k])]
+        if not wrong:
+            continue
+        ref = _result_stands(row["clause_prefix"])
+        rows.append({
+            **{k: row[k] for k in ("gaming_day", "table_id", "round_no", "dealer_id", "game", "ruleset",
+                                   "ruleset_version", "currency", "source_file", "source_line")},
+            "kind": "result_mismatch",
+            "severity": "medium",
+            "wager_id": None,
+            "rule_ref": ref,
+            "detail": (
+                f"the table announced {_describe({k: recorded[k] for k in common})}; "
+                f"the cards give {_describe({k: outcome[k] for k in common})} ({ref}: the cards stand)"
+            ),
+        })
+    return with_ids(pl.DataFrame(rows)) if rows else pl.DataFrame()
+
+
+def _norm(v: object) -> object:
+    if isinstance(v, str):
+        return v.strip().lower()
+    return v

@@ -1,0 +1,290 @@
+"""One pass of the rules engine over a partition's rounds: what each wager nets by its cards and decisions.
+
+Baccarat, most of the floor, goes through ``rulebook.baccarat.vector`` (numpy over all rounds of a
+rule-set version at once); every other game, and any round a caller wants with a hand-made engine,
+through the scalar ``settle_round`` one round at a time. Both yield the same two frames: per wager
+(net, pay clause, a sentence, or why it cannot be settled) and per round (void, outcome in the
+``recorded_result`` vocabulary, irregularities with their finding kind and clause).
+
+This module never decides a rule: it only moves rounds between frames and the engine.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from pipelines.audit.frames import ROUND_RESULTS_SCHEMA, WAGER_RESULTS_SCHEMA, conform, empty
+from pipelines.audit.params import AuditParams
+from rulebook.cards import NO_CARD
+from rulebook.round import Action, DeviceCard, Irregularity, Limits, RoundInput, RoundResult, Wager
+from rulebook.ruleset import RuleSet
+from rulebook.settlement import RuleViolation
+
+# what the engine needs of a round (the context frame built by settle.round_context)
+CONTEXT_COLUMNS: tuple[str, ...] = (
+    "table_id", "round_no", "game", "ruleset", "ruleset_version", "gaming_day", "deal_mode", "jackpot_meter",
+    "currency", "limit_min", "limit_max", "limit_differential", "limit_side_min", "limit_side_max",
+    "codes", "burns", "dealt", "foreign_burn", "decks",
+)
+
+
+@dataclass(frozen=True)
+class EngineOutput:
+    wagers: pl.DataFrame  # WAGER_RESULTS_SCHEMA
+    rounds: pl.DataFrame  # ROUND_RESULTS_SCHEMA (empty when the pass did not ask for rounds)
+
+
+def engine_pass(
+    ctx: pl.DataFrame,
+    wagers: pl.DataFrame,
+    actions: pl.DataFrame,
+    amount_col: str,
+    rulesets: dict[str, RuleSet],
+    params: AuditParams,
+    with_rounds: bool = True,
+) -> EngineOutput:
+    """Settle ``wagers`` (at ``amount_col``) of the rounds in ``ctx``; ``rulesets`` maps a version key to its RuleSet.
+
+    ``ctx`` holds one row per round the engine can see (a table record with cards and a rule set in
+    force); ``ruleset_version`` there is the key into ``rulesets``.
+    """
+    wager_parts: list[pl.DataFrame] = []
+    round_parts: list[pl.DataFrame] = []
+    if ctx.height:
+        for (key,), group in ctx.group_by(["ruleset_version"], maintain_order=True):
+            rs = rulesets[key]
+            keys = group.select("table_id", "round_no")
+            w = wagers.join(keys, on=["table_id", "round_no"], how="semi")
+            if rs.game == "baccarat" and params.vectorised and params.engine is None:
+                out = _baccarat_vector(group, w, amount_col, rs, with_rounds)
+            else:
+                a = actions.join(keys, on=["table_id", "round_no"], how="semi")
+                out = _scalar(group, w, a, amount_col, rs, params, with_rounds)
+            wager_parts.append(out.wagers)
+            round_parts.append(out.rounds)
+    wagers_out = pl.concat(wager_parts) if wager_parts else empty(WAGER_RESULTS_SCHEMA)
+    rounds_out = pl.concat(round_parts) if round_parts else empty(ROUND_RESULTS_SCHEMA)
+    return EngineOutput(wagers_out, rounds_out)
+
+
+# --------------------------------------------------------------------------------------------
+# the scalar engine, one round at a time
+
+
+def round_input(row: dict, wagers: list[dict], actions: list[dict], amount_col: str, rs: RuleSet) -> RoundInput:
+    """The engine's view of one round, from the round's context row and its wager and action rows."""
+    return RoundInput(
+        ruleset=rs,
+        cards=tuple(DeviceCard(int(c), bool(b)) for c, b in zip(row["codes"] or (), row["burns"] or ())),
+        wagers=tuple(
+            Wager(wager_id=w["wager_id"], seat=int(w["seat"]), bet=w["bet"], amount=int(w[amount_col]), player_id=w["player_id"])
+            for w in wagers
+        ),
+        actions=tuple(
+            Action(
+                seat=int(a["seat"]), hand=int(a["hand"]), action=a["action"],
+                amount=None if a["amount"] is None else int(a["amount"]),
+                wager_ids=None if a["wager_ids"] is None else tuple(a["wager_ids"]),
+            )
+            for a in actions
+        ),
+        deal_mode=row["deal_mode"],
+        decks=None if row["decks"] is None else int(row["decks"]),
+        jackpot_meter=None if row["jackpot_meter"] is None else int(row["jackpot_meter"]),
+        currency=row["currency"],
+        limits=Limits(row["limit_min"], row["limit_max"], row["limit_differential"], row["limit_side_min"], row["limit_side_max"]),
+    )
+
+
+def _scalar(
+    ctx: pl.DataFrame, wagers: pl.DataFrame, actions: pl.DataFrame, amount_col: str, rs: RuleSet,
+    params: AuditParams, with_rounds: bool,
+) -> EngineOutput:
+    w_cols = ["wager_id", "seat", "bet", amount_col, "player_id"]
+    a_cols = ["seat", "hand", "action", "amount", "wager_ids"]
+    w_lists = (
+        wagers.sort(["table_id", "round_no", "wager_order"])
+        .group_by(["table_id", "round_no"], maintain_order=True)
+        .agg(pl.struct(w_cols).alias("_w"))
+    )
+    a_lists = (
+        actions.sort(["table_id", "round_no", "action_order"])
+        .group_by(["table_id", "round_no"], maintain_order=True)
+        .agg(pl.struct(a_cols).alias("_a"))
+        if actions.height else None
+    )
+    df = ctx.join(w_lists, on=["table_id", "round_no"], how="left")
+    if a_lists is not None:
+        df = df.join(a_lists, on=["table_id", "round_no"], how="left")
+    else:
+        df = df.with_columns(pl.lit(None).alias("_a"))
+    w_rows: dict[str, list] = {k: [] for k in WAGER_RESULTS_SCHEMA}
+    r_rows: dict[str, list] = {k: [] for k in ROUND_RESULTS_SCHEMA}
+    for row in df.iter_rows(named=True):
+        ws = row["_w"] or []
+        ri = round_input(row, ws, row["_a"] or [], amount_col, rs)
+        error = None
+        try:
+            result = params.settle_round(ri)
+        except RuleViolation as exc:
+            # the engine refused the decisions or cards: an illegal action the rules name
+            result = RoundResult(
+                settlements={}, unsettled={w["wager_id"]: f"{exc.reason} ({exc.clause})" for w in ws}, steps=(),
+                irregularities=(Irregularity("illegal_action", exc.clause, exc.reason),),
+            )
+        except Exception as exc:  # noqa: BLE001 - a defect in an engine must not stop the night's audit
+            error = f"{type(exc).__name__}: {exc}"
+            result = RoundResult(
+                settlements={}, unsettled={w["wager_id"]: f"the engine could not settle this round ({error})" for w in ws},
+                steps=(),
+            )
+        for w in ws:
+            wid = w["wager_id"]
+            s = result.settlements.get(wid)
+            w_rows["table_id"].append(row["table_id"])
+            w_rows["round_no"].append(row["round_no"])
+            w_rows["wager_id"].append(wid)
+            if s is not None:
+                w_rows["net"].append(s.net)
+                w_rows["pay_clause"].append(s.clause)
+                w_rows["detail"].append(s.detail)
+                w_rows["unsettled_reason"].append(None)
+            else:
+                w_rows["net"].append(None)
+                w_rows["pay_clause"].append(None)
+                w_rows["detail"].append(None)
+                w_rows["unsettled_reason"].append(result.unsettled.get(wid, "the engine returned no settlement for this wager"))
+        if with_rounds:
+            _append_round(r_rows, row, rs, result, error)
+    wagers_out = pl.DataFrame(w_rows, schema=WAGER_RESULTS_SCHEMA)
+    rounds_out = pl.DataFrame(r_rows, schema=ROUND_RESULTS_SCHEMA) if with_rounds else empty(ROUND_RESULTS_SCHEMA)
+    return EngineOutput(wagers_out, rounds_out)
+
+
+def _append_round(r_rows: dict[str, list], row: dict, rs: RuleSet, result: RoundResult, error: str | None) -> None:
+    void_clause = next((i.clause for i in result.irregularities if i.voids_round), None)
+    if result.void and void_clause is None:
+        void_clause = next((s.clause for s in result.settlements.values()), None)
+    outcome = result.outcome or {}
+    r_rows["table_id"].append(row["table_id"])
+    r_rows["round_no"].append(row["round_no"])
+    r_rows["ruleset_version"].append(row["ruleset_version"])
+    r_rows["engine_void"].append(bool(result.void))
+    r_rows["void_clause"].append(void_clause)
+    r_rows["outcome"].append(json.dumps(outcome, sort_keys=True, default=str) if outcome else None)
+    r_rows["out_winner"].append(outcome.get("winner") if isinstance(outcome.get("winner"), str) else None)
+    r_rows["out_player_points"].append(_int_or_none(outcome.get("player_points")))
+    r_rows["out_banker_points"].append(_int_or_none(outcome.get("banker_points")))
+    r_rows["irregularities"].append(
+        [{"kind": i.kind, "clause": i.clause, "detail": i.detail, "voids_round": bool(i.voids_round)} for i in result.irregularities]
+    )
+    r_rows["engine_error"].append(error)
+
+
+def _int_or_none(v: object) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+# --------------------------------------------------------------------------------------------
+# baccarat over arrays
+
+
+def _baccarat_vector(ctx: pl.DataFrame, wagers: pl.DataFrame, amount_col: str, rs: RuleSet, with_rounds: bool) -> EngineOutput:
+    from rulebook.baccarat import clauses as BC
+    from rulebook.baccarat import vector as V
+    from rulebook.baccarat.engine import settle_round as scalar_settle
+
+    p = rs.params
+    ctx = ctx.with_row_index("_ri")
+    pad = pl.lit(pl.Series([[NO_CARD] * 6], dtype=pl.List(pl.Int16)))
+    cards = ctx.select(pl.concat_list(pl.col("dealt").list.head(6), pad).list.head(6).list.to_array(6)).to_series().to_numpy()
+    cards = np.asarray(cards, dtype=np.int16).reshape(ctx.height, 6)
+    n_cards = ctx["dealt"].list.len().to_numpy().astype(np.int16)
+    foreign_burn = ctx["foreign_burn"].fill_null(False).to_numpy()
+    coups = V.resolve(cards, n_cards, foreign_burn=foreign_burn, deal_order=p.deal_order)
+
+    w = wagers.join(ctx.select("table_id", "round_no", "_ri"), on=["table_id", "round_no"], how="inner")
+    ri = w["_ri"].to_numpy().astype(np.int64)
+    bets = w["bet"].replace_strict(V.BET_CODES, default=-1, return_dtype=pl.Int8).to_numpy()
+    amounts = w[amount_col].to_numpy().astype(np.int64)
+    net, reason = V.settle(coups, ri, bets, amounts, p)
+    clauses = np.array(V.clause_table(p), dtype=object)
+    effect, num, den = V.payout_table(p)
+    texts = [V.REASON_TEXT[r] for r in V.Reason]
+    unsettled = V.UNSETTLED_MASK[reason]
+    wagers_out = pl.DataFrame({
+        "table_id": w["table_id"],
+        "round_no": w["round_no"],
+        "wager_id": w["wager_id"],
+        "net": pl.Series(net, dtype=pl.Int64),
+        "_reason": pl.Series(reason.astype(np.int64)),
+        "_bet": w["bet"],
+    })
+    lookup = pl.DataFrame({
+        "_reason": list(range(len(texts))),
+        "_text": texts,
+        "_clause": list(clauses),
+        "_effect": effect.astype(np.int64),
+        "_odds": [f"{a}:{b}" for a, b in zip(num, den)],
+        "_unsettled": V.UNSETTLED_MASK,
+    }, schema_overrides={"_clause": pl.String})
+    wagers_out = wagers_out.join(lookup, on="_reason", how="left").with_columns(
+        pl.when(pl.col("_unsettled")).then(None).otherwise(pl.col("net")).alias("net"),
+        pl.when(pl.col("_unsettled")).then(None).otherwise(pl.col("_clause")).alias("pay_clause"),
+        pl.when(pl.col("_unsettled")).then(None)
+        .when(pl.col("_effect") == 1).then(pl.format("{}: {} pays {} ({})", pl.col("_text"), pl.col("_bet"), pl.col("_odds"), pl.col("_clause")))
+        .when(pl.col("_effect") == -1).then(pl.format("{}: {} loses ({})", pl.col("_text"), pl.col("_bet"), pl.col("_clause")))
+        .otherwise(pl.format("{}: {} returned ({})", pl.col("_text"), pl.col("_bet"), pl.col("_clause")))
+        .alias("detail"),
+        pl.when(pl.col("_unsettled")).then(pl.format("{} ({})", pl.col("_text"), pl.col("_clause"))).alias("unsettled_reason"),
+    )
+    wagers_out = conform(wagers_out, WAGER_RESULTS_SCHEMA)
+    del unsettled
+    if not with_rounds:
+        return EngineOutput(wagers_out, empty(ROUND_RESULTS_SCHEMA))
+
+    winner = np.array(["banker", "player", "tie", None], dtype=object)[np.where(coups.winner >= 0, coups.winner, 3)]
+    known = coups.winner >= 0
+    rounds = pl.DataFrame({
+        "table_id": ctx["table_id"],
+        "round_no": ctx["round_no"],
+        "ruleset_version": ctx["ruleset_version"],
+        "engine_void": pl.Series(coups.void, dtype=pl.Boolean),
+        "out_winner": pl.Series(winner, dtype=pl.String),
+        "out_player_points": pl.Series(np.where(known, coups.player_points, 0), dtype=pl.Int16),
+        "out_banker_points": pl.Series(np.where(known, coups.banker_points, 0), dtype=pl.Int16),
+        "_known": pl.Series(known & ~coups.void),
+        "_banker_cards": pl.Series(coups.banker_cards.astype(np.int64)),
+    }).with_columns(
+        pl.when(pl.col("_known")).then(pl.col("out_winner")).alias("out_winner"),
+        pl.when(pl.col("_known")).then(pl.col("out_player_points")).alias("out_player_points"),
+        pl.when(pl.col("_known")).then(pl.col("out_banker_points")).alias("out_banker_points"),
+        pl.when(pl.col("engine_void")).then(pl.lit(BC.VOID_FOREIGN)).alias("void_clause"),
+    ).with_columns(
+        pl.when(pl.col("_known")).then(pl.concat_str([
+            pl.lit('{"banker_cards": '), pl.col("_banker_cards").cast(pl.String),
+            pl.lit(', "banker_points": '), pl.col("out_banker_points").cast(pl.String),
+            pl.lit(', "player_points": '), pl.col("out_player_points").cast(pl.String),
+            pl.lit(', "winner": "'), pl.col("out_winner"), pl.lit('"}'),
+        ])).alias("outcome"),
+    )
+    # the irregular rounds are few: the scalar engine names them with its full sentences
+    flagged = np.flatnonzero(coups.flags)
+    irregular: dict[int, list[dict]] = {}
+    if flagged.size:
+        sub = ctx[flagged.tolist()]
+        for i, row in zip(flagged.tolist(), sub.iter_rows(named=True)):
+            res = scalar_settle(round_input(row, [], [], amount_col, rs))
+            irregular[i] = [
+                {"kind": x.kind, "clause": x.clause, "detail": x.detail, "voids_round": bool(x.voids_round)}
+                for x in res.irregularities
+            ]
+    irr_type = ROUND_RESULTS_SCHEMA["irregularities"]
+    irr = pl.Series("irregularities", [irregular.get(i, []) for i in range(ctx.height)], dtype=irr_type) if irregular else \
+        pl.Series("irregularities", [[]] * ctx.height, dtype=irr_type)
+    rounds = rounds.with_columns(irr, pl.lit(None, dtype=pl.String).alias("engine_error"))
+    return EngineOutput(wagers_out, conform(rounds, ROUND_RESULTS_SCHEMA))

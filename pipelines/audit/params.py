@@ -1,0 +1,54 @@
+"""The audit's parameters: frozen data handed to every step (the pudl way: ``(frames, params) -> frame``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Callable
+
+from rulebook.catalogue import Catalogue, UnknownRuleSet, builtin
+from rulebook.round import RoundInput, RoundResult
+from rulebook.ruleset import RuleSet
+
+
+def parse_day_start(text: str) -> int:
+    """``"06:00"`` -> minutes after local midnight at which a gaming day begins; a clear error otherwise."""
+    hours, sep, minutes = text.strip().partition(":")
+    if not sep or not hours.isdigit() or not minutes.isdigit() or not (0 <= int(hours) < 24 and 0 <= int(minutes) < 60):
+        raise ValueError(f"gaming-day start must be a local time HH:MM, e.g. 06:00; got {text!r}")
+    return int(hours) * 60 + int(minutes)
+
+
+@dataclass(frozen=True)
+class AuditParams:
+    gaming_day_start: str = "06:00"
+    catalogue: Catalogue = field(default_factory=builtin)
+    # the per-round engine; tests may hand in one that returns hand-made RoundResults
+    engine: Callable[[RoundInput], RoundResult] | None = None
+    # use rulebook.<game>.vector where a game offers it (baccarat); False forces the scalar engine
+    vectorised: bool = True
+    _versions: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        parse_day_start(self.gaming_day_start)
+
+    @property
+    def day_start_minutes(self) -> int:
+        return parse_day_start(self.gaming_day_start)
+
+    def settle_round(self, round_input: RoundInput) -> RoundResult:
+        if self.engine is not None:
+            return self.engine(round_input)
+        from rulebook.engine import settle_round
+
+        return settle_round(round_input)
+
+    def ruleset(self, name: str, day: dt.date) -> RuleSet | str:
+        """The version of ``name`` in force on ``day``, or why there is none (a sentence)."""
+        key = (name, day)
+        if key not in self._versions:
+            try:
+                self._versions[key] = self.catalogue.in_force(name, day)
+            except UnknownRuleSet as exc:
+                self._versions[key] = str(exc)
+        return self._versions[key]

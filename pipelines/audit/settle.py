@@ -1,0 +1,173 @@
+"""Re-settle every wager with the rule-set version in force that gaming day.
+
+For each wager: what the cards and decisions say at the amount placed (``cards_net``, the engine),
+what the rules prescribe all things considered (``expected_net``: limits, Hold'em ratios, the
+differential, void rounds, Free Hands; :mod:`pipelines.audit.adjust`), the clause that decides it,
+beside what the table system recorded (``recorded_net``). Where the evidence cannot decide, the
+expected net is null and ``unsettled_reason`` says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from pipelines.audit.adjust import prescribe
+from pipelines.audit.clauses import CLAUSES
+from pipelines.audit.engine_pass import engine_pass
+from pipelines.audit.frames import ROUND_RESULTS_SCHEMA, SETTLEMENTS_SCHEMA, conform
+from pipelines.audit.params import AuditParams
+from rulebook.ruleset import RuleSet
+
+
+@dataclass(frozen=True)
+class Settled:
+    wagers: pl.DataFrame  # SETTLEMENTS_SCHEMA plus the checks the detectors read (limit_issue, override, ...)
+    rounds: pl.DataFrame  # one row per table round: context, rule set, and what the engine said
+
+
+def resolve_rulesets(rounds: pl.DataFrame, params: AuditParams) -> tuple[pl.DataFrame, dict[str, RuleSet]]:
+    """Per round: the rule-set version in force on its gaming day (or why none is)."""
+    pairs = rounds.select("ruleset", "gaming_day").unique(maintain_order=True)
+    found: dict[str, RuleSet] = {}
+    rows = []
+    for name, day in pairs.iter_rows():
+        rs = params.ruleset(name, day)
+        if isinstance(rs, str):
+            rows.append((name, day, None, None, None, rs))
+        else:
+            key = f"{rs.name}@{rs.version}"
+            found[key] = rs
+            rows.append((name, day, key, rs.version, rs.header.clause_prefix, None))
+    table = pl.DataFrame(
+        rows,
+        schema={"ruleset": pl.String, "gaming_day": pl.Date, "ruleset_key": pl.String, "ruleset_version": pl.String,
+                "clause_prefix": pl.String, "ruleset_error": pl.String},
+        orient="row",
+    )
+    return rounds.join(table, on=["ruleset", "gaming_day"], how="left"), found
+
+
+def settle(
+    recon: pl.DataFrame, rounds: pl.DataFrame, wagers: pl.DataFrame, actions: pl.DataFrame, params: AuditParams
+) -> Settled:
+    """Settle every wager of the partition; see the module docstring."""
+    rounds, rulesets = resolve_rulesets(rounds, params)
+    ctx_all = rounds.join(
+        recon.select("table_id", "round_no", "has_cards", "codes", "burns", "dealt", "foreign_burn", "decks",
+                     "excess_cards", "first_card_at", "note", "device_id", "device_shoe_id",
+                     "device_source_file", "device_source_line"),
+        on=["table_id", "round_no"], how="left",
+    )
+    engine_ready = ctx_all.filter(pl.col("has_cards").fill_null(False) & pl.col("ruleset_key").is_not_null())
+    # the engine's `ruleset_version` key is the name@version (two rule sets may share a version string)
+    face = engine_pass(
+        engine_ready.with_columns(pl.col("ruleset_key").alias("ruleset_version")),
+        wagers, actions, "amount", rulesets, params, with_rounds=True,
+    )
+    round_results = face.rounds.drop("ruleset_version")
+    ctx_all = ctx_all.join(round_results, on=["table_id", "round_no"], how="left")
+    excess_void = pl.col("clause_prefix").replace_strict(
+        {p: c.excess_card_void for p, c in CLAUSES.items()}, default=None, return_dtype=pl.String
+    )
+    ctx_all = ctx_all.with_columns(
+        (pl.col("excess_cards").list.len().fill_null(0) > 0).alias("has_excess_cards"),
+    ).with_columns(
+        (pl.col("engine_void").fill_null(False) | (pl.col("has_excess_cards") & excess_void.is_not_null())).alias("rules_void"),
+        pl.coalesce(
+            pl.when(pl.col("engine_void").fill_null(False)).then(pl.col("void_clause")),
+            pl.when(pl.col("has_excess_cards")).then(excess_void),
+        ).alias("rules_void_clause"),
+    )
+
+    round_cols = [
+        "table_id", "round_no", "gaming_day", "game", "ruleset", "ruleset_version", "clause_prefix", "status",
+        "dealer_id", "currency", "limit_min", "limit_max", "limit_differential", "limit_side_min", "limit_side_max",
+        "rules_void", "rules_void_clause", "bets_closed_at", "first_card_at",
+    ]
+    w = wagers.join(ctx_all.select(round_cols), on=["table_id", "round_no"], how="inner")
+    w = prescribe(w)
+    w = w.join(
+        face.wagers.rename({"net": "cards_net", "detail": "_pay_detail", "unsettled_reason": "_engine_unsettled"}),
+        on=["table_id", "round_no", "wager_id"], how="left",
+    )
+
+    # a second pass for the wagers the rules settle at another amount (limits, ratios, differential)
+    resettle = w.filter(
+        pl.col("override").is_null() & (pl.col("settled_amount") != pl.col("amount")) & (pl.col("settled_amount") > 0)
+    )
+    if resettle.height:
+        keys = resettle.select("table_id", "round_no").unique()
+        ctx2 = engine_ready.join(keys, on=["table_id", "round_no"], how="semi").with_columns(
+            pl.col("ruleset_key").alias("ruleset_version")
+        )
+        w2 = wagers.join(keys, on=["table_id", "round_no"], how="semi").join(
+            w.select("table_id", "round_no", "wager_id", "settled_amount"), on=["table_id", "round_no", "wager_id"], how="left"
+        )
+        a2 = actions.join(keys, on=["table_id", "round_no"], how="semi")
+        second = engine_pass(ctx2, w2, a2, "settled_amount", rulesets, params, with_rounds=False).wagers
+        w = w.join(
+            second.select("table_id", "round_no", "wager_id", pl.col("net").alias("_adj_net"), pl.col("detail").alias("_adj_detail")),
+            on=["table_id", "round_no", "wager_id"], how="left",
+        )
+    else:
+        w = w.with_columns(pl.lit(None, dtype=pl.Int64).alias("_adj_net"), pl.lit(None, dtype=pl.String).alias("_adj_detail"))
+
+    w = w.join(
+        ctx_all.select("table_id", "round_no", "has_cards", "note", "ruleset_error", "engine_error"),
+        on=["table_id", "round_no"], how="left",
+    )
+    changed = pl.col("settled_amount") != pl.col("amount")
+    expected = (
+        pl.when(pl.col("override").is_not_null()).then(pl.lit(0, dtype=pl.Int64))
+        .when(~changed).then(pl.col("cards_net"))
+        .when(pl.col("settled_amount") == 0).then(pl.lit(0, dtype=pl.Int64))
+        .otherwise(pl.col("_adj_net"))
+    )
+    adjustment = (
+        pl.when(pl.col("override").is_not_null()).then(pl.col("override"))
+        .when(changed & pl.col("differential_clause").is_not_null() & (pl.col("amount_clause") == pl.col("differential_clause")))
+        .then(pl.lit("differential"))
+        .when(changed).then(pl.lit("limit"))
+    )
+    why_not = (
+        pl.when(pl.col("ruleset_error").is_not_null()).then(pl.col("ruleset_error"))
+        .when(~pl.col("has_cards").fill_null(False)).then(pl.coalesce("note", pl.lit("no cards from the device for this round")))
+        .when(pl.col("engine_error").is_not_null()).then(pl.format("the engine could not settle this round ({})", pl.col("engine_error")))
+        .otherwise(pl.col("_engine_unsettled"))
+    )
+    w = w.with_columns(
+        expected.alias("expected_net"),
+        adjustment.alias("adjustment"),
+        pl.coalesce(
+            pl.when(pl.col("override").is_not_null()).then(pl.col("override_clause")),
+            pl.when(changed).then(pl.col("amount_clause")),
+            pl.col("pay_clause"),
+        ).alias("clause"),
+        pl.col("net").alias("recorded_net"),
+    ).with_columns(
+        (pl.col("recorded_net") - pl.col("expected_net")).alias("difference"),
+        pl.when(pl.col("expected_net").is_null()).then(why_not).alias("unsettled_reason"),
+        pl.when(pl.col("override").is_not_null()).then(pl.col("override_detail"))
+        .when(changed).then(pl.concat_str(
+            [pl.coalesce("differential_issue", "limit_issue"), pl.col("_adj_detail")], separator="; ", ignore_nulls=True
+        ))
+        .otherwise(pl.col("_pay_detail")).alias("detail"),
+    )
+    extra = ["category", "limit_issue", "limit_clause", "differential_issue", "differential_clause", "override",
+             "override_clause", "clause_prefix", "placed_at", "bets_closed_at", "first_card_at", "rules_void",
+             "cards_net_detail"]
+    w = w.with_columns(pl.col("_pay_detail").alias("cards_net_detail"))
+    published = conform(w, SETTLEMENTS_SCHEMA)
+    wagers_out = pl.concat([published, w.select(extra)], how="horizontal").sort(["table_id", "round_no", "wager_order"])
+    rounds_out = ctx_all
+    return Settled(wagers=wagers_out, rounds=rounds_out)
+
+
+def published_settlements(wagers: pl.DataFrame) -> pl.DataFrame:
+    """The settlements.parquet / out_settlements columns of a settled-wagers frame."""
+    return conform(wagers, SETTLEMENTS_SCHEMA)
+
+
+__all__ = ["Settled", "published_settlements", "resolve_rulesets", "settle", "ROUND_RESULTS_SCHEMA"]

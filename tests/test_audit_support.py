@@ -1,0 +1,202 @@
+"""Hand-made nights for the audit's tests: rounds written the way a person reads them.
+
+``NightBuilder`` builds the canonical tables (core_rounds, core_wagers, core_actions,
+core_device_events) in their exact schemas from short descriptions: a round's cards as text in
+device order (``"6c 9d 3h Kd 5s"``, a burn written ``"b:2c"``), its wagers as
+``(wager_id, bet, amount, net)``. Device events get consecutive ``event_seq`` per device and a
+``shoe_start`` per shoe; timestamps follow the round number (bets close at ``base + round_no``
+minutes, cards follow). It can write the tables to a DuckDB file (the ingest's schema) or hand
+the frames straight to the audit's plain functions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from rulebook.cards import parse_card
+from schemas.pandera_models import polars_schema
+from schemas.tables import CORE_ACTIONS, CORE_DEVICE_EVENTS, CORE_QUARANTINE, CORE_ROUNDS, CORE_WAGERS
+
+UTC = dt.timezone.utc
+OFFSET = 7 * 60  # minutes: the Hoiana floor (+07:00)
+DAY = dt.date(2026, 11, 24)
+BASE = dt.datetime(2026, 11, 24, 15, 0, tzinfo=UTC)  # 22:00 local on the gaming day
+
+GAME_OF = {
+    "hoiana-tiger-baccarat/commission": "baccarat",
+    "hoiana-tiger-baccarat/no-commission": "baccarat",
+    "hoiana-blackjack": "blackjack",
+    "hoiana-holdem-bonus": "holdem_bonus",
+    "mbs-holdem-bonus-progressive": "holdem_bonus",
+    "guide-holdem-bonus-progressive": "holdem_bonus",
+}
+
+
+def ts(round_no: int, seconds: float = 0.0) -> dt.datetime:
+    return BASE + dt.timedelta(minutes=round_no, seconds=seconds)
+
+
+@dataclass
+class NightBuilder:
+    rounds: list[dict] = field(default_factory=list)
+    wagers: list[dict] = field(default_factory=list)
+    actions: list[dict] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)
+    quarantine: list[dict] = field(default_factory=list)
+    _seq: dict[str, int] = field(default_factory=dict)
+    _shoes: set = field(default_factory=set)
+    _line: dict[str, int] = field(default_factory=dict)
+
+    def _next_line(self, file: str) -> int:
+        self._line[file] = self._line.get(file, 1) + 1
+        return self._line[file]
+
+    def device_event(self, table_id: str, shoe_id: str, event: str, round_no: int | None, card: str | None,
+                     at: dt.datetime, device_id: str | None = None, decks: int | None = None, skip_seq: int = 0) -> None:
+        device = device_id or f"AE-{table_id}"
+        seq = self._seq.get(device, 0) + 1 + skip_seq
+        self._seq[device] = seq
+        file = f"shoe_{device}.csv"
+        self.events.append({
+            "source_file": file, "source_line": self._next_line(file), "device_id": device, "table_id": table_id,
+            "shoe_id": shoe_id, "event_seq": seq, "ts": at, "event": event, "round_no": round_no, "card": card,
+            "card_code": None if event in ("shoe_start", "shoe_end") else parse_card(card), "decks": decks,
+        })
+
+    def start_shoe(self, table_id: str, shoe_id: str, decks: int = 8, at: dt.datetime | None = None,
+                   burns: tuple[str, ...] = ()) -> None:
+        at = at or BASE - dt.timedelta(minutes=5)
+        self.device_event(table_id, shoe_id, "shoe_start", None, None, at, decks=decks)
+        for b in burns:
+            self.device_event(table_id, shoe_id, "burn", None, b, at)
+        self._shoes.add((table_id, shoe_id))
+
+    def round(
+        self,
+        table_id: str,
+        round_no: int,
+        cards: str | None,
+        wagers: list[tuple] = (),
+        *,
+        ruleset: str = "hoiana-tiger-baccarat/commission",
+        status: str = "settled",
+        shoe_id: str | None = None,
+        dealer_id: str = "D1",
+        limits: dict | None = None,
+        recorded: dict | None = None,
+        table_record: bool = True,
+        deal_mode: str | None = None,
+        actions: list[tuple] = (),
+        jackpot_meter: int | None = None,
+        currency: str = "USD",
+        skip_seq: int = 0,
+        decks: int = 8,
+    ) -> None:
+        """One round. ``wagers``: ``(wager_id, bet, amount, net[, seat[, player_id[, placed_after_close_s]]])``;
+        ``actions``: ``(seat, hand, action, amount)``; ``cards`` None: the device saw nothing."""
+        shoe = shoe_id or f"S-{table_id}-1"
+        lim = {"min": 2500, "max": 500000, "differential": 1000000, "side_min": 500, "side_max": 100000}
+        if GAME_OF[ruleset] != "baccarat":
+            lim["differential"] = None
+        lim.update(limits or {})
+        if cards is not None:
+            if (table_id, shoe) not in self._shoes:
+                self.start_shoe(table_id, shoe, decks=decks)
+            for i, c in enumerate(cards.split()):
+                is_burn = c.startswith("b:")
+                text = c[2:] if is_burn else c
+                text = "" if text == "-" else text
+                self.device_event(table_id, shoe, "burn" if is_burn else "card", round_no, text or None,
+                                  ts(round_no, 5 + i), skip_seq=skip_seq if i == 0 else 0)
+        if not table_record:
+            return
+        file = "rounds_night.jsonl"
+        line = self._next_line(file)
+        rec = recorded or {}
+        self.rounds.append({
+            "table_id": table_id, "round_no": round_no, "game": GAME_OF[ruleset], "ruleset": ruleset, "shoe_id": shoe,
+            "dealer_id": dealer_id, "currency": currency, "deal_mode": deal_mode, "limit_min": lim["min"],
+            "limit_max": lim["max"], "limit_differential": lim["differential"], "limit_side_min": lim["side_min"],
+            "limit_side_max": lim["side_max"], "bets_open_at": ts(round_no, -30), "bets_closed_at": ts(round_no, 0),
+            "settled_at": ts(round_no, 40), "status": status,
+            "recorded_winner": rec.get("winner"), "recorded_player_points": rec.get("player_points"),
+            "recorded_banker_points": rec.get("banker_points"),
+            "recorded_result": None if recorded is None else __import__("json").dumps(recorded),
+            "jackpot_meter": jackpot_meter, "gaming_day": DAY, "utc_offset_minutes": OFFSET,
+            "wager_count": len(wagers), "action_count": len(actions), "content_hash": f"{table_id}/{round_no}",
+            "source_file": file, "source_line": line,
+        })
+        for order, w in enumerate(wagers, start=1):
+            wager_id, bet, amount, net = w[:4]
+            seat = w[4] if len(w) > 4 else 1
+            player = w[5] if len(w) > 5 else f"P-{wager_id}"
+            late = w[6] if len(w) > 6 else None
+            self.wagers.append({
+                "table_id": table_id, "round_no": round_no, "wager_order": order, "wager_id": wager_id, "seat": seat,
+                "player_id": player, "bet": bet, "amount": amount,
+                "placed_at": ts(round_no, -10) if late is None else ts(round_no, late), "net": net,
+                "source_file": file, "source_line": line,
+            })
+        for order, a in enumerate(actions, start=1):
+            seat, hand, action, amount = a[:4]
+            self.actions.append({
+                "table_id": table_id, "round_no": round_no, "action_order": order, "seat": seat, "hand": hand,
+                "action": action, "amount": amount, "ts": ts(round_no, 20 + order), "wager_ids": None,
+                "source_file": file, "source_line": line,
+            })
+
+    # ---- frames and databases ---------------------------------------------------------------------
+
+    def frames(self) -> dict[str, pl.DataFrame]:
+        return {
+            "core_rounds": pl.DataFrame(self.rounds, schema=polars_schema(CORE_ROUNDS)),
+            "core_wagers": pl.DataFrame(self.wagers, schema=polars_schema(CORE_WAGERS)),
+            "core_actions": pl.DataFrame(self.actions, schema=polars_schema(CORE_ACTIONS)),
+            "core_device_events": pl.DataFrame(self.events, schema=polars_schema(CORE_DEVICE_EVENTS)),
+            "core_quarantine": pl.DataFrame(self.quarantine, schema=polars_schema(CORE_QUARANTINE)),
+        }
+
+    def write_db(self, path: Path) -> Path:
+        from pipelines.db import open_writer
+
+        con = open_writer(path)
+        try:
+            for name, df in self.frames().items():
+                con.register("_frame", df.to_arrow())
+                con.execute(f"DELETE FROM {name}")
+                con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _frame")
+                con.unregister("_frame")
+        finally:
+            con.close()
+        return path
+
+    def night(self, params=None):
+        """The frames as the audit reads them (pipelines.audit.load.Night), without a database."""
+        from pipelines.audit.load import EVENT_COLUMNS, Night
+        from pipelines.audit.params import AuditParams
+        from pipelines.audit.reconstruct import annotate_events
+
+        f = self.frames()
+        params = params or AuditParams()
+        events = f["core_device_events"].select(EVENT_COLUMNS)
+        q = f["core_quarantine"].select("source_file", "source_line", "reason", "raw")
+        return Night(f["core_rounds"], f["core_wagers"], f["core_actions"], annotate_events(events, f["core_rounds"], params), q)
+
+    def audit(self, params=None):
+        """Audit every partition with the plain functions; returns (settlements, findings) over the night."""
+        from pipelines.audit.detectors.gaps import detect_gaps
+        from pipelines.audit.findings import finalize
+        from pipelines.audit.load import partitions
+        from pipelines.audit.params import AuditParams
+        from pipelines.audit.partition import audit_partition
+
+        params = params or AuditParams()
+        night = self.night(params)
+        results = [audit_partition(p, params) for p in partitions(night)]
+        settlements = pl.concat([r.settlements for r in results]) if results else None
+        findings = finalize([r.findings for r in results] + [detect_gaps(night.events, night.rounds)])
+        return settlements, findings
