@@ -86,7 +86,7 @@ def play_dealer(state: BlackjackState) -> BlackjackState:
         if dealer_stands(dealer, state.params.dealer_hits_soft_17):
             total = hand_total(dealer)[0]
             what = f"dealer is bust on {total}" if total > 21 else f"dealer stands on {describe_total(dealer)}"
-            state = note(state, what, "BJ-4.13.3" if total > 21 else "BJ-4.14.3")
+            state = note(state, what, "BJ-4.14.2" if total > 21 else "BJ-4.14.3")
             status = DEALER_COMPLETE
             break
         if used == len(remaining):

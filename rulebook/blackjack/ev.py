@@ -210,3 +210,42 @@ def round_value(rules: Rules) -> float:
                 else:
                     ev += pu * pa * pb * max(vals.initial(a, b).values())
     return ev
+
+
+LETTER = {"stand": "S", "hit": "H", "double": "D", "surrender": "R", "split": "P"}
+
+
+def preference(values: dict[str, float]) -> str:
+    """Decisions by falling value, as letters, up to the first of hit/stand (always available):
+    ``"RH"`` = surrender if allowed, else hit. Exact ties keep the order stand, hit, double, ..."""
+    order = sorted(values, key=lambda k: -values[k])
+    out = ""
+    for k in order:
+        out += LETTER[k]
+        if k in ("hit", "stand"):
+            break
+    return out
+
+
+def derive_tables(rules: Rules) -> dict[str, dict[int, tuple[str, ...]]]:
+    """The basic strategy these values imply: ``hard`` (totals 4-21), ``soft`` (12-21) and ``pair``
+    (point value 1-10) tables, each row a preference code per dealer card 2..10, A (UP_CARDS)."""
+    vals = {u: Values(u, rules) for u in UP_CARDS}
+
+    def row(f) -> tuple[str, ...]:
+        return tuple(preference(f(vals[u])) for u in UP_CARDS)
+
+    def totals(v: Values, hard: int, ace: bool) -> dict[str, float]:
+        total = best_total(hard, ace)
+        if total >= 21:
+            return {"stand": v.stand(21)}
+        out = {"stand": v.stand(total), "hit": v.hit(hard, ace), "double": v.double(hard, ace)}
+        s = v.surrender()
+        if s is not None:
+            out["surrender"] = s
+        return out
+
+    hard = {t: row(lambda v, t=t: totals(v, t, False)) for t in range(4, 22)}
+    soft = {t: row(lambda v, t=t: totals(v, t - 10, True)) for t in range(12, 22)}
+    pair = {r: row(lambda v, r=r: v.initial(r, r)) for r in range(1, 11)}
+    return {"hard": hard, "soft": soft, "pair": pair}
