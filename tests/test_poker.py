@@ -204,6 +204,38 @@ def test_widths_and_dtypes_agree():
     assert np.array_equal(poker.evaluate7(np.asfortranarray(hands)), s7)
 
 
+def test_chunks_threads_and_layouts_agree(monkeypatch):
+    """Chunk boundaries, threads and input layouts do not change any answer."""
+    from rulebook.poker import vector
+
+    rng = np.random.default_rng(5)
+    hands = np.argsort(rng.random((30_011, 52)), axis=1)[:, :7].astype(np.uint8)
+    reference = poker.evaluate7(hands, workers=1)
+    monkeypatch.setattr(vector, "CHUNK", 1000)  # many chunks, the last one short
+    for workers in (1, 2, 3):
+        assert np.array_equal(poker.evaluate7(hands, workers=workers), reference)
+        assert np.array_equal(poker.evaluate7(hands.astype(np.int64), workers=workers), reference)
+    wide = np.zeros((len(hands), 9), dtype=np.int16)
+    wide[:, 1:8] = hands
+    assert np.array_equal(poker.evaluate7(wide[:, 1:8]), reference)  # a strided view
+    assert np.array_equal(poker.evaluate7(hands[::-1])[::-1], reference)  # negative strides
+
+
+def test_bad_codes_in_arrays_name_the_hand():
+    hands = np.tile(np.arange(7, dtype=np.int8), (5, 1))
+    hands[3, 2] = -1  # unreadable (rulebook.cards.UNREADABLE)
+    with pytest.raises(ValueError, match="hand 3 has card code -1"):
+        poker.evaluate7(hands)
+    wide = np.tile(np.arange(7, dtype=np.uint16), (5, 1))
+    wide[4, 6] = 256 + 3  # would alias card 3 if narrowed without a check
+    with pytest.raises(ValueError, match="hand 4 has card code 259"):
+        poker.evaluate7(wide)
+    with pytest.raises(ValueError, match="integers"):
+        poker.evaluate7(np.zeros((2, 7)))
+    with pytest.raises(ValueError, match="strengths must be"):
+        poker.category(np.array([0]))
+
+
 # --- exhaustive counts ------------------------------------------------------------------------------
 
 FIVE_CARD_COUNTS = {  # all C(52, 5) = 2,598,960 hands

@@ -82,28 +82,34 @@ def five_card_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def rank_multisets(width: int) -> np.ndarray:
-    """Every multiset of ``width`` poker values (each at most 4 times), as sorted value rows."""
-    counts = np.zeros((1, 0), dtype=np.int64)
-    for _ in range(13):
-        options = np.arange(5)
-        grown = np.hstack([np.repeat(counts, 5, axis=0), np.tile(options, len(counts))[:, None]])
-        counts = grown[grown.sum(axis=1) <= width]
-    counts = counts[counts.sum(axis=1) == width]
-    values = np.repeat(np.tile(np.arange(13), len(counts)), counts.ravel())
-    return values.reshape(len(counts), width)
+    """Every multiset of ``width`` poker values (each at most 4 times), as ascending value rows."""
+    rows = np.arange(13, dtype=np.int64)[:, None]
+    for _ in range(width - 1):
+        last = rows[:, -1]
+        repeats = 13 - last  # the next value is at least the last one
+        grown = np.repeat(rows, repeats, axis=0)
+        starts = np.repeat(np.cumsum(repeats) - repeats, repeats)
+        nxt = np.repeat(last, repeats) + (np.arange(len(grown)) - starts)
+        rows = np.hstack([grown, nxt[:, None]])
+    if width > 4:  # drop five equal values in a row (one deck has four of each rank)
+        five_same = (rows[:, 4:] == rows[:, : width - 4]).any(axis=1)
+        rows = rows[~five_same]
+    return rows
 
 
 @functools.cache
 def rank_table(width: int) -> np.ndarray:
     """Non-flush strength (int32) of ``width`` cards indexed by their rank-key sum (0 = impossible)."""
     five_sums, five_strengths, _ = five_card_tables()
+    strength_of_five = np.zeros(int(five_sums.max()) + 1, dtype=np.int32)
+    strength_of_five[five_sums] = five_strengths
     values = rank_multisets(width)
     keys = RANK_KEYS[values]
-    best = np.zeros(len(values), dtype=np.int32)
-    for subset in itertools.combinations(range(width), 5):
-        pos = np.searchsorted(five_sums, keys[:, list(subset)].sum(axis=1))
-        best = np.maximum(best, five_strengths[pos])
     totals = keys.sum(axis=1)
+    best = np.zeros(len(values), dtype=np.int32)
+    for left_out in itertools.combinations(range(width), width - 5):
+        five = totals - keys[:, list(left_out)].sum(axis=1)
+        np.maximum(best, strength_of_five[five], out=best)
     if len(np.unique(totals)) != len(totals):  # pragma: no cover - a wrong key set
         raise AssertionError("rank keys do not give distinct sums")
     table = np.zeros(int(totals.max()) + 1, dtype=np.int32)

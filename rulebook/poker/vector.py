@@ -40,16 +40,17 @@ def _kernel(hands: np.ndarray, out: np.ndarray) -> None:
     np.take(tables.rank_table(width), total >> tables.RANK_SHIFT, out=out, mode="clip")
     total += tables.SUIT_ADD
     total &= tables.FLUSH_BITS
-    rows = np.flatnonzero(total)
+    rows = np.flatnonzero(total != 0)  # a bool mask: nonzero on it is ~10x faster than on int64
     if rows.size:
-        out[rows] = _flush_strengths(hands[rows], total[rows])
+        out[rows] = _flush_strengths(np.take(hands, rows, axis=0), np.take(total, rows))
 
 
 def _flush_strengths(hands: np.ndarray, flush_bits: np.ndarray) -> np.ndarray:
     """Strengths of hands holding a flush; ``flush_bits`` has the top bit of the flush suit's field."""
     suit = (flush_bits >= 0x80).astype(np.intp) + (flush_bits >= 0x800) + (flush_bits >= 0x8000)
-    bits = np.take(tables.flush_value_bits(), hands + (suit * 64)[:, None])
-    return np.take(tables.flush_table(), bits.sum(axis=1))
+    index = np.add(hands.T, suit * 64, order="C")  # (cards, hands): the sum runs along rows
+    bits = np.take(tables.flush_value_bits(), index, mode="clip")
+    return np.take(tables.flush_table(), bits.sum(axis=0), mode="clip")
 
 
 def _check_width(arr: np.ndarray, width: int | None) -> None:
