@@ -53,6 +53,8 @@ def test_wheel_loses_to_six_high_straight_htb_5_4_4():
     six_sf = strength("2h 3h 4h 5h 6h")
     assert poker.STRAIGHT_FLUSH == poker.category(np.array([wheel_sf]))[0]
     assert six_sf > wheel_sf > strength("As Ac Ad Ah Ks")
+    # the ace is low only in 5-4-3-2-A: no straight wraps around it (HTB-4.4.2)
+    assert poker.category(np.array([strength("Qs Kd Ah 2c 3s"), strength("Ks Ad 2h 3c 4s")])).tolist() == [0, 0]
     # an ace-high straight is the highest straight (HTB-4.4.1: ace high outside the wheel)
     assert strength("As Kd Qh Jc Ts") > strength("Ks Qd Jh Tc 9s")
 
