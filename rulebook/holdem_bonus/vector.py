@@ -1,0 +1,398 @@
+"""Settle many Hold'em Bonus rounds at once: the nightly audit's path (~100,000 rounds a night).
+
+The clean round -- every card readable and where the procedure puts it, every decision legal -- is
+the common case, and it is settled here over arrays: the rounds are grouped by rule set, deal mode
+and number of seats, so that each hand's cards sit at fixed event positions (``deal.layout``) and
+are gathered with one fancy index; every 7-card hand of the batch (players and dealers of all rule
+sets together) goes through ``poker.evaluate7`` in one call, the jackpot hands in one call per
+width; the settlement is numpy arithmetic per wager (:func:`main_game`, :func:`bonus`).
+
+Any other round (an irregularity, an unread card, a decision the rules do not allow, a jackpot
+hand -- a few per night) is handed to the scalar engine (``engine.settle_round``), which is the
+reference: ``tests/test_holdem_vector.py`` proves the two agree on random rounds.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rulebook import poker
+from rulebook.cards import FOREIGN, card_text
+from rulebook.holdem_bonus import engine, text
+from rulebook.holdem_bonus.deal import Layout, layout, reconstruct
+from rulebook.holdem_bonus.decisions import CONCEDED, FOLDED, PLAYED, read_seat
+from rulebook.holdem_bonus.params import BONUS_HANDS, HoldemBonusParams
+from rulebook.round import Action, RoundInput, RoundResult, Step, Wager
+from rulebook.settlement import Settlement
+
+BET_CODES = {b: k for k, b in enumerate(engine.BETS)}  # ante 0, bonus 1, flop 2, turn 3, river 4, progressive 5
+STATUS_CODES = {PLAYED: 0, FOLDED: 1, CONCEDED: 2}
+
+# outcome kinds of a main-game or Bonus wager, as returned by main_game() and bonus()
+WIN, ANTE_STAND_OFF, LOSE, STAND_OFF, FOLD, CONCEDE, BONUS_WIN, BONUS_LOSE = range(8)
+
+
+# --------------------------------------------------------------------------------------------
+# array kernels
+
+
+def main_game(
+    params: HoldemBonusParams, bet: np.ndarray, status: np.ndarray, player: np.ndarray, dealer: np.ndarray, amount: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Net and outcome kind of Ante/Flop/Turn/River wagers (bet codes 0, 2, 3, 4), per HTB-5.2-5.6.
+
+    ``status``: 0 played, 1 folded, 2 conceded; ``player``/``dealer``: 7-card strengths.
+    """
+    amount = amount.astype(np.int64)
+    num = np.zeros(len(bet), dtype=np.int64)
+    den = np.ones(len(bet), dtype=np.int64)
+    for name in ("ante", "flop", "turn", "river"):
+        odds = getattr(params, name).odds
+        m = bet == BET_CODES[name]
+        num[m], den[m] = odds.num, odds.den
+    qualifies = poker.category(player) >= engine.QUALIFIER_CATEGORY[params.ante_qualifier]
+    higher, lower = player > dealer, player < dealer
+    kind = np.where(higher, WIN, np.where(lower, LOSE, STAND_OFF))
+    kind = np.where(higher & (bet == BET_CODES["ante"]) & ~qualifies, ANTE_STAND_OFF, kind)
+    kind = np.where(status == 1, FOLD, np.where(status == 2, CONCEDE, kind))
+    net = np.select(
+        [kind == WIN, (kind == LOSE) | (kind == FOLD) | (kind == CONCEDE)],
+        [amount * num // den, -amount],
+        0,
+    )
+    return net, kind
+
+
+def _bonus_class_table() -> np.ndarray:
+    """BONUS_HANDS index (or -1) by (rank 1, rank 2, suited) of two hole cards, without the dealer's A-A."""
+    table = np.full((13, 13, 2), -1, dtype=np.int8)
+    index = {h: k for k, h in enumerate(BONUS_HANDS)}
+    ace, jack, queen, king = 0, 10, 11, 12
+    for r in range(13):
+        hand = "aa" if r == ace else "kk_qq_jj" if r in (jack, queen, king) else "pair_2_to_10"
+        table[r, r, 0] = index[hand]
+    for other, suited_hand, offsuit_hand in (
+        (king, "ak_suited", "ak_offsuit"),
+        (queen, "aq_aj_suited", "aq_aj_offsuit"),
+        (jack, "aq_aj_suited", "aq_aj_offsuit"),
+    ):
+        for a, b in ((ace, other), (other, ace)):
+            table[a, b, 1] = index[suited_hand]
+            table[a, b, 0] = index[offsuit_hand]
+    table.flags.writeable = False
+    return table
+
+
+BONUS_CLASS = _bonus_class_table()
+
+
+def bonus_hand_index(hole: np.ndarray, dealer: np.ndarray) -> np.ndarray:
+    """BONUS_HANDS index of each pair of hole cards (n, 2), given the dealer's cards (n, 2); -1 = none."""
+    r, s = hole // 4, hole % 4
+    idx = BONUS_CLASS[r[:, 0], r[:, 1], (s[:, 0] == s[:, 1]).astype(np.intp)].astype(np.int64)
+    dealer_aa = (dealer[:, 0] // 4 == 0) & (dealer[:, 1] // 4 == 0)
+    return np.where((idx == BONUS_HANDS.index("aa")) & dealer_aa, BONUS_HANDS.index("aa_vs_dealer_aa"), idx)
+
+
+def bonus(
+    params: HoldemBonusParams, status: np.ndarray, hole: np.ndarray, dealer: np.ndarray, amount: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Net, outcome kind and pay-table line index (-1 = none) of Bonus wagers (HTB-6.1.2, 4.11.2.i, 5.6)."""
+    amount = amount.astype(np.int64)
+    lines = params.bonus_pay_table
+    line_of = np.full(len(BONUS_HANDS) + 1, -1, dtype=np.int64)  # BONUS_HANDS index -> pay-table line, last = none
+    num = np.zeros(len(lines) + 1, dtype=np.int64)
+    den = np.ones(len(lines) + 1, dtype=np.int64)
+    for k, line in enumerate(lines):
+        line_of[BONUS_HANDS.index(line.hand)] = k
+        o = line.odds.split(":")
+        num[k], den[k] = int(o[0]), int(o[1])
+    hand = bonus_hand_index(hole, dealer)
+    # A-A against the dealer's A-A falls back to the A-A line where the table has no 1000:1 line
+    aa_vs = hand == BONUS_HANDS.index("aa_vs_dealer_aa")
+    hand = np.where(aa_vs & (line_of[BONUS_HANDS.index("aa_vs_dealer_aa")] < 0), BONUS_HANDS.index("aa"), hand)
+    line = np.where(hand >= 0, line_of[hand], -1)
+    kind = np.where(line >= 0, BONUS_WIN, BONUS_LOSE)
+    folded_loses = params.folded_bonus_loses
+    kind = np.where((status == 1) & folded_loses, FOLD, np.where(status == 2, CONCEDE, kind))
+    net = np.where(kind == BONUS_WIN, amount * num[line] // den[line], -amount)
+    return net, kind, line
+
+
+def jackpot_lines(params: HoldemBonusParams, status: np.ndarray, hf: np.ndarray, ht: np.ndarray, seven: np.ndarray, community: np.ndarray) -> np.ndarray:
+    """(n, lines) bool: which jackpot lines each hand meets (a folded hand only the after-fold lines)."""
+    prog = params.progressive
+    out = np.zeros((len(status), len(prog.lines)), dtype=bool)
+    cat = {k: poker.category(v) for k, v in (("hf", hf), ("ht", ht), ("seven", seven), ("community", community))}
+    source = {"hole_and_flop": "hf", "hole_and_turn": "ht", "best_of_seven": "seven", "best_of_seven_with_hole": "seven", "community": "community"}
+    values = {"hf": hf, "ht": ht, "seven": seven, "community": community}
+    wanted = {"straight_flush": poker.STRAIGHT_FLUSH, "four_of_a_kind": poker.FOUR_OF_A_KIND, "full_house": poker.FULL_HOUSE, "flush": poker.FLUSH}
+    after_fold = status != 0
+    for k, line in enumerate(prog.lines):
+        s = values[source[line.cards]]
+        if line.hand == "royal_flush":
+            met = s == poker.ROYAL_FLUSH
+        else:
+            met = cat[source[line.cards]] == wanted[line.hand]
+            if line.hand == "straight_flush":
+                met &= s != poker.ROYAL_FLUSH
+        if line.cards == "best_of_seven_with_hole":
+            met &= seven > community
+        if not line.pays_after_fold:
+            met &= ~after_fold
+        out[:, k] = met
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the batch
+
+
+@dataclass
+class _Clean:
+    """A round the vector path settles: its index in the batch and what the pre-pass read."""
+
+    index: int
+    seats: tuple[int, ...]
+    plays: dict
+    codes: list[int]
+    burns: list[bool]
+
+
+def settle_many(rounds: Sequence[RoundInput], with_steps: bool = False) -> list[RoundResult]:
+    """Settle every round; equal to ``[engine.settle_round(r) for r in rounds]`` (steps only if ``with_steps``)."""
+    results: list[RoundResult | None] = [None] * len(rounds)
+    groups: dict[tuple, list[_Clean]] = defaultdict(list)
+    memo: dict = {}
+    for k, ri in enumerate(rounds):
+        clean = _prepass(k, ri, memo)
+        if clean is None:
+            results[k] = _scalar(ri, with_steps)
+        else:
+            groups[(id(ri.ruleset.params), ri.deal_mode, len(clean.seats))].append(clean)
+
+    # gather every clean round's hands at the fixed positions of its group's layout
+    batches = []
+    for (pid, mode, n), members in groups.items():
+        params: HoldemBonusParams = rounds[members[0].index].ruleset.params
+        lay = layout(*params.deal(mode), n)
+        for m in (m for m in members if len(m.codes) != lay.length):
+            results[m.index] = _scalar(rounds[m.index], with_steps)
+        members = [m for m in members if len(m.codes) == lay.length]
+        if not members:
+            continue
+        codes = np.array([m.codes for m in members], dtype=np.int64).reshape(len(members), lay.length)
+        burns = np.array([m.burns for m in members], dtype=bool).reshape(len(members), lay.length)
+        ok = _valid_rows(codes, burns, lay)
+        for m in (m for m, good in zip(members, ok) if not good):
+            results[m.index] = _scalar(rounds[m.index], with_steps)
+        members = [m for m, good in zip(members, ok) if good]
+        if members:
+            codes = codes[ok]
+            batches.append((params, mode, members, codes[:, lay.hole], codes[:, lay.community], codes[:, lay.dealer]))
+    if not batches:
+        return results  # type: ignore[return-value]
+
+    # one evaluator call for every 7-card hand of the batch
+    players = np.concatenate([np.concatenate([h.reshape(-1, 2), np.repeat(c, h.shape[1], axis=0)], axis=1) for _, _, _, h, c, _ in batches])
+    dealers = np.concatenate([np.concatenate([d, c], axis=1) for _, _, _, _, c, d in batches])
+    strengths = poker.evaluate7(np.concatenate([players, dealers]))
+    p7_all, d7_all = strengths[: len(players)], strengths[len(players) :]
+
+    p_off = d_off = 0
+    for params, mode, members, hole, community, dealer in batches:
+        g, n = hole.shape[0], hole.shape[1]
+        p7 = p7_all[p_off : p_off + g * n].reshape(g, n)
+        d7 = d7_all[d_off : d_off + g]
+        p_off += g * n
+        d_off += g
+        _settle_batch(params, mode, members, rounds, hole, community, dealer, p7, d7, results, with_steps)
+    return results  # type: ignore[return-value]
+
+
+def _scalar(ri: RoundInput, with_steps: bool) -> RoundResult:
+    r = engine.settle_round(ri)
+    if with_steps:
+        return r
+    return RoundResult(r.settlements, r.unsettled, (), r.irregularities, r.void, r.outcome)
+
+
+def _prepass(k: int, ri: RoundInput, memo: dict) -> _Clean | None:
+    """The round's seats, decisions and card codes if nothing in it needs the scalar engine's judgement."""
+    params = ri.ruleset.params
+    if ri.ruleset.game != "holdem_bonus" or ri.deal_mode not in ("shoe", "device"):
+        return None
+    if ri.decks is not None and ri.decks != params.decks:
+        return None
+    seats = tuple(sorted({w.seat for w in ri.wagers if w.bet == "ante"}))
+    if not seats:
+        return None
+    by_seat: dict[int, list] = {s: [] for s in seats}
+    for w in ri.wagers:
+        if w.bet not in BET_CODES or w.amount < 0 or w.seat not in by_seat:
+            return None
+        if w.bet == "progressive" and params.progressive is None:
+            return None
+        by_seat[w.seat].append(w)
+    actions: dict[int, list] = {s: [] for s in seats}
+    for a in ri.actions:
+        if a.seat not in actions:
+            return None
+        actions[a.seat].append(a)
+    plays = {}
+    for s in seats:
+        status = _clean_status(
+            memo,
+            params, ri.deal_mode, tuple(a.action for a in actions[s]), tuple(sorted(w.bet for w in by_seat[s]))
+        )
+        if status is None:
+            return None
+        plays[s] = status
+    if any(c.is_burn and c.code == FOREIGN for c in ri.cards):
+        return None
+    codes = [c.code for c in ri.cards]
+    burns = [c.is_burn for c in ri.cards]
+    return _Clean(k, seats, plays, codes, burns)
+
+
+def _clean_status(
+    memo: dict, params: HoldemBonusParams, mode: str, actions: tuple[str, ...], bets: tuple[str, ...]
+) -> str | None:
+    """The seat's status if its decisions and wagers are clean, else None.
+
+    Read by the one decision reader (decisions.read_seat) and memoised, for one batch, by the shape
+    of the decisions -- a night has a few dozen distinct shapes. The memo is keyed by the identity
+    of the frozen params (hashing them deeply per seat cost more than the reading itself); it lives
+    only as long as the batch, whose rounds keep the params alive.
+    """
+    key = (id(params), mode, actions, bets)
+    if key not in memo:
+        memo[key] = _read_status(params, mode, actions, bets)
+    return memo[key]
+
+
+def _read_status(params: HoldemBonusParams, mode: str, actions: tuple[str, ...], bets: tuple[str, ...]) -> str | None:
+    wagers = [Wager(f"w{k}", 1, b, 1) for k, b in enumerate(bets)]
+    play = read_seat(1, [Action(1, 1, a) for a in actions], wagers, params.decisions(mode), params.showdown)
+    if play.irregularities or play.refused or play.status not in STATUS_CODES:
+        return None
+    return play.status
+
+
+def _valid_rows(codes: np.ndarray, burns: np.ndarray, lay: Layout) -> np.ndarray:
+    """Rows whose burns are where the layout has them, every dealt card readable, no card twice."""
+    ok = (burns == lay.is_burn).all(axis=1)
+    dealt = codes[:, ~lay.is_burn]
+    ok &= (dealt >= 0).all(axis=1) & (dealt <= 51).all(axis=1)
+    srt = np.sort(np.where(codes < 0, 1000 + np.arange(codes.shape[1]), codes), axis=1)
+    ok &= (np.diff(srt, axis=1) != 0).all(axis=1)
+    return ok
+
+
+def _settle_batch(params, mode, members, rounds, hole, community, dealer, p7, d7, results, with_steps) -> None:
+    g, n = hole.shape[0], hole.shape[1]
+
+    # one row per wager
+    rows = []
+    for r, m in enumerate(members):
+        seat_index = {s: j for j, s in enumerate(m.seats)}
+        rows.extend((r, seat_index[w.seat], w) for w in rounds[m.index].wagers)
+    W = len(rows)
+    r_idx = np.fromiter((r for r, _, _ in rows), dtype=np.intp, count=W)
+    s_idx = np.fromiter((j for _, j, _ in rows), dtype=np.intp, count=W)
+    bet = np.fromiter((BET_CODES[w.bet] for _, _, w in rows), dtype=np.int64, count=W)
+    amount = np.fromiter((w.amount for _, _, w in rows), dtype=np.int64, count=W)
+    seat_status = np.array([[STATUS_CODES[m.plays[s]] for s in m.seats] for m in members], dtype=np.int64).reshape(g, n)
+    status = seat_status[r_idx, s_idx]
+    player, dealer_s = p7[r_idx, s_idx], d7[r_idx]
+
+    net_main, kind_main = main_game(params, bet, status, player, dealer_s, amount)
+    hole_w = hole[r_idx, s_idx]
+    net_bonus, kind_bonus, line_bonus = bonus(params, status, hole_w, dealer[r_idx], amount)
+    is_bonus = bet == BET_CODES["bonus"]
+    net = np.where(is_bonus, net_bonus, net_main)
+    kind = np.where(is_bonus, kind_bonus, kind_main)
+
+    # the jackpot: the lines each hand meets; a round with a hand that meets one goes to the scalar engine
+    is_jp = bet == BET_CODES["progressive"]
+    scalar_rounds = np.zeros(g, dtype=bool)
+    if is_jp.any():
+        jp = np.flatnonzero(is_jp)
+        cards = np.concatenate([hole_w[jp], community[r_idx[jp]]], axis=1)
+        hf = poker.evaluate(cards[:, :5])
+        ht = poker.evaluate(cards[:, :6])
+        comm = poker.evaluate(community[r_idx[jp]])
+        jp_status = np.where((status[jp] == 2) & params.progressive.checked_after_concede, 1, status[jp])
+        met = jackpot_lines(params, jp_status, hf, ht, player[jp], comm).any(axis=1)
+        conceded_lost = (status[jp] == 2) & (not params.progressive.checked_after_concede)
+        met &= ~conceded_lost
+        scalar_rounds[r_idx[jp[met]]] = True
+        net[jp] = -amount[jp]
+        kind[jp] = np.where(conceded_lost, CONCEDE, -1)
+
+    # the results, worded by the shared sentences
+    decisions = params.decisions(mode)
+    sd = params.showdown
+    prog = params.progressive
+    payouts = {b: getattr(params, b) for b in ("ante", "flop", "turn", "river")}
+    per_round: list[dict[str, Settlement]] = [dict() for _ in range(g)]
+    net_l, kind_l, line_l = net.tolist(), kind.tolist(), line_bonus.tolist()
+    player_l, dealer_l = player.tolist(), dealer_s.tolist()
+    scalar_l, status_l = scalar_rounds.tolist(), status.tolist()
+    hole_l = [tuple(h) for h in hole_w.tolist()]
+    odds_text = {b: str(p.odds) for b, p in payouts.items()}
+    for i, (r, j, w) in enumerate(rows):
+        if scalar_l[r]:
+            continue
+        k, b = kind_l[i], w.bet
+        if b == "progressive":
+            if k == CONCEDE:
+                s = Settlement(net_l[i], sd.concede, text.conceded(b, w.seat))
+            else:
+                s = Settlement(net_l[i], prog.lose_clause, text.jackpot_lose(status_l[i] != 0))
+        elif k == FOLD:
+            s = Settlement(net_l[i], decisions.fold, text.folded(b, w.seat))
+        elif k == CONCEDE:
+            s = Settlement(net_l[i], sd.concede, text.conceded(b, w.seat))
+        elif k == BONUS_WIN:
+            line = params.bonus_pay_table[line_l[i]]
+            s = Settlement(net_l[i], line.clause, text.bonus_win(hole_l[i], line.hand, line.odds))
+        elif k == BONUS_LOSE:
+            s = Settlement(net_l[i], sd.bonus_lose, text.bonus_lose(hole_l[i]))
+        elif k == WIN:
+            s = Settlement(net_l[i], payouts[b].clause, text.win(b, player_l[i], dealer_l[i], odds_text[b]))
+        elif k == ANTE_STAND_OFF:
+            s = Settlement(0, params.ante_qualifier_clause, text.ante_stand_off(player_l[i], dealer_l[i], params.ante_qualifier))
+        elif k == LOSE:
+            s = Settlement(net_l[i], sd.lose, text.lose(b, player_l[i], dealer_l[i]))
+        else:
+            s = Settlement(0, sd.stand_off, text.stand_off(b, player_l[i]))
+        per_round[r][w.wager_id] = s
+
+    comm_l, p7_l, d7_l = community.tolist(), p7.tolist(), d7.tolist()
+    for r, m in enumerate(members):
+        ri = rounds[m.index]
+        if scalar_l[r]:
+            results[m.index] = _scalar(ri, with_steps)
+            continue
+        steps: tuple[Step, ...] = ()
+        if with_steps:
+            procedure, clauses = params.deal(mode)
+            deal = reconstruct(procedure, clauses, m.seats, ri.cards, params.irregularities.missing_burn.clause, params.irregularities.unexpected_burn.clause)
+            by_seat = {s: ([a for a in ri.actions if a.seat == s], [w for w in ri.wagers if w.seat == s]) for s in m.seats}
+            plays = [read_seat(s, *by_seat[s], params.decisions(mode), params.showdown) for s in m.seats]
+            steps = deal.steps + tuple(st for play in plays for st in play.steps)
+        seats_out = {}
+        for j, s in enumerate(m.seats):
+            status_s = m.plays[s]
+            entry: dict[str, object] = {"status": status_s, "hand": text.hand(p7_l[r][j])}
+            if status_s == PLAYED:
+                p, d = p7_l[r][j], d7_l[r]
+                entry["result"] = "win" if p > d else "lose" if p < d else "stand_off"
+            seats_out[str(s)] = entry
+        outcome = {"dealer_hand": text.hand(d7_l[r]), "community": [card_text(c) for c in comm_l[r]], "seats": seats_out}
+        results[m.index] = RoundResult(per_round[r], {}, steps, (), False, outcome)
