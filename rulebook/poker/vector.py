@@ -82,8 +82,8 @@ def _evaluate_span(arr: np.ndarray, out: np.ndarray, lo: int, hi: int) -> None:
         if direct:
             hands = part.view(np.uint8)  # int8 negatives become >= 128: caught below
         else:
-            if arr.dtype.itemsize > 1 and (part.min() < 0 or part.max() > 51):
-                raise _bad_card(part, start)
+            if arr.dtype.itemsize > 1 and np.bitwise_or.reduce(part, axis=None) >> 6:
+                raise _bad_card(part, start)  # a negative or a code >= 64 sets a bit above 63
             hands = scratch[: stop - start]
             np.copyto(hands, part, casting="unsafe")
         if hands.max() > 51:
@@ -107,6 +107,7 @@ def evaluate_array(cards: np.ndarray, width: int | None = None, workers: int | N
     _check_width(arr, width)
     n = arr.shape[0]
     out = np.empty(n, dtype=np.int32)
+    tables.rank_table(arr.shape[1]), tables.flush_table()  # built once, before any thread needs them
     threads = _workers(n, workers)
     if threads == 1:
         _evaluate_span(arr, out, 0, n)
