@@ -88,9 +88,15 @@ def ingest(
     day_start: str = typer.Option("06:00", "--gaming-day-start", help="Local time at which a gaming day begins."),
 ) -> None:
     """Load the card-device and table-system logs into DuckDB; every line is accepted or quarantined with a reason."""
-    from pipelines.ingest.run import run_ingest
+    from pipelines.ingest.run import IngestError, run_ingest
+    from pipelines.ingest.store import InvariantError
 
-    run_ingest(input_dir=input, db_path=db, gaming_day_start=day_start)
+    try:
+        run_ingest(input_dir=input, db_path=db, gaming_day_start=day_start)
+    except IngestError as exc:
+        fail(str(exc))
+    except InvariantError as exc:
+        fail(f"internal error, nothing of the file was kept: {exc}", code=3)
 
 
 @app.command()
@@ -101,9 +107,12 @@ def audit(
     day_start: str = typer.Option("06:00", "--gaming-day-start", help="Local time at which a gaming day begins."),
 ) -> None:
     """The nightly audit: ingest, reconstruct every round from the cards, re-settle every wager, flag every finding, publish."""
-    from pipelines.audit.run import run_audit
+    from pipelines.audit.run import AuditError, run_audit
 
-    run_audit(input_dir=input, db_path=db, out_dir=out, gaming_day_start=day_start)
+    try:
+        run_audit(input_dir=input, db_path=db, out_dir=out, gaming_day_start=day_start)
+    except AuditError as exc:
+        fail(str(exc))
 
 
 @app.command()
@@ -111,9 +120,13 @@ def demo(
     out: Path = typer.Option(Path("out"), "--out", help="Where to write the database and the report."),
 ) -> None:
     """Audit the committed sample night (data/sample/) and say where the report is."""
+    from pipelines.audit.run import AuditError
     from pipelines.demo import run_demo
 
-    run_demo(out)
+    try:
+        run_demo(out)
+    except AuditError as exc:
+        fail(str(exc))
 
 
 def main() -> None:  # pragma: no cover - console entry point

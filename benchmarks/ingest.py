@@ -1,0 +1,108 @@
+"""Benchmark: `pitaudit ingest` (validated, quarantining, de-duplicating) against a bare DuckDB load.
+
+    .venv/bin/python -m benchmarks.ingest                      # writes a 1,000,000-round night first
+    .venv/bin/python -m benchmarks.ingest --rounds 100000      # smaller
+    .venv/bin/python -m benchmarks.ingest --input DIR          # an existing folder of logs
+
+The bare load is ``CREATE TABLE AS SELECT * FROM read_json(...)`` and ``read_csv(...)`` of the same
+files into a fresh DuckDB file: no validation, no line numbers, no quarantine. Each side runs in its
+own child process, so its peak memory (ru_maxrss) is its own. Goal (issue 4): ingest within 2x of the
+bare load, peak memory under 4 GB. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _child_bare(input_dir: Path, db: Path) -> dict:
+    import duckdb
+
+    t = time.perf_counter()
+    con = duckdb.connect(str(db))
+    con.execute(f"CREATE TABLE raw_rounds AS SELECT * FROM read_json('{input_dir.as_posix()}/**/rounds_*.jsonl', "
+                "format = 'newline_delimited')")
+    con.execute(f"CREATE TABLE raw_events AS SELECT * FROM read_csv('{input_dir.as_posix()}/**/shoe_*.csv', "
+                "header = true, all_varchar = false)")
+    rounds = con.execute("SELECT count(*) FROM raw_rounds").fetchall()[0][0]
+    events = con.execute("SELECT count(*) FROM raw_events").fetchall()[0][0]
+    con.close()
+    return {"seconds": time.perf_counter() - t, "rounds": rounds, "events": events}
+
+
+def _child_ingest(input_dir: Path, db: Path) -> dict:
+    from pipelines.ingest.run import run_ingest
+    import duckdb
+
+    t = time.perf_counter()
+    s = run_ingest(input_dir, db, progress=False)
+    seconds = time.perf_counter() - t
+    con = duckdb.connect(str(db), read_only=True)
+    wagers = con.execute("SELECT count(*) FROM core_wagers").fetchall()[0][0]
+    con.close()
+    return {"seconds": seconds, "lines": s.lines_read, "accepted": s.rows_accepted, "quarantined": s.rows_quarantined,
+            "wagers": wagers}
+
+
+def _run_child(mode: str, input_dir: Path, db: Path) -> dict:
+    out = subprocess.run([sys.executable, "-m", "benchmarks.ingest", "--child", mode, "--input", str(input_dir),
+                          "--db", str(db)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--input", type=Path, help="folder of shoe_*.csv / rounds_*.jsonl (default: write one)")
+    ap.add_argument("--rounds", type=int, default=1_000_000)
+    ap.add_argument("--tables", type=int, default=24)
+    ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    ap.add_argument("--child", choices=("bare", "ingest"), help=argparse.SUPPRESS)
+    ap.add_argument("--db", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+
+    if args.child:
+        result = _child_bare(args.input, args.db) if args.child == "bare" else _child_ingest(args.input, args.db)
+        result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(json.dumps(result))
+        return
+
+    work = Path(tempfile.mkdtemp(prefix="pitaudit-bench-ingest-"))
+    try:
+        input_dir = args.input
+        if input_dir is None:
+            from pipelines.ingest.synthetic import write_night
+
+            input_dir = work / "input"
+            t = time.perf_counter()
+            totals = write_night(input_dir, args.rounds, tables=args.tables)
+            print(f"wrote {totals['rounds']:,} rounds, {totals['wagers']:,} wagers, {totals['events']:,} device events "
+                  f"in {time.perf_counter() - t:.1f} s (synthetic writer)")
+        size = sum(p.stat().st_size for p in input_dir.rglob("*") if p.is_file())
+        print(f"input: {input_dir} ({size / 1e6:,.0f} MB)")
+        bare = _run_child("bare", input_dir, work / "bare.duckdb")
+        ingest = _run_child("ingest", input_dir, work / "ingest.duckdb")
+        lines = ingest["lines"]
+        print(f"{'':24}{'seconds':>10}{'lines/s':>14}{'peak MB':>10}")
+        print(f"{'bare DuckDB read':24}{bare['seconds']:>10.1f}{lines / bare['seconds']:>14,.0f}{bare['peak_rss_mb']:>10,.0f}")
+        print(f"{'pitaudit ingest':24}{ingest['seconds']:>10.1f}{lines / ingest['seconds']:>14,.0f}{ingest['peak_rss_mb']:>10,.0f}")
+        print(f"lines {lines:,} (rounds {bare['rounds']:,} + device events {bare['events']:,}); wagers {ingest['wagers']:,}; "
+              f"accepted {ingest['accepted']:,}, quarantined {ingest['quarantined']:,}")
+        ratio = ingest["seconds"] / bare["seconds"]
+        print(f"ingest / bare = {ratio:.2f}x (goal <= 2x); peak memory {ingest['peak_rss_mb']:,.0f} MB (goal < 4096 MB)")
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"kept {work}")
+
+
+if __name__ == "__main__":
+    main()

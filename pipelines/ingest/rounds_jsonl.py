@@ -1,0 +1,291 @@
+"""Input 2, the table system round log (``rounds_*.jsonl``): lines -> fields as read -> checked -> core.
+
+Parsing is DuckDB's: ``try(from_json(raw, STRUCTURE))`` over the whole chunk, with every leaf of
+the structure typed ``JSON``, so each value comes back as its JSON text and its kind is still
+visible (``100`` vs ``100.0`` vs ``"100"``): a wrong type is caught, never silently converted. A
+line that is not JSON becomes NULL under ``try`` and is quarantined as unparseable. (Measured: a
+``json.loads`` per line is ~5x slower than DuckDB on this machine; see docs/ingest.md.)
+
+Then polars derives each field's kind and decoded text, the ``input_*`` pandera models judge the
+round, its wagers and its actions, and every line with a failure anywhere (a bad wager included)
+is quarantined whole: a round is one line, and a round without one of its wagers would be audited
+wrongly. The lines that pass become ``core_rounds``, ``core_wagers`` and ``core_actions`` rows,
+validated again by the canonical models.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+
+from pipelines.ingest.lines import LineChunk
+from pipelines.ingest.duck import registered
+from pipelines.ingest.quarantine import empty_failures, failures_at, from_validation
+from schemas.inputs import INPUT_ACTION, INPUT_ROUNDS_JSONL, INPUT_WAGER
+from schemas.pandera_models import model, polars_schema, validate_frame
+from schemas.rules import INT_TEXT, json_kind, parse_timestamp, utc_offset_minutes
+from schemas.tables import CORE_ACTIONS, CORE_ROUNDS, CORE_WAGERS
+
+KIND = "rounds_jsonl"
+
+ROUND_FIELDS = ("table_id", "game", "ruleset", "round_no", "shoe_id", "dealer_id", "currency", "deal_mode",
+                "bets_open_at", "bets_closed_at", "settled_at", "status", "recorded_result", "jackpot_meter")
+LIMIT_FIELDS = {"min": "limit_min", "max": "limit_max", "differential": "limit_differential",
+                "side_min": "limit_side_min", "side_max": "limit_side_max"}
+WAGER_FIELDS = ("wager_id", "seat", "player_id", "bet", "amount", "placed_at", "net")
+ACTION_FIELDS = ("seat", "hand", "action", "amount", "ts", "wager_ids")
+
+STRUCTURE = json.dumps({
+    **{f: "JSON" for f in ROUND_FIELDS},
+    "limits": {k: "JSON" for k in LIMIT_FIELDS},
+    "wagers": [{f: "JSON" for f in WAGER_FIELDS}],
+    "actions": [{f: "JSON" for f in ACTION_FIELDS}],
+})
+
+# DuckDB json_type names -> the kinds of schemas.rules.json_kind
+_DUCK_KINDS = {"OBJECT": "object", "ARRAY": "array", "VARCHAR": "string", "BIGINT": "integer",
+               "UBIGINT": "integer", "DOUBLE": "number", "BOOLEAN": "boolean", "NULL": None}
+
+ROUNDS_AS_READ = polars_schema(INPUT_ROUNDS_JSONL)
+WAGERS_AS_READ = polars_schema(INPUT_WAGER)
+ACTIONS_AS_READ = polars_schema(INPUT_ACTION)
+CORE_ROUNDS_SCHEMA = polars_schema(CORE_ROUNDS)
+CORE_WAGERS_SCHEMA = polars_schema(CORE_WAGERS)
+CORE_ACTIONS_SCHEMA = polars_schema(CORE_ACTIONS)
+_ALL_NULL_WAGER = " AND ".join(f"w.{f} IS NULL" for f in WAGER_FIELDS)
+_ALL_NULL_ACTION = " AND ".join(f"a.{f} IS NULL" for f in ACTION_FIELDS)
+_ALL_NULL_LIMITS = " AND ".join(f"j.limits.{k} IS NULL" for k in LIMIT_FIELDS)
+STRING_ARRAY = r'^\[\s*("([^"\\]|\\.)*"\s*(,\s*"([^"\\]|\\.)*"\s*)*)?\]$'
+
+
+def _kind_sql(expr: str) -> str:
+    cases = " ".join(f"WHEN '{k}' THEN {('NULL' if v is None else repr(v))}" for k, v in _DUCK_KINDS.items())
+    return f"CASE {expr} {cases} END"
+
+
+def decoded(frame: pl.DataFrame, names: tuple[str, ...] | list[str]) -> pl.DataFrame:
+    """For each JSON literal column: add ``<name>__json`` (its kind) and replace it by its text.
+
+    A string's text is the decoded string (escapes resolved; the rare literal with a backslash is
+    decoded by ``json.loads``); any other value keeps its JSON text (``100.0``, ``{...}``).
+    """
+    out = frame.with_columns([json_kind(pl.col(n)).alias(f"{n}__json") for n in names])
+    out = out.with_columns([
+        pl.when(pl.col(f"{n}__json") == "string")
+        .then(pl.col(n).str.slice(1, pl.col(n).str.len_chars() - 2))
+        .otherwise(pl.col(n)).alias(n)
+        for n in names
+    ])
+    for n in names:
+        esc = (frame[n].str.contains("\\", literal=True) & (out[f"{n}__json"] == "string")).fill_null(False)
+        if esc.any():
+            idx = esc.arg_true()
+            fixed = [json.loads(v) for v in frame[n].gather(idx).to_list()]
+            out = out.with_columns(out[n].scatter(idx, fixed))
+    return out
+
+
+@dataclass
+class RoundsParser:
+    """Parses the chunks of one file with the writer's DuckDB connection (temporary views only)."""
+
+    con: duckdb.DuckDBPyConnection
+    source_file: str
+    day_start_minutes: int
+
+    def parse(self, chunk: LineChunk) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+        """One chunk -> (rounds, wagers, actions, failures, raw lines)."""
+        n = len(chunk)
+        raw = pl.DataFrame({
+            "source_line": pl.int_range(chunk.first_line, chunk.first_line + n, eager=True, dtype=pl.Int64),
+            "raw": chunk.lines,
+        })
+        failures = [empty_failures()]
+        bad = pl.Series("bad", [False] * n)
+        if chunk.not_utf8:
+            idx = pl.Series(chunk.not_utf8, dtype=pl.UInt32)
+            failures.append(failures_at(raw["source_line"].gather(idx), "not_utf8"))
+            bad = bad.scatter(idx, True)
+        if chunk.too_long:
+            idx = pl.Series(list(chunk.too_long), dtype=pl.UInt32)
+            failures.append(failures_at(raw["source_line"].gather(idx), "line_too_long",
+                                        pl.Series([f"{v} bytes" for v in chunk.too_long.values()])))
+            bad = bad.scatter(idx, True)
+        frame = raw.with_columns(bad=bad)
+        blank = frame.filter(~pl.col("bad") & (pl.col("raw").str.strip_chars() == ""))
+        failures.append(failures_at(blank["source_line"], "blank_line"))
+        todo = frame.filter(~pl.col("bad") & (pl.col("raw").str.strip_chars() != "")).select("source_line", "raw")
+
+        rounds_lit, wagers_lit, actions_lit, line_fail = self._duck_parse(todo)
+        failures.append(line_fail)
+
+        rounds_ar = self._rounds_as_read(rounds_lit)
+        wagers_ar = self._elements_as_read(wagers_lit, rounds_ar, WAGER_FIELDS, "wager_order", WAGERS_AS_READ)
+        wagers_ar = wagers_ar.with_columns(
+            (pl.int_range(pl.len()).over(["source_line", "wager_id"]) > 0).alias("wager_id_repeated")
+        ) if not wagers_ar.is_empty() else wagers_ar
+        actions_ar = self._elements_as_read(actions_lit, rounds_ar, ACTION_FIELDS, "action_order", ACTIONS_AS_READ)
+        if not actions_ar.is_empty():
+            actions_ar = actions_ar.with_columns(
+                pl.when(pl.col("wager_ids__json") == "array")
+                .then(pl.when(pl.col("wager_ids").str.contains(STRING_ARRAY)).then(pl.lit("array")).otherwise(pl.lit("array of non-strings")))
+                .otherwise(pl.col("wager_ids__json")).alias("wager_ids__json")
+            )
+
+        failures.append(from_validation(validate_frame(rounds_ar.select(list(ROUNDS_AS_READ)), model(INPUT_ROUNDS_JSONL.name)),
+                                        rounds_ar, INPUT_ROUNDS_JSONL))
+        wagers_ar = wagers_ar.select(list(WAGERS_AS_READ))
+        failures.append(from_validation(validate_frame(wagers_ar, model(INPUT_WAGER.name)), wagers_ar, INPUT_WAGER,
+                                        "wagers", "wager_order"))
+        actions_ar = actions_ar.select(list(ACTIONS_AS_READ))
+        failures.append(from_validation(validate_frame(actions_ar, model(INPUT_ACTION.name)), actions_ar, INPUT_ACTION,
+                                        "actions", "action_order"))
+        all_failures = pl.concat(failures)
+        failed = all_failures.select("source_line").unique()
+        ok_rounds = rounds_ar.join(failed, on="source_line", how="anti")
+        rounds, wagers, actions = self._canonical(ok_rounds, wagers_ar, actions_ar)
+
+        contract = [
+            from_validation(validate_frame(rounds, model(CORE_ROUNDS.name)), rounds, CORE_ROUNDS),
+            from_validation(validate_frame(wagers, model(CORE_WAGERS.name)), wagers, CORE_WAGERS),
+            from_validation(validate_frame(actions, model(CORE_ACTIONS.name)), actions, CORE_ACTIONS),
+        ]
+        contract_fail = pl.concat(contract)
+        if not contract_fail.is_empty():  # rule-set/game mismatch lands here; other checks never should
+            contract_fail = contract_fail.with_columns(
+                pl.when(pl.col("code") == "ruleset_game_mismatch").then(pl.col("code"))
+                .otherwise(pl.lit("contract_violation")).alias("code"))
+            all_failures = pl.concat([all_failures, contract_fail])
+            drop = contract_fail.select("source_line").unique()
+            rounds = rounds.join(drop, on="source_line", how="anti")
+            wagers = wagers.join(drop, on="source_line", how="anti")
+            actions = actions.join(drop, on="source_line", how="anti")
+        return rounds, wagers, actions, all_failures, raw
+
+    # -- parsing --------------------------------------------------------------------------------
+    def _duck_parse(self, todo: pl.DataFrame):
+        """DuckDB parses every line once; returns the literal frames and the line-level failures."""
+        batches = todo.to_arrow().to_batches(max_chunksize=20_000)
+        src = pa.Table.from_batches(batches, schema=todo.to_arrow().schema) if batches else todo.to_arrow()
+        con = self.con
+        with registered(con, "_ingest_lines", src):
+            con.execute(f"""
+                CREATE OR REPLACE TEMP TABLE _ingest_parsed AS
+                SELECT source_line, j, looks_object,
+                       CASE WHEN j IS NULL OR NOT looks_object THEN
+                            CASE WHEN json_valid(raw) THEN lower(json_type(raw)) ELSE 'invalid' END END AS line_kind,
+                       CASE WHEN j.limits IS NULL OR ({_ALL_NULL_LIMITS})
+                            THEN {_kind_sql("json_type(raw, '$.limits')")} ELSE 'object' END AS limits_kind,
+                       CASE WHEN j.wagers IS NULL THEN {_kind_sql("json_type(raw, '$.wagers')")} ELSE 'array' END AS wagers_kind,
+                       CASE WHEN j.actions IS NULL THEN {_kind_sql("json_type(raw, '$.actions')")} ELSE 'array' END AS actions_kind,
+                       CASE WHEN list_bool_or(list_transform(j.wagers, lambda w: {_ALL_NULL_WAGER}))
+                            THEN json_type(raw, '$.wagers[*]') END AS wager_kinds,
+                       CASE WHEN list_bool_or(list_transform(j.actions, lambda a: {_ALL_NULL_ACTION}))
+                            THEN json_type(raw, '$.actions[*]') END AS action_kinds
+                FROM (SELECT source_line, raw, try(from_json(raw, '{STRUCTURE}')) AS j,
+                             ltrim(raw) LIKE '{{%' AS looks_object
+                      FROM _ingest_lines)
+            """)
+        lf = con.sql("""SELECT source_line, line_kind FROM _ingest_parsed
+                        WHERE line_kind IS NOT NULL OR j IS NULL OR NOT looks_object""").pl()
+        unparseable = lf.filter(pl.col("line_kind").is_null() | (pl.col("line_kind") == "invalid"))
+        not_object = lf.filter(pl.col("line_kind").is_not_null() & (pl.col("line_kind") != "invalid"))
+        line_fail = pl.concat([
+            failures_at(unparseable["source_line"], "json_unparseable"),
+            failures_at(not_object["source_line"], "json_not_object", "a JSON " + not_object["line_kind"].cast(pl.String)),
+        ])
+        ok = "line_kind IS NULL AND j IS NOT NULL AND looks_object"
+        limit_cols = ", ".join(f"j.limits.{k} AS {v}" for k, v in LIMIT_FIELDS.items())
+        rounds = con.sql(f"""
+            SELECT source_line, {", ".join(f"j.{f} AS {f}" for f in ROUND_FIELDS)}, {limit_cols},
+                   limits_kind AS "limits__json", wagers_kind AS "wagers__json", actions_kind AS "actions__json",
+                   coalesce(len(j.wagers), 0)::INTEGER AS wager_count,
+                   coalesce(len(j.actions), 0)::INTEGER AS action_count,
+                   md5(j::VARCHAR) AS content_hash
+            FROM _ingest_parsed WHERE {ok}""").pl()
+        wagers = self._duck_elements("wagers", "wager_kinds", WAGER_FIELDS, "wager_order", ok)
+        actions = self._duck_elements("actions", "action_kinds", ACTION_FIELDS, "action_order", ok)
+        con.execute("DROP TABLE IF EXISTS _ingest_parsed")
+        return rounds, wagers, actions, line_fail
+
+    def _duck_elements(self, name: str, kinds: str, fields: tuple[str, ...], order: str, ok: str) -> pl.DataFrame:
+        cols = ", ".join(f"e.{f} AS {f}" for f in fields)
+        return self.con.sql(f"""
+            SELECT source_line, i::BIGINT AS {order}, {cols},
+                   CASE WHEN {kinds} IS NULL THEN 'object' ELSE {_kind_sql(f"{kinds}[i]")} END AS "element__json"
+            FROM (SELECT source_line, {kinds}, unnest(j.{name}) AS e, generate_subscripts(j.{name}, 1) AS i
+                  FROM _ingest_parsed WHERE {ok} AND j.{name} IS NOT NULL)""").pl()
+
+    # -- as read --------------------------------------------------------------------------------
+    def _rounds_as_read(self, lit: pl.DataFrame) -> pl.DataFrame:
+        names = [f for f in ROUND_FIELDS if f != "recorded_result"] + list(LIMIT_FIELDS.values())
+        out = decoded(lit, names)
+        return out.with_columns(pl.col("source_line").cast(pl.Int64))
+
+    def _elements_as_read(self, lit: pl.DataFrame, rounds_ar: pl.DataFrame, fields: tuple[str, ...], order: str,
+                          schema: dict) -> pl.DataFrame:
+        if lit.is_empty():
+            return pl.DataFrame(schema=schema)
+        names = [f for f in fields if f != "wager_ids"] if "wager_ids" in fields else list(fields)
+        out = decoded(lit, names)
+        if "wager_ids" in fields:
+            out = out.with_columns(json_kind(pl.col("wager_ids")).alias("wager_ids__json"))
+        games = rounds_ar.select("source_line", pl.when(pl.col("game__json") == "string").then(pl.col("game")).alias("game"))
+        out = out.join(games, on="source_line", how="left", maintain_order="left")
+        return out.with_columns(pl.col("source_line").cast(pl.Int64), pl.col(order).cast(pl.Int64))
+
+    # -- canonical ------------------------------------------------------------------------------
+    def _canonical(self, r: pl.DataFrame, w: pl.DataFrame, a: pl.DataFrame):
+        closed_local = (parse_timestamp(pl.col("bets_closed_at")).dt.replace_time_zone(None)
+                        + pl.duration(minutes=utc_offset_minutes(pl.col("bets_closed_at")).cast(pl.Int64)))
+        rr = pl.col("recorded_result")
+        is_obj = rr.str.starts_with("{")
+
+        def rr_int(key: str) -> pl.Expr:
+            v = rr.str.json_path_match(f"$.{key}")
+            return pl.when(is_obj & v.str.contains(INT_TEXT)).then(v.str.to_integer(strict=False)).cast(pl.Int16, strict=False)
+
+        rounds = r.select(
+            "table_id",
+            pl.col("round_no").str.to_integer().cast(pl.Int64),
+            "game", "ruleset", "shoe_id", "dealer_id", "currency", "deal_mode",
+            *[pl.col(c).str.to_integer(strict=False).cast(pl.Int64) for c in LIMIT_FIELDS.values()],
+            parse_timestamp(pl.col("bets_open_at")).alias("bets_open_at"),
+            parse_timestamp(pl.col("bets_closed_at")).alias("bets_closed_at"),
+            parse_timestamp(pl.col("settled_at")).alias("settled_at"),
+            "status",
+            pl.when(is_obj).then(rr.str.json_path_match("$.winner")).alias("recorded_winner"),
+            rr_int("player_points").alias("recorded_player_points"),
+            rr_int("banker_points").alias("recorded_banker_points"),
+            "recorded_result",
+            pl.col("jackpot_meter").str.to_integer(strict=False).cast(pl.Int64),
+            (closed_local - pl.duration(minutes=self.day_start_minutes)).dt.date().alias("gaming_day"),
+            utc_offset_minutes(pl.col("bets_closed_at")).alias("utc_offset_minutes"),
+            "wager_count", "action_count", "content_hash",
+            pl.lit(self.source_file).alias("source_file"),
+            "source_line",
+        ).cast(CORE_ROUNDS_SCHEMA).select(list(CORE_ROUNDS_SCHEMA))
+        keys = rounds.select("source_line", "table_id", "round_no")
+        wagers = w.join(keys, on="source_line", how="inner").select(
+            "table_id", "round_no", pl.col("wager_order").cast(pl.Int32), "wager_id",
+            pl.col("seat").str.to_integer().cast(pl.Int16), "player_id", "bet",
+            pl.col("amount").str.to_integer().cast(pl.Int64),
+            parse_timestamp(pl.col("placed_at")).alias("placed_at"),
+            pl.col("net").str.to_integer().cast(pl.Int64),
+            pl.lit(self.source_file).alias("source_file"), "source_line",
+        ).cast(CORE_WAGERS_SCHEMA).select(list(CORE_WAGERS_SCHEMA))
+        actions = a.join(keys, on="source_line", how="inner").select(
+            "table_id", "round_no", pl.col("action_order").cast(pl.Int32),
+            pl.col("seat").str.to_integer().cast(pl.Int16),
+            pl.col("hand").str.to_integer().cast(pl.Int16),
+            "action",
+            pl.col("amount").str.to_integer(strict=False).cast(pl.Int64),
+            parse_timestamp(pl.col("ts")).alias("ts"),
+            pl.col("wager_ids").str.json_decode(pl.List(pl.String)).alias("wager_ids"),
+            pl.lit(self.source_file).alias("source_file"), "source_line",
+        ).cast(CORE_ACTIONS_SCHEMA).select(list(CORE_ACTIONS_SCHEMA))
+        return rounds, wagers, actions

@@ -1,0 +1,160 @@
+"""Input 1, the card device log (``shoe_*.csv``): lines -> fields as read -> checked -> core_device_events.
+
+The fields are split by polars (``str.split(',')``) over the whole chunk; only lines holding a
+double quote go through Python's csv module (the devices do not quote, so that path is rare).
+A line with too few or too many fields is quarantined before any field is judged. The fields as
+read are validated by the ``input_shoe_csv`` model; the lines that pass become canonical rows,
+validated again by the ``core_device_events`` model.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from pipelines.ingest.lines import LineChunk, UnreadableFile
+from pipelines.ingest.quarantine import empty_failures, failures_at, from_validation
+from rulebook.cards import FOREIGN, NO_CARD, RANKS, SUITS, UNREADABLE
+from schemas.inputs import INPUT_SHOE_CSV, SHOE_CSV_COLUMNS
+from schemas.pandera_models import model, polars_schema, validate_frame
+from schemas.rules import INT_TEXT, parse_timestamp
+from schemas.tables import CORE_DEVICE_EVENTS
+
+KIND = "shoe_csv"
+CARD_CODES: dict[str, int] = {r + s: ri * 4 + si for ri, r in enumerate(RANKS) for si, s in enumerate(SUITS)}
+CARD_CODES["??"] = UNREADABLE
+EVENTS_WITH_CARD = ("card", "burn")
+AS_READ_SCHEMA = polars_schema(INPUT_SHOE_CSV)
+CORE_SCHEMA = polars_schema(CORE_DEVICE_EVENTS)
+
+
+def read_header(line: str) -> list[str]:
+    """The header's column order; :class:`UnreadableFile` unless it names exactly the nine columns."""
+    names = [c.strip().strip('"').strip() for c in line.split(",")]
+    if sorted(names) != sorted(SHOE_CSV_COLUMNS):
+        shown = line if len(line) <= 120 else line[:119] + "…"
+        raise UnreadableFile(f"first line is not the shoe CSV header ({','.join(SHOE_CSV_COLUMNS)}): {shown!r}")
+    return names
+
+
+@dataclass
+class ShoeParser:
+    """Parses the chunks of one file; keeps the highest event_seq seen per device across chunks."""
+
+    source_file: str
+    header: list[str]
+    max_seq: dict[str, int] = field(default_factory=dict)
+
+    def parse(self, chunk: LineChunk) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+        """One chunk -> (canonical events, failures, raw lines (source_line, raw))."""
+        n = len(chunk)
+        raw = pl.DataFrame({
+            "source_line": pl.int_range(chunk.first_line, chunk.first_line + n, eager=True, dtype=pl.Int64),
+            "raw": chunk.lines,
+        })
+        failures = [empty_failures()]
+        bad = pl.Series("bad", [False] * n)
+        if chunk.not_utf8:
+            idx = pl.Series(chunk.not_utf8, dtype=pl.UInt32)
+            failures.append(failures_at(raw["source_line"].gather(idx), "not_utf8"))
+            bad = bad.scatter(idx, True)
+        if chunk.too_long:
+            idx = pl.Series(list(chunk.too_long), dtype=pl.UInt32)
+            failures.append(failures_at(raw["source_line"].gather(idx), "line_too_long",
+                                        pl.Series([f"{v} bytes" for v in chunk.too_long.values()])))
+            bad = bad.scatter(idx, True)
+        frame = raw.with_columns(bad=bad)
+        blank = frame.filter(~pl.col("bad") & (pl.col("raw").str.strip_chars() == ""))
+        failures.append(failures_at(blank["source_line"], "blank_line"))
+        frame = frame.filter(~pl.col("bad") & (pl.col("raw").str.strip_chars() != ""))
+
+        quoted = frame.filter(pl.col("raw").str.contains('"', literal=True))
+        plain = frame.filter(~pl.col("raw").str.contains('"', literal=True))
+        split = plain.with_columns(pl.col("raw").str.split(",").alias("_f"))
+        split = split.with_columns(pl.col("_f").list.len().alias("_n"))
+        wrong = split.filter(pl.col("_n") != len(SHOE_CSV_COLUMNS))
+        failures.append(failures_at(wrong["source_line"], "csv_column_count",
+                                    "expected 9 fields, got " + wrong["_n"].cast(pl.String)))
+        good = split.filter(pl.col("_n") == len(SHOE_CSV_COLUMNS))
+        fields = good.select(
+            "source_line",
+            *[pl.col("_f").list.get(i).alias(name) for i, name in enumerate(self.header)],
+        )
+        if not quoted.is_empty():
+            qf, qfail = self._parse_quoted(quoted)
+            failures.append(qfail)
+            fields = pl.concat([fields, qf]).sort("source_line")
+        fields = fields.with_columns([
+            pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c) for c in SHOE_CSV_COLUMNS
+        ])
+        as_read = self._with_prev_max(fields).select(list(AS_READ_SCHEMA))
+        fc = validate_frame(as_read, model(INPUT_SHOE_CSV.name))
+        failures.append(from_validation(fc, as_read, INPUT_SHOE_CSV))
+        all_failures = pl.concat(failures)
+        accepted = as_read.join(all_failures.select("source_line").unique(), on="source_line", how="anti")
+        events = self._canonical(accepted)
+        fc2 = validate_frame(events, model(CORE_DEVICE_EVENTS.name))
+        if not fc2.is_empty():  # never expected: the input checks guard every conversion
+            bad2 = from_validation(fc2, events, CORE_DEVICE_EVENTS).with_columns(code=pl.lit("contract_violation"))
+            all_failures = pl.concat([all_failures, bad2])
+            events = events.join(bad2.select("source_line").unique(), on="source_line", how="anti")
+        return events, all_failures, raw
+
+    def _parse_quoted(self, quoted: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        rows, fails = [], []
+        for line_no, text in quoted.select("source_line", "raw").iter_rows():
+            try:
+                parsed = next(csv.reader([text], strict=True))
+            except (csv.Error, StopIteration) as exc:
+                fails.append((line_no, "csv_unparseable", str(exc)))
+                continue
+            if len(parsed) != len(SHOE_CSV_COLUMNS):
+                fails.append((line_no, "csv_column_count", f"expected 9 fields, got {len(parsed)}"))
+                continue
+            rows.append({"source_line": line_no, **dict(zip(self.header, parsed))})
+        schema = {"source_line": pl.Int64, **{c: pl.String for c in self.header}}
+        frame = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+        failure_frame = pl.DataFrame(fails, schema={"source_line": pl.Int64, "code": pl.String, "detail": pl.String},
+                                     orient="row") if fails else empty_failures()
+        return frame.select("source_line", *self.header), failure_frame
+
+    def _with_prev_max(self, fields: pl.DataFrame) -> pl.DataFrame:
+        """Add ``prev_max_event_seq``: the highest event_seq of the device on an earlier line."""
+        seq = pl.when(pl.col("event_seq").str.contains(INT_TEXT)).then(pl.col("event_seq").str.to_integer(strict=False))
+        out = fields.with_columns(seq.alias("_seq"))
+        out = out.with_columns(
+            pl.col("_seq").cum_max().forward_fill().shift(1).over("device_id").alias("prev_max_event_seq")
+        )
+        if self.max_seq:
+            carried = pl.DataFrame({"device_id": list(self.max_seq), "_carried": list(self.max_seq.values())},
+                                   schema={"device_id": pl.String, "_carried": pl.Int64})
+            out = out.join(carried, on="device_id", how="left", maintain_order="left").with_columns(
+                pl.max_horizontal("prev_max_event_seq", "_carried").alias("prev_max_event_seq")
+            ).drop("_carried")
+        latest = out.filter(pl.col("device_id").is_not_null()).group_by("device_id").agg(pl.col("_seq").max())
+        for device, top in latest.iter_rows():
+            if top is not None:
+                self.max_seq[device] = max(top, self.max_seq.get(device, top))
+        return out.drop("_seq")
+
+    def _canonical(self, accepted: pl.DataFrame) -> pl.DataFrame:
+        with_card = pl.col("event").is_in(EVENTS_WITH_CARD)
+        code = (
+            pl.when(~with_card).then(None)
+            .when(pl.col("card").is_null()).then(pl.lit(NO_CARD))
+            .otherwise(pl.col("card").replace_strict(CARD_CODES, default=FOREIGN, return_dtype=pl.Int16))
+        )
+        return accepted.select(
+            pl.lit(self.source_file).alias("source_file"),
+            pl.col("source_line"),
+            "device_id", "table_id", "shoe_id",
+            pl.col("event_seq").str.to_integer().cast(pl.Int64),
+            parse_timestamp(pl.col("ts")).alias("ts"),
+            "event",
+            pl.col("round_no").str.to_integer(strict=False).cast(pl.Int64),
+            "card",
+            code.cast(pl.Int16).alias("card_code"),
+            pl.col("decks").str.to_integer(strict=False).cast(pl.Int16),
+        ).select(list(CORE_SCHEMA)).cast(CORE_SCHEMA)

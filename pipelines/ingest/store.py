@@ -1,0 +1,268 @@
+"""Write one file's rows: staged, de-duplicated against what is already loaded, committed at once.
+
+Each file loads in one transaction. Its rows are first appended to temporary staging tables chunk
+by chunk; at the end of the file, duplicates are resolved in SQL and the rows are moved to the
+core tables, the file's line accounting is checked, and everything commits together. A process
+that dies before the commit leaves the database exactly as it was before the file.
+
+Duplicates (the same round, ``table_id``/``round_no``; the same device event,
+``device_id``/``event_seq``):
+- identical content -> kept once; the later line is accepted and listed in core_duplicate_lines;
+- different content -> every copy (this file's, the one loaded earlier, and its identical
+  duplicates) goes to quarantine as ``conflicting duplicate``, the copy loaded earlier is removed
+  from the core tables (its file's counts move from accepted to quarantined), and the key is
+  flagged; any later copy of a flagged key is quarantined too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from pipelines.ingest.duck import registered
+from pipelines.ingest.lines import iter_lines
+from schemas.reasons import REASONS
+
+STAGING = {
+    "rounds": "core_rounds", "wagers": "core_wagers", "actions": "core_actions",
+    "events": "core_device_events", "quarantine": "core_quarantine",
+}
+EVENT_CONTENT = ("table_id", "shoe_id", "ts", "event", "round_no", "card", "decks")
+
+
+class InvariantError(RuntimeError):
+    """Lines read != rows accepted + rows quarantined: a defect of the loader. Loud, never ignored."""
+
+
+@dataclass
+class FileCounts:
+    lines_read: int
+    rows_accepted: int
+    rows_quarantined: int
+    rows_duplicate: int
+
+
+def begin_file(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("BEGIN TRANSACTION")
+    for stg, core in STAGING.items():
+        con.execute(f"CREATE OR REPLACE TEMP TABLE stg_{stg} AS SELECT * FROM {core} LIMIT 0")
+
+
+def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
+    for stg in STAGING:
+        con.execute(f"DROP TABLE IF EXISTS stg_{stg}")
+    for t in ("_r_class", "_e_class", "_moved"):
+        con.execute(f"DROP TABLE IF EXISTS {t}")
+
+
+def stage(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> None:
+    """Append a polars frame (canonical columns) to a staging table."""
+    if frame.is_empty():
+        return
+    with registered(con, "_stage_frame", frame.to_arrow()):
+        con.execute(f"INSERT INTO stg_{name} BY NAME SELECT * FROM _stage_frame")
+
+
+def read_lines(path: Path, wanted: set[int]) -> dict[int, str]:
+    """The text of some lines of a file (to quarantine a copy that was accepted earlier)."""
+    found: dict[int, str] = {}
+    if not wanted or not path.is_file():
+        return found
+    top = max(wanted)
+    for chunk in iter_lines(path):
+        lo, hi = chunk.first_line, chunk.first_line + len(chunk)
+        for n in [w for w in wanted if lo <= w < hi]:
+            found[n] = chunk.lines[n - lo]
+        if hi > top:
+            break
+    return found
+
+
+def _quarantine_earlier(con: duckdb.DuckDBPyConnection, moved: pl.DataFrame, kind: str, detail: str) -> None:
+    """Quarantine copies accepted by earlier files: (source_file, source_line, was_duplicate)."""
+    if moved.is_empty():
+        return
+    roots = dict(con.execute("SELECT source_file, input_root FROM core_source_files").fetchall())
+    rows = []
+    for (sf,), grp in moved.group_by(["source_file"], maintain_order=True):
+        root = roots.get(sf)
+        text = read_lines(Path(root) / sf, set(grp["source_line"].to_list())) if root else {}
+        for line in grp["source_line"].to_list():
+            rows.append((sf, line, text.get(line, "")))
+    frame = pl.DataFrame(rows, schema={"source_file": pl.String, "source_line": pl.Int64, "raw": pl.String}, orient="row")
+    with registered(con, "_earlier", frame.to_arrow()):
+        con.execute(f"""
+            INSERT INTO core_quarantine
+            SELECT source_file, source_line, '{kind}', '{REASONS["conflicting_duplicate"]}', 'conflicting_duplicate',
+                   '{detail}' || CASE WHEN raw = '' THEN '; the line could not be re-read from its file' ELSE '' END, raw
+            FROM _earlier""")
+    # the earlier files' accounting: accepted -> quarantined (and duplicate -> quarantined)
+    counts = moved.group_by("source_file").agg(pl.len().alias("n"), pl.col("was_duplicate").sum().alias("d"))
+    with registered(con, "_moved_counts", counts.to_arrow()):
+        con.execute("""
+            UPDATE core_source_files f SET rows_accepted = f.rows_accepted - m.n,
+                   rows_quarantined = f.rows_quarantined + m.n, rows_duplicate = f.rows_duplicate - m.d
+            FROM _moved_counts m WHERE f.source_file = m.source_file""")
+
+
+def _stage_conflicts(con: duckdb.DuckDBPyConnection, lines: pl.DataFrame, source_file: str, path: Path,
+                     kind: str, detail: str) -> None:
+    if lines.is_empty():
+        return
+    text = read_lines(path, set(lines["source_line"].to_list()))
+    frame = pl.DataFrame({
+        "source_file": source_file, "source_line": lines["source_line"], "kind": kind,
+        "reason": REASONS["conflicting_duplicate"], "reason_code": "conflicting_duplicate",
+        "detail": detail, "raw": [text.get(n, "") for n in lines["source_line"].to_list()],
+    })
+    stage(con, "quarantine", frame)
+
+
+def resolve_rounds(con: duckdb.DuckDBPyConnection, source_file: str, path: Path) -> None:
+    """Move this file's staged rounds (with wagers, actions) into the core tables, duplicates resolved."""
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE _r_class AS
+        WITH k AS (
+            SELECT table_id, round_no, count(DISTINCT content_hash) AS n_hash, min(content_hash) AS hash,
+                   min(source_line) AS first_line
+            FROM stg_rounds GROUP BY table_id, round_no),
+        f AS (SELECT DISTINCT table_id, round_no FROM core_round_flags WHERE flag = 'conflicting_duplicate')
+        SELECT k.*, c.content_hash AS core_hash, c.source_file AS core_file, c.source_line AS core_line,
+               f.table_id IS NOT NULL AS flagged,
+               (f.table_id IS NOT NULL OR k.n_hash > 1 OR (c.content_hash IS NOT NULL AND c.content_hash <> k.hash))
+                   AS conflict
+        FROM k LEFT JOIN core_rounds c USING (table_id, round_no) LEFT JOIN f USING (table_id, round_no)""")
+    # 1. conflicts: this file's lines, the earlier copy, its duplicates -> quarantine; flag the key
+    mine = con.sql("""SELECT s.source_line, s.table_id, s.round_no FROM stg_rounds s
+                      JOIN _r_class k USING (table_id, round_no) WHERE k.conflict""").pl()
+    if not mine.is_empty():
+        detail = "the same table_id and round_no arrived with different content"
+        _stage_conflicts(con, mine, source_file, path, "rounds_jsonl", detail)
+        earlier = con.sql("""
+            SELECT c.source_file, c.source_line, false AS was_duplicate, c.table_id, c.round_no
+            FROM core_rounds c JOIN _r_class k USING (table_id, round_no) WHERE k.conflict
+            UNION ALL
+            SELECT d.source_file, d.source_line, true, k.table_id, k.round_no
+            FROM core_duplicate_lines d JOIN _r_class k
+              ON d.kind = 'rounds_jsonl' AND d.row_key = k.table_id || '/' || k.round_no::VARCHAR
+            WHERE k.conflict""").pl()
+        _quarantine_earlier(con, earlier, "rounds_jsonl", detail)
+        con.execute("""
+            INSERT INTO core_round_flags
+            SELECT table_id, round_no, 'conflicting_duplicate',
+                   'copies with different content; every copy is in core_quarantine', ?, source_line
+            FROM stg_rounds WHERE (table_id, round_no) IN (SELECT (table_id, round_no) FROM _r_class WHERE conflict)""",
+                    [source_file])
+        with registered(con, "_earlier_flags", earlier.to_arrow()):
+            con.execute("""INSERT INTO core_round_flags SELECT table_id, round_no, 'conflicting_duplicate',
+                           'copies with different content; every copy is in core_quarantine', source_file, source_line
+                           FROM _earlier_flags""")
+        for t in ("core_wagers", "core_actions", "core_rounds"):
+            con.execute(f"""DELETE FROM {t} WHERE (table_id, round_no) IN
+                            (SELECT (table_id, round_no) FROM _r_class WHERE conflict AND core_hash IS NOT NULL)""")
+        con.execute("""DELETE FROM core_duplicate_lines WHERE kind = 'rounds_jsonl' AND row_key IN
+                       (SELECT table_id || '/' || round_no::VARCHAR FROM _r_class WHERE conflict)""")
+    # 2. identical copies: listed, not stored twice
+    con.execute("""
+        INSERT INTO core_duplicate_lines
+        SELECT ?, s.source_line, 'rounds_jsonl', s.table_id || '/' || s.round_no::VARCHAR,
+               CASE WHEN k.core_hash IS NOT NULL THEN k.core_file ELSE ? END,
+               CASE WHEN k.core_hash IS NOT NULL THEN k.core_line ELSE k.first_line END
+        FROM stg_rounds s JOIN _r_class k USING (table_id, round_no)
+        WHERE NOT k.conflict AND (k.core_hash IS NOT NULL OR s.source_line <> k.first_line)""",
+                [source_file, source_file])
+    # 3. new rounds: the first copy, with its wagers and actions
+    keep = """(SELECT s.source_line FROM stg_rounds s JOIN _r_class k USING (table_id, round_no)
+               WHERE NOT k.conflict AND k.core_hash IS NULL AND s.source_line = k.first_line)"""
+    con.execute(f"INSERT INTO core_rounds BY NAME SELECT * FROM stg_rounds WHERE source_line IN {keep}")
+    con.execute(f"INSERT INTO core_wagers BY NAME SELECT * FROM stg_wagers WHERE source_line IN {keep}")
+    con.execute(f"INSERT INTO core_actions BY NAME SELECT * FROM stg_actions WHERE source_line IN {keep}")
+
+
+def resolve_events(con: duckdb.DuckDBPyConnection, source_file: str, path: Path) -> None:
+    """Move this file's staged device events into core_device_events, duplicates resolved."""
+    same = " AND ".join(f"s.{c} IS NOT DISTINCT FROM c.{c}" for c in EVENT_CONTENT)
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE _e_class AS
+        WITH f AS (SELECT DISTINCT device_id, event_seq FROM core_device_event_flags WHERE flag = 'conflicting_duplicate')
+        SELECT s.source_line, s.device_id, s.event_seq, c.source_file AS core_file, c.source_line AS core_line,
+               (f.device_id IS NOT NULL OR (c.source_line IS NOT NULL AND NOT ({same}))) AS conflict
+        FROM stg_events s
+        LEFT JOIN core_device_events c ON c.device_id = s.device_id AND c.event_seq = s.event_seq
+        LEFT JOIN f ON f.device_id = s.device_id AND f.event_seq = s.event_seq""")
+    mine = con.sql("SELECT source_line, device_id, event_seq FROM _e_class WHERE conflict").pl()
+    if not mine.is_empty():
+        detail = "the same device_id and event_seq arrived with different content"
+        _stage_conflicts(con, mine, source_file, path, "shoe_csv", detail)
+        earlier = con.sql("""
+            SELECT c.source_file, c.source_line, false AS was_duplicate, c.device_id, c.event_seq
+            FROM core_device_events c JOIN _e_class k USING (device_id, event_seq) WHERE k.conflict
+            UNION ALL
+            SELECT d.source_file, d.source_line, true, k.device_id, k.event_seq
+            FROM core_duplicate_lines d JOIN _e_class k
+              ON d.kind = 'shoe_csv' AND d.row_key = k.device_id || '/' || k.event_seq::VARCHAR
+            WHERE k.conflict""").pl()
+        _quarantine_earlier(con, earlier, "shoe_csv", detail)
+        note = "copies with different content; every copy is in core_quarantine"
+        con.execute(f"""INSERT INTO core_device_event_flags
+                        SELECT device_id, event_seq, 'conflicting_duplicate', '{note}', ?, source_line
+                        FROM _e_class WHERE conflict""", [source_file])
+        with registered(con, "_earlier_flags", earlier.to_arrow()):
+            con.execute(f"""INSERT INTO core_device_event_flags SELECT device_id, event_seq, 'conflicting_duplicate',
+                            '{note}', source_file, source_line FROM _earlier_flags""")
+        con.execute("""DELETE FROM core_device_events WHERE (device_id, event_seq) IN
+                       (SELECT (device_id, event_seq) FROM _e_class WHERE conflict AND core_file IS NOT NULL)""")
+        con.execute("""DELETE FROM core_duplicate_lines WHERE kind = 'shoe_csv' AND row_key IN
+                       (SELECT device_id || '/' || event_seq::VARCHAR FROM _e_class WHERE conflict)""")
+    con.execute("""
+        INSERT INTO core_duplicate_lines
+        SELECT ?, source_line, 'shoe_csv', device_id || '/' || event_seq::VARCHAR, core_file, core_line
+        FROM _e_class WHERE NOT conflict AND core_file IS NOT NULL""", [source_file])
+    con.execute("""INSERT INTO core_device_events BY NAME SELECT s.* FROM stg_events s
+                   JOIN _e_class k USING (source_line) WHERE NOT k.conflict AND k.core_file IS NULL""")
+
+
+def finish_file(con: duckdb.DuckDBPyConnection, *, source_file: str, kind: str, sha256: str, size: int,
+                lines_read: int, input_root: str) -> FileCounts:
+    """Quarantine, account, record the file, check the invariant, commit."""
+    con.execute("INSERT INTO core_quarantine BY NAME SELECT * FROM stg_quarantine")
+    quarantined = con.execute("SELECT count(*) FROM stg_quarantine").fetchone()[0]
+    if kind == "rounds_jsonl":
+        staged = con.execute("SELECT count(*) FROM stg_rounds").fetchone()[0]
+    else:
+        staged = con.execute("SELECT count(*) FROM stg_events").fetchone()[0]
+    conflicts = con.execute("SELECT count(*) FROM stg_quarantine WHERE reason_code = 'conflicting_duplicate'").fetchone()[0]
+    accepted = staged - conflicts
+    duplicate = con.execute("SELECT count(*) FROM core_duplicate_lines WHERE source_file = ?", [source_file]).fetchone()[0]
+    counts = FileCounts(lines_read, accepted, quarantined, duplicate)
+    if accepted + quarantined != lines_read:
+        raise InvariantError(
+            f"{source_file}: lines read {lines_read} != accepted {accepted} + quarantined {quarantined}")
+    con.execute(
+        "INSERT INTO core_source_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, now(), 'loaded', NULL, ?)",
+        [source_file, kind, sha256, size, lines_read, accepted, quarantined, duplicate, input_root],
+    )
+    check_all_files(con)
+    drop_staging(con)
+    con.execute("COMMIT")
+    return counts
+
+
+def check_all_files(con: duckdb.DuckDBPyConnection) -> None:
+    """Every loaded file still balances (an earlier file's counts change when its round conflicts)."""
+    bad = con.execute("""
+        SELECT source_file, lines_read, rows_accepted, rows_quarantined FROM core_source_files
+        WHERE status = 'loaded' AND lines_read <> rows_accepted + rows_quarantined LIMIT 3""").fetchall()
+    if bad:
+        raise InvariantError(f"line accounting broken for {bad}")
+
+
+def record_unreadable(con: duckdb.DuckDBPyConnection, *, source_file: str, kind: str, sha256: str, size: int,
+                      error: str, input_root: str) -> None:
+    con.execute(
+        "INSERT INTO core_source_files VALUES (?, ?, ?, ?, 0, 0, 0, 0, now(), 'unreadable', ?, ?)",
+        [source_file, kind, sha256, size, error, input_root],
+    )
