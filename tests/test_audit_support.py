@@ -52,7 +52,9 @@ class NightBuilder:
     _line: dict[str, int] = field(default_factory=dict)
 
     def _next_line(self, file: str) -> int:
-        self._line[file] = self._line.get(file, 1) + 1
+        """Physical line numbers: a CSV's header is line 1, a JSONL's first round is line 1."""
+        first = 1 if file.endswith(".csv") else 0
+        self._line[file] = self._line.get(file, first) + 1
         return self._line[file]
 
     def device_event(self, table_id: str, shoe_id: str, event: str, round_no: int | None, card: str | None,
@@ -149,7 +151,57 @@ class NightBuilder:
                 "source_file": file, "source_line": line,
             })
 
-    # ---- frames and databases ---------------------------------------------------------------------
+    # ---- input files, frames and databases ---------------------------------------------------------
+
+    def write_input(self, folder: Path) -> Path:
+        """The night as the devices and the table system export it (shared/formats.md): shoe_*.csv, rounds_*.jsonl."""
+        import csv
+        import json
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        local = dt.timezone(dt.timedelta(minutes=OFFSET))
+
+        def iso(t: dt.datetime | None) -> str | None:
+            return None if t is None else t.astimezone(local).isoformat(timespec="milliseconds")
+
+        by_file: dict[str, list[dict]] = {}
+        for e in self.events:
+            by_file.setdefault(e["source_file"], []).append(e)
+        for file, rows in by_file.items():
+            with open(folder / file, "w", newline="", encoding="utf-8") as fh:
+                w = csv.writer(fh, lineterminator="\n")
+                w.writerow(["device_id", "table_id", "shoe_id", "event_seq", "ts", "event", "round_no", "card", "decks"])
+                for e in sorted(rows, key=lambda r: r["source_line"]):
+                    w.writerow([e["device_id"], e["table_id"], e["shoe_id"], e["event_seq"], iso(e["ts"]), e["event"],
+                                "" if e["round_no"] is None else e["round_no"], e["card"] or "",
+                                "" if e["decks"] is None else e["decks"]])
+        lines = []
+        for r in sorted(self.rounds, key=lambda r: r["source_line"]):
+            key = (r["table_id"], r["round_no"])
+            limits = {"min": r["limit_min"], "max": r["limit_max"], "differential": r["limit_differential"],
+                      "side_min": r["limit_side_min"], "side_max": r["limit_side_max"]}
+            lines.append(json.dumps({
+                "table_id": r["table_id"], "game": r["game"], "ruleset": r["ruleset"], "round_no": r["round_no"],
+                "shoe_id": r["shoe_id"], "dealer_id": r["dealer_id"], "currency": r["currency"],
+                "deal_mode": r["deal_mode"], "limits": {k: v for k, v in limits.items() if v is not None},
+                "bets_open_at": iso(r["bets_open_at"]), "bets_closed_at": iso(r["bets_closed_at"]),
+                "settled_at": iso(r["settled_at"]), "status": r["status"],
+                "recorded_result": None if r["recorded_result"] is None else json.loads(r["recorded_result"]),
+                "jackpot_meter": r["jackpot_meter"],
+                "wagers": [
+                    {"wager_id": w["wager_id"], "seat": w["seat"], "player_id": w["player_id"], "bet": w["bet"],
+                     "amount": w["amount"], "placed_at": iso(w["placed_at"]), "net": w["net"]}
+                    for w in self.wagers if (w["table_id"], w["round_no"]) == key
+                ],
+                "actions": [
+                    {"seat": a["seat"], "hand": a["hand"], "action": a["action"], "amount": a["amount"], "ts": iso(a["ts"])}
+                    for a in self.actions if (a["table_id"], a["round_no"]) == key
+                ],
+            }))
+        (folder / "rounds_night.jsonl").write_text("".join(l + "\n" for l in lines), encoding="utf-8")
+        return folder
+
 
     def frames(self) -> dict[str, pl.DataFrame]:
         return {

@@ -48,6 +48,7 @@ class Night:
     actions: pl.DataFrame
     events: pl.DataFrame  # annotated (reconstruct.annotate_events)
     quarantine: pl.DataFrame
+    source_files: pl.DataFrame | None = None  # core_source_files: what each input file contributed
 
 
 @dataclass(frozen=True)
@@ -79,19 +80,25 @@ def read_night(db_path: Path, params: AuditParams) -> Night:
         actions = _read(con, "core_actions", ACTION_COLUMNS, "table_id, round_no, action_order")
         events = _read(con, "core_device_events", EVENT_COLUMNS, "device_id, event_seq",
                        select={"card": "CASE WHEN card_code < 0 THEN card END AS card"})
-        quarantine = con.execute(
+        quarantine = con.sql(
             "SELECT source_file, source_line, reason, raw FROM core_quarantine ORDER BY source_file, source_line, reason"
+        ).pl()
+        source_files = con.sql(
+            "SELECT source_file, kind, lines_read, rows_accepted, rows_quarantined, status, error "
+            "FROM core_source_files ORDER BY source_file"
         ).pl()
     finally:
         con.close()
-    return Night(rounds, wagers, actions, annotate_events(events, rounds, params), quarantine)
+    return Night(rounds, wagers, actions, annotate_events(events, rounds, params), quarantine, source_files)
 
 
 def _read(con, table: str, columns: tuple[str, ...], order: str, select: dict[str, str] | None = None) -> pl.DataFrame:
     exprs = [(select or {}).get(c, c) for c in columns]
-    df = con.execute(f"SELECT {', '.join(exprs)} FROM {table} ORDER BY {order}").pl()
+    df = con.sql(f"SELECT {', '.join(exprs)} FROM {table} ORDER BY {order}").pl()
+    # DuckDB hands TIMESTAMPTZ back in the session's zone name (e.g. Etc/UTC): one zone, UTC, everywhere
     return df.with_columns(
-        pl.col(c).cast(pl.String) for c in df.columns if df.schema[c] == pl.Object
+        pl.col(c).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
+        for c, t in df.schema.items() if isinstance(t, pl.Datetime)
     )
 
 
