@@ -121,6 +121,17 @@ EXTRA_CARDS: Final = 16  # drawing_rule_violation, TBAC-7.6 / 7.7
 # TBAC-4.11: point value of each card code 0..51 (rank = code // 4; A..9 face value, T J Q K zero)
 _VALUE: Final = np.array([(r + 1) if r < 9 else 0 for r in range(13) for _ in range(4)], dtype=np.int8)
 
+# The same facts indexed by a code's byte (int8 viewed as uint8), so one lookup per column does it:
+# value, rank, and what kind of code it is (a card, a failed read, or foreign).
+_BYTES: Final = np.arange(256, dtype=np.uint8).view(np.int8).astype(np.int16)  # byte -> signed code
+_B_VALID: Final = (_BYTES >= 0) & (_BYTES < 52)
+_B_VALUE: Final = np.where(_B_VALID, _VALUE[np.clip(_BYTES, 0, 51)], 0).astype(np.int8)
+_B_RANK: Final = np.where(_B_VALID, np.clip(_BYTES, 0, 51) // 4, -1).astype(np.int8)
+_B_UNREAD: Final = (_BYTES == UNREADABLE) | (_BYTES == NO_CARD)
+_B_FOREIGN: Final = ~_B_VALID & ~_B_UNREAD
+_NO_CARD_BYTE: Final = np.uint8(NO_CARD & 0xFF)
+_MOD10: Final = (np.arange(32) % 10).astype(np.int8)  # TBAC-4.12: the last digit of a total up to 27
+
 # TBAC-4.15 Table Two: _BANKER_DRAWS[banker two-card points, value of the Player's third card]
 # (columns 0..9 are card values; a Ten or court card is 0, written "10" in the text).
 _BANKER_DRAWS: Final = np.array(
@@ -200,94 +211,110 @@ def resolve(
     if a.ndim != 2:
         raise ValueError(f"cards must be a 2-D array (rounds x cards), got shape {a.shape}")
     rows, width = a.shape
-    a = a.astype(np.int16, copy=False)
+    if a.dtype != np.int8:  # codes beyond int8 are foreign whatever their value: clip, keep them foreign
+        a = np.clip(a, -128, 127).astype(np.int8)
+    # column-major bytes: each column one contiguous array, looked up in 256-entry tables
+    cols = np.ascontiguousarray(a.T).view(np.uint8)
     if n_cards is None:
-        filled = a != NO_CARD
-        n = np.where(filled.any(axis=1), width - np.argmax(filled[:, ::-1], axis=1), 0).astype(np.int16)
+        n = np.zeros(rows, dtype=np.int16)
+        for j in range(width):
+            n = np.where(cols[j] != _NO_CARD_BYTE, np.int16(j + 1), n)
     else:
         n = np.asarray(n_cards).astype(np.int16)
         if n.shape != (rows,):
             raise ValueError(f"n_cards must have one count per round ({rows}), got shape {n.shape}")
         if (n < 0).any():
             raise ValueError("n_cards must not be negative")
-    if width < 6:
-        a = np.concatenate([a, np.full((rows, 6 - width), NO_CARD, dtype=np.int16)], axis=1)
-        width = 6
 
-    present = np.arange(width, dtype=np.int16)[None, :] < n[:, None]
-    in_deck = (a >= 0) & (a < 52)
-    unread = present & ((a == UNREADABLE) | (a == NO_CARD))
-    foreign = present & ~in_deck & ~unread
-    void = foreign.any(axis=1)
+    any_foreign = np.zeros(rows, dtype=bool)
+    any_unread = np.zeros(rows, dtype=bool)
+    ok, v, rank = [], [], []
+    for j in range(max(width, 6)):
+        present = n > j
+        if j < width:
+            col = cols[j]
+            any_foreign |= _B_FOREIGN[col] & present
+            any_unread |= _B_UNREAD[col] & present
+        if j < 6:
+            if j < width:
+                ok.append(_B_VALID[col] & present)  # a card the rules can value
+                v.append(_B_VALUE[col])  # meaningful only where ok
+                rank.append(_B_RANK[col])
+            else:  # a narrow array: the column is all NO_CARD
+                ok.append(np.zeros(rows, dtype=bool))
+                v.append(np.zeros(rows, dtype=np.int8))
+                rank.append(np.zeros(rows, dtype=np.int8))
+    void = any_foreign
     if foreign_burn is not None:
-        void |= np.asarray(foreign_burn, dtype=bool)
-
-    ok = present[:, :6] & in_deck[:, :6]  # a card the rules can value
-    v = np.where(ok, _VALUE[np.clip(a[:, :6], 0, 51)], 0).astype(np.int8)
-    rank = np.clip(a[:, :6], 0, 51) // 4
+        void = void | np.asarray(foreign_burn, dtype=bool)
 
     pi0, pi1, bi0, bi1 = _positions(tuple(deal_order))
     short = n < 4
-    first4 = ok[:, :4].all(axis=1)
-    pt = (v[:, pi0] + v[:, pi1]) % 10
-    bt = (v[:, bi0] + v[:, bi1]) % 10
-    natural = first4 & ((pt >= 8) | (bt >= 8))
+    first4 = ok[0] & ok[1] & ok[2] & ok[3]
+    pt = _MOD10[v[pi0] + v[pi1]]  # TBAC-4.12
+    bt = _MOD10[v[bi0] + v[bi1]]
+    natural = first4 & ((pt >= 8) | (bt >= 8))  # TBAC-4.13
     pdraw = first4 & ~natural & (pt <= 5)  # Table One, TBAC-4.14
     pstand = first4 & ~natural & ~pdraw
-    p3ok = ok[:, 4]
-    p3v = v[:, 4]
-    table_two = _BANKER_DRAWS[bt, p3v]
-    bdraw = (pstand & (bt <= 5)) | (pdraw & ((bt <= 2) | (p3ok & table_two)))  # TBAC-4.15, 4.16
+    p3ok = ok[4]
+    bdraw = (pstand & (bt <= 5)) | (pdraw & ((bt <= 2) | (p3ok & _BANKER_DRAWS[bt, v[4]])))  # TBAC-4.15, 4.16
     decided = natural | pstand | (pdraw & ((bt <= 2) | (bt == 7) | p3ok))
-    required = np.where(first4 & decided, 4 + pdraw.astype(np.int8) + bdraw.astype(np.int8), -1).astype(np.int8)
-    lo = np.where(required >= 0, required, np.where(pdraw, 5, 4))
-    hi = np.where(required >= 0, required, 6)
-    missing = (n >= 4) & (n < lo)
+    n_known = first4 & decided
+    required = np.where(n_known, 4 + pdraw.view(np.int8) + bdraw.view(np.int8), -1).astype(np.int8)
+    lo = np.where(n_known, required, 4 + pdraw.view(np.int8))
+    hi = np.where(n_known, required, 6)
+    missing = ~short & (n < lo)
     extra = n > hi
 
-    b3ok = np.where(pdraw, ok[:, 5], ok[:, 4])
-    b3v = np.where(pdraw, v[:, 5], v[:, 4])
+    # why the result cannot be known, in the order the scalar engine walks the round
     R = Reason
-    cause = np.select(
-        [short, ~first4, natural, pdraw & ~p3ok & (n <= 4), pdraw & ~p3ok, ~bdraw, b3ok, pdraw & (n <= 5), pdraw, n <= 4],
-        [R.SHORT_DEAL, R.UNREADABLE, R.OK, R.MISSING_PLAYER_THIRD, R.UNREADABLE, R.OK, R.OK,
-         R.MISSING_BANKER_THIRD, R.UNREADABLE, R.MISSING_BANKER_THIRD_PLAYER_STOOD],
-        default=R.UNREADABLE,
-    ).astype(np.int8)
+    p3_bad = pdraw & ~p3ok
+    b3ok = np.where(pdraw, ok[5], ok[4])
+    b3_bad = bdraw & ~p3_bad & ~b3ok
+    b3_missing = n <= 4 + pdraw.view(np.int8)
+    cause = np.where(b3_bad, np.where(b3_missing, np.where(pdraw, np.int8(R.MISSING_BANKER_THIRD),
+                                                           np.int8(R.MISSING_BANKER_THIRD_PLAYER_STOOD)),
+                                      np.int8(R.UNREADABLE)), np.int8(R.OK))
+    cause = np.where(p3_bad, np.where(n <= 4, np.int8(R.MISSING_PLAYER_THIRD), np.int8(R.UNREADABLE)), cause)
+    cause = np.where(first4, cause, np.int8(R.UNREADABLE))
+    cause = np.where(short, np.int8(R.SHORT_DEAL), cause).astype(np.int8)
     known = cause == R.OK
-    pf = (pt + np.where(pdraw, p3v, 0)) % 10
-    bf = (bt + np.where(bdraw, b3v, 0)) % 10
-    winner = np.where(known, np.where(pf > bf, PLAYER, np.where(bf > pf, BANKER, TIE)), UNKNOWN).astype(np.int8)
+    pf = _MOD10[pt + np.where(pdraw, v[4], 0)]
+    bf = _MOD10[bt + np.where(bdraw, np.where(pdraw, v[5], v[4]), 0)]
+    winner = np.where(pf > bf, np.int8(PLAYER), np.where(bf > pf, np.int8(BANKER), np.int8(TIE)))
+    winner = np.where(known, winner, np.int8(UNKNOWN)).astype(np.int8)
 
     def pair(i0: int, i1: int) -> tuple[np.ndarray, np.ndarray]:
-        pcause = np.where(n <= max(i0, i1), R.SHORT_DEAL, np.where(ok[:, i0] & ok[:, i1], R.OK, R.UNREADABLE)).astype(np.int8)
-        flag = np.where(pcause == R.OK, (rank[:, i0] == rank[:, i1]).astype(np.int8), -1).astype(np.int8)
+        both = np.where(ok[i0] & ok[i1], np.int8(R.OK), np.int8(R.UNREADABLE))
+        pcause = np.where(n <= max(i0, i1), np.int8(R.SHORT_DEAL), both).astype(np.int8)
+        flag = np.where(pcause == R.OK, (rank[i0] == rank[i1]).view(np.int8), np.int8(-1)).astype(np.int8)
         return flag, pcause
 
     player_pair, player_pair_cause = pair(pi0, pi1)
     banker_pair, banker_pair_cause = pair(bi0, bi1)
 
     flags = (
-        void.astype(np.uint8) * FOREIGN_CARD
-        + unread.any(axis=1).astype(np.uint8) * UNREADABLE_CARD
-        + short.astype(np.uint8) * SHORT_DEAL
-        + missing.astype(np.uint8) * MISSING_DRAW
-        + extra.astype(np.uint8) * EXTRA_CARDS
+        void.view(np.uint8) * np.uint8(FOREIGN_CARD)
+        | any_unread.view(np.uint8) * np.uint8(UNREADABLE_CARD)
+        | short.view(np.uint8) * np.uint8(SHORT_DEAL)
+        | missing.view(np.uint8) * np.uint8(MISSING_DRAW)
+        | extra.view(np.uint8) * np.uint8(EXTRA_CARDS)
     ).astype(np.uint8)
+    unknown_pts = np.int8(-1)
 
     return Coups(
         n_cards=n,
         winner=winner,
-        player_points=np.where(known, pf, -1).astype(np.int8),
-        banker_points=np.where(known, bf, -1).astype(np.int8),
-        player_cards=np.where(known, 2 + pdraw, 0).astype(np.int8),
-        banker_cards=np.where(known, 2 + bdraw, 0).astype(np.int8),
+        player_points=np.where(known, pf, unknown_pts).astype(np.int8),
+        banker_points=np.where(known, bf, unknown_pts).astype(np.int8),
+        player_cards=np.where(known, 2 + pdraw.view(np.int8), 0).astype(np.int8),
+        banker_cards=np.where(known, 2 + bdraw.view(np.int8), 0).astype(np.int8),
         player_pair=player_pair,
         banker_pair=banker_pair,
         player_pair_cause=player_pair_cause,
         banker_pair_cause=banker_pair_cause,
         natural=natural,
-        player_drew=np.where(first4, pdraw, -1).astype(np.int8),
+        player_drew=np.where(first4, pdraw.view(np.int8), np.int8(-1)).astype(np.int8),
         required=required,
         cause=cause,
         flags=flags,
@@ -377,44 +404,72 @@ def _main_table(params: BaccaratParams) -> np.ndarray:
 def result_class(coups: Coups) -> np.ndarray:
     """Per round: the main-game result class (0 Player, 1 Tie, 2 Banker, 3 Banker on 6 with two cards, 4 with three); -1 unknown."""
     w = coups.winner
-    six = (w == BANKER) & (coups.banker_points == 6)
-    cls = np.select(
-        [w == PLAYER, w == TIE, six & (coups.banker_cards == 2), six, w == BANKER],
-        [_CLS_PLAYER, _CLS_TIE, _CLS_BANKER6_TWO, _CLS_BANKER6_THREE, _CLS_BANKER],
-        default=-1,
-    )
+    banker = np.where(coups.banker_points == 6, np.int8(_CLS_BANKER6_TWO) + (coups.banker_cards == 3).view(np.int8),
+                      np.int8(_CLS_BANKER))
+    cls = np.where(w == BANKER, banker, np.int8(-1))
+    cls = np.where(w == PLAYER, np.int8(_CLS_PLAYER), cls)
+    cls = np.where(w == TIE, np.int8(_CLS_TIE), cls)
     return cls.astype(np.int8)
+
+
+# A round's settlement state, for the lookup: void (2) x main result (5 classes + 5 causes it is
+# unknown) x Player pair state (4) x Banker pair state (4). Pair states: no pair, pair, short, unread.
+_MAIN_CAUSES: Final = (Reason.SHORT_DEAL, Reason.UNREADABLE, Reason.MISSING_PLAYER_THIRD,
+                       Reason.MISSING_BANKER_THIRD, Reason.MISSING_BANKER_THIRD_PLAYER_STOOD)
+_STATES: Final = 2 * 10 * 4 * 4
+_UNKNOWN_BET_COLUMN: Final = len(C.BETS)
+
+
+def round_state(coups: Coups) -> np.ndarray:
+    """Per round, the index of its settlement state (void, main result or why unknown, pair states)."""
+    cls = result_class(coups)
+    main = np.where(cls >= 0, cls, coups.cause - np.int8(Reason.SHORT_DEAL - 5)).astype(np.int16)
+
+    def pair_state(flag: np.ndarray, cause: np.ndarray) -> np.ndarray:
+        return np.where(flag >= 0, flag, np.where(cause == Reason.SHORT_DEAL, 2, 3)).astype(np.int16)
+
+    pp = pair_state(coups.player_pair, coups.player_pair_cause)
+    bp = pair_state(coups.banker_pair, coups.banker_pair_cause)
+    return ((coups.void.view(np.int8).astype(np.int16) * 10 + main) * 4 + pp) * 4 + bp
+
+
+def reason_table(params: BaccaratParams) -> np.ndarray:
+    """``table[state, bet]`` -> :class:`Reason`, for every round state and bet (column 8: not a bet).
+
+    Built by plain rules from :func:`_main_table` (the main bets) and the pair rules; settling is
+    then one lookup per wager.
+    """
+    main = _main_table(params)
+    R = Reason
+    lut = np.empty((2, 10, 4, 4, len(C.BETS) + 1), dtype=np.int8)
+    for void in range(2):
+        for m in range(10):
+            for pp in range(4):
+                for bp in range(4):
+                    for bet in range(len(C.BETS) + 1):
+                        if bet == _UNKNOWN_BET_COLUMN:
+                            r = R.UNKNOWN_BET
+                        elif void:
+                            r = R.VOID
+                        elif bet in (BET_PLAYER_PAIR, BET_BANKER_PAIR):
+                            state = pp if bet == BET_PLAYER_PAIR else bp
+                            win = R.PLAYER_PAIR_WINS if bet == BET_PLAYER_PAIR else R.BANKER_PAIR_WINS
+                            r = (R.PAIR_LOSES, win, R.SHORT_DEAL, R.UNREADABLE)[state]
+                        elif m < 5:
+                            r = R(int(main[bet, m]))
+                        else:
+                            r = _MAIN_CAUSES[m - 5]
+                        lut[void, m, pp, bp, bet] = r
+    return lut.reshape(_STATES, len(C.BETS) + 1)
 
 
 def settle_reasons(coups: Coups, round_index: np.ndarray, bet_code: np.ndarray, params: BaccaratParams) -> np.ndarray:
     """The :class:`Reason` of each wager (which pay line or rule settles it), before amounts."""
     ri = np.asarray(round_index, dtype=np.int64)
-    bet = np.asarray(bet_code, dtype=np.int64)
-    good_bet = (bet >= 0) & (bet < len(C.BETS))
-    b = np.where(good_bet, bet, 0)
-    cls = result_class(coups)[ri]
-    main = _main_table(params)[b, np.maximum(cls, 0)]
-    main = np.where(cls >= 0, main, coups.cause[ri])
-    is_pp = b == BET_PLAYER_PAIR
-    pair = np.where(is_pp, coups.player_pair[ri], coups.banker_pair[ri])
-    pair_cause = np.where(is_pp, coups.player_pair_cause[ri], coups.banker_pair_cause[ri])
-    pair_win = np.where(is_pp, Reason.PLAYER_PAIR_WINS, Reason.BANKER_PAIR_WINS)
-    pair_reason = np.where(pair == 1, pair_win, np.where(pair == 0, Reason.PAIR_LOSES, pair_cause))
-    reason = np.where(is_pp | (b == BET_BANKER_PAIR), pair_reason, main)
-    reason = np.where(coups.void[ri], Reason.VOID, reason)
-    reason = np.where(good_bet, reason, Reason.UNKNOWN_BET)
-    return reason.astype(np.int8)
-
-
-def round_wins(numerator: np.ndarray, den: np.ndarray, rounding: Rounding, unit: int) -> np.ndarray:
-    """Vector form of ``rulebook.money.round_amount`` (non-negative integers only)."""
-    step = den * unit
-    whole, rest = np.divmod(numerator, step)
-    if rounding is Rounding.UP:
-        whole = whole + (rest > 0)
-    elif rounding is Rounding.HALF_UP:
-        whole = whole + (2 * rest >= step)
-    return whole * unit
+    bet = np.asarray(bet_code).astype(np.int64)
+    column = np.where((bet >= 0) & (bet < len(C.BETS)), bet, _UNKNOWN_BET_COLUMN)
+    flat = reason_table(params).ravel()
+    return flat[round_state(coups)[ri].astype(np.int64) * (len(C.BETS) + 1) + column]
 
 
 def settle(
@@ -431,14 +486,36 @@ def settle(
     """
     amt = np.asarray(amount, dtype=np.int64)
     reason = settle_reasons(coups, round_index, bet_code, params)
-    # an unknown bet is reported as such first, then a negative amount (as the scalar engine does)
-    reason = np.where((amt < 0) & (reason != Reason.UNKNOWN_BET), np.int8(Reason.NEGATIVE_AMOUNT), reason).astype(np.int8)
-    effect, num, den = payout_table(params)
-    eff = effect[reason]
-    safe = np.maximum(amt, 0)
-    won = round_wins(safe * num[reason], den[reason], params.rounding, params.rounding_unit)
-    net = np.where(eff == 1, won, np.where(eff == -1, -safe, 0)).astype(np.int64)
+    negative = amt < 0
+    if negative.any():  # an unknown bet is reported as such first, then a negative amount (as the scalar engine does)
+        reason = np.where(negative & (reason != Reason.UNKNOWN_BET), np.int8(Reason.NEGATIVE_AMOUNT), reason).astype(np.int8)
+        amt = np.maximum(amt, 0)
+    factor, offset, step, unit = net_coefficients(params)
+    net = (amt * factor[reason] + offset[reason]) // step[reason] * unit[reason]
     return net, reason
+
+
+def net_coefficients(params: BaccaratParams) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per :class:`Reason`, ``net = (amount * factor + offset) // step * unit``: one formula for every wager.
+
+    A win at ``num:den`` rounded to ``rounding_unit`` (the rule set's mode): factor num, step
+    den * unit, offset 0 (down), step - 1 (up) or step // 2 (half up: a remainder of at least half a
+    step rounds up), unit the rounding unit; ``rulebook.money.round_amount`` in closed form. A loss:
+    factor -1, step 1, unit 1 (the amount, exactly). A stand-off, a void or an unsettled wager: factor 0.
+    """
+    effect, num, den = payout_table(params)
+    win = effect == 1
+    u = params.rounding_unit
+    step = np.where(win, den * u, 1).astype(np.int64)
+    if params.rounding is Rounding.DOWN:
+        offset = np.zeros_like(step)
+    elif params.rounding is Rounding.UP:
+        offset = step - 1
+    else:
+        offset = step // 2
+    factor = np.where(win, num, effect.astype(np.int64)).astype(np.int64)
+    unit = np.where(win, u, 1).astype(np.int64)
+    return factor, np.where(win, offset, 0).astype(np.int64), step, unit
 
 
 def bet_codes(names) -> np.ndarray:
