@@ -1,0 +1,268 @@
+"""House edge of every Hold'em Bonus bet of a rule set: exact where the cards alone decide, simulated
+where the player's decisions do.
+
+- ``bonus``: exact, over all 1,624,350 holdings of two player and two dealer hole cards
+  (1,326 x 1,225) from one deck, read on the rule set's own pay table (so the A-A vs A-A line
+  counts where the table has it). The player is assumed never to fold a Bonus-winning hand.
+- ``ante``: the main game (Ante, Flop, Turn and River as one bet, per unit of Ante), by simulation
+  under a stated strategy, with a 95 % interval; settled by the engine's own array kernel
+  (``vector.main_game``), so the figure is the rule set's, Ante qualifier included.
+- ``progressive``: exact expected return for a stated meter and jackpot wager, where the rule set's
+  lines have a structure we can count exactly (every line on the hole cards and the flop -- the
+  guide -- or the MBS structure); see :func:`progressive_return`.
+
+Probabilities are floats (they are not money); the exact figures are computed as fractions first.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import comb, sqrt
+
+import numpy as np
+
+from rulebook import poker
+from rulebook.holdem_bonus.params import BONUS_HANDS, HoldemBonusParams
+from rulebook.holdem_bonus.vector import BET_CODES, bonus_hand_index, main_game
+from rulebook.odds import BetOdds, OddsReport
+from rulebook.ruleset import RuleSet
+
+STRATEGIES = {
+    "pair_with_hole": (
+        "play every hand to the flop; bet the Turn (and the River) when a hole card is paired -- a pocket pair, "
+        "or a hole card matching a community card seen so far -- else check"
+    ),
+    "check": "play every hand to the flop, then check the Turn and the River",
+}
+DEFAULT_ROUNDS = 1_000_000
+DEFAULT_METER = 10_000_000  # 100,000.00 in the jackpot currency's smallest unit
+DEFAULT_JACKPOT_WAGER = 100  # 1.00
+SEVEN_CARD = comb(52, 7)
+# exhaustive 7-card counts (verified by enumeration in tests/test_poker.py::test_all_seven_card_hands)
+SEVEN_CARD_ROYAL, SEVEN_CARD_STRAIGHT_FLUSH, SEVEN_CARD_QUADS = 4324, 41584 - 4324, 224848
+
+
+def house_edges(
+    ruleset: RuleSet,
+    decks: int | None = None,
+    rounds: int | None = None,
+    seed: int = 20261125,
+    strategy: str = "pair_with_hole",
+    meter: int = DEFAULT_METER,
+    jackpot_wager: int = DEFAULT_JACKPOT_WAGER,
+    **options,
+) -> OddsReport:
+    """Every bet's figure; ``rounds``/``seed``/``strategy`` for the simulated main game, ``meter`` and
+    ``jackpot_wager`` (smallest units) for the progressive."""
+    params: HoldemBonusParams = ruleset.params
+    decks = params.decks if decks is None else decks
+    if decks != 1:
+        raise ValueError(f"Hold'em Bonus is dealt from one deck ({ruleset.name}); odds for {decks} decks are not offered")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    bets = {"bonus": bonus_odds(params), "ante": ante_odds(params, rounds or DEFAULT_ROUNDS, seed, strategy)}
+    if params.progressive is not None:
+        prog = progressive_odds(params, meter, jackpot_wager)
+        if prog is not None:
+            bets["progressive"] = prog
+    return OddsReport(ruleset=ruleset.name, decks=decks, bets=bets, strategy=STRATEGIES[strategy])
+
+
+# --------------------------------------------------------------------------------------------
+# the Bonus, exact
+
+
+def all_holdings() -> tuple[np.ndarray, np.ndarray]:
+    """Every (player hole cards, dealer hole cards) from one deck: two (1,624,350, 2) arrays."""
+    a, b = np.triu_indices(52, 1)
+    pairs = np.stack([a, b], axis=1).astype(np.int64)  # the 1,326 two-card hands
+    bits = (np.int64(1) << pairs[:, 0]) | (np.int64(1) << pairs[:, 1])
+    disjoint = (bits[:, None] & bits[None, :]) == 0  # (1326, 1326)
+    p, d = np.nonzero(disjoint)
+    return pairs[p], pairs[d]
+
+
+def bonus_line_counts(params: HoldemBonusParams) -> tuple[dict[str, int], int]:
+    """How many of the 1,624,350 holdings win each pay-table line, and the total."""
+    player, dealer = all_holdings()
+    hand = bonus_hand_index(player, dealer)
+    table = {line.hand for line in params.bonus_pay_table}
+    aa, aa_vs = BONUS_HANDS.index("aa"), BONUS_HANDS.index("aa_vs_dealer_aa")
+    if "aa_vs_dealer_aa" not in table:
+        hand = np.where(hand == aa_vs, aa, hand)
+    counts = np.bincount(hand[hand >= 0], minlength=len(BONUS_HANDS))
+    return {h: int(counts[k]) for k, h in enumerate(BONUS_HANDS) if h in table}, len(player)
+
+
+def bonus_expectation(params: HoldemBonusParams) -> tuple[Fraction, Fraction]:
+    """Exact expected net per unit of Bonus wager, and the probability it wins."""
+    counts, total = bonus_line_counts(params)
+    odds = {line.hand: Fraction(*map(int, line.odds.split(":"))) for line in params.bonus_pay_table}
+    wins = sum(counts.values())
+    ev = (sum(counts[h] * odds[h] for h in counts) - (total - wins)) / Fraction(total)
+    return ev, Fraction(wins, total)
+
+
+def bonus_odds(params: HoldemBonusParams) -> BetOdds:
+    ev, p_win = bonus_expectation(params)
+    return BetOdds(
+        house_edge=float(-ev),
+        win_probability=float(p_win),
+        push_probability=0.0,
+        method="exact",
+        notes="all 1,624,350 player and dealer hole-card holdings from one deck; assumes the player never folds a Bonus-winning hand (a fold loses the Bonus)",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# the main game, simulated
+
+
+def deal_cards(rng: np.random.Generator, n: int, k: int = 9) -> np.ndarray:
+    """``n`` rounds of ``k`` distinct cards from a shuffled deck each (a partial Fisher-Yates, vectorised)."""
+    deck = np.tile(np.arange(52, dtype=np.int8), (n, 1))
+    rows = np.arange(n)
+    for i in range(k):
+        j = i + rng.integers(0, 52 - i, size=n)
+        top = deck[rows, i].copy()
+        deck[rows, i] = deck[rows, j]
+        deck[rows, j] = top
+    return deck[:, :k].astype(np.int64)
+
+
+def simulate_main_game(params: HoldemBonusParams, rounds: int, seed: int, strategy: str, chunk: int = 250_000):
+    """Per-round net of the main game per unit of Ante, in chunks: yields (nets, player, dealer) arrays."""
+    rng = np.random.default_rng(seed)
+    done = 0
+    while done < rounds:
+        n = min(chunk, rounds - done)
+        cards = deal_cards(rng, n)  # hole 0-1, community 2-6, dealer 7-8
+        hole, community, dealer = cards[:, :2], cards[:, 2:7], cards[:, 7:9]
+        strengths = poker.evaluate7(np.concatenate([np.concatenate([hole, community], axis=1), np.concatenate([dealer, community], axis=1)]))
+        p, d = strengths[:n], strengths[n:]
+        if strategy == "check":
+            turn = river = np.zeros(n, dtype=np.int64)
+        else:
+            ranks = cards // 4
+            pocket = ranks[:, 0] == ranks[:, 1]
+            on_flop = (ranks[:, :2, None] == ranks[:, None, 2:5]).any(axis=(1, 2))
+            on_turn = on_flop | (ranks[:, :2] == ranks[:, 5:6]).any(axis=1)
+            turn = (pocket | on_flop).astype(np.int64)
+            river = (pocket | on_turn).astype(np.int64)
+        net = np.zeros(n, dtype=np.int64)
+        status = np.zeros(n, dtype=np.int64)
+        for bet, amount in (("ante", np.ones(n, dtype=np.int64)), ("flop", np.full(n, 2, dtype=np.int64)), ("turn", turn), ("river", river)):
+            wager_net, _ = main_game(params, np.full(n, BET_CODES[bet]), status, p, d, amount)
+            net += wager_net
+        yield net, p, d
+        done += n
+
+
+def ante_odds(params: HoldemBonusParams, rounds: int, seed: int, strategy: str) -> BetOdds:
+    total = total_sq = wins = pushes = 0
+    n = 0
+    for net, p, d in simulate_main_game(params, rounds, seed, strategy):
+        total += int(net.sum())
+        total_sq += int((net * net).sum())
+        wins += int((p > d).sum())
+        pushes += int((p == d).sum())
+        n += len(net)
+    mean = total / n
+    sd = sqrt(max(total_sq / n - mean * mean, 0.0))
+    half = 1.96 * sd / sqrt(n)
+    return BetOdds(
+        house_edge=-mean,
+        win_probability=wins / n,
+        push_probability=pushes / n,
+        method="simulation",
+        ci95=(-mean - half, -mean + half),
+        notes=f"Ante, Flop, Turn and River together, per unit of Ante; {n:,} simulated rounds; strategy: {STRATEGIES[strategy]}",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# the progressive jackpot, exact for a stated meter
+
+
+def progressive_return(params: HoldemBonusParams, meter: int, wager: int) -> tuple[Fraction, Fraction, str] | None:
+    """Exact expected payout per unit of jackpot wager, the probability of a payout, and the assumptions;
+    None where the rule set's lines have a structure not counted here."""
+    from rulebook.holdem_bonus.hands import line_amount
+
+    prog = params.progressive
+    currency = prog.currency
+
+    def amount(line) -> int:
+        return line_amount(prog, line, meter, currency)
+
+    if all(l.cards == "hole_and_flop" for l in prog.lines):
+        # the hand is five cards: count every one of the C(52, 5) hands by category
+        counts = _five_card_counts()
+        payout = Fraction(0)
+        hits = 0
+        for hand, k in counts.items():
+            amounts = [amount(l) for l in prog.lines if l.hand == hand]
+            if amounts:
+                payout += k * (max(amounts) if prog.combine == "best" else sum(amounts))
+                hits += k
+        total = comb(52, 5)
+        note = "every line is on the hole cards and the flop (five cards), paid after a fold too; no Bonus Jackpot (envy) counted"
+        return payout / total / wager, Fraction(hits, total), note
+    if _is_mbs_structure(prog) and prog.combine == "best":
+        # a royal in seven cards lies at 5 of the 7 dealt positions; each of the C(7, 5) = 21 position
+        # sets has probability 4 / C(52, 5). Position classes: hole + flop (1 set), within the first six
+        # (5 sets), the community (1 set), the rest end on the river with a hole card (14 sets).
+        by = {(l.hand, l.cards): amount(l) for l in prog.lines}
+        p_set = Fraction(4, comb(52, 5))
+        royal = p_set * (
+            by[("royal_flush", "hole_and_flop")] + 5 * by[("royal_flush", "hole_and_turn")]
+            + 14 * by[("royal_flush", "best_of_seven_with_hole")] + by[("royal_flush", "community")]
+        )
+        sf = Fraction(SEVEN_CARD_STRAIGHT_FLUSH, SEVEN_CARD) * by[("straight_flush", "best_of_seven")]
+        quads = Fraction(SEVEN_CARD_QUADS, SEVEN_CARD) * by[("four_of_a_kind", "best_of_seven")]
+        hits = Fraction(SEVEN_CARD_ROYAL + SEVEN_CARD_STRAIGHT_FLUSH + SEVEN_CARD_QUADS, SEVEN_CARD)
+        floor = 20 * max(by[("straight_flush", "community")], by[("straight_flush", "best_of_seven")])
+        if meter < floor:
+            return None
+        note = (
+            "the hand is never folded; the meter is at least 20 x the straight-flush amount, so every royal line "
+            "outweighs a straight flush the community may also make; 7-card counts from the exhaustive enumeration"
+        )
+        return (royal + sf + quads) / wager, hits, note
+    return None
+
+
+def _is_mbs_structure(prog) -> bool:
+    keys = {(l.hand, l.cards) for l in prog.lines}
+    need = {
+        ("royal_flush", "hole_and_flop"), ("royal_flush", "hole_and_turn"), ("royal_flush", "best_of_seven_with_hole"),
+        ("straight_flush", "best_of_seven"), ("four_of_a_kind", "best_of_seven"),
+        ("royal_flush", "community"), ("straight_flush", "community"), ("four_of_a_kind", "community"),
+    }
+    if keys != need or len(prog.lines) != len(need):
+        return False
+    by = {(l.hand, l.cards): l for l in prog.lines}
+    # the community straight flush / four of a kind never pay more than the best-of-seven line they imply
+    return all(by[(h, "community")].fixed <= by[(h, "best_of_seven")].fixed and not by[(h, "community")].percent_of_meter
+               for h in ("straight_flush", "four_of_a_kind"))
+
+
+def _five_card_counts() -> dict[str, int]:
+    """Five-card hands per jackpot hand, from the 5-card counts (verified exhaustively in tests/test_poker.py)."""
+    return {"royal_flush": 4, "straight_flush": 36, "four_of_a_kind": 624, "full_house": 3744, "flush": 5108}
+
+
+def progressive_odds(params: HoldemBonusParams, meter: int, wager: int) -> BetOdds | None:
+    result = progressive_return(params, meter, wager)
+    if result is None:
+        return None
+    ret, p_win, note = result
+    collected = params.progressive.wager_on_win == "collected"
+    edge = 1 - ret if collected else -(ret - (1 - p_win))
+    return BetOdds(
+        house_edge=float(edge),
+        win_probability=float(p_win),
+        push_probability=0.0,
+        method="exact",
+        notes=f"jackpot meter {meter:,} and jackpot wager {wager:,} ({params.progressive.currency} smallest units); {note}",
+    )
