@@ -148,3 +148,15 @@ def test_monte_carlo_with_the_vector_engine_over_many_shoes_agrees_with_the_exac
         for code, name in enumerate(V.BET_CODES):
             ok, why = _agrees(net[bet == code] / 1000, report.bets[name].house_edge, 4.0)
             assert ok, f"{ruleset.name} {name}: {why}"
+
+
+def test_pitaudit_odds_prints_the_exact_figures_as_json():
+    from typer.testing import CliRunner
+
+    from pipelines.cli import app
+
+    result = CliRunner().invoke(app, ["odds", "--ruleset", "hoiana-tiger-baccarat/no-commission", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["decks"] == 8
+    assert round(100 * out["bets"]["banker"]["house_edge"], 4) == 1.4581
