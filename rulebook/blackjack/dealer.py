@@ -17,7 +17,6 @@ is bust, surrendered or paid. The device's cards are accepted when they are a pr
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from rulebook.blackjack.hand import hand_total, is_ace, is_ten_value, known
 from rulebook.blackjack.state import (
@@ -70,7 +69,7 @@ def play_dealer(state: BlackjackState) -> BlackjackState:
     if state.missing or not dealer:
         # the players' cards already ran past the end of the log: the dealer's are not in it
         status = DEALER_UNKNOWN if need_second else DEALER_COMPLETE
-        state = replace(state, phase=DONE, dealer_status=status)
+        state = state._replace(phase=DONE, dealer_status=status)
         return note(state, "the dealer's draws are not in the device log", "BJ-4.14.1")
     used = 0
     status = ""
@@ -96,7 +95,7 @@ def play_dealer(state: BlackjackState) -> BlackjackState:
         dealer = dealer + (c,)
         state = note(state, f"dealer draws {show(c)}: {describe_total(dealer)}", "BJ-4.14.2")
     extra = remaining[used:]
-    state = replace(state, dealer=dealer, taken=state.taken + used, extra=extra)
+    state = state._replace(dealer=dealer, taken=state.taken + used, extra=extra)
     if extra:
         before = describe_total(dealer)
         state = flag(
@@ -129,7 +128,7 @@ def play_dealer(state: BlackjackState) -> BlackjackState:
         else:
             status = DEALER_COMPLETE
             state = note(state, f"no hand needs the dealer's total: the dealer stops on {total}", "BJ-4.14.1")
-    return replace(state, phase=DONE, dealer_status=status)
+    return state._replace(phase=DONE, dealer_status=status)
 
 
 def deal_dealer(state: BlackjackState) -> BlackjackState:
@@ -145,4 +144,4 @@ def deal_dealer(state: BlackjackState) -> BlackjackState:
             break
         dealer = dealer + (state.shoe[state.taken + want],)
         want += 1
-    return play_dealer(replace(state, shoe=state.shoe[: state.taken + want]))
+    return play_dealer(state._replace(shoe=state.shoe[: state.taken + want]))

@@ -17,7 +17,6 @@ rules would have accepted so the engine can settle on them and report the rest.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from rulebook.blackjack.hand import is_ace, is_ten_value, same_point_value
 from rulebook.blackjack.state import (
@@ -108,7 +107,7 @@ def can_hit(state: BlackjackState, seat: int, number: int) -> bool:
 def hit(state: BlackjackState, seat: int, number: int) -> BlackjackState:
     hand = verify_hit(state, seat, number)
     state, c = take(state)
-    hand = replace(hand, cards=hand.cards + (c,), decided=True)
+    hand = hand._replace(cards=hand.cards + (c,), decided=True)
     state = note(state, f"{hand.label()} hits: {show(c)}, {describe_total(hand.cards)}", "BJ-4.13.1")
     return after_card(state, hand)
 
@@ -124,7 +123,7 @@ def can_stand(state: BlackjackState, seat: int, number: int) -> bool:
 
 def stand(state: BlackjackState, seat: int, number: int) -> BlackjackState:
     hand = verify_stand(state, seat, number)
-    state = put_hand(state, replace(hand, done="stand"), turn=None)
+    state = put_hand(state, hand._replace(done="stand"), turn=None)
     return note(state, f"{hand.label()} stands on {describe_total(hand.cards)}", "BJ-4.13.2")
 
 
@@ -224,23 +223,23 @@ def double(
 def apply_double(state: BlackjackState, hand: Hand, amounts: tuple[tuple[str, int], ...], deals: bool) -> BlackjackState:
     """Put the doubling amounts on the hand; when the controlling player doubles, one card (BJ-4.9.1.2)."""
     if not deals and not hand.doubled:  # back bettors waiting for the controlling player (BJ-4.9.4)
-        state = put_hand(state, replace(hand, pending_doubles=hand.pending_doubles + amounts))
+        state = put_hand(state, hand._replace(pending_doubles=hand.pending_doubles + amounts))
         names = ", ".join(f"{w} {a}" for w, a in amounts)
         return note(state, f"{hand.label()}: back bettor(s) double with the controlling player: {names}", "BJ-4.9.4")
     if deals:
         amounts = amounts + tuple(pd for pd in hand.pending_doubles if pd[0] not in dict(amounts))
     add = dict(amounts)
-    stakes = tuple(replace(s, doubled=add[s.wager_id]) if s.wager_id in add else s for s in hand.stakes)
+    stakes = tuple(s._replace(doubled=add[s.wager_id]) if s.wager_id in add else s for s in hand.stakes)
     names = ", ".join(f"{w} {a}" for w, a in amounts)
     if not deals:
-        state = put_hand(state, replace(hand, stakes=stakes))
+        state = put_hand(state, hand._replace(stakes=stakes))
         return note(state, f"{hand.label()}: back bettor(s) join the double before the card: {names}", "BJ-4.9.4")
     state, c = take(state)
-    hand = replace(hand, stakes=stakes, cards=hand.cards + (c,), doubled=True, decided=True, pending_doubles=())
+    hand = hand._replace(stakes=stakes, cards=hand.cards + (c,), doubled=True, decided=True, pending_doubles=())
     state = note(state, f"{hand.label()} doubles ({names}): one card, {show(c)}, {describe_total(hand.cards)}", "BJ-4.9.1.2")
     if hand.busted:
         return after_card(state, hand)
-    state = put_hand(state, replace(hand, done="double"), turn=None)
+    state = put_hand(state, hand._replace(done="double"), turn=None)
     return state
 
 
@@ -309,14 +308,14 @@ def apply_split(state: BlackjackState, hand: Hand, put_up: tuple[tuple[str, int]
         from_split=True,
         split_aces=aces,
     )
-    kept = replace(hand, cards=(first,), from_split=True, split_aces=aces, pending_doubles=())
+    kept = hand._replace(cards=(first,), from_split=True, split_aces=aces, pending_doubles=())
     hands = []
     for h in state.hands:
         if h.key == hand.key:
             hands.extend((kept, new_hand))
         else:
             hands.append(h)
-    state = replace(state, hands=tuple(hands))
+    state = state._replace(hands=tuple(hands))
     names = ", ".join(f"{w} {a}" for w, a in put_up)
     state = note(
         state,
@@ -324,7 +323,7 @@ def apply_split(state: BlackjackState, hand: Hand, put_up: tuple[tuple[str, int]
         "BJ-4.10.1",
     )
     state, c = take(state)
-    kept = replace(kept, cards=(first, c))
+    kept = kept._replace(cards=(first, c))
     state = note(state, f"{kept.label()} second card: {show(c)}, {describe_total(kept.cards)}", "BJ-4.10.2")
     return after_card(state, kept)
 
@@ -355,11 +354,11 @@ def can_surrender(state: BlackjackState, seat: int, number: int, wager_ids: Sequ
 def surrender(state: BlackjackState, seat: int, number: int, wager_ids: Sequence[str] | None = None) -> BlackjackState:
     hand, stakes = verify_surrender(state, seat, number, wager_ids)
     names = {s.wager_id for s in stakes}
-    hand = replace(hand, stakes=tuple(replace(s, status=SURRENDERED) if s.wager_id in names else s for s in hand.stakes))
+    hand = hand._replace(stakes=tuple(s._replace(status=SURRENDERED) if s.wager_id in names else s for s in hand.stakes))
     state = note(state, f"{hand.label()}: {', '.join(sorted(names))} surrender(s) half", "BJ-4.12.1")
     ctrl = hand.controlling()
     if ctrl is None:
-        state = put_hand(state, replace(hand, done="surrender"), turn=None)
+        state = put_hand(state, hand._replace(done="surrender"), turn=None)
         return state
     state = put_hand(state, hand)
     return note(state, f"{hand.label()}: wager {ctrl.wager_id} now makes the decisions", "BJ-4.12.3")
@@ -412,13 +411,13 @@ def insurance(state: BlackjackState, wager: Wager, amount: int | None = None) ->
     if amount is None:
         amount = verify_insurance(state, wager, covers)
     bet = InsuranceBet(wager.wager_id, wager.seat, amount, covers.wager_id if covers else None)
-    state = replace(state, insurance=state.insurance + (bet,))
+    state = state._replace(insurance=state.insurance + (bet,))
     return note(state, f"insurance {wager.wager_id}: {amount} on seat {wager.seat} (insures {bet.covers})", "BJ-4.11.1")
 
 
 def refuse_insurance(state: BlackjackState, wager: Wager, clause: str, reason: str) -> BlackjackState:
     bet = InsuranceBet(wager.wager_id, wager.seat, 0, None, accepted=False, clause=clause, reason=reason)
-    return replace(state, insurance=state.insurance + (bet,))
+    return state._replace(insurance=state.insurance + (bet,))
 
 
 # -- even money --------------------------------------------------------------------------------
@@ -443,7 +442,7 @@ def can_even_money(state: BlackjackState, seat: int, wager_ids: Sequence[str] | 
 def even_money(state: BlackjackState, seat: int, wager_ids: Sequence[str] | None = None) -> BlackjackState:
     hand, stakes = verify_even_money(state, seat, wager_ids)
     names = {s.wager_id for s in stakes}
-    hand = replace(hand, stakes=tuple(replace(s, status=EVEN_MONEY) if s.wager_id in names else s for s in hand.stakes))
+    hand = hand._replace(stakes=tuple(s._replace(status=EVEN_MONEY) if s.wager_id in names else s for s in hand.stakes))
     state = put_hand(state, hand)
     return note(state, f"{hand.label()}: {', '.join(sorted(names))} take(s) even money", "BJ-4.15.3")
 

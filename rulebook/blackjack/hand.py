@@ -17,7 +17,7 @@ ACE_RANK: Final = 0
 
 def known(cards: Sequence[int]) -> bool:
     """True when every card of the hand was read (no ``??``, no card missing from the log)."""
-    return all(c >= 0 for c in cards)
+    return not cards or min(cards) >= 0
 
 
 def points(code: int) -> int:

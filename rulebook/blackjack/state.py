@@ -14,8 +14,7 @@ in ``settle.py``). The decisions themselves (verify_x / can_x / x) live in ``dec
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from typing import Final
+from typing import Final, NamedTuple
 
 from rulebook.blackjack.hand import hand_total, is_two_card_21, known, min_total
 from rulebook.blackjack.params import BlackjackParams
@@ -72,8 +71,7 @@ def describe_total(cards: tuple[int, ...]) -> str:
     return f"{'soft ' if soft else ''}{total}"
 
 
-@dataclass(frozen=True, slots=True)
-class Stake:
+class Stake(NamedTuple):
     """One wager's money on one hand.
 
     ``amount`` is what the wager risks on this hand before doubling: the original wager on the
@@ -89,8 +87,7 @@ class Stake:
     status: str = LIVE
 
 
-@dataclass(frozen=True, slots=True)
-class Hand:
+class Hand(NamedTuple):
     """The cards of one hand and the stakes on it. ``number`` is 1 for the seat's initial hand,
     then 2, 3, 4 for hands formed by splits, in the order they were formed (formats: ``hand``)."""
 
@@ -138,8 +135,7 @@ class Hand:
         return f"seat {self.seat} hand {self.number}"
 
 
-@dataclass(frozen=True, slots=True)
-class InsuranceBet:
+class InsuranceBet(NamedTuple):
     """An insurance wager as the rules accept it (BJ-4.11): ``amount`` is what is in play, ``covers``
     the main wager it insures. A refused one (``clause`` says why) is returned."""
 
@@ -152,8 +148,7 @@ class InsuranceBet:
     reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Returned:
+class Returned(NamedTuple):
     """A wager the rules do not accept on this round: returned to the player, net 0."""
 
     wager_id: str
@@ -161,8 +156,7 @@ class Returned:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class BlackjackState:
+class BlackjackState(NamedTuple):
     params: BlackjackParams
     shoe: tuple[int, ...]  # the round's cards in device order, burns set aside
     table_min: int | None = None  # the table minimum, for doubling for less (BJ-4.9.1)
@@ -208,25 +202,25 @@ class BlackjackState:
 
 # -- small pure helpers the transitions share ------------------------------------------------
 def note(state: BlackjackState, what: str, clause: str) -> BlackjackState:
-    return replace(state, steps=state.steps + (Step(what, clause),))
+    return state._replace(steps=state.steps + (Step(what, clause),))
 
 
 def flag(state: BlackjackState, kind: str, clause: str, detail: str, voids: bool = False) -> BlackjackState:
     irr = Irregularity(kind=kind, clause=clause, detail=detail, voids_round=voids)
-    return replace(state, irregularities=state.irregularities + (irr,), steps=state.steps + (Step(f"irregularity: {detail}", clause),))
+    return state._replace(irregularities=state.irregularities + (irr,), steps=state.steps + (Step(f"irregularity: {detail}", clause),))
 
 
 def take(state: BlackjackState) -> tuple[BlackjackState, int]:
     """The next card from the device; MISSING when the log has no more (counted in ``missing``)."""
     if state.taken < len(state.shoe):
-        return replace(state, taken=state.taken + 1), state.shoe[state.taken]
-    return replace(state, missing=state.missing + 1), MISSING
+        return state._replace(taken=state.taken + 1), state.shoe[state.taken]
+    return state._replace(missing=state.missing + 1), MISSING
 
 
 def put_hand(state: BlackjackState, hand: Hand, **changes) -> BlackjackState:
     """The state with ``hand`` (matched by seat and number) replaced."""
     hands = tuple(hand if h.seat == hand.seat and h.number == hand.number else h for h in state.hands)
-    return replace(state, hands=hands, **changes)
+    return state._replace(hands=hands, **changes)
 
 
 # -- the round opens: wagers on seats ----------------------------------------------------------
@@ -293,7 +287,7 @@ def deal_initial(state: BlackjackState) -> BlackjackState:
     for rnd in (1, 2):
         for i, h in enumerate(hands):
             state, c = take(state)
-            hands[i] = replace(h, cards=h.cards + (c,))
+            hands[i] = h._replace(cards=h.cards + (c,))
             steps.append(Step(f"{h.label()} card {rnd}: {show(c)}", "BJ-4.7.2"))
         if rnd == 1:
             state, c = take(state)
@@ -301,10 +295,9 @@ def deal_initial(state: BlackjackState) -> BlackjackState:
             steps.append(Step(f"dealer's card: {show(c)} (no second card until the players are done)", "BJ-4.7.2"))
     for i, h in enumerate(hands):
         if h.is_blackjack:
-            hands[i] = replace(h, done="blackjack")
+            hands[i] = h._replace(done="blackjack")
             steps.append(Step(f"{h.label()}: blackjack", "BJ-2.1"))
-    state = replace(
-        state,
+    state = state._replace(
         hands=tuple(hands),
         dealer=dealer,
         phase=PLAY,
@@ -345,7 +338,7 @@ def start_hand(state: BlackjackState, seat: int, number: int) -> BlackjackState:
         raise RuleViolation(f"{earlier[0].label()} plays before seat {seat}", "BJ-4.13.1")
     if len(hand.cards) == 1:
         state, c = take(state)
-        hand = replace(hand, cards=hand.cards + (c,))
+        hand = hand._replace(cards=hand.cards + (c,))
         state = note(state, f"{hand.label()} (formed by a split) second card: {show(c)}, {describe_total(hand.cards)}", "BJ-4.10.2")
     return after_card(state, hand)
 
@@ -360,7 +353,7 @@ def after_card(state: BlackjackState, hand: Hand) -> BlackjackState:
     elif hand.known and hand_total(hand.cards)[0] == 21:
         done = "blackjack" if hand.is_blackjack else "21"
     if done:
-        hand = replace(hand, done=done)
+        hand = hand._replace(done=done)
         state = put_hand(state, hand, turn=None)
         what = {
             "split_aces": f"{hand.label()}: a split ace receives one card only",
@@ -377,7 +370,7 @@ def close_turn(state: BlackjackState) -> BlackjackState:
     hand = state.turn_hand()
     if hand is None:
         return state
-    state = put_hand(state, replace(hand, done="stand"), turn=None)
+    state = put_hand(state, hand._replace(done="stand"), turn=None)
     return note(state, f"{hand.label()}: no further decision recorded, stands on {describe_total(hand.cards)}", "BJ-4.13.2")
 
 
@@ -386,7 +379,7 @@ def advance(state: BlackjackState) -> BlackjackState:
     while state.phase == PLAY and state.turn is None:
         nxt = next_pending(state)
         if nxt is None:
-            return replace(state, phase=DEALER)
+            return state._replace(phase=DEALER)
         state = start_hand(state, *nxt)
     return state
 
