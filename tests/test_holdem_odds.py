@@ -1,0 +1,162 @@
+"""Hold'em Bonus odds: the exact Bonus figure against an independent count, the simulated main game
+against the scalar engine, the progressive's exact return against hand-written formulas."""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from math import comb
+
+import numpy as np
+import pytest
+
+from rulebook.catalogue import builtin
+from rulebook.holdem_bonus import odds
+from rulebook.holdem_bonus.engine import settle_round
+from rulebook.odds import house_edges
+from rulebook.round import Action, DeviceCard, RoundInput, Wager
+
+HOIANA = builtin().latest("hoiana-holdem-bonus")
+MBS = builtin().latest("mbs-holdem-bonus-progressive")
+GUIDE = builtin().latest("guide-holdem-bonus-progressive")
+
+
+def bonus_ev_by_rank_classes(table: dict[str, Fraction]) -> Fraction:
+    """The Bonus expectation counted by hand, by rank class of the two hole cards (independent of the
+    enumeration in odds.py): combinations out of C(52, 2), and, for A-A, the dealer's A-A out of C(50, 2)."""
+    hands = comb(52, 2)
+    pair = comb(4, 2)  # 6 ways to hold a given pair
+    counts = {
+        "aa": pair,
+        "ak_suited": 4,
+        "aq_aj_suited": 2 * 4,
+        "ak_offsuit": 4 * 3,
+        "kk_qq_jj": 3 * pair,
+        "aq_aj_offsuit": 2 * 4 * 3,
+        "pair_2_to_10": 9 * pair,
+    }
+    winners = sum(counts.values())
+    ev = Fraction(0)
+    for hand, n in counts.items():
+        if hand == "aa" and "aa_vs_dealer_aa" in table:
+            p_dealer_aa = Fraction(comb(2, 2), comb(50, 2))  # the two other aces among the dealer's 50 choose 2
+            ev += Fraction(n, hands) * (p_dealer_aa * table["aa_vs_dealer_aa"] + (1 - p_dealer_aa) * table["aa"])
+        else:
+            ev += Fraction(n, hands) * table[hand]
+    return ev - Fraction(hands - winners, hands)
+
+
+def table_of(rs) -> dict[str, Fraction]:
+    return {l.hand: Fraction(*map(int, l.odds.split(":"))) for l in rs.params.bonus_pay_table}
+
+
+def test_bonus_with_the_1000_to_1_line_is_8_54_percent_exactly_HTB_6_1_2():
+    ev, p_win = odds.bonus_expectation(HOIANA.params)
+    assert ev == Fraction(-13873, 162435)  # house edge 8.5406 %
+    assert round(float(-ev) * 100, 4) == 8.5406
+    assert ev == bonus_ev_by_rank_classes(table_of(HOIANA))
+    assert p_win == Fraction(126, 1326)
+    assert odds.bonus_expectation(MBS.params)[0] == ev  # MBS-4.1.1 has the same table
+
+
+def test_guide_bonus_without_the_1000_to_1_line_THB_G_BONUS():
+    ev, _ = odds.bonus_expectation(GUIDE.params)
+    assert ev == Fraction(-59, 663)  # 8.8989 %
+    assert ev == bonus_ev_by_rank_classes(table_of(GUIDE))
+
+
+def test_enumeration_holds_every_holding_once():
+    player, dealer = odds.all_holdings()
+    assert len(player) == 1326 * 1225 == 1_624_350
+    cards = np.concatenate([player, dealer], axis=1)
+    assert (np.sort(cards, axis=1)[:, 1:] != np.sort(cards, axis=1)[:, :-1]).all()
+    # the A-A against A-A holdings, brute force: 6 player pairs x 1 dealer pair
+    counts, total = odds.bonus_line_counts(HOIANA.params)
+    aces = [c for c in range(4)]
+    brute = sum(1 for p in itertools.combinations(aces, 2) for d in itertools.combinations(aces, 2) if not set(p) & set(d))
+    assert counts["aa_vs_dealer_aa"] == brute == 6
+    assert counts["aa"] == 6 * 1225 - 6
+
+
+def test_main_game_simulation_equals_the_scalar_engine_round_by_round():
+    """The simulation settles by the array kernel: replay its first rounds through settle_round."""
+    rng = np.random.default_rng(7)
+    cards = odds.deal_cards(rng, 300)
+    nets, p, d = next(odds.simulate_main_game(HOIANA.params, 300, 7, "pair_with_hole", chunk=300))
+    for k in range(300):
+        c = [int(x) for x in cards[k]]
+        hole, community, dealer = c[:2], c[2:7], c[7:9]
+        ranks = [x // 4 for x in c]
+        turn = ranks[0] == ranks[1] or bool({ranks[0], ranks[1]} & set(ranks[2:5]))
+        river = ranks[0] == ranks[1] or bool({ranks[0], ranks[1]} & set(ranks[2:6]))
+        wagers = [Wager("a", 1, "ante", 1), Wager("f", 1, "flop", 2)]
+        actions = [Action(1, 1, "flop"), Action(1, 1, "turn" if turn else "check"), Action(1, 1, "river" if river else "check")]
+        if turn:
+            wagers.append(Wager("t", 1, "turn", 1))
+        if river:
+            wagers.append(Wager("r", 1, "river", 1))
+        events = tuple(DeviceCard(x) for x in community + hole + dealer)  # device order (HTB-4.12.1)
+        r = settle_round(RoundInput(HOIANA, events, tuple(wagers), tuple(actions), deal_mode="device"))
+        assert not r.unsettled and not r.irregularities
+        assert sum(s.net for s in r.settlements.values()) == nets[k]
+
+
+def test_main_game_edge_is_stated_with_its_interval_and_the_flush_qualifier_costs_the_player():
+    hoiana = odds.ante_odds(HOIANA.params, 200_000, 3, "pair_with_hole")
+    guide = odds.ante_odds(GUIDE.params, 200_000, 3, "pair_with_hole")  # same seed: the same cards
+    assert hoiana.method == "simulation" and hoiana.ci95[0] < hoiana.house_edge < hoiana.ci95[1]
+    assert guide.house_edge > hoiana.house_edge  # an Ante paid on fewer hands (THB-G-SETTLEMENT vs HTB-5.2)
+    # optimal play gives about 2.04 % (straight) and 5.59 % (flush) (Wizard of Odds); a simple strategy does worse
+    assert 0.02 < hoiana.house_edge < 0.12 and 0.055 < guide.house_edge < 0.16
+    checking = odds.ante_odds(HOIANA.params, 200_000, 3, "check")
+    assert checking.house_edge > hoiana.house_edge + 0.1  # never betting a made hand is much worse
+
+
+def test_guide_progressive_return_by_hand_THB_G_JACKPOT():
+    meter, wager = 9_000_000, 100
+    expected = Fraction(
+        4 * max(5_000_000, meter) + 36 * max(500_000, meter // 10) + 624 * 50_000 + 3744 * 15_000 + 5108 * 10_000,
+        comb(52, 5) * wager,
+    )
+    ret, p_win, _ = odds.progressive_return(GUIDE.params, meter, wager)
+    assert ret == expected
+    assert p_win == Fraction(4 + 36 + 624 + 3744 + 5108, comb(52, 5))
+
+
+def test_mbs_royal_position_classes_by_the_engine_MBS_4_1_2():
+    """A royal in seven cards lies at 5 of the 7 positions: 1 set pays 100 %, 5 pay 25 %, 14 pay 5 %,
+    1 (the community) the fixed $10,000 -- checked by settling a round for each of the 21 sets."""
+    royal = [0 * 4 + 3, 12 * 4 + 3, 11 * 4 + 3, 10 * 4 + 3, 9 * 4 + 3]  # As Ks Qs Js Ts
+    others = [2 * 4, 5 * 4 + 1]  # 3c 6d: no straight flush or quads with the royal
+    seen = {}
+    for positions in itertools.combinations(range(7), 5):
+        it_royal, it_other = iter(royal), iter(others)
+        seven = [next(it_royal) if k in positions else next(it_other) for k in range(7)]
+        hole, community = seven[:2], seven[2:]
+        events = (DeviceCard(hole[0]), DeviceCard(7 * 4 + 2), DeviceCard(hole[1]), DeviceCard(8 * 4 + 2),
+                  *(DeviceCard(c) for c in community), DeviceCard(4 * 4), DeviceCard(4 * 4 + 1))
+        wagers = (Wager("a1", 1, "ante", 100), Wager("f1", 1, "flop", 200), Wager("p1", 1, "progressive", 100), Wager("a2", 2, "ante", 100))
+        r = settle_round(RoundInput(MBS, events, wagers, (Action(1, 1, "flop"), Action(2, 1, "fold")),
+                                    deal_mode="shoe", jackpot_meter=100_000_000, currency="SGD"))
+        net = r.settlements["p1"].net + 100
+        seen[net] = seen.get(net, 0) + 1
+    assert seen == {100_000_000: 1, 25_000_000: 5, 5_000_000: 14, 1_000_000: 1}
+    ret, p_win, _ = odds.progressive_return(MBS.params, 100_000_000, 100)
+    by_hand = (
+        Fraction(4, comb(52, 5)) * (100_000_000 + 5 * 25_000_000 + 14 * 5_000_000 + 1_000_000)
+        + Fraction(37260, comb(52, 7)) * 150_000
+        + Fraction(224848, comb(52, 7)) * 30_000
+    ) / 100
+    assert ret == by_hand
+    assert odds.progressive_return(MBS.params, 1_000_000, 100) is None  # below 20 x $1,500 the count is not exact
+
+
+def test_house_edges_report_for_every_rule_set():
+    for rs, bets in ((HOIANA, {"bonus", "ante"}), (MBS, {"bonus", "ante", "progressive"}), (GUIDE, {"bonus", "ante", "progressive"})):
+        report = house_edges(rs, None, rounds=20_000, seed=1)
+        assert set(report.bets) == bets
+        assert report.bets["bonus"].method == "exact" and report.bets["ante"].method == "simulation"
+        assert "never folds" in report.bets["bonus"].notes
+        assert report.as_json()["bets"]["ante"]["ci95"]
+    with pytest.raises(ValueError, match="one deck"):
+        house_edges(HOIANA, 6)

@@ -1,0 +1,157 @@
+"""The vectorised Hold'em Bonus settlement equals the scalar reference engine, round for round.
+
+Rounds are drawn at random from all three rule sets and both deal modes, with planted jackpot
+hands and planted faults (unread, foreign, missing, extra cards, illegal actions, missing wagers),
+so that both the array path and its hand-over to the scalar engine are exercised.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rulebook.cards import FOREIGN, UNREADABLE
+from rulebook.catalogue import builtin
+from rulebook.holdem_bonus import engine, vector
+from rulebook.holdem_bonus.deal import deal_events
+from rulebook.round import Action, DeviceCard, RoundInput, Wager
+
+NAMES = ["hoiana-holdem-bonus", "mbs-holdem-bonus-progressive", "guide-holdem-bonus-progressive"]
+
+
+def random_round(rng: random.Random, faults: bool = True, plant: float = 0.15) -> RoundInput:
+    rs = builtin().latest(rng.choice(NAMES))
+    p = rs.params
+    mode = rng.choice(["shoe", "device"])
+    seats = sorted(rng.sample(range(1, 8), rng.randint(1, 5)))
+    deck = list(range(52))
+    rng.shuffle(deck)
+    if rng.random() < plant:  # a royal or straight flush on the first seat's hole cards and the flop
+        suit, top = rng.randrange(4), rng.choice([0, 12, 8, 5])
+        ranks = [0, 12, 11, 10, 9] if top == 0 else [top - k for k in range(5)]
+        made = [r * 4 + suit for r in ranks]
+        rest = [c for c in deck if c not in made]
+        hole = [tuple(made[:2])] + [tuple(rest[2 * k: 2 * k + 2]) for k in range(len(seats) - 1)]
+        rest = rest[2 * (len(seats) - 1):]
+        community, rest = tuple(made[2:] + rest[:2]), rest[2:]
+    else:
+        hole = [tuple(deck[2 * k: 2 * k + 2]) for k in range(len(seats))]
+        rest = deck[2 * len(seats):]
+        community, rest = tuple(rest[:5]), rest[5:]
+    if rng.random() < 0.2:  # a community made of four of a kind or the dealer's aces, sometimes
+        rng.shuffle(rest)
+    dealer, burns, spare = tuple(rest[:2]), tuple(rest[2:6]), rest[6]
+    procedure = p.shoe_deal if mode == "shoe" else p.device_deal
+    events = list(deal_events(procedure, hole, community, dealer, burns))
+    wagers: list[Wager] = []
+    actions: list[Action] = []
+
+    def wager(seat: int, bet: str, amount: int) -> None:
+        wagers.append(Wager(f"W{len(wagers) + 1}", seat, bet, amount))
+
+    for s in seats:
+        ante = rng.choice([100, 250, 1000, 2500, 3])
+        wager(s, "ante", ante)
+        if rng.random() < 0.5:
+            wager(s, "bonus", rng.choice([100, 500, 7]))
+        if p.progressive and rng.random() < 0.5:
+            wager(s, "progressive", rng.choice([100, 500]))
+        if rng.random() < 0.25:
+            actions.append(Action(s, 1, "fold"))
+            continue
+        actions.append(Action(s, 1, "flop"))
+        wager(s, "flop", 2 * ante)
+        for street in ("turn", "river"):
+            if rng.random() < 0.5:
+                actions.append(Action(s, 1, street))
+                wager(s, street, ante)
+            else:
+                actions.append(Action(s, 1, "check"))
+        if p.showdown.concede and rng.random() < 0.05:
+            actions.append(Action(s, 1, "concede"))
+    if faults and rng.random() < 0.3:
+        fault = rng.randrange(9)
+        if fault == 0:
+            events[rng.randrange(len(events))] = DeviceCard(UNREADABLE, False)
+        elif fault == 1:
+            i = rng.randrange(len(events))
+            events[i] = DeviceCard(FOREIGN, events[i].is_burn)
+        elif fault == 2:
+            events.pop(rng.randrange(len(events)))
+        elif fault == 3:
+            events.append(DeviceCard(spare))
+        elif fault == 4:
+            actions.append(Action(seats[0], 1, rng.choice(["turn", "flop", "check", "fold", "concede", "river", "hit"])))
+        elif fault == 5:
+            wagers.pop(rng.randrange(len(wagers)))
+        elif fault == 6 and rng.random() < 0.2:  # two unread cards (the scalar engine enumerates both)
+            for _ in range(2):
+                events[rng.randrange(len(events))] = DeviceCard(UNREADABLE, False)
+        elif fault == 7:
+            actions = [a for a in actions if rng.random() < 0.5]
+        elif fault == 8:
+            wager(rng.randrange(1, 8), rng.choice(["bonus", "turn", "side", "progressive"]), 100)
+    meter = rng.choice([None, 5_000_000, 123_456_789])
+    currency = rng.choice([p.progressive.currency if p.progressive else "USD", "USD", None])
+    return RoundInput(rs, tuple(events), tuple(wagers), tuple(actions), deal_mode=mode, jackpot_meter=meter, currency=currency)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=0, max_value=2**32 - 1), st.integers(min_value=1, max_value=25))
+def test_vector_equals_scalar_on_random_rounds(seed, n):
+    rng = random.Random(seed)
+    rounds = [random_round(rng) for _ in range(n)]
+    expected = [engine.settle_round(r) for r in rounds]
+    assert vector.settle_many(rounds, with_steps=True) == expected
+    # without steps, everything else is the same
+    light = vector.settle_many(rounds)
+    assert [(r.settlements, r.unsettled, r.irregularities, r.void, r.outcome) for r in light] == [
+        (r.settlements, r.unsettled, r.irregularities, r.void, r.outcome) for r in expected
+    ]
+
+
+def test_clean_rounds_take_the_array_path(monkeypatch):
+    """The equality above must not come from every round being handed to the scalar engine."""
+    rng = random.Random(11)
+    rounds = [random_round(rng, faults=False, plant=0.0) for _ in range(400)]
+    expected = [engine.settle_round(r) for r in rounds]
+    handed_over = []
+    real = engine.settle_round
+    monkeypatch.setattr(vector.engine, "settle_round", lambda ri: handed_over.append(ri) or real(ri))
+    assert vector.settle_many(rounds, with_steps=True) == expected
+    # only rounds with a jackpot hand (a hole-and-flop flush under the guide, say) go to the scalar engine
+    assert len(handed_over) < 0.05 * len(rounds)
+    assert all(any(w.bet == "progressive" for w in ri.wagers) for ri in handed_over)
+
+
+def test_array_kernels_on_hand_made_cases():
+    """main_game and bonus read the rule set's tables: HTB-5.2-5.4, 6.1.2; the guide's flush qualifier."""
+    from rulebook import poker
+    from rulebook.cards import parse_card
+
+    hoiana = builtin().latest("hoiana-holdem-bonus").params
+    guide = builtin().latest("guide-holdem-bonus-progressive").params
+
+    def s(text):
+        return poker.evaluate_hand([parse_card(c) for c in text.split()])
+
+    straight, two_pair, pair = s("9c Td Js Qh 8d 2c 3h"), s("Kc Kd Qs Qh 2d 3c 7h"), s("Ac Ad 2s 5h 9d Jc Kh")
+    bet = np.array([0, 0, 2, 3, 4, 0])
+    status = np.array([0, 0, 0, 0, 0, 1])
+    player = np.array([straight, two_pair, two_pair, pair, pair, straight])
+    dealer = np.array([pair, pair, pair, two_pair, pair, pair])
+    amount = np.array([100, 100, 200, 100, 100, 100])
+    net, kind = vector.main_game(hoiana, bet, status, player, dealer, amount)
+    assert net.tolist() == [100, 0, 200, -100, 0, -100]
+    assert kind.tolist() == [vector.WIN, vector.ANTE_STAND_OFF, vector.WIN, vector.LOSE, vector.STAND_OFF, vector.FOLD]
+    net, _ = vector.main_game(guide, bet[:1], status[:1], player[:1], dealer[:1], amount[:1])
+    assert net.tolist() == [0]  # a straight does not qualify the Ante under the guide
+    hole = np.array([[parse_card("As"), parse_card("Ad")], [parse_card("Ks"), parse_card("As")], [parse_card("2c"), parse_card("7d")]])
+    dealer_cards = np.array([[parse_card("Ah"), parse_card("Ac")]] * 3)
+    net, kind, line = vector.bonus(hoiana, np.zeros(3, dtype=int), hole, dealer_cards, np.array([10, 10, 10]))
+    assert net.tolist() == [10_000, 250, -10]
+    net, _, _ = vector.bonus(guide, np.zeros(3, dtype=int), hole, dealer_cards, np.array([10, 10, 10]))
+    assert net.tolist() == [300, 250, -10]
