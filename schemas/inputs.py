@@ -20,7 +20,7 @@ INT = (Rule("int_text", "wrong_type"), Rule("int_fits", "out_of_range"))
 NONNEG_INT = INT + (Rule("not_negative_text", "out_of_range"),)
 MONEY = INT + (Rule("not_negative_text", "negative_amount"),)
 SIGNED_MONEY = INT
-TS = (Rule("ts_text", "bad_timestamp"), Rule("ts_offset", "ts_no_offset"))
+TS = (Rule("ts_parsed", "bad_timestamp"), Rule("ts_offset", "ts_no_offset"))
 
 
 def _between(lo: int, hi: int) -> tuple[Rule, ...]:
@@ -42,6 +42,7 @@ INPUT_SHOE_CSV = Table(
         Field("shoe_id", "text", "One loading of shuffled cards.", required=True, rules=NONEMPTY),
         Field("event_seq", "text", "Event counter per device: a non-negative integer.", required=True, rules=NONNEG_INT),
         Field("ts", "text", "When the device saw the event: ISO-8601 with a UTC offset.", required=True, rules=TS),
+        Field("ts__utc", "timestamptz", "Derived: ts parsed as a UTC instant (null if it is not a timestamp with an offset)."),
         Field("event", "text", "shoe_start, burn, card or shoe_end.", required=True,
               rules=(Rule("isin", "unknown_event", DEVICE_EVENTS),)),
         Field("round_no", "text", "Game number the card belongs to (required on a card event).", rules=NONNEG_INT),
@@ -82,7 +83,9 @@ def _money(name, description, required=False, signed=False):
 
 
 def _ts(name, description, required=False):
-    return _str(name, description + " ISO-8601 with a UTC offset.", required, TS)
+    derived = Field(f"{name}__utc", "timestamptz", f"Derived: {name} parsed as a UTC instant (null if it is not a "
+                    "timestamp with an offset).")
+    return (*_str(name, description + " ISO-8601 with a UTC offset.", required, TS), derived)
 
 
 INPUT_ROUNDS_JSONL = Table(

@@ -82,7 +82,7 @@ def _decode(block: bytes, first_line: int) -> LineChunk:
         text = text.replace("\r\n", "\n")
         if text.endswith("\r"):
             text = text[:-1]
-    lines = pl.Series("raw", [text], dtype=pl.String).str.split("\n").explode()
+    lines = pl.Series("raw", text.split("\n"), dtype=pl.String)
     too_long: dict[int, int] = {}
     lengths = lines.str.len_bytes()
     if len(lengths) and lengths.max() > MAX_LINE_BYTES:

@@ -27,7 +27,7 @@ from pipelines.ingest.duck import registered
 from pipelines.ingest.quarantine import empty_failures, failures_at, from_validation
 from schemas.inputs import INPUT_ACTION, INPUT_ROUNDS_JSONL, INPUT_WAGER
 from schemas.pandera_models import model, polars_schema, validate_frame
-from schemas.rules import INT_TEXT, json_kind, parse_timestamp, utc_offset_minutes
+from schemas.rules import INT_TEXT, json_kind, utc_offset_minutes, with_parsed_timestamps
 from schemas.tables import CORE_ACTIONS, CORE_ROUNDS, CORE_WAGERS
 
 KIND = "rounds_jsonl"
@@ -223,7 +223,7 @@ class RoundsParser:
     # -- as read --------------------------------------------------------------------------------
     def _rounds_as_read(self, lit: pl.DataFrame) -> pl.DataFrame:
         names = [f for f in ROUND_FIELDS if f != "recorded_result"] + list(LIMIT_FIELDS.values())
-        out = decoded(lit, names)
+        out = with_parsed_timestamps(decoded(lit, names), ["bets_open_at", "bets_closed_at", "settled_at"])
         return out.with_columns(pl.col("source_line").cast(pl.Int64))
 
     def _elements_as_read(self, lit: pl.DataFrame, rounds_ar: pl.DataFrame, fields: tuple[str, ...], order: str,
@@ -231,7 +231,7 @@ class RoundsParser:
         if lit.is_empty():
             return pl.DataFrame(schema=schema)
         names = [f for f in fields if f != "wager_ids"] if "wager_ids" in fields else list(fields)
-        out = decoded(lit, names)
+        out = with_parsed_timestamps(decoded(lit, names), [f for f in ("placed_at", "ts") if f in fields])
         if "wager_ids" in fields:
             out = out.with_columns(json_kind(pl.col("wager_ids")).alias("wager_ids__json"))
         games = rounds_ar.select("source_line", pl.when(pl.col("game__json") == "string").then(pl.col("game")).alias("game"))
@@ -240,7 +240,7 @@ class RoundsParser:
 
     # -- canonical ------------------------------------------------------------------------------
     def _canonical(self, r: pl.DataFrame, w: pl.DataFrame, a: pl.DataFrame):
-        closed_local = (parse_timestamp(pl.col("bets_closed_at")).dt.replace_time_zone(None)
+        closed_local = (pl.col("bets_closed_at__utc").dt.replace_time_zone(None)
                         + pl.duration(minutes=utc_offset_minutes(pl.col("bets_closed_at")).cast(pl.Int64)))
         rr = pl.col("recorded_result")
         is_obj = rr.str.starts_with("{")
@@ -254,9 +254,9 @@ class RoundsParser:
             pl.col("round_no").str.to_integer().cast(pl.Int64),
             "game", "ruleset", "shoe_id", "dealer_id", "currency", "deal_mode",
             *[pl.col(c).str.to_integer(strict=False).cast(pl.Int64) for c in LIMIT_FIELDS.values()],
-            parse_timestamp(pl.col("bets_open_at")).alias("bets_open_at"),
-            parse_timestamp(pl.col("bets_closed_at")).alias("bets_closed_at"),
-            parse_timestamp(pl.col("settled_at")).alias("settled_at"),
+            pl.col("bets_open_at__utc").alias("bets_open_at"),
+            pl.col("bets_closed_at__utc").alias("bets_closed_at"),
+            pl.col("settled_at__utc").alias("settled_at"),
             "status",
             pl.when(is_obj).then(rr.str.json_path_match("$.winner")).alias("recorded_winner"),
             rr_int("player_points").alias("recorded_player_points"),
@@ -274,7 +274,7 @@ class RoundsParser:
             "table_id", "round_no", pl.col("wager_order").cast(pl.Int32), "wager_id",
             pl.col("seat").str.to_integer().cast(pl.Int16), "player_id", "bet",
             pl.col("amount").str.to_integer().cast(pl.Int64),
-            parse_timestamp(pl.col("placed_at")).alias("placed_at"),
+            pl.col("placed_at__utc").alias("placed_at"),
             pl.col("net").str.to_integer().cast(pl.Int64),
             pl.lit(self.source_file).alias("source_file"), "source_line",
         ).cast(CORE_WAGERS_SCHEMA).select(list(CORE_WAGERS_SCHEMA))
@@ -284,7 +284,7 @@ class RoundsParser:
             pl.col("hand").str.to_integer().cast(pl.Int16),
             "action",
             pl.col("amount").str.to_integer(strict=False).cast(pl.Int64),
-            parse_timestamp(pl.col("ts")).alias("ts"),
+            pl.col("ts__utc").alias("ts"),
             pl.col("wager_ids").str.json_decode(pl.List(pl.String)).alias("wager_ids"),
             pl.lit(self.source_file).alias("source_file"), "source_line",
         ).cast(CORE_ACTIONS_SCHEMA).select(list(CORE_ACTIONS_SCHEMA))

@@ -19,7 +19,7 @@ from pipelines.ingest.quarantine import empty_failures, failures_at, from_valida
 from rulebook.cards import FOREIGN, NO_CARD, RANKS, SUITS, UNREADABLE
 from schemas.inputs import INPUT_SHOE_CSV, SHOE_CSV_COLUMNS
 from schemas.pandera_models import model, polars_schema, validate_frame
-from schemas.rules import INT_TEXT, parse_timestamp
+from schemas.rules import INT_TEXT, with_parsed_timestamps
 from schemas.tables import CORE_DEVICE_EVENTS
 
 KIND = "shoe_csv"
@@ -89,7 +89,7 @@ class ShoeParser:
         fields = fields.with_columns([
             pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c) for c in SHOE_CSV_COLUMNS
         ])
-        as_read = self._with_prev_max(fields).select(list(AS_READ_SCHEMA))
+        as_read = with_parsed_timestamps(self._with_prev_max(fields), ["ts"]).select(list(AS_READ_SCHEMA))
         fc = validate_frame(as_read, model(INPUT_SHOE_CSV.name))
         failures.append(from_validation(fc, as_read, INPUT_SHOE_CSV))
         all_failures = pl.concat(failures)
@@ -151,7 +151,7 @@ class ShoeParser:
             pl.col("source_line"),
             "device_id", "table_id", "shoe_id",
             pl.col("event_seq").str.to_integer().cast(pl.Int64),
-            parse_timestamp(pl.col("ts")).alias("ts"),
+            pl.col("ts__utc").alias("ts"),
             "event",
             pl.col("round_no").str.to_integer(strict=False).cast(pl.Int64),
             "card",
