@@ -204,7 +204,7 @@ def resolve(
 
     ``n_cards`` is each round's count of card events (default: up to the last non-NO_CARD code);
     a NO_CARD inside that count is a card the device did not read. It may exceed ``k`` when the
-    caller kept only the first columns (the hands never use more than six). ``foreign_burn``
+    caller kept only the first six or more columns (the hands never use more than six). ``foreign_burn``
     marks rounds with a foreign card among their burns (voids the round like any foreign card).
     """
     a = np.asarray(cards)
