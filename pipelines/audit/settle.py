@@ -156,7 +156,7 @@ def settle(
         .otherwise(pl.col("_pay_detail")).alias("detail"),
     )
     extra = ["category", "limit_issue", "limit_clause", "differential_issue", "differential_clause", "override",
-             "override_clause", "clause_prefix", "placed_at", "bets_closed_at", "first_card_at", "rules_void",
+             "override_clause", "override_detail", "clause_prefix", "placed_at", "bets_closed_at", "first_card_at", "rules_void",
              "cards_net_detail"]
     w = w.with_columns(pl.col("_pay_detail").alias("cards_net_detail"))
     published = conform(w, SETTLEMENTS_SCHEMA)

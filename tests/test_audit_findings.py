@@ -1,0 +1,505 @@
+"""Every finding kind of the audit: hand-made rounds that must be flagged, and near misses that must not.
+
+Rounds are written as their device card sequence in dealing order (baccarat: Player, Banker, Player,
+Banker, then the third cards). Each test names the clause it checks. The audit runs through its
+plain functions (no Prefect): NightBuilder.audit().
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from test_audit_support import NightBuilder
+
+# Baccarat coups used throughout (deal order P B P B P3 B3)
+BANKER_6_THREE_CARDS = "2c 3h 3d 2s 5c Ac"  # P 2+3=5 draws 5 -> 0; B 3+2=5 draws on 5 -> A: 6. Banker 6 (3 cards) v 0
+BANKER_6_TWO_CARDS = "2c Kc 2d 6h 9s"  # P 4 draws 9 -> 3; B 6 stands on a 9: Banker 6 (2 cards) v 3
+PLAYER_NATURAL = "9c 2h Kd 3s"  # P 9 natural, B 5: the Player wins
+BANKER_NATURAL_9 = "Kc 9h 2d Ks"  # P 2, B 9 natural: the Banker wins on 9
+TIE_7 = "Kc Kh 7d 7s"  # 7 v 7, both stand: a Tie
+
+
+def audit(nb: NightBuilder):
+    settlements, findings = nb.audit()
+    return settlements, findings
+
+
+def keys(findings: pl.DataFrame, kind: str | None = None) -> set[tuple]:
+    f = findings if kind is None else findings.filter(pl.col("kind") == kind)
+    return {(r["kind"], r["table_id"], r["round_no"], r["wager_id"]) for r in f.iter_rows(named=True)}
+
+
+def one(findings: pl.DataFrame, kind: str, wager_id: str | None = None, round_no: int | None = None) -> dict:
+    f = findings.filter(pl.col("kind") == kind)
+    if wager_id is not None:
+        f = f.filter(pl.col("wager_id") == wager_id)
+    if round_no is not None:
+        f = f.filter(pl.col("round_no") == round_no)
+    assert f.height == 1, f"expected one {kind} finding, got {f.height}: {f.select('kind', 'round_no', 'wager_id', 'detail').rows()}"
+    return f.row(0, named=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# payout_mismatch
+
+
+def test_tiger_paid_12_to_1_on_a_three_card_six_is_flagged_TBAC_5_1_3():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, BANKER_6_THREE_CARDS, [("W1", "tiger", 10000, 120000)])
+    _, f = audit(nb)
+    row = one(f, "payout_mismatch", "W1")
+    assert (row["expected_net"], row["recorded_net"], row["difference"]) == (200000, 120000, -80000)
+    assert row["rule_ref"] == "TBAC-5.1.3"
+    assert row["severity"] == "high"
+    assert "three cards" in row["detail"] and "20:1" in row["detail"] and "paid 12:1" in row["detail"]
+    assert (row["source_file"], row["source_line"]) == ("rounds_night.jsonl", 1)
+
+
+def test_tiger_paid_20_to_1_on_a_three_card_six_is_not_flagged_TBAC_5_1_3():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, BANKER_6_THREE_CARDS, [("W1", "tiger", 10000, 200000), ("W2", "big_tiger", 10000, 500000),
+                                                 ("W3", "small_tiger", 10000, -10000), ("W4", "banker", 10000, 9500)],
+             recorded={"winner": "banker", "player_points": 0, "banker_points": 6})
+    s, f = audit(nb)
+    assert f.height == 0, f.rows()
+    assert s["expected_net"].to_list() == [200000, 500000, -10000, 9500]
+
+
+def test_small_tiger_on_a_two_card_six_pays_22_and_tiger_12_TBAC_5_1_3():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, BANKER_6_TWO_CARDS, [("W1", "small_tiger", 1000, 22000), ("W2", "tiger", 1000, 20000)])
+    _, f = audit(nb)
+    assert keys(f) == {("payout_mismatch", "BAC-01", 1, "W2")}
+    assert one(f, "payout_mismatch", "W2")["expected_net"] == 12000
+
+
+def test_commission_banker_paid_even_money_is_an_overpayment_TBAC_5_1_1():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, BANKER_NATURAL_9, [("W1", "banker", 10000, 10000), ("W2", "banker", 10010, 9509)])
+    _, f = audit(nb)
+    # 0.95 x 10,010 = 9,509.5: the house keeps the fraction (rounding down), so 9,509 is right
+    assert keys(f) == {("payout_mismatch", "BAC-01", 1, "W1")}
+    assert one(f, "payout_mismatch", "W1")["difference"] == 500
+
+
+def test_no_commission_banker_win_on_six_pays_half_TBAC_5_1_2():
+    nb = NightBuilder()
+    rs = "hoiana-tiger-baccarat/no-commission"
+    nb.round("NCB-01", 1, BANKER_6_TWO_CARDS, [("W1", "banker", 10000, 10000)], ruleset=rs)
+    nb.round("NCB-01", 2, BANKER_NATURAL_9, [("W2", "banker", 10000, 10000)], ruleset=rs)
+    _, f = audit(nb)
+    assert keys(f) == {("payout_mismatch", "NCB-01", 1, "W1")}
+    assert one(f, "payout_mismatch", "W1")["expected_net"] == 5000
+
+
+def test_a_tie_returns_banker_and_player_wagers_TBAC_6_1_1_3():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, TIE_7, [("W1", "banker", 10000, -10000), ("W2", "player", 10000, 0), ("W3", "tie", 1000, 8000)])
+    _, f = audit(nb)
+    assert keys(f) == {("payout_mismatch", "BAC-01", 1, "W1")}
+    assert one(f, "payout_mismatch", "W1")["expected_net"] == 0
+
+
+def test_blackjack_paid_3_to_2_on_a_plain_win_is_flagged_BJ_6_2_1():
+    nb = NightBuilder()
+    rs = "hoiana-blackjack"
+    nb.round("BJ-01", 1, "Tc 7d 9h Kc", [("B1", "main", 10000, 15000, 1)], ruleset=rs, actions=[(1, 1, "stand", None)])
+    nb.round("BJ-01", 2, "Tc 7d 9h Kc", [("B2", "main", 10000, 10000, 1)], ruleset=rs, actions=[(1, 1, "stand", None)])
+    _, f = audit(nb)
+    assert keys(f) == {("payout_mismatch", "BJ-01", 1, "B1")}
+    assert one(f, "payout_mismatch", "B1")["difference"] == 5000
+
+
+def test_holdem_bonus_ak_suited_pays_25_to_1_HTB_6_1_2():
+    nb = NightBuilder()
+    rs = "hoiana-holdem-bonus"
+    cards = "b:2c Ah Kh b:3c Qh Jh Th b:4c 2d b:5c 3s 9c 9d"
+    acts = [(1, 1, "flop", 2000), (1, 1, "check", None), (1, 1, "check", None)]
+    nb.round("HTB-01", 1, cards, [("H1", "ante", 2500, 2500), ("H2", "flop", 5000, 5000), ("H3", "bonus", 500, 10000)],
+             ruleset=rs, deal_mode="shoe", actions=acts, decks=1)
+    nb.round("HTB-01", 2, cards, [("H4", "ante", 2500, 2500), ("H5", "flop", 5000, 5000), ("H6", "bonus", 500, 12500)],
+             ruleset=rs, deal_mode="shoe", actions=acts, decks=1, shoe_id="S-HTB-2")
+    _, f = audit(nb)
+    assert keys(f) == {("payout_mismatch", "HTB-01", 1, "H3")}
+    assert one(f, "payout_mismatch", "H3")["expected_net"] == 12500
+
+
+# ---------------------------------------------------------------------------------------------
+# limit_breach
+
+
+def test_over_the_maximum_paid_in_full_is_flagged_with_the_capped_settlement_TBAC_7_18():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 600000, 600000)], limits={"max": 500000})
+    _, f = audit(nb)
+    row = one(f, "limit_breach", "W1")
+    assert (row["expected_net"], row["recorded_net"], row["difference"]) == (500000, 600000, 100000)
+    assert row["rule_ref"] == "TBAC-7.18" and row["severity"] == "high"
+    assert "excess 100,000 returned" in row["detail"]
+
+
+def test_over_the_maximum_collected_up_to_the_maximum_is_a_procedure_finding_TBAC_7_18():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "banker", 600000, -500000)], limits={"max": 500000})
+    _, f = audit(nb)
+    row = one(f, "limit_breach", "W1")
+    assert (row["expected_net"], row["difference"], row["severity"]) == (-500000, 0, "medium")
+
+
+def test_a_wager_at_the_maximum_and_at_the_minimum_is_not_a_breach():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 500000, 500000), ("W2", "player", 2500, 2500),
+                                           ("W3", "tie", 100000, -100000), ("W4", "tie", 500, -500)],
+             limits={"min": 2500, "max": 500000, "side_min": 500, "side_max": 100000})
+    _, f = audit(nb)
+    assert f.height == 0, f.rows()
+
+
+def test_side_bet_over_the_side_maximum_is_capped_TBAC_7_18():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, BANKER_6_THREE_CARDS, [("W1", "big_tiger", 200000, 10000000)], limits={"side_max": 100000})
+    _, f = audit(nb)
+    row = one(f, "limit_breach", "W1")
+    assert row["expected_net"] == 5000000 and row["difference"] == 5000000
+
+
+def test_under_the_minimum_settled_once_then_returned_TBAC_7_17():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 1000, 1000, 1, "P-9")])
+    nb.round("BAC-01", 2, PLAYER_NATURAL, [("W2", "player", 1000, 1000, 1, "P-9")])
+    nb.round("BAC-01", 3, PLAYER_NATURAL, [("W3", "player", 1000, 0, 1, "P-9")])
+    s, f = audit(nb)
+    assert s.sort("round_no")["expected_net"].to_list() == [1000, 0, 0]
+    first, second, third = (one(f, "limit_breach", w) for w in ("W1", "W2", "W3"))
+    assert (first["severity"], first["difference"], first["rule_ref"]) == ("medium", 0, "TBAC-7.17")
+    assert (second["severity"], second["expected_net"], second["difference"]) == ("high", 0, 1000)
+    assert (third["severity"], third["difference"]) == ("medium", 0)
+
+
+def test_unrated_under_minimum_wagers_cannot_be_linked_and_are_settled_as_placed_TBAC_7_17():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 1000, 1000, 1, None)])
+    nb.round("BAC-01", 2, PLAYER_NATURAL, [("W2", "player", 1000, 1000, 1, None)])
+    s, f = audit(nb)
+    assert s["expected_net"].to_list() == [1000, 1000]
+    assert {r["severity"] for r in f.iter_rows(named=True)} == {"medium"}
+
+
+def test_holdem_flop_above_twice_the_ante_is_settled_on_twice_the_ante_HTB_7_10_1():
+    nb = NightBuilder()
+    rs = "hoiana-holdem-bonus"
+    cards = "b:2c Ah Kh b:3c Qh Jh Th b:4c 2d b:5c 3s 9c 9d"  # royal flush v a pair of nines: the player wins
+    nb.round("HTB-01", 1, cards, [("H1", "ante", 2500, 2500), ("H2", "flop", 7500, 7500)], ruleset=rs, deal_mode="shoe",
+             actions=[(1, 1, "flop", 7500), (1, 1, "check", None), (1, 1, "check", None)], decks=1)
+    nb.round("HTB-01", 2, cards, [("H3", "ante", 2500, 2500), ("H4", "flop", 5000, 5000)], ruleset=rs, deal_mode="shoe",
+             actions=[(1, 1, "flop", 5000), (1, 1, "check", None), (1, 1, "check", None)], decks=1, shoe_id="S-2")
+    _, f = audit(nb)
+    assert keys(f) == {("limit_breach", "HTB-01", 1, "H2")}
+    row = one(f, "limit_breach", "H2")
+    assert (row["expected_net"], row["difference"], row["rule_ref"]) == (5000, 2500, "HTB-7.10.1")
+
+
+def test_blackjack_has_no_limit_clause_the_breach_is_flagged_against_the_limit_sign():
+    nb = NightBuilder()
+    nb.round("BJ-01", 1, "Tc 7d 9h Kc", [("B1", "main", 300000, 300000, 1)], ruleset="hoiana-blackjack",
+             actions=[(1, 1, "stand", None)], limits={"max": 250000})
+    _, f = audit(nb)
+    row = one(f, "limit_breach", "B1")
+    assert (row["rule_ref"], row["expected_net"], row["difference"], row["severity"]) == ("LIMIT-SIGN", 300000, 0, "medium")
+
+
+# ---------------------------------------------------------------------------------------------
+# differential_breach
+
+
+def _differential_round(nb: NightBuilder, round_no: int, nets: tuple[int, int, int, int]) -> None:
+    # Banker 400,000 + 400,000 + 1,000 (under the minimum) v Player 100,000; differential 100,000:
+    # the Banker side may carry 200,000: 1,000 as placed (TBAC-7.19.1), 199,000 shared pro rata: 99,500 each
+    nb.round("BAC-01", round_no, BANKER_NATURAL_9,
+             [("A%d" % round_no, "banker", 400000, nets[0], 1), ("B%d" % round_no, "banker", 400000, nets[1], 2),
+              ("C%d" % round_no, "banker", 1000, nets[2], 3, None), ("D%d" % round_no, "player", 100000, nets[3], 4)],
+             limits={"differential": 100000})
+
+
+def test_differential_exceeded_and_paid_in_full_is_flagged_per_wager_with_the_pro_rata_amount_TBAC_7_19():
+    nb = NightBuilder()
+    _differential_round(nb, 1, (380000, 380000, 950, -100000))
+    _, f = audit(nb)
+    rows = f.filter(pl.col("kind") == "differential_breach")
+    assert {r["wager_id"] for r in rows.iter_rows(named=True)} == {"A1", "B1"}
+    a = one(f, "differential_breach", "A1")
+    assert (a["expected_net"], a["difference"], a["rule_ref"]) == (94525, 380000 - 94525, "TBAC-7.19")  # 0.95 x 99,500
+    # the under-minimum Banker wager is paid as placed (TBAC-7.19.1) but is a limit breach of its own
+    assert one(f, "limit_breach", "C1")["difference"] == 0
+
+
+def test_differential_settled_pro_rata_is_one_procedure_finding_for_the_round_TBAC_7_19():
+    nb = NightBuilder()
+    _differential_round(nb, 1, (94525, 94525, 950, -100000))
+    _, f = audit(nb)
+    row = one(f, "differential_breach")
+    assert row["wager_id"] is None and row["severity"] == "medium" and row["difference"] is None
+
+
+def test_totals_within_the_differential_are_not_a_breach():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, BANKER_NATURAL_9, [("A", "banker", 200000, 190000), ("D", "player", 100000, -100000)],
+             limits={"differential": 100000})
+    _, f = audit(nb)
+    assert f.height == 0, f.rows()
+
+
+# ---------------------------------------------------------------------------------------------
+# card_integrity, drawing_rule_violation, illegal_action (the engine's irregularities)
+
+
+def test_a_foreign_card_is_a_card_integrity_finding_and_voids_the_round_TBAC_7_1():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, "9c 2h Zz 3s", [("W1", "player", 10000, 0)], status="void")
+    _, f = audit(nb)
+    assert keys(f) == {("card_integrity", "BAC-01", 1, None)}
+    row = one(f, "card_integrity")
+    assert row["rule_ref"] == "TBAC-7.1" and row["source_file"].startswith("shoe_")
+
+
+def test_an_unreadable_card_is_a_card_integrity_finding_and_leaves_the_wager_unsettled_TBAC_4_11():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, "9c ?? Kd 3s", [("W1", "player", 10000, 10000)])
+    s, f = audit(nb)
+    assert keys(f) == {("card_integrity", "BAC-01", 1, None)}
+    assert s["expected_net"].to_list() == [None] and "not read" in s["unsettled_reason"][0]
+
+
+def test_a_card_seen_more_often_than_the_shoe_holds_voids_its_round_TBAC_7_1():
+    nb = NightBuilder()
+    nb.start_shoe("BAC-01", "S-1", decks=1)
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 10000, 10000)], shoe_id="S-1")
+    nb.round("BAC-01", 2, "9c 2d Kh 3h", [("W2", "player", 10000, 10000)], shoe_id="S-1")  # a second 9c in one deck
+    _, f = audit(nb)
+    assert keys(f) == {("card_integrity", "BAC-01", 2, None), ("void_not_honoured", "BAC-01", 2, "W2")}
+    assert "9c" in one(f, "card_integrity")["detail"]
+    assert one(f, "void_not_honoured")["expected_net"] == 0
+
+
+def test_eight_copies_of_a_card_in_an_eight_deck_shoe_is_not_an_excess():
+    nb = NightBuilder()
+    for r in range(1, 9):
+        nb.round("BAC-01", r, PLAYER_NATURAL, [(f"W{r}", "player", 10000, 10000)], decks=8)
+    _, f = audit(nb)
+    assert f.height == 0, f.rows()
+
+
+def test_a_third_card_beyond_the_drawing_rules_is_a_drawing_rule_violation_TBAC_7_6():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL + " 4c", [("W1", "player", 10000, 10000)])
+    nb.round("BAC-01", 2, PLAYER_NATURAL, [("W2", "player", 10000, 10000)])
+    _, f = audit(nb)
+    assert keys(f) == {("drawing_rule_violation", "BAC-01", 1, None)}
+    assert one(f, "drawing_rule_violation")["rule_ref"] == "TBAC-7.6"
+
+
+def test_blackjack_dealer_drawing_on_17_is_a_drawing_rule_violation_BJ_4_14():
+    nb = NightBuilder()
+    rs = "hoiana-blackjack"
+    nb.round("BJ-01", 1, "Tc 7d 9h Kc 5s", [("B1", "main", 10000, 10000, 1)], ruleset=rs, actions=[(1, 1, "stand", None)])
+    nb.round("BJ-01", 2, "Tc 7d 9h Kc", [("B2", "main", 10000, 10000, 1)], ruleset=rs, actions=[(1, 1, "stand", None)])
+    _, f = audit(nb)
+    assert keys(f) == {("drawing_rule_violation", "BJ-01", 1, None)}
+
+
+def test_an_engine_illegal_action_is_a_finding_of_its_own_kind():
+    nb = NightBuilder()
+    rs = "hoiana-holdem-bonus"
+    cards = "b:2c Ah Kh b:3c Qh Jh Th b:4c 2d b:5c 3s 9c 9d"
+    nb.round("HTB-01", 1, cards, [("H1", "ante", 2500, -2500), ("H2", "turn", 2500, 0)], ruleset=rs, deal_mode="shoe",
+             actions=[(1, 1, "fold", None)], decks=1)
+    _, f = audit(nb)
+    assert ("illegal_action", "HTB-01", 1, None) in keys(f)
+
+
+# ---------------------------------------------------------------------------------------------
+# result_mismatch
+
+
+def test_an_announced_result_the_cards_do_not_give_is_flagged_TBAC_7_16():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 10000, 10000)],
+             recorded={"winner": "banker", "player_points": 9, "banker_points": 5})
+    _, f = audit(nb)
+    row = one(f, "result_mismatch")
+    assert row["rule_ref"] == "TBAC-7.16" and "winner banker" in row["detail"] and "winner player" in row["detail"]
+
+
+def test_a_correct_or_partial_announced_result_is_not_flagged():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 10000, 10000)],
+             recorded={"winner": "player", "player_points": 9, "banker_points": 5})
+    nb.round("BAC-01", 2, PLAYER_NATURAL, [("W2", "player", 10000, 10000)], recorded={"winner": "player"})
+    _, f = audit(nb)
+    assert f.height == 0, f.rows()
+
+
+# ---------------------------------------------------------------------------------------------
+# void_not_honoured
+
+
+def test_a_round_the_rules_make_void_but_settled_anyway_TBAC_7_1_1():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, "9c 2h Zz 3s", [("W1", "player", 10000, 10000), ("W2", "banker", 10000, 0)])
+    _, f = audit(nb)
+    assert keys(f, "void_not_honoured") == {("void_not_honoured", "BAC-01", 1, "W1")}
+    assert one(f, "void_not_honoured")["difference"] == 10000
+
+
+def test_a_void_status_round_with_a_wager_collected_TBAC_2_2_20():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "banker", 10000, -10000), ("W2", "player", 10000, 0)], status="void")
+    _, f = audit(nb)
+    assert keys(f) == {("void_not_honoured", "BAC-01", 1, "W1")}
+    row = one(f, "void_not_honoured")
+    assert (row["expected_net"], row["difference"], row["rule_ref"]) == (0, -10000, "TBAC-2.2.20")
+
+
+def test_a_void_round_with_every_wager_returned_is_not_flagged():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "banker", 10000, 0)], status="void")
+    _, f = audit(nb)
+    assert f.height == 0, f.rows()
+
+
+# ---------------------------------------------------------------------------------------------
+# free_hand_wager
+
+
+def test_a_wager_on_a_free_hand_is_flagged_TBAC_7_8():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 10000, 10000)], status="free_hand")
+    nb.round("BAC-01", 2, PLAYER_NATURAL, [("W2", "player", 10000, 0)], status="free_hand")
+    _, f = audit(nb)
+    paid, returned = one(f, "free_hand_wager", "W1"), one(f, "free_hand_wager", "W2")
+    assert (paid["severity"], paid["difference"], paid["rule_ref"]) == ("high", 10000, "TBAC-7.8")
+    assert (returned["severity"], returned["difference"]) == ("medium", 0)
+
+
+def test_a_free_hand_without_wagers_is_not_flagged():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [], status="free_hand")
+    _, f = audit(nb)
+    assert f.height == 0, f.rows()
+
+
+# ---------------------------------------------------------------------------------------------
+# late_wager
+
+
+def test_a_wager_after_bets_closed_is_late_TBAC_4_2():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, BANKER_6_THREE_CARDS, [("W1", "tiger", 10000, 200000, 1, "P-1", 2.5)])
+    _, f = audit(nb)
+    row = one(f, "late_wager", "W1")
+    assert row["severity"] == "high" and row["rule_ref"] == "TBAC-4.2" and row["recorded_net"] == 200000
+    assert "2.500 s after bets closed" in row["detail"]
+
+
+def test_a_wager_after_the_first_card_is_late_even_before_the_close():
+    nb = NightBuilder()
+    # the first card leaves the shoe 5 s after the close: a wager at +6 s is after both
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 10000, 10000, 1, "P-1", 6.0)])
+    _, f = audit(nb)
+    assert "after the first card" in one(f, "late_wager", "W1")["detail"]
+
+
+def test_a_wager_placed_exactly_at_the_close_is_not_late():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 10000, 10000, 1, "P-1", 0.0)])
+    _, f = audit(nb)
+    assert f.height == 0, f.rows()
+
+
+def test_decisions_after_the_cards_are_not_late_wagers():
+    nb = NightBuilder()
+    rs = "hoiana-holdem-bonus"
+    cards = "b:2c Ah Kh b:3c Qh Jh Th b:4c 2d b:5c 3s 9c 9d"
+    nb.round("HTB-01", 1, cards, [("H1", "ante", 2500, 2500), ("H2", "flop", 5000, 5000, 1, "P-H1", 30.0)],
+             ruleset=rs, deal_mode="shoe", actions=[(1, 1, "flop", 5000), (1, 1, "check", None), (1, 1, "check", None)],
+             decks=1)
+    _, f = audit(nb)
+    assert f.height == 0, f.rows()
+
+
+# ---------------------------------------------------------------------------------------------
+# sequence_gap, unmatched_round
+
+
+def test_a_jump_in_a_devices_event_seq_is_a_sequence_gap():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 10000, 10000)])
+    nb.round("BAC-01", 2, PLAYER_NATURAL, [("W2", "player", 10000, 10000)], skip_seq=3)
+    _, f = audit(nb)
+    row = one(f, "sequence_gap")
+    assert row["round_no"] == 2 and "lost 3 events" in row["detail"] and row["source_file"].startswith("shoe_")
+
+
+def test_a_table_round_number_neither_side_saw_is_a_sequence_gap_but_a_one_sided_round_is_not():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 10000, 10000)])
+    nb.round("BAC-01", 3, PLAYER_NATURAL, [("W3", "player", 10000, 10000)])
+    nb.round("BAC-01", 4, PLAYER_NATURAL, [], table_record=False)  # dealt, never recorded
+    nb.round("BAC-01", 5, PLAYER_NATURAL, [("W5", "player", 10000, 10000)])
+    _, f = audit(nb)
+    assert keys(f) == {("sequence_gap", "BAC-01", 3, None), ("unmatched_round", "BAC-01", 4, None)}
+
+
+def test_a_table_round_without_cards_and_a_device_round_without_a_record_are_unmatched():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, None, [("W1", "player", 10000, 10000)])
+    nb.round("BAC-01", 2, PLAYER_NATURAL, [], table_record=False)
+    nb.round("BAC-01", 3, PLAYER_NATURAL, [("W3", "player", 10000, 10000)])
+    s, f = audit(nb)
+    assert keys(f) == {("unmatched_round", "BAC-01", 1, None), ("unmatched_round", "BAC-01", 2, None)}
+    assert one(f, "unmatched_round", round_no=2)["source_file"].startswith("shoe_")
+    assert s.filter(pl.col("wager_id") == "W1")["unsettled_reason"][0].startswith("the device recorded no cards")
+
+
+# ---------------------------------------------------------------------------------------------
+# the shape of every finding
+
+
+def test_every_finding_has_an_id_a_severity_a_rule_and_a_source():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, BANKER_6_THREE_CARDS, [("W1", "tiger", 10000, 120000, 1, "P-1", 3.0)],
+             recorded={"winner": "player"})
+    nb.round("BAC-01", 3, "9c 2h Zz 3s", [("W2", "player", 700000, 700000)], status="free_hand")
+    _, f = audit(nb)
+    assert f.height >= 5
+    for r in f.iter_rows(named=True):
+        assert len(r["finding_id"]) == 16 and r["severity"] in ("high", "medium", "low")
+        assert r["rule_ref"] and r["detail"] and r["source_file"] and r["source_line"] >= 1
+    assert f["finding_id"].n_unique() == f.height
+
+
+def test_finding_ids_do_not_depend_on_the_other_rounds_of_the_night():
+    a, b = NightBuilder(), NightBuilder()
+    a.round("BAC-01", 1, BANKER_6_THREE_CARDS, [("W1", "tiger", 10000, 120000)])
+    b.round("BAC-02", 7, PLAYER_NATURAL, [("X", "player", 10000, 0)])
+    b.round("BAC-01", 1, BANKER_6_THREE_CARDS, [("W1", "tiger", 10000, 120000)])
+    ida = one(audit(a)[1], "payout_mismatch", "W1")["finding_id"]
+    idb = one(audit(b)[1], "payout_mismatch", "W1")["finding_id"]
+    assert ida == idb
+
+
+@pytest.mark.parametrize("vectorised", [True, False])
+def test_the_vectorised_and_scalar_baccarat_paths_find_the_same(vectorised):
+    from pipelines.audit.params import AuditParams
+
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, BANKER_6_THREE_CARDS, [("W1", "tiger", 10000, 120000), ("W2", "banker", 600000, 570000)])
+    nb.round("BAC-01", 2, "9c 2h Zz 3s", [("W3", "player", 10000, 10000)])
+    nb.round("BAC-01", 3, PLAYER_NATURAL + " 4c", [("W4", "player", 10000, 10000)], recorded={"winner": "banker"})
+    _, f = nb.audit(AuditParams(vectorised=vectorised))
+    assert keys(f) == {
+        ("payout_mismatch", "BAC-01", 1, "W1"), ("limit_breach", "BAC-01", 1, "W2"),
+        ("card_integrity", "BAC-01", 2, None), ("void_not_honoured", "BAC-01", 2, "W3"),
+        ("drawing_rule_violation", "BAC-01", 3, None), ("result_mismatch", "BAC-01", 3, None),
+    }
