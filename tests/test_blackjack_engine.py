@@ -17,7 +17,7 @@ from rulebook.blackjack.state import deal_initial, open_round
 from rulebook.cards import parse_card
 from rulebook.catalogue import builtin
 from rulebook.engine import settle_round
-from rulebook.round import Action, DeviceCard, Limits, RoundInput, Wager
+from rulebook.round import Action, DeviceCard, Limits, RoundInput, Step, Wager
 from rulebook.settlement import RuleViolation
 
 RS = builtin().in_force("hoiana-blackjack", dt.date(2026, 11, 24))
@@ -436,3 +436,59 @@ def test_a_hit_on_21_is_refused_and_its_card_goes_on_BJ_7_2():
     r = settle_round(bj_round("Ts 7s 9c 5d 6h 6c 4c Td", [MAIN, ("W2", 2, "main", 1000)], [(1, 1, "hit"), (1, 1, "hit"), (2, 1, "hit"), (2, 1, "stand")]))
     assert kinds(r) == [("illegal_action", "BJ-4.13.2")]
     assert nets(r) == {"W1": 1000, "W2": -1000}  # 21, and 7+6+4 = 17, against 9+T = 19
+
+
+def test_a_rule_set_may_let_split_aces_play_on():
+    params = dataclasses.replace(RS.params, split_aces_one_card=False)
+    rs = dataclasses.replace(RS, params=params)
+    r = settle_round(bj_round("As 9c Ad 5h 4c 5c 8d", [MAIN], [(1, 1, "split"), (1, 1, "hit"), (1, 1, "stand"), (1, 2, "stand")], ruleset=rs))
+    assert r.irregularities == ()
+    assert nets(r) == {"W1": 0}  # A+5+4 = soft 20 beats 17; A+5 = soft 16 loses
+
+
+def test_a_hole_card_rule_set_is_not_settled_silently():
+    rs = dataclasses.replace(RS, params=dataclasses.replace(RS.params, dealer_hole_card=True))
+    r = settle_round(bj_round("As 9c Kd", [MAIN], ruleset=rs))
+    assert r.settlements == {} and "hole-card" in r.unsettled["W1"]
+
+
+def test_a_round_with_no_main_or_pair_wager_deals_nothing():
+    r = settle_round(bj_round("As 9c Kd", [("I1", 1, "insurance", 100)]))
+    assert r.settlements == {} and "nothing was dealt" in r.unsettled["I1"]
+
+
+def test_a_wager_that_is_not_a_blackjack_bet_is_unsettled_with_a_reason():
+    r = settle_round(bj_round("Ts 9c 9d 8c", [MAIN, ("X1", 1, "banker", 100)]))
+    assert nets(r) == {"W1": 1000}
+    assert "not a blackjack wager" in r.unsettled["X1"]
+
+
+def test_a_decision_for_a_seat_without_cards_is_reported():
+    r = settle_round(bj_round("Ts 9c 9d 8c", [MAIN], [(5, 1, "hit")]))
+    assert kinds(r) == [("illegal_action", "BJ-4.7.2")]
+    assert nets(r) == {"W1": 1000}
+
+
+def test_unknown_decision_is_reported():
+    r = settle_round(bj_round("Ts 9c 9d 8c", [MAIN], [(1, 1, "dance")]))
+    assert kinds(r) == [("illegal_action", "BJ-4.13.1")]
+
+
+def test_decision_triads_raise_with_the_clause():
+    state = deal_initial(open_round(RS.params, [parse_card(c) for c in "Ts Ac 6d 4h".split()], [Wager("W1", 1, "main", 1000)]))
+    from rulebook.blackjack.state import advance
+
+    state = advance(state)
+    assert D.can_hit(state, 1, 1) and D.can_stand(state, 1, 1) and D.can_double(state, 1, 1)
+    assert not D.can_surrender(state, 1, 1)
+    assert not D.can_split(state, 1, 1)
+    with pytest.raises(RuleViolation) as exc:
+        D.verify_surrender(state, 1, 1)
+    assert exc.value.clause == "BJ-4.12.1.1"
+    with pytest.raises(RuleViolation) as exc:
+        D.verify_split(state, 1, 1)
+    assert exc.value.clause == "BJ-4.10.1"
+    after = D.hit(state, 1, 1)
+    assert after is not state and state.taken == 3 and after.taken == 4  # the old state is unchanged
+    assert after.steps[-1] == Step("seat 1 hand 1 hits: 4h, 20", "BJ-4.13.1")
+    assert not D.can_double(after, 1, 1)

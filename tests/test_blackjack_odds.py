@@ -65,6 +65,7 @@ RULE_VARIANTS = {
     "no_surrender": dataclasses.replace(P, surrender_allowed=False),
     "no_das_two_hands": dataclasses.replace(P, double_after_split=False, max_hands=2),
     "full_loss_to_blackjack": dataclasses.replace(P, dealer_blackjack_takes_original_only=False),
+    "split_aces_play_on": dataclasses.replace(P, split_aces_one_card=False, resplit_aces=True),
 }
 
 
@@ -83,7 +84,7 @@ def to_codes(values: np.ndarray) -> list[int]:
 @pytest.mark.parametrize("decks", [1, 8])
 def test_the_vectorised_simulation_plays_every_round_as_the_state_machine_does(variant, decks):
     params = RULE_VARIANTS[variant]
-    sim = simulate_main(params, decks, 3_000, seed=decks * 7919 + len(variant), record=True)
+    sim = simulate_main(params, decks, 2_000, seed=decks * 7919 + len(variant), record=True)
     for i in range(sim.rounds):
         codes = to_codes(sim.cards[i])
         played = play_round(params, codes, [Wager("W", 1, "main", 1000)])

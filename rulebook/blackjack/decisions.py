@@ -298,7 +298,8 @@ def split(
 def apply_split(state: BlackjackState, hand: Hand, put_up: tuple[tuple[str, int], ...]) -> BlackjackState:
     """Form the new hand right after this one; this hand takes its second card now (BJ-4.10.2)."""
     first, second = hand.cards
-    aces = first >= 0 and is_ace(first)
+    # one card to each split ace (BJ-4.10.4.1), unless a rule set says otherwise
+    aces = first >= 0 and is_ace(first) and state.params.split_aces_one_card
     new_number = max(h.number for h in state.seat_hands(hand.seat)) + 1
     new_hand = Hand(
         seat=hand.seat,
@@ -391,10 +392,11 @@ def verify_insurance(state: BlackjackState, wager: Wager, covers: Stake | None) 
         raise RuleViolation(f"seat {wager.seat} has no initial wager to insure", "BJ-4.11.1")
     if wager.amount <= 0:
         raise RuleViolation(f"insurance of {wager.amount} is not a wager", "BJ-4.11.1")
-    cap = covers.amount // 2
+    frac = state.params.insurance_max_fraction
+    cap = covers.amount * frac.num // frac.den
     if wager.amount > cap:
         raise AmountViolation(
-            f"insurance {wager.wager_id} of {wager.amount} exceeds half the initial wager {covers.amount}: {cap} accepted",
+            f"insurance {wager.wager_id} of {wager.amount} exceeds {frac} of the initial wager {covers.amount}: {cap} accepted",
             "BJ-4.11.1",
             ((wager.wager_id, cap),),
         )

@@ -52,6 +52,9 @@ BEFORE_PLAY = ("insurance", "even_money")
 def settle_round(round_input: RoundInput) -> RoundResult:
     params: BlackjackParams = round_input.ruleset.params
     decks = round_input.decks or params.decks
+    if params.dealer_hole_card:
+        why = "this engine deals the dealer one card on the initial deal (BJ-4.7.2); a hole-card rule set is not supported"
+        return RoundResult({}, {w.wager_id: why for w in round_input.wagers}, (Step(why, "BJ-4.7.2"),), (), False, {})
 
     voided = _foreign_card(round_input, decks)
     if voided is not None:

@@ -1,10 +1,14 @@
-"""The parameters of a Blackjack rule set (shared/rules 001, clause prefix BJ)."""
+"""The parameters of a Blackjack rule set (shared/rules 001, clause prefix BJ).
+
+Every field is either a rule the text states (with its clause) or a point the text leaves open,
+decided and written in docs/interpretations/blackjack.md. The engine reads nothing else.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rulebook.money import Rounding
+from rulebook.money import Odds, Rounding
 from rulebook.payout import Payout
 
 
@@ -21,7 +25,7 @@ class BlackjackPayTable:
 class BlackjackParams:
     pay_table: BlackjackPayTable
     decks: int = 8  # BJ-4.1 allows 1..8; the shoe_start event's `decks` overrides per shoe
-    dealer_hole_card: bool = False  # BJ-4.7.2: one card to the dealer on the initial deal
+    dealer_hole_card: bool = False  # BJ-4.7.2: one card to the dealer on the initial deal (the engine deals no hole card)
     dealer_hits_soft_17: bool = False  # BJ-4.14.3: stands on every 17
     max_hands: int = 4  # BJ-4.10.4
     resplit_aces: bool = False  # BJ-4.10.4.1: aces split once
@@ -31,7 +35,7 @@ class BlackjackParams:
     blackjack_may_double: bool = False  # BJ-4.9.2
     surrender_allowed: bool = True  # BJ-4.12.1: half, before the subsequent deal
     surrender_against_ace: bool = False  # BJ-4.12.1.1
-    insurance_max_fraction: str = "1:2"  # BJ-4.11.1: up to half the initial wager
+    insurance_max_fraction: Odds = Odds(1, 2)  # BJ-4.11.1: up to half the initial wager ("1:2")
     dealer_blackjack_takes_original_only: bool = True  # BJ-4.9.5, 4.10.8
     max_wagers_per_seat: int = 3  # BJ-4.6
     # a 3:2 win or a half surrender on an odd amount: the house keeps the fraction (shared/rules/README)
@@ -45,3 +49,11 @@ class BlackjackParams:
             raise ValueError(f"decks must be 1..8 (BJ-4.1), got {self.decks}")
         if self.pair_by not in ("rank", "rank_and_suit"):
             raise ValueError("pair_by must be 'rank' or 'rank_and_suit'")
+        if not 1 <= self.max_hands <= 8:
+            raise ValueError(f"max_hands must be 1..8 (BJ-4.10.4 says 4), got {self.max_hands}")
+        if self.max_wagers_per_seat < 1:
+            raise ValueError(f"max_wagers_per_seat must be at least 1 (BJ-4.6 says 3), got {self.max_wagers_per_seat}")
+        if self.rounding_unit < 1:
+            raise ValueError(f"rounding_unit must be a positive amount, got {self.rounding_unit}")
+        if self.insurance_max_fraction.num > self.insurance_max_fraction.den:
+            raise ValueError(f"insurance_max_fraction must not exceed 1 (BJ-4.11.1 says 1:2), got {self.insurance_max_fraction}")

@@ -239,10 +239,10 @@ def _play_batch(params: BlackjackParams, decks: int, n: int, rng: np.random.Gene
                     for k in range(SLOTS - 1, j + 1, -1):
                         arr[sp, k] = arr[sp, k - 1]
                 v = first[sp, j]
-                aces = v == 1
+                aces = (v == 1) & params.split_aces_one_card
                 for k in (j, j + 1):
                     hard[sp, k] = v
-                    ace[sp, k] = aces
+                    ace[sp, k] = v == 1
                     ncards[sp, k] = 1
                     first[sp, k] = v
                     second[sp, k] = 0
