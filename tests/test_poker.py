@@ -152,6 +152,21 @@ def test_htb_4_5_examples_are_in_descending_order():
     assert values == sorted(values, reverse=True) and len(set(values)) == len(values)
 
 
+def test_class_order_equals_classifying_every_five_card_value_set():
+    """The category-by-category enumeration equals classifying every five-card rank multiset
+    (flush and not) with :func:`classify` and sorting by (category, tie-break): two derivations."""
+    from rulebook.poker.classes import classify, hand_classes
+
+    derived = []
+    for combo in itertools.combinations_with_replacement(range(13), 5):
+        if max(combo.count(v) for v in combo) <= 4:
+            derived.append(classify(combo, False))
+            if len(set(combo)) == 5:
+                derived.append(classify(combo, True))
+    derived.sort(key=lambda c: (c.category, c.tiebreak))
+    assert tuple(derived) == hand_classes()
+
+
 def test_describe_every_category():
     assert poker.describe(strength("Qc 10h 6d 5s 2h")) == "Five odd cards, queen, ten, six, five, two"
     assert poker.describe(strength("Ac Ah 8d 6h 5s")) == "One pair, aces, kickers eight, six, five"

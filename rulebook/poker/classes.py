@@ -92,17 +92,47 @@ def classify(values: tuple[int, ...], flush: bool) -> HandClass:
     return HandClass(_SHAPES[shape], by_group, ordered, flush)
 
 
+def _desc(values) -> list[int]:
+    return sorted(values, reverse=True)
+
+
+def _straight_values(top: int) -> tuple[int, ...]:
+    return (12, 3, 2, 1, 0) if top == 3 else tuple(range(top, top - 5, -1))
+
+
 @functools.cache
 def hand_classes() -> tuple[HandClass, ...]:
-    """All 7,462 classes, weakest first: ``hand_classes()[strength - 1]``."""
-    out = []
-    for combo in itertools.combinations_with_replacement(range(13), 5):
-        if max(combo.count(v) for v in combo) > 4:
-            continue  # five of a kind does not exist with one deck
-        out.append(classify(combo, False))
-        if len(set(combo)) == 5:
-            out.append(classify(combo, True))
-    out.sort(key=lambda c: (c.category, c.tiebreak))
+    """All 7,462 classes, weakest first: ``hand_classes()[strength - 1]``.
+
+    Enumerated category by category (HTB-4.5, lowest first) with each category's tie-break
+    (HTB-5.4.1-5.4.4); :func:`classify` derives the same from five cards (tests check both agree).
+    """
+    values = range(13)
+    straight_masks = set(STRAIGHT_MASKS)
+    odd = [c for c in itertools.combinations(_desc(values), 5) if sum(1 << v for v in c) not in straight_masks]
+    by_category: list[list[HandClass]] = [[] for _ in CATEGORY_NAMES]
+    for c in odd:
+        by_category[HIGH_CARD].append(HandClass(HIGH_CARD, c, c, False))
+        by_category[FLUSH].append(HandClass(FLUSH, c, c, True))
+    for top in STRAIGHT_TOPS:
+        five = _straight_values(top)
+        by_category[STRAIGHT].append(HandClass(STRAIGHT, (top,), five, False))
+        by_category[STRAIGHT_FLUSH].append(HandClass(STRAIGHT_FLUSH, (top,), five, True))
+    for p in values:
+        others = _desc(v for v in values if v != p)
+        for kickers in itertools.combinations(others, 3):
+            by_category[ONE_PAIR].append(HandClass(ONE_PAIR, (p, *kickers), tuple(_desc((p, p, *kickers))), False))
+        for kickers in itertools.combinations(others, 2):
+            by_category[THREE_OF_A_KIND].append(
+                HandClass(THREE_OF_A_KIND, (p, *kickers), tuple(_desc((p, p, p, *kickers))), False))
+        for k in others:
+            by_category[FULL_HOUSE].append(HandClass(FULL_HOUSE, (p, k), tuple(_desc((p, p, p, k, k))), False))
+            by_category[FOUR_OF_A_KIND].append(HandClass(FOUR_OF_A_KIND, (p, k), tuple(_desc((p, p, p, p, k))), False))
+    for high, low in itertools.combinations(_desc(values), 2):
+        for k in (v for v in values if v not in (high, low)):
+            five = tuple(_desc((high, high, low, low, k)))
+            by_category[TWO_PAIRS].append(HandClass(TWO_PAIRS, (high, low, k), five, False))
+    out = [c for group in by_category for c in sorted(group, key=lambda c: c.tiebreak)]
     if len(out) != N_STRENGTHS:  # pragma: no cover - a wrong enumeration
         raise AssertionError(f"expected {N_STRENGTHS} classes, made {len(out)}")
     return tuple(out)
