@@ -188,9 +188,9 @@ def verify_double(
         short = [(w, a) for (w, a), s in zip(amounts, stakes) if a < s.amount]
         if short:
             raise AmountViolation(
-                f"this rule set doubles for the full wager only; {short[0][1]} offered",
+                f"this rule set doubles for the full wager only; {short[0][1]} put up: settled as placed",
                 "BJ-4.9.1",
-                tuple((s.wager_id, s.amount) for s in stakes),
+                amounts,
             )
     if problem:
         raise AmountViolation(problem, clause or "BJ-4.9.1", amounts)
