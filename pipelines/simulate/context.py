@@ -1,0 +1,113 @@
+"""What a game module gets to play one table's gaming day, and where it puts what it made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pipelines.simulate.catalogue import Ticket
+from pipelines.simulate.config import CHIP
+from pipelines.simulate.dealers import dealer_ids_at
+from pipelines.simulate.ground_truth import TruthRow
+from pipelines.simulate.plan import DayPlan, Specials, TablePlan
+from pipelines.simulate.records import EventBuffer, RoundRec
+from rulebook.ruleset import RuleSet
+
+
+@dataclass
+class Counters:
+    """Numbers that run on across a table's days: game numbers, wager ids, shoes, device events."""
+
+    round_no: int
+    wager: int = 1
+    shoe: int = 1
+    seq: int = 1
+    jackpot_meter: int = 0
+
+
+@dataclass
+class DayContext:
+    plan: TablePlan
+    day: DayPlan
+    ruleset: RuleSet
+    rng: np.random.Generator
+    counters: Counters
+    rounds: list[RoundRec] = field(default_factory=list)
+    events: EventBuffer = field(default_factory=EventBuffer)
+    truth: list[TruthRow] = field(default_factory=list)
+    stats: dict[str, int] = field(default_factory=dict)
+    #: the tickets the game module did not plant (the generic ones, and any it could not place)
+    leftover: list[Ticket] = field(default_factory=list)
+    #: rounds (index in the day) holding a card copy beyond the shoe's decks: (card, card it replaced, shoe id)
+    duplicates: dict[int, tuple[int, int, str]] = field(default_factory=dict)
+
+    @property
+    def table(self):
+        return self.plan.table
+
+    @property
+    def specials(self) -> Specials:
+        return self.plan.specials
+
+    def next_wager_id(self) -> str:
+        wid = f"W-{self.table.index + 1:04d}{self.counters.wager:07d}"
+        self.counters.wager += 1
+        return wid
+
+    def wager_ids(self, n: int) -> list[str]:
+        """``n`` fresh wager ids at once."""
+        first = self.counters.wager
+        self.counters.wager += n
+        prefix = f"W-{self.table.index + 1:04d}"
+        return [f"{prefix}{k:07d}" for k in range(first, first + n)]
+
+    def next_shoe_id(self) -> str:
+        compact = self.table.table_id.replace("-", "")
+        sid = f"S-{compact}-{self.counters.shoe:04d}"
+        self.counters.shoe += 1
+        return sid
+
+    def dealers(self, t_ms: np.ndarray) -> list[str]:
+        return dealer_ids_at(self.plan.roster, self.table.index, t_ms, self.day.day_start_ms)
+
+    def count(self, key: str, n: int = 1) -> None:
+        self.stats[key] = self.stats.get(key, 0) + n
+
+    def add_truth(self, kind: str, rec: RoundRec | None, detail: str, wager=None, player_id=None, dealer_id=None) -> None:
+        self.truth.append(
+            TruthRow(
+                kind=kind,
+                table_id=self.table.table_id,
+                round_no=None if rec is None else rec.round_no,
+                wager_id=None if wager is None else wager.wager_id,
+                player_id=(wager.player_id if wager is not None else player_id),
+                dealer_id=(rec.dealer_id if rec is not None else dealer_id),
+                detail=detail,
+            )
+        )
+
+
+def chips(amount: np.ndarray | float, lo: int, hi: int) -> np.ndarray:
+    """Amounts as the player puts them down: whole chips, within ``lo``..``hi`` (integer cents)."""
+    a = np.round(np.asarray(amount, dtype=np.float64) / CHIP).astype(np.int64) * CHIP
+    lo_c = -(-lo // CHIP) * CHIP
+    hi_c = (hi // CHIP) * CHIP
+    return np.clip(a, lo_c, max(lo_c, hi_c))
+
+
+def sessions_per_round(day: DayPlan, opens: np.ndarray, roles: tuple[str, ...] | None = None):
+    """``(round index, session)`` for every round a session covers (bets opened during the session)."""
+    out_r: list[np.ndarray] = []
+    out_s: list[int] = []
+    for k, s in enumerate(day.sessions):
+        if roles is not None and s.role not in roles:
+            continue
+        lo = int(np.searchsorted(opens, s.start_ms, side="left"))
+        hi = int(np.searchsorted(opens, s.end_ms, side="left"))
+        if hi > lo:
+            out_r.append(np.arange(lo, hi))
+            out_s.extend([k] * (hi - lo))
+    if not out_r:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(out_r), np.array(out_s, dtype=np.int64)
