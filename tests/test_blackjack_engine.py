@@ -492,3 +492,23 @@ def test_decision_triads_raise_with_the_clause():
     assert after is not state and state.taken == 3 and after.taken == 4  # the old state is unchanged
     assert after.steps[-1] == Step("seat 1 hand 1 hits: 4h, 20", "BJ-4.13.1")
     assert not D.can_double(after, 1, 1)
+
+
+def test_a_table_that_plays_split_hands_in_number_order_is_replayed_as_it_played_BJ_4_10_2():
+    # resplit of hand 1 forms hand 3; this table then played hand 2 before hand 3, as its log says
+    cards = "8s 6c 8d 8h Tc 9h 2c Th 7d"
+    actions = [(1, 1, "split"), (1, 1, "split"), (1, 1, "stand"), (1, 2, "stand"), (1, 3, "stand")]
+    r = settle_round(bj_round(cards, [MAIN], actions))
+    steps = [s.what for s in r.steps]
+    assert "seat 1 hand 2 (formed by a split) second card: 9h, 17" in steps
+    assert "seat 1 hand 3 (formed by a split) second card: 2c, 10" in steps
+    assert r.irregularities == () and nets(r) == {"W1": 3000}
+
+
+def test_the_order_of_actions_across_seats_does_not_matter_BJ_4_7_2():
+    cards = "Ts 5s 9c 3d 6h 6c Kd 8c"
+    ws = [MAIN, ("W2", 2, "main", 1000)]
+    a1 = [(1, 1, "hit"), (1, 1, "stand"), (2, 1, "hit"), (2, 1, "stand")]
+    a2 = [(2, 1, "hit"), (1, 1, "hit"), (2, 1, "stand"), (1, 1, "stand")]
+    r1, r2 = settle_round(bj_round(cards, ws, a1)), settle_round(bj_round(cards, ws, a2))
+    assert nets(r1) == nets(r2) == {"W1": 1000, "W2": 1000}  # 10+3+6 = 19 and 5+6+K = 21 against 9+8
