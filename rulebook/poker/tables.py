@@ -68,17 +68,15 @@ def single_keys() -> np.ndarray:
 @functools.cache
 def five_card_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(sorted rank-key sums of the non-flush classes, their strengths, flush strength per 13-bit mask)."""
-    sums, strengths = [], []
+    classes = hand_classes()
+    values = np.array([c.values for c in classes], dtype=np.int64)
+    flush = np.array([c.flush for c in classes])
+    strengths = np.arange(1, len(classes) + 1, dtype=np.int32)
     flush_by_mask = np.zeros(1 << 13, dtype=np.int32)
-    for strength, cls in enumerate(hand_classes(), start=1):
-        if cls.flush:
-            flush_by_mask[sum(1 << v for v in cls.values)] = strength
-        else:
-            sums.append(int(RANK_KEYS[list(cls.values)].sum()))
-            strengths.append(strength)
-    sums_a = np.array(sums, dtype=np.int64)
-    order = np.argsort(sums_a)
-    return _frozen(sums_a[order]), _frozen(np.array(strengths, dtype=np.int32)[order]), _frozen(flush_by_mask)
+    flush_by_mask[(1 << values[flush]).sum(axis=1)] = strengths[flush]
+    sums = RANK_KEYS[values[~flush]].sum(axis=1)
+    order = np.argsort(sums)
+    return _frozen(sums[order]), _frozen(strengths[~flush][order]), _frozen(flush_by_mask)
 
 
 def rank_multisets(width: int) -> np.ndarray:
@@ -101,15 +99,17 @@ def rank_multisets(width: int) -> np.ndarray:
 def rank_table(width: int) -> np.ndarray:
     """Non-flush strength (int32) of ``width`` cards indexed by their rank-key sum (0 = impossible)."""
     five_sums, five_strengths, _ = five_card_tables()
-    strength_of_five = np.zeros(int(five_sums.max()) + 1, dtype=np.int32)
-    strength_of_five[five_sums] = five_strengths
+    if width == 5:
+        table = np.zeros(int(five_sums.max()) + 1, dtype=np.int32)
+        table[five_sums] = five_strengths
+        return _frozen(table)
+    strength_of_five = rank_table(5)
     values = rank_multisets(width)
     keys = RANK_KEYS[values]
     totals = keys.sum(axis=1)
     best = np.zeros(len(values), dtype=np.int32)
-    for left_out in itertools.combinations(range(width), width - 5):
-        five = totals - keys[:, list(left_out)].sum(axis=1)
-        np.maximum(best, strength_of_five[five], out=best)
+    for left_out in itertools.combinations(range(width), width - 5):  # the best five of the width
+        np.maximum(best, strength_of_five[totals - keys[:, list(left_out)].sum(axis=1)], out=best)
     if len(np.unique(totals)) != len(totals):  # pragma: no cover - a wrong key set
         raise AssertionError("rank keys do not give distinct sums")
     table = np.zeros(int(totals.max()) + 1, dtype=np.int32)
