@@ -512,3 +512,9 @@ def test_the_order_of_actions_across_seats_does_not_matter_BJ_4_7_2():
     a2 = [(2, 1, "hit"), (1, 1, "hit"), (2, 1, "stand"), (1, 1, "stand")]
     r1, r2 = settle_round(bj_round(cards, ws, a1)), settle_round(bj_round(cards, ws, a2))
     assert nets(r1) == nets(r2) == {"W1": 1000, "W2": 1000}  # 10+3+6 = 19 and 5+6+K = 21 against 9+8
+
+
+def test_a_short_initial_deal_is_one_card_integrity_finding_BJ_4_7_2():
+    r = settle_round(bj_round("Ts 9c", [MAIN, ("P1", 1, "pair", 100)]))
+    assert kinds(r) == [("card_integrity", "BJ-4.7.2")]
+    assert set(r.unsettled) == {"W1", "P1"}

@@ -74,6 +74,7 @@ def settle_round(round_input: RoundInput) -> RoundResult:
             unsettled.setdefault(w.wager_id, "no main or pair wager on the table: nothing was dealt (BJ-4.7.2)")
         return RoundResult({}, unsettled, tuple(early_steps) + state.steps, state.irregularities, False, {})
     state = deal_initial(state)
+    short_at_deal = state.missing
 
     by_seat: dict[int, list[Action]] = {}
     for a in round_input.actions:
@@ -96,12 +97,12 @@ def settle_round(round_input: RoundInput) -> RoundResult:
         state = _finish_seat(state, seat)
     state = advance(state)
     state = _unmatched_back_doubles(state)
-    if state.missing:
+    if state.missing > short_at_deal:
         state = flag(
             state,
             "card_integrity",
             "BJ-4.13.1",
-            f"the decisions need {state.missing} card(s) more than the device log has (lost events?)",
+            f"the decisions need {state.missing - short_at_deal} card(s) more than the device log has (lost events?)",
         )
     if state.phase == DEALER:
         state = play_dealer(state)
