@@ -1,8 +1,8 @@
 """Evaluation over arrays of hands: numpy only, no Python loop per hand.
 
 Per chunk of hands (sized to stay in the CPU caches) the work is: four gathers of card-pair
-keys (two adjacent cards of a uint8 row read as one uint16, so no transposition or index
-conversion), three additions, one gather into the rank table, and a two-operation flush test.
+keys (two adjacent cards of a uint8 row read in place as one uint16: no transposed copy and
+half the gathers of one per card), three additions, one gather into the rank table, and a two-operation flush test.
 The ~3% of hands with five or more cards of a suit are re-ranked through the flush table.
 Large inputs are split across threads (numpy releases the GIL in these loops); each call makes
 its own short-lived pool, so the module keeps no state.
@@ -40,7 +40,7 @@ def _kernel(hands: np.ndarray, out: np.ndarray) -> None:
     np.take(tables.rank_table(width), total >> tables.RANK_SHIFT, out=out, mode="clip")
     total += tables.SUIT_ADD
     total &= tables.FLUSH_BITS
-    rows = np.flatnonzero(total != 0)  # a bool mask: nonzero on it is ~10x faster than on int64
+    rows = np.flatnonzero(total != 0)  # nonzero on a bool mask: ~5x faster than on int64 (measured)
     if rows.size:
         out[rows] = _flush_strengths(np.take(hands, rows, axis=0), np.take(total, rows))
 
