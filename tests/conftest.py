@@ -18,5 +18,6 @@ def prefect_harness():
     """One embedded Prefect backend for every flow test of this process (it costs ~7 s to start)."""
     from prefect.testing.utilities import prefect_test_harness
 
-    with prefect_test_harness():
+    # the temporary server migrates a fresh database first: under load that takes longer than the 30 s default
+    with prefect_test_harness(server_startup_timeout=240):
         yield

@@ -130,6 +130,8 @@ def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
 
 def conform(df: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
     """``df`` with exactly ``schema``'s columns, in order and type; missing columns are null."""
+    if df.width == 0:
+        return empty(schema)
     cols = []
     for name, dtype in schema.items():
         if name in df.columns:
