@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from schemas.ddl import all_ddl
+from schemas.ddl import SCHEMA_VERSION, all_ddl
 
 # Memory DuckDB may use before it spills to disk; with the loader's own frames this keeps a large
 # ingest under the 4 GB goal. Override with PITAUDIT_DUCKDB_MEMORY (e.g. "8GB") on a bigger box.
@@ -40,9 +40,19 @@ def open_writer(db_path: Path | str) -> duckdb.DuckDBPyConnection:
     except (duckdb.IOException, duckdb.Error) as exc:
         raise DatabaseError(f"cannot open {path} for writing: {str(exc).splitlines()[0]}") from exc
     _configure(con, path)
+    create_tables(con)
+    return con
+
+
+def create_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the canonical tables unless this schema version is already there (one transaction)."""
+    have = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'meta_schema'").fetchall()[0][0]
+    if have and get_meta(con, "schema_version") == str(SCHEMA_VERSION):
+        return
+    con.execute("BEGIN TRANSACTION")
     for stmt in all_ddl():
         con.execute(stmt)
-    return con
+    con.execute("COMMIT")
 
 
 def open_reader(db_path: Path | str) -> duckdb.DuckDBPyConnection:
@@ -58,14 +68,13 @@ def open_memory_writer() -> duckdb.DuckDBPyConnection:
     """An in-memory database with the canonical tables (tests)."""
     con = duckdb.connect()
     _configure(con, None)
-    for stmt in all_ddl():
-        con.execute(stmt)
+    create_tables(con)
     return con
 
 
 def get_meta(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
-    row = con.execute("SELECT value FROM meta_schema WHERE name = ?", [name]).fetchone()
-    return None if row is None else row[0]
+    rows = con.execute("SELECT value FROM meta_schema WHERE name = ?", [name]).fetchall()
+    return rows[0][0] if rows else None
 
 
 def set_meta(con: duckdb.DuckDBPyConnection, name: str, value: str) -> None:

@@ -20,6 +20,7 @@ REASONS: Final[dict[str, str]] = {
     "csv_column_count": "wrong number of columns",
     "json_unparseable": "unparseable JSON",
     "json_not_object": "JSON line is not an object",
+    "element_not_object": "list element is not an object",
     # fields
     "missing_field": "missing required field",
     "non_integer_amount": "non-integer amount",

@@ -178,10 +178,10 @@ class RoundsParser:
                 SELECT source_line, j, looks_object,
                        CASE WHEN j IS NULL OR NOT looks_object THEN
                             CASE WHEN json_valid(raw) THEN lower(json_type(raw)) ELSE 'invalid' END END AS line_kind,
-                       CASE WHEN j.limits IS NULL OR ({_ALL_NULL_LIMITS})
+                       CASE WHEN j IS NULL THEN NULL WHEN j.limits IS NULL OR ({_ALL_NULL_LIMITS})
                             THEN {_kind_sql("json_type(raw, '$.limits')")} ELSE 'object' END AS limits_kind,
-                       CASE WHEN j.wagers IS NULL THEN {_kind_sql("json_type(raw, '$.wagers')")} ELSE 'array' END AS wagers_kind,
-                       CASE WHEN j.actions IS NULL THEN {_kind_sql("json_type(raw, '$.actions')")} ELSE 'array' END AS actions_kind,
+                       CASE WHEN j IS NULL THEN NULL WHEN j.wagers IS NULL THEN {_kind_sql("json_type(raw, '$.wagers')")} ELSE 'array' END AS wagers_kind,
+                       CASE WHEN j IS NULL THEN NULL WHEN j.actions IS NULL THEN {_kind_sql("json_type(raw, '$.actions')")} ELSE 'array' END AS actions_kind,
                        CASE WHEN list_bool_or(list_transform(j.wagers, lambda w: {_ALL_NULL_WAGER}))
                             THEN json_type(raw, '$.wagers[*]') END AS wager_kinds,
                        CASE WHEN list_bool_or(list_transform(j.actions, lambda a: {_ALL_NULL_ACTION}))

@@ -143,7 +143,8 @@ def ingest_file(con: duckdb.DuckDBPyConnection, rel: str, kind: str, path: Path,
         sha, size = "", 0
         error = f"cannot read the file: {exc.strerror or exc}"
         return _unreadable(con, rel, kind, sha, size, error, input_root)
-    known = con.execute("SELECT sha256 FROM core_source_files WHERE source_file = ?", [rel]).fetchone()
+    rows = con.execute("SELECT sha256 FROM core_source_files WHERE source_file = ?", [rel]).fetchall()
+    known = rows[0] if rows else None
     if known is not None:
         if known[0] == sha:
             return FileOutcome(rel, kind, "already loaded")
@@ -161,7 +162,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, rel: str, kind: str, path: Path,
         lines_read, reasons = _load(con, rel, kind, path, day_start, advance)
         moved_before = con.execute(
             "SELECT count(*) FROM core_quarantine WHERE reason_code = 'conflicting_duplicate' AND source_file <> ?",
-            [rel]).fetchone()[0]
+            [rel]).fetchall()[0][0]
         counts = store.finish_file(con, source_file=rel, kind=kind, sha256=sha, size=size,
                                    lines_read=lines_read, input_root=str(input_root))
     except store.InvariantError:
@@ -175,10 +176,10 @@ def ingest_file(con: duckdb.DuckDBPyConnection, rel: str, kind: str, path: Path,
         return _unreadable(con, rel, kind, sha, size, msg, input_root)
     conflicts_here = con.execute(
         "SELECT count(*) FROM core_quarantine WHERE reason_code = 'conflicting_duplicate' AND source_file = ?",
-        [rel]).fetchone()[0]
+        [rel]).fetchall()[0][0]
     moved_after = con.execute(
         "SELECT count(*) FROM core_quarantine WHERE reason_code = 'conflicting_duplicate' AND source_file <> ?",
-        [rel]).fetchone()[0]
+        [rel]).fetchall()[0][0]
     summary.earlier_lines_quarantined += moved_after - moved_before
     if conflicts_here + moved_after - moved_before:
         reasons[REASONS["conflicting_duplicate"]] += conflicts_here + (moved_after - moved_before)

@@ -229,14 +229,14 @@ def finish_file(con: duckdb.DuckDBPyConnection, *, source_file: str, kind: str, 
                 lines_read: int, input_root: str) -> FileCounts:
     """Quarantine, account, record the file, check the invariant, commit."""
     con.execute("INSERT INTO core_quarantine BY NAME SELECT * FROM stg_quarantine")
-    quarantined = con.execute("SELECT count(*) FROM stg_quarantine").fetchone()[0]
+    quarantined = con.execute("SELECT count(*) FROM stg_quarantine").fetchall()[0][0]
     if kind == "rounds_jsonl":
-        staged = con.execute("SELECT count(*) FROM stg_rounds").fetchone()[0]
+        staged = con.execute("SELECT count(*) FROM stg_rounds").fetchall()[0][0]
     else:
-        staged = con.execute("SELECT count(*) FROM stg_events").fetchone()[0]
-    conflicts = con.execute("SELECT count(*) FROM stg_quarantine WHERE reason_code = 'conflicting_duplicate'").fetchone()[0]
+        staged = con.execute("SELECT count(*) FROM stg_events").fetchall()[0][0]
+    conflicts = con.execute("SELECT count(*) FROM stg_quarantine WHERE reason_code = 'conflicting_duplicate'").fetchall()[0][0]
     accepted = staged - conflicts
-    duplicate = con.execute("SELECT count(*) FROM core_duplicate_lines WHERE source_file = ?", [source_file]).fetchone()[0]
+    duplicate = con.execute("SELECT count(*) FROM core_duplicate_lines WHERE source_file = ?", [source_file]).fetchall()[0][0]
     counts = FileCounts(lines_read, accepted, quarantined, duplicate)
     if accepted + quarantined != lines_read:
         raise InvariantError(

@@ -1,0 +1,272 @@
+"""Ingest: what is accepted, what is quarantined and why, duplicates, gaming days, re-runs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from pipelines.ingest.run import IngestError, parse_day_start
+from pipelines.ingest.synthetic import CSV_HEADER
+from test_ingest_helpers import CSV_CORRUPTIONS, JSON_CORRUPTIONS, ingest, snapshot, write_table
+
+
+def _counts(con, source_file):
+    return con.execute("""SELECT lines_read, rows_accepted, rows_quarantined, rows_duplicate, status
+                          FROM core_source_files WHERE source_file = ?""", [source_file]).fetchall()[0]
+
+
+def test_clean_logs_load_completely_with_their_source_lines(tmp_path: Path) -> None:
+    rp, sp, rounds, events = write_table(tmp_path / "in", 1, 30)  # a blackjack table
+    con, s = ingest(tmp_path / "in", tmp_path / "db.duckdb")
+    assert _counts(con, rp.name) == (30, 30, 0, 0, "loaded")
+    assert _counts(con, sp.name) == (len(events), len(events), 0, 0, "loaded")
+    assert con.execute("SELECT count(*) FROM core_wagers").fetchall()[0][0] == 30 * 6
+    assert con.execute("SELECT count(*) FROM core_actions").fetchall()[0][0] == 30
+    # round line n is source_line n; device event line n is the CSV's line n+1 (line 1 is the header)
+    r = json.loads(rounds[9])
+    got = con.execute("SELECT round_no, source_line FROM core_rounds WHERE round_no = ?", [r["round_no"]]).fetchall()
+    assert got == [(r["round_no"], 10)]
+    ev = events[4].split(",")
+    got = con.execute("SELECT event_seq, card FROM core_device_events WHERE source_line = 6").fetchall()
+    assert got == [(int(ev[3]), ev[7] or None)]
+    w = r["wagers"][2]
+    got = con.execute("SELECT wager_id, amount, net, wager_order FROM core_wagers WHERE source_line = 10 AND wager_order = 3"
+                      ).fetchall()
+    assert got == [(w["wager_id"], w["amount"], w["net"], 3)]
+    assert s.lines_read == 30 + len(events) and s.rows_quarantined == 0
+
+
+@pytest.mark.parametrize("name,corrupt,code", JSON_CORRUPTIONS, ids=[c[0] for c in JSON_CORRUPTIONS])
+def test_each_json_corruption_quarantines_its_line_with_its_reason(tmp_path: Path, name, corrupt, code) -> None:
+    index = 1 if name == "unknown action" else 0  # blackjack has actions; baccarat for the rest
+    rp, _, rounds, _ = write_table(tmp_path / "in", index, 5)
+    rounds[2] = corrupt(rounds[2])
+    rp.write_text("\n".join(rounds) + "\n", encoding="utf-8")
+    con, _ = ingest(tmp_path / "in", tmp_path / "db.duckdb")
+    q = con.execute("SELECT source_line, reason_code, raw FROM core_quarantine WHERE source_file = ?", [rp.name]).fetchall()
+    assert [(line, c) for line, c, _ in q] == [(3, code)], q
+    assert q[0][2] == rounds[2]
+    assert _counts(con, rp.name)[:3] == (5, 4, 1)
+    assert sorted(r[0] for r in con.execute("SELECT source_line FROM core_rounds").fetchall()) == [1, 2, 4, 5]
+    assert con.execute("SELECT count(*) FROM core_wagers WHERE source_line = 3").fetchall()[0][0] == 0
+
+
+@pytest.mark.parametrize("name,corrupt,code", CSV_CORRUPTIONS, ids=[c[0] for c in CSV_CORRUPTIONS])
+def test_each_csv_corruption_quarantines_its_line_with_its_reason(tmp_path: Path, name, corrupt, code) -> None:
+    _, sp, _, events = write_table(tmp_path / "in", 0, 3)
+    events[5] = corrupt(events[5])
+    sp.write_text(CSV_HEADER + "\n" + "\n".join(events) + "\n", encoding="utf-8")
+    con, _ = ingest(tmp_path / "in", tmp_path / "db.duckdb")
+    q = con.execute("SELECT source_line, reason_code FROM core_quarantine WHERE source_file = ?", [sp.name]).fetchall()
+    assert q == [(7, code)]  # events[5] is line 7 (header, then events[0] on line 2)
+    n = len(events)
+    assert _counts(con, sp.name)[:3] == (n, n - 1, 1)
+
+
+def test_card_without_round_is_quarantined_but_unreadable_and_foreign_cards_are_evidence(tmp_path: Path) -> None:
+    _, sp, _, events = write_table(tmp_path / "in", 0, 3)
+    f = events[2].split(","); f[7] = "??"; events[2] = ",".join(f)
+    f = events[3].split(","); f[7] = "1x"; events[3] = ",".join(f)
+    f = events[4].split(","); f[6] = ""; events[4] = ",".join(f)
+    f = events[5].split(","); f[5] = "burn"; f[6] = ""; f[7] = ""; events[5] = ",".join(f)  # unread burn, no round
+    sp.write_text(CSV_HEADER + "\n" + "\n".join(events) + "\n", encoding="utf-8")
+    con, _ = ingest(tmp_path / "in", tmp_path / "db.duckdb")
+    got = dict(con.execute("SELECT source_line, card_code FROM core_device_events WHERE source_line IN (4, 5, 7)").fetchall())
+    assert got == {4: -1, 5: -2, 7: -3}
+    assert con.execute("SELECT source_line, reason_code FROM core_quarantine").fetchall() == [(6, "card_without_round")]
+    codes = con.execute("SELECT card, card_code FROM core_device_events WHERE event = 'card'").fetchall()
+    from rulebook.cards import parse_card
+
+    assert all(code == parse_card(card) for card, code in codes)
+    assert con.execute("SELECT card_code FROM core_device_events WHERE event = 'shoe_start'").fetchall() == [(None,)]
+
+
+def test_bom_crlf_and_a_final_line_without_newline(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    rp, sp, rounds, events = write_table(folder, 2, 4)
+    rp.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(rounds).encode())  # no final line end
+    sp.write_bytes(b"\xef\xbb\xbf" + (CSV_HEADER + "\r\n" + "\r\n".join(events) + "\r\n").encode())
+    con, _ = ingest(folder, tmp_path / "db.duckdb")
+    assert _counts(con, rp.name)[:3] == (4, 4, 0)
+    assert _counts(con, sp.name)[:3] == (len(events), len(events), 0)
+    assert con.execute("SELECT count(*) FROM core_device_events WHERE card LIKE '%\r%' OR decks IS NULL AND event = 'shoe_start'"
+                       ).fetchall()[0][0] == 0
+
+
+def test_truncated_last_line_is_quarantined_not_lost(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    rp, sp, rounds, events = write_table(folder, 0, 4)
+    rp.write_text("\n".join(rounds)[:-25], encoding="utf-8")
+    sp.write_text(CSV_HEADER + "\n" + "\n".join(events)[:-40], encoding="utf-8")
+    con, _ = ingest(folder, tmp_path / "db.duckdb")
+    assert con.execute("SELECT source_file, source_line, reason_code FROM core_quarantine ORDER BY 1").fetchall() == [
+        (rp.name, 4, "json_unparseable"), (sp.name, len(events) + 1, "csv_column_count")]
+
+
+def test_unreadable_files_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    write_table(folder, 0, 3)
+    (folder / "sub").mkdir()
+    (folder / "sub" / "rounds_utf16.jsonl").write_bytes('{"a": 1}\n'.encode("utf-16"))
+    (folder / "sub" / "shoe_binary.csv").write_bytes(b"\x00\x01\x02" * 100)
+    (folder / "sub" / "shoe_badheader.csv").write_text("a,b,c\n1,2,3\n", encoding="utf-8")
+    (folder / "sub" / "shoe_empty.csv").write_bytes(b"")
+    (folder / "sub" / "rounds_empty.jsonl").write_bytes(b"")
+    con, s = ingest(folder, tmp_path / "db.duckdb")
+    status = dict(con.execute("SELECT source_file, status FROM core_source_files").fetchall())
+    assert status["sub/rounds_utf16.jsonl"] == "unreadable"
+    assert status["sub/shoe_binary.csv"] == "unreadable"
+    assert status["sub/shoe_badheader.csv"] == "unreadable"
+    assert status["sub/shoe_empty.csv"] == "unreadable"
+    assert status["sub/rounds_empty.jsonl"] == "loaded"
+    assert status["rounds_BAC-00.jsonl"] == "loaded"
+    err = con.execute("SELECT error FROM core_source_files WHERE source_file = 'sub/rounds_utf16.jsonl'").fetchall()[0][0]
+    assert "UTF-16" in err
+    assert s.count("unreadable") == 4
+
+
+def test_reingesting_the_same_files_changes_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    write_table(folder, 0, 10)
+    rp, _, rounds, _ = write_table(folder, 1, 10)
+    rounds[3] = rounds[3].replace('"status":"settled"', '"status":"??"')
+    rp.write_text("\n".join(rounds) + "\n", encoding="utf-8")
+    con, _ = ingest(folder, tmp_path / "db.duckdb")
+    before = snapshot(con)
+    con.close()
+    con, s = ingest(folder, tmp_path / "db.duckdb")
+    assert snapshot(con) == before
+    assert s.count("already loaded") == 4 and s.lines_read == 0
+
+
+def test_a_changed_file_under_a_loaded_name_is_reported_not_reloaded(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    rp, _, rounds, _ = write_table(folder, 0, 5)
+    con, _ = ingest(folder, tmp_path / "db.duckdb")
+    before = snapshot(con)
+    con.close()
+    rp.write_text("\n".join(rounds[:3]) + "\n", encoding="utf-8")
+    con, s = ingest(folder, tmp_path / "db.duckdb")
+    assert [f.status for f in s.files if f.source_file == rp.name] == ["changed"]
+    assert snapshot(con) == before
+
+
+def test_identical_duplicate_round_in_two_files_is_kept_once(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    rp, _, rounds, _ = write_table(folder, 0, 6)
+    # the same rounds 4..6 exported again, with the keys in another order: same content
+    again = [json.dumps(dict(reversed(list(json.loads(x).items())))) for x in rounds[3:]]
+    (folder / "rounds_BAC-00_late.jsonl").write_text("\n".join(again) + "\n", encoding="utf-8")
+    con, s = ingest(folder, tmp_path / "db.duckdb")
+    assert con.execute("SELECT count(*) FROM core_rounds").fetchall()[0][0] == 6
+    assert con.execute("SELECT count(*) FROM core_wagers").fetchall()[0][0] == 36
+    assert _counts(con, "rounds_BAC-00_late.jsonl") == (3, 3, 0, 3, "loaded")
+    dups = con.execute("SELECT source_line, kept_source_file, kept_source_line FROM core_duplicate_lines ORDER BY 1").fetchall()
+    assert dups == [(1, rp.name, 4), (2, rp.name, 5), (3, rp.name, 6)]
+
+
+def test_conflicting_duplicate_quarantines_every_copy_and_flags_the_round(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    rp, _, rounds, _ = write_table(folder, 0, 6)
+    r = json.loads(rounds[4])
+    r["wagers"][0]["net"] += 500  # the same round, a different settlement
+    (folder / "rounds_BAC-00_late.jsonl").write_text(rounds[3] + "\n" + json.dumps(r) + "\n", encoding="utf-8")
+    con, _ = ingest(folder, tmp_path / "db.duckdb")
+    key = (r["table_id"], r["round_no"])
+    assert con.execute("SELECT count(*) FROM core_rounds WHERE table_id = ? AND round_no = ?", list(key)).fetchall()[0][0] == 0
+    assert con.execute("SELECT count(*) FROM core_wagers WHERE table_id = ? AND round_no = ?", list(key)).fetchall()[0][0] == 0
+    q = con.execute("SELECT source_file, source_line, reason, raw FROM core_quarantine ORDER BY 1").fetchall()
+    assert [(a, b, c) for a, b, c, _ in q] == [(rp.name, 5, "conflicting duplicate"),
+                                               ("rounds_BAC-00_late.jsonl", 2, "conflicting duplicate")]
+    assert q[0][3] == rounds[4] and json.loads(q[1][3]) == r  # the raw lines, as read
+    flags = con.execute("SELECT table_id, round_no, flag, source_file, source_line FROM core_round_flags ORDER BY 4").fetchall()
+    assert flags == [(*key, "conflicting_duplicate", rp.name, 5), (*key, "conflicting_duplicate", "rounds_BAC-00_late.jsonl", 2)]
+    # both files still balance: the first file's line moved from accepted to quarantined
+    assert _counts(con, rp.name) == (6, 5, 1, 0, "loaded")
+    assert _counts(con, "rounds_BAC-00_late.jsonl") == (2, 1, 1, 1, "loaded")
+    # a third copy, even identical to the first, is quarantined too: the round stays flagged
+    (folder / "rounds_BAC-00_third.jsonl").write_text(rounds[4] + "\n", encoding="utf-8")
+    con.close()
+    con, _ = ingest(folder, tmp_path / "db.duckdb")
+    assert _counts(con, "rounds_BAC-00_third.jsonl") == (1, 0, 1, 0, "loaded")
+    assert con.execute("SELECT count(*) FROM core_rounds WHERE round_no = ?", [r["round_no"]]).fetchall()[0][0] == 0
+
+
+def test_conflicting_duplicate_within_one_file(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    rp, _, rounds, _ = write_table(folder, 0, 3)
+    r = json.loads(rounds[1]); r["status"] = "void"
+    rp.write_text("\n".join(rounds + [rounds[0], json.dumps(r)]) + "\n", encoding="utf-8")
+    con, _ = ingest(folder, tmp_path / "db.duckdb")
+    assert _counts(con, rp.name) == (5, 3, 2, 1, "loaded")
+    assert sorted(x[0] for x in con.execute("SELECT source_line FROM core_rounds").fetchall()) == [1, 3]
+    assert con.execute("SELECT source_line FROM core_quarantine ORDER BY 1").fetchall() == [(2,), (5,)]
+
+
+def test_device_event_duplicates_across_files(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    _, sp, _, events = write_table(folder, 0, 3)
+    changed = events[3].split(","); changed[7] = "Kh" if changed[7] != "Kh" else "Qh"
+    (folder / "shoe_AE-0000_again.csv").write_text(
+        CSV_HEADER + "\n" + events[2] + "\n" + ",".join(changed) + "\n", encoding="utf-8")
+    con, _ = ingest(folder, tmp_path / "db.duckdb")
+    assert _counts(con, "shoe_AE-0000_again.csv") == (2, 1, 1, 1, "loaded")
+    assert _counts(con, sp.name)[:3] == (len(events), len(events) - 1, 1)
+    seq = int(events[3].split(",")[3])
+    assert con.execute("SELECT count(*) FROM core_device_events WHERE event_seq = ?", [seq]).fetchall()[0][0] == 0
+    assert con.execute("SELECT count(*) FROM core_device_event_flags").fetchall()[0][0] == 2
+
+
+@pytest.mark.parametrize("offset,closed_local,day_start,expected", [
+    ("+07:00", "2026-11-25T05:59:59", "06:00", dt.date(2026, 11, 24)),
+    ("+07:00", "2026-11-25T06:00:00", "06:00", dt.date(2026, 11, 25)),
+    ("-05:00", "2026-11-25T05:59:59.999", "06:00", dt.date(2026, 11, 24)),
+    ("-05:00", "2026-11-25T06:00:00", "06:00", dt.date(2026, 11, 25)),
+    ("+05:45", "2026-11-25T00:30:00", "06:00", dt.date(2026, 11, 24)),
+    ("Z", "2026-11-24T23:59:00", "06:00", dt.date(2026, 11, 24)),
+    ("+08:00", "2026-11-25T03:59:00", "04:00", dt.date(2026, 11, 24)),
+    ("+08:00", "2026-11-25T04:00:00", "04:00", dt.date(2026, 11, 25)),
+    ("+09:00", "2026-11-25T00:00:00", "00:00", dt.date(2026, 11, 25)),
+])
+def test_gaming_day_is_the_local_date_of_bets_closed_shifted_by_the_day_start(
+        tmp_path: Path, offset, closed_local, day_start, expected) -> None:
+    folder = tmp_path / "in"
+    rp, _, rounds, _ = write_table(folder, 0, 1)
+    r = json.loads(rounds[0])
+    r["bets_closed_at"] = closed_local + offset
+    rp.write_text(json.dumps(r) + "\n", encoding="utf-8")
+    con, _ = ingest(folder, tmp_path / "db.duckdb", day_start)
+    minutes = 0 if offset == "Z" else (1 if offset[0] == "+" else -1) * (int(offset[1:3]) * 60 + int(offset[4:6]))
+    assert con.execute("SELECT gaming_day, utc_offset_minutes FROM core_rounds").fetchall() == [(expected, minutes)]
+
+
+def test_gaming_day_start_must_be_a_time_and_stay_the_same_per_database(tmp_path: Path) -> None:
+    assert parse_day_start("06:00") == 360 and parse_day_start("4:30") == 270
+    for bad in ("6", "24:00", "06:60", "six"):
+        with pytest.raises(IngestError):
+            parse_day_start(bad)
+    folder = tmp_path / "in"
+    write_table(folder, 0, 1)
+    con, _ = ingest(folder, tmp_path / "db.duckdb", "06:00")
+    con.close()
+    with pytest.raises(IngestError, match="06:00"):
+        ingest(folder, tmp_path / "db.duckdb", "05:00")
+
+
+def test_the_cli_prints_a_summary_with_reasons(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from pipelines.cli import app
+
+    folder = tmp_path / "in"
+    rp, _, rounds, _ = write_table(folder, 0, 4)
+    rounds[1] = rounds[1][:40]
+    rp.write_text("\n".join(rounds) + "\n", encoding="utf-8")
+    res = CliRunner().invoke(app, ["ingest", "--input", str(folder), "--db", str(tmp_path / "db.duckdb")])
+    assert res.exit_code == 0, res.output
+    assert "2 loaded" in res.output and "unparseable JSON" in res.output and "quarantined: 1" in res.output
+    res = CliRunner().invoke(app, ["ingest", "--input", str(tmp_path / "nope"), "--db", str(tmp_path / "db.duckdb")])
+    assert res.exit_code != 0 and "does not exist" in res.output
