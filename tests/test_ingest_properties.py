@@ -1,0 +1,82 @@
+"""Property tests (hypothesis): valid logs with random lines corrupted in random ways.
+
+For every file: lines read = accepted + quarantined; the accepted lines are exactly the lines
+left intact; every corrupted line is quarantined under the reason its corruption must give; and
+ingesting the same folder again changes no table.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipelines.ingest.synthetic import CSV_HEADER
+from test_ingest_helpers import CSV_CORRUPTIONS, JSON_CORRUPTIONS, ingest, snapshot, write_table
+
+
+@st.composite
+def corrupted_night(draw):
+    tables = draw(st.lists(st.integers(0, 5), min_size=1, max_size=3, unique=True))
+    plan = []
+    for index in tables:
+        rounds = draw(st.integers(2, 12))
+        seed = draw(st.integers(0, 10_000))
+        json_bad = draw(st.dictionaries(st.integers(0, rounds - 1), st.integers(0, len(JSON_CORRUPTIONS) - 1),
+                                        max_size=rounds))
+        events = rounds * 3 + 2  # table_log(cards=3): shoe_start, 3 cards a round, shoe_end
+        csv_bad = draw(st.dictionaries(st.integers(1, events - 1), st.integers(0, len(CSV_CORRUPTIONS) - 1),
+                                       max_size=events // 2))
+        plan.append((index, rounds, seed, json_bad, csv_bad))
+    return plan
+
+
+def _write(folder: Path, plan) -> dict[str, dict[int, str]]:
+    """Write the night; returns, per file, {physical line: expected reason code} of the corrupted lines."""
+    expected: dict[str, dict[int, str]] = {}
+    for index, rounds, seed, json_bad, csv_bad in plan:
+        rp, sp, round_lines, event_lines = write_table(folder, index, rounds, seed, cards=3)
+        for i, k in json_bad.items():
+            round_lines[i] = JSON_CORRUPTIONS[k][1](round_lines[i])
+        for i, k in csv_bad.items():
+            event_lines[i] = CSV_CORRUPTIONS[k][1](event_lines[i])
+        rp.write_text("\n".join(round_lines) + "\n", encoding="utf-8")
+        sp.write_text(CSV_HEADER + "\n" + "\n".join(event_lines) + "\n", encoding="utf-8")
+        expected[rp.name] = {i + 1: JSON_CORRUPTIONS[k][2] for i, k in json_bad.items()}
+        expected[sp.name] = {i + 2: CSV_CORRUPTIONS[k][2] for i, k in csv_bad.items()}
+        expected[rp.name + "#lines"] = {"n": rounds}  # type: ignore[dict-item]
+        expected[sp.name + "#lines"] = {"n": len(event_lines)}  # type: ignore[dict-item]
+    return expected
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corrupted_night())
+def test_accepted_are_exactly_the_intact_lines_and_rerun_changes_nothing(plan) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        folder = tmp_path / "in"
+        expected = _write(folder, plan)
+        con, _ = ingest(folder, tmp_path / "db.duckdb")
+        files = con.execute("SELECT source_file, kind, lines_read, rows_accepted, rows_quarantined, status "
+                            "FROM core_source_files").fetchall()
+        assert len(files) == 2 * len(plan)
+        for source_file, kind, read, accepted, quarantined, status in files:
+            assert status == "loaded"
+            assert read == accepted + quarantined == expected[source_file + "#lines"]["n"]
+            q = dict(con.execute("SELECT source_line, reason_code FROM core_quarantine WHERE source_file = ?",
+                                 [source_file]).fetchall())
+            assert q == expected[source_file], source_file
+            table = "core_rounds" if kind == "rounds_jsonl" else "core_device_events"
+            got = {r[0] for r in con.execute(f"SELECT source_line FROM {table} WHERE source_file = ?",
+                                             [source_file]).fetchall()}
+            first = 1 if kind == "rounds_jsonl" else 2
+            intact = set(range(first, first + read)) - set(expected[source_file])
+            assert got == intact, source_file
+        before = snapshot(con)
+        con.close()
+        con, summary = ingest(folder, tmp_path / "db.duckdb")
+        assert snapshot(con) == before
+        assert summary.count("already loaded") == 2 * len(plan)
+        con.close()
