@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rulebook.blackjack.hand import is_ace, is_ten_value, same_point_value
+from rulebook.blackjack.hand import is_ace, same_point_value
 from rulebook.blackjack.state import (
     DONE_CLAUSE,
     EVEN_MONEY,
@@ -479,11 +479,3 @@ def _can(verify, *args) -> bool:
     except RuleViolation:
         return False
     return True
-
-
-def dealer_up_is_ten_or_ace(state: BlackjackState) -> bool | None:
-    up = state.up_card
-    if up is None or up < 0:
-        return None
-    return is_ace(up) or is_ten_value(up)
-
