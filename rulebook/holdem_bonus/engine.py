@@ -32,6 +32,7 @@ from rulebook.holdem_bonus import text
 from rulebook.holdem_bonus.deal import COMMUNITY_NAMES, Deal, reconstruct
 from rulebook.holdem_bonus.decisions import CONCEDED, FOLDED, PLAYED, UNDECIDED, SeatPlay, read_seat
 from rulebook.holdem_bonus.hands import (
+    CATEGORY_OF,
     JackpotStrengths,
     MissingEvidence,
     bonus_line,
@@ -156,7 +157,7 @@ def _main_game(params: HoldemBonusParams, w: Wager, p: int, d: int) -> Settlemen
     sd = params.showdown
     payout = getattr(params, w.bet)
     if p > d:
-        if w.bet == "ante" and int(poker.category(p)) < QUALIFIER_CATEGORY[params.ante_qualifier]:
+        if w.bet == "ante" and CATEGORY_OF[p] < QUALIFIER_CATEGORY[params.ante_qualifier]:
             return Settlement(0, params.ante_qualifier_clause, text.ante_stand_off(p, d, params.ante_qualifier))
         return Settlement(payout.odds.win(w.amount), payout.clause, text.win(w.bet, p, d, str(payout.odds)))
     if p < d:
@@ -352,7 +353,11 @@ def settle_round(round_input: RoundInput) -> RoundResult:
         steps.append(Step(f"the deal stopped after every seat folded; {deal.missing} card(s) not dealt", clauses[-1] if clauses else ""))
     elif deal.missing or deal.excess:
         what = f"{deal.missing} card(s) short" if deal.missing else f"{deal.excess} card(s) in excess"
-        found(rules.card_count, "card_integrity", f"{what} of the deal procedure for {len(ante_seats)} seat(s) ({mode} mode)")
+        hint = ""
+        unanted = sorted({w.seat for w in ri.wagers if w.seat not in ante_seats})
+        if deal.excess and unanted and deal.excess == 2 * len(unanted):
+            hint = f"; seat(s) {', '.join(map(str, unanted))} hold wagers but no Ante: had they been dealt, the count would be right"
+        found(rules.card_count, "card_integrity", f"{what} of the deal procedure for {len(ante_seats)} seat(s) ({mode} mode){hint}")
 
     # 4. the irregularities' effects
     voiding = [(r, d) for r, d in effects if r.effect == "void"]
@@ -409,6 +414,7 @@ def _settle_with_unknowns(params, mode, plays, wagers, known, unknown, counts, d
     with_jackpot = params.progressive is not None and any(w.bet == "progressive" for w in wagers)
     unseen = [c for c in range(52) if counts.get(c, 0) < decks]
     jackpot_seats = tuple(sorted({w.seat for w in wagers if w.bet == "progressive"}))
+    envy = with_jackpot and bool(params.progressive.envy_royal_flush or params.progressive.envy_straight_flush)
 
     def filled(assign: dict[Position, int]) -> dict[Position, int]:
         # every other unknown position gets a distinct card not otherwise used: it does not matter
@@ -436,30 +442,56 @@ def _settle_with_unknowns(params, mode, plays, wagers, known, unknown, counts, d
         assigns = [dict(zip(order, combo)) for combo in itertools.permutations(unseen, len(order))] if order else [{}]
         hands_list = [_hands_from(filled(a), seats) for a in assigns]
         strengths = evaluate_many(hands_list, seats, with_jackpot)
-        per_candidate = [
-            settle_on_hands(params, mode, plays, wagers, h, s, ri.jackpot_meter, ri.currency) for h, s in zip(hands_list, strengths)
-        ]
+        subset = group if not envy else group + [w for w in wagers if w.bet == "progressive" and w not in group]
         if not order and not outcome:
             outcome = _outcome(seats, plays, hands_list[0], strengths[0], set(unknown))
         names = ", ".join(position_name(p) for p in order)
-        for w in group:
-            results = [pc[w.wager_id] for pc in per_candidate]
-            first = results[0]
-            if isinstance(first, str):
-                result[w.wager_id] = first
-            elif all(isinstance(r, Settlement) and (r.net, r.clause) == (first.net, first.clause) for r in results):
-                if all(r.detail == first.detail for r in results):
-                    result[w.wager_id] = first
-                else:
-                    result[w.wager_id] = Settlement(
-                        first.net, first.clause, f"{w.bet}: nets {first.net} whatever the unread card(s) ({names}) are"
-                    )
-            else:
-                bad = next(r for r in results if isinstance(r, str)) if any(isinstance(r, str) for r in results) else None
-                result[w.wager_id] = bad or f"{w.bet} depends on the unread card(s) ({names}): the result differs with what they are"
+        result.update(_merge_candidates(params, mode, plays, group, subset, hands_list, strengths, ri, names))
     if not outcome:
         outcome = _outcome(seats, plays, None, None, set(unknown))
     return result, outcome
+
+
+def _merge_candidates(params, mode, plays, group, subset, hands_list, strengths, ri, names) -> dict[str, Settlement | str]:
+    """Settle the group's wagers on every candidate deal; a wager is settled only if every candidate agrees.
+
+    Candidates are read in order and the reading stops as soon as every wager of the group is known
+    to differ (or cannot be settled at all), which is the common case for a wager an unread card decides.
+    """
+    first: dict[str, Settlement | str] = {}
+    state: dict[str, str] = {}  # "same" | "detail" (same net and clause, other words) | "differs" | "reason"
+    note: dict[str, str] = {}
+    for c, (h, st) in enumerate(zip(hands_list, strengths)):
+        settled = settle_on_hands(params, mode, plays, subset, h, st, ri.jackpot_meter, ri.currency)
+        for w in group:
+            r = settled[w.wager_id]
+            if c == 0:
+                first[w.wager_id] = r
+                state[w.wager_id] = "reason" if isinstance(r, str) else "same"
+                continue
+            if state[w.wager_id] in ("reason", "differs"):
+                continue
+            f = first[w.wager_id]
+            if isinstance(r, Settlement) and (r.net, r.clause) == (f.net, f.clause):
+                if r.detail != f.detail:
+                    state[w.wager_id] = "detail"
+            else:
+                state[w.wager_id] = "differs"
+                if isinstance(r, str):
+                    note[w.wager_id] = r
+        if all(state[w.wager_id] in ("reason", "differs") for w in group):
+            break
+    out: dict[str, Settlement | str] = {}
+    for w in group:
+        f, how = first[w.wager_id], state[w.wager_id]
+        if how == "reason" or how == "same":
+            out[w.wager_id] = f
+        elif how == "detail":
+            out[w.wager_id] = Settlement(f.net, f.clause, f"{w.bet}: nets {f.net} whatever the unread card(s) ({names}) are")
+        else:
+            extra = f"; for one of them: {note[w.wager_id]}" if w.wager_id in note else ""
+            out[w.wager_id] = f"{w.bet} depends on the unread card(s) ({names}): the result differs with what they are{extra}"
+    return out
 
 
 def _outcome(seats, plays, hands: Hands | None, st: Strengths | None, unknown: set) -> dict[str, object]:

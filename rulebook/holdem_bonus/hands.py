@@ -8,12 +8,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from rulebook import poker
 from rulebook.cards import rank_of, suit_of
 from rulebook.holdem_bonus.params import BonusLine, ProgressiveLine, ProgressiveParams
 from rulebook.money import round_amount
 
 ACE, JACK, QUEEN, KING = 0, 10, 11, 12  # rank indices of rulebook.cards
+
+#: category of each strength (index 0 unused), as a plain tuple: the scalar engine reads one strength
+#: at a time, and a tuple lookup costs a fraction of a numpy call
+CATEGORY_OF: tuple[int, ...] = (-1, *poker.category(np.arange(1, poker.N_STRENGTHS + 1)).tolist())
 
 BONUS_LABELS = {
     "aa_vs_dealer_aa": "A-A against the dealer's A-A",
@@ -75,7 +81,7 @@ class JackpotStrengths:
 def _is_kind(strength: int, hand: str) -> bool:
     if hand == "royal_flush":
         return strength == poker.ROYAL_FLUSH
-    cat = int(poker.category(strength))
+    cat = CATEGORY_OF[strength]
     if hand == "straight_flush":
         return cat == poker.STRAIGHT_FLUSH and strength != poker.ROYAL_FLUSH
     return cat == {"four_of_a_kind": poker.FOUR_OF_A_KIND, "full_house": poker.FULL_HOUSE, "flush": poker.FLUSH}[hand]

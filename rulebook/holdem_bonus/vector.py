@@ -158,9 +158,10 @@ class _Clean:
 
     index: int
     seats: tuple[int, ...]
-    plays: dict
+    statuses: list[str]  # per seat, in seat order: played | folded | conceded
     codes: list[int]
     burns: list[bool]
+    rows: list[tuple[int, int, int]]  # per wager, in placing order: (seat index, bet code, amount)
 
 
 def settle_many(rounds: Sequence[RoundInput], with_steps: bool = False) -> list[RoundResult]:
@@ -222,41 +223,44 @@ def _scalar(ri: RoundInput, with_steps: bool) -> RoundResult:
 
 
 def _prepass(k: int, ri: RoundInput, memo: dict) -> _Clean | None:
-    """The round's seats, decisions and card codes if nothing in it needs the scalar engine's judgement."""
+    """The round's seats, decisions, wagers and card codes if nothing in it needs the scalar engine's judgement."""
     params = ri.ruleset.params
-    if ri.ruleset.game != "holdem_bonus" or ri.deal_mode not in ("shoe", "device"):
+    mode = ri.deal_mode
+    if (mode != "shoe" and mode != "device") or ri.ruleset.game != "holdem_bonus":
         return None
     if ri.decks is not None and ri.decks != params.decks:
         return None
-    seats = tuple(sorted({w.seat for w in ri.wagers if w.bet == "ante"}))
+    wagers = ri.wagers
+    seats = sorted({w.seat for w in wagers if w.bet == "ante"})
     if not seats:
         return None
-    by_seat: dict[int, list] = {s: [] for s in seats}
-    for w in ri.wagers:
-        if w.bet not in BET_CODES or w.amount < 0 or w.seat not in by_seat:
+    index = {s: j for j, s in enumerate(seats)}
+    bets_by: list[list[str]] = [[] for _ in seats]
+    rows = []
+    progressive_ok = params.progressive is not None
+    for w in wagers:
+        j = index.get(w.seat)
+        code = BET_CODES.get(w.bet)
+        if j is None or code is None or w.amount < 0 or (code == 5 and not progressive_ok):
             return None
-        if w.bet == "progressive" and params.progressive is None:
-            return None
-        by_seat[w.seat].append(w)
-    actions: dict[int, list] = {s: [] for s in seats}
+        bets_by[j].append(w.bet)
+        rows.append((j, code, w.amount))
+    actions_by: list[list[str]] = [[] for _ in seats]
     for a in ri.actions:
-        if a.seat not in actions:
+        j = index.get(a.seat)
+        if j is None:
             return None
-        actions[a.seat].append(a)
-    plays = {}
-    for s in seats:
-        status = _clean_status(
-            memo,
-            params, ri.deal_mode, tuple(a.action for a in actions[s]), tuple(sorted(w.bet for w in by_seat[s]))
-        )
+        actions_by[j].append(a.action)
+    statuses = []
+    for j in range(len(seats)):
+        status = _clean_status(memo, params, mode, tuple(actions_by[j]), tuple(sorted(bets_by[j])))
         if status is None:
             return None
-        plays[s] = status
-    if any(c.is_burn and c.code == FOREIGN for c in ri.cards):
-        return None
+        statuses.append(status)
     codes = [c.code for c in ri.cards]
-    burns = [c.is_burn for c in ri.cards]
-    return _Clean(k, seats, plays, codes, burns)
+    if FOREIGN in codes:
+        return None
+    return _Clean(k, tuple(seats), statuses, codes, [c.is_burn for c in ri.cards], rows)
 
 
 def _clean_status(
@@ -296,17 +300,12 @@ def _valid_rows(codes: np.ndarray, burns: np.ndarray, lay: Layout) -> np.ndarray
 def _settle_batch(params, mode, members, rounds, hole, community, dealer, p7, d7, results, with_steps) -> None:
     g, n = hole.shape[0], hole.shape[1]
 
-    # one row per wager
-    rows = []
-    for r, m in enumerate(members):
-        seat_index = {s: j for j, s in enumerate(m.seats)}
-        rows.extend((r, seat_index[w.seat], w) for w in rounds[m.index].wagers)
-    W = len(rows)
-    r_idx = np.fromiter((r for r, _, _ in rows), dtype=np.intp, count=W)
-    s_idx = np.fromiter((j for _, j, _ in rows), dtype=np.intp, count=W)
-    bet = np.fromiter((BET_CODES[w.bet] for _, _, w in rows), dtype=np.int64, count=W)
-    amount = np.fromiter((w.amount for _, _, w in rows), dtype=np.int64, count=W)
-    seat_status = np.array([[STATUS_CODES[m.plays[s]] for s in m.seats] for m in members], dtype=np.int64).reshape(g, n)
+    # one row per wager: (round, seat index, bet code, amount)
+    counts = [len(m.rows) for m in members]
+    table = np.array([row for m in members for row in m.rows], dtype=np.int64).reshape(-1, 3)
+    r_idx = np.repeat(np.arange(g), counts)
+    s_idx, bet, amount = table[:, 0], table[:, 1], table[:, 2]
+    seat_status = np.array([[STATUS_CODES[st] for st in m.statuses] for m in members], dtype=np.int64).reshape(g, n)
     status = seat_status[r_idx, s_idx]
     player, dealer_s = p7[r_idx, s_idx], d7[r_idx]
 
@@ -343,35 +342,41 @@ def _settle_batch(params, mode, members, rounds, hole, community, dealer, p7, d7
     net_l, kind_l, line_l = net.tolist(), kind.tolist(), line_bonus.tolist()
     player_l, dealer_l = player.tolist(), dealer_s.tolist()
     scalar_l, status_l = scalar_rounds.tolist(), status.tolist()
-    hole_l = [tuple(h) for h in hole_w.tolist()]
+    hole_l = hole_w.tolist()
     odds_text = {b: str(p.odds) for b, p in payouts.items()}
-    for i, (r, j, w) in enumerate(rows):
+    i = 0
+    for r, m in enumerate(members):
+        wagers = rounds[m.index].wagers
         if scalar_l[r]:
+            i += len(wagers)
             continue
-        k, b = kind_l[i], w.bet
-        if b == "progressive":
-            if k == CONCEDE:
+        out = per_round[r]
+        for w in wagers:
+            k, b = kind_l[i], w.bet
+            if b == "progressive":
+                if k == CONCEDE:
+                    s = Settlement(net_l[i], sd.concede, text.conceded(b, w.seat))
+                else:
+                    s = Settlement(net_l[i], prog.lose_clause, text.jackpot_lose(status_l[i] != 0))
+            elif k == FOLD:
+                s = Settlement(net_l[i], decisions.fold, text.folded(b, w.seat))
+            elif k == CONCEDE:
                 s = Settlement(net_l[i], sd.concede, text.conceded(b, w.seat))
+            elif k == BONUS_WIN:
+                line = params.bonus_pay_table[line_l[i]]
+                s = Settlement(net_l[i], line.clause, text.bonus_win(tuple(hole_l[i]), line.hand, line.odds))
+            elif k == BONUS_LOSE:
+                s = Settlement(net_l[i], sd.bonus_lose, text.bonus_lose(tuple(hole_l[i])))
+            elif k == WIN:
+                s = Settlement(net_l[i], payouts[b].clause, text.win(b, player_l[i], dealer_l[i], odds_text[b]))
+            elif k == ANTE_STAND_OFF:
+                s = Settlement(0, params.ante_qualifier_clause, text.ante_stand_off(player_l[i], dealer_l[i], params.ante_qualifier))
+            elif k == LOSE:
+                s = Settlement(net_l[i], sd.lose, text.lose(b, player_l[i], dealer_l[i]))
             else:
-                s = Settlement(net_l[i], prog.lose_clause, text.jackpot_lose(status_l[i] != 0))
-        elif k == FOLD:
-            s = Settlement(net_l[i], decisions.fold, text.folded(b, w.seat))
-        elif k == CONCEDE:
-            s = Settlement(net_l[i], sd.concede, text.conceded(b, w.seat))
-        elif k == BONUS_WIN:
-            line = params.bonus_pay_table[line_l[i]]
-            s = Settlement(net_l[i], line.clause, text.bonus_win(hole_l[i], line.hand, line.odds))
-        elif k == BONUS_LOSE:
-            s = Settlement(net_l[i], sd.bonus_lose, text.bonus_lose(hole_l[i]))
-        elif k == WIN:
-            s = Settlement(net_l[i], payouts[b].clause, text.win(b, player_l[i], dealer_l[i], odds_text[b]))
-        elif k == ANTE_STAND_OFF:
-            s = Settlement(0, params.ante_qualifier_clause, text.ante_stand_off(player_l[i], dealer_l[i], params.ante_qualifier))
-        elif k == LOSE:
-            s = Settlement(net_l[i], sd.lose, text.lose(b, player_l[i], dealer_l[i]))
-        else:
-            s = Settlement(0, sd.stand_off, text.stand_off(b, player_l[i]))
-        per_round[r][w.wager_id] = s
+                s = Settlement(0, sd.stand_off, text.stand_off(b, player_l[i]))
+            out[w.wager_id] = s
+            i += 1
 
     comm_l, p7_l, d7_l = community.tolist(), p7.tolist(), d7.tolist()
     for r, m in enumerate(members):
@@ -388,7 +393,7 @@ def _settle_batch(params, mode, members, rounds, hole, community, dealer, p7, d7
             steps = deal.steps + tuple(st for play in plays for st in play.steps)
         seats_out = {}
         for j, s in enumerate(m.seats):
-            status_s = m.plays[s]
+            status_s = m.statuses[j]
             entry: dict[str, object] = {"status": status_s, "hand": text.hand(p7_l[r][j])}
             if status_s == PLAYED:
                 p, d = p7_l[r][j], d7_l[r]
