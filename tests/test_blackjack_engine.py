@@ -518,3 +518,14 @@ def test_a_short_initial_deal_is_one_card_integrity_finding_BJ_4_7_2():
     r = settle_round(bj_round("Ts 9c", [MAIN, ("P1", 1, "pair", 100)]))
     assert kinds(r) == [("card_integrity", "BJ-4.7.2")]
     assert set(r.unsettled) == {"W1", "P1"}
+
+
+def test_insurance_triad():
+    state = deal_initial(open_round(RS.params, [parse_card(c) for c in "Ts Ac 6d".split()], [Wager("W1", 1, "main", 1000)]))
+    ok, big = Wager("I1", 1, "insurance", 500), Wager("I2", 1, "insurance", 501)
+    assert D.can_insurance(state, ok) and not D.can_insurance(state, big)
+    with pytest.raises(D.AmountViolation) as exc:
+        D.verify_insurance(state, big)
+    assert exc.value.clause == "BJ-4.11.1" and exc.value.amounts == (("I2", 500),)
+    after = D.insurance(state, ok)
+    assert after.insurance[0].amount == 500 and after.insurance[0].covers == "W1" and state.insurance == ()

@@ -379,9 +379,12 @@ def insured_wager(state: BlackjackState, wager: Wager) -> Stake | None:
     return hand.stakes[0]
 
 
-def verify_insurance(state: BlackjackState, wager: Wager, covers: Stake | None) -> int:
+def verify_insurance(state: BlackjackState, wager: Wager, covers: Stake | None = None) -> int:
     """Up to half the initial wager, when the dealer's first card is an ace, before the subsequent
-    deal (BJ-4.11.1, 4.11.2). Returns the amount in play."""
+    deal (BJ-4.11.1, 4.11.2). ``covers``: the main wager insured (default: ``insured_wager``).
+    Returns the amount in play."""
+    if covers is None:
+        covers = insured_wager(state, wager)
     if state.phase != PLAY:
         raise RuleViolation("insurance is placed after the initial deal", "BJ-4.11.2")
     if state.subsequent_deal_started:
@@ -403,8 +406,11 @@ def verify_insurance(state: BlackjackState, wager: Wager, covers: Stake | None) 
     return wager.amount
 
 
-def can_insure(state: BlackjackState, wager: Wager) -> bool:
-    return _can(verify_insurance, state, wager, insured_wager(state, wager))
+def can_insurance(state: BlackjackState, wager: Wager) -> bool:
+    return _can(verify_insurance, state, wager)
+
+
+can_insure = can_insurance
 
 
 def insurance(state: BlackjackState, wager: Wager, amount: int | None = None) -> BlackjackState:

@@ -228,7 +228,8 @@ def _play(state: BlackjackState, a: Action) -> BlackjackState:
                 state = flag(state, "illegal_action", exc.clause, exc.reason)
                 return D.apply_split(state, state.hand(seat, number), exc.amounts)
     except RuleViolation as exc:
-        return flag(state, "illegal_action", exc.clause, f"seat {seat} hand {number}: {a.action} refused: {exc.reason}")
+        why = exc.reason if exc.reason.endswith("refused") else f"{a.action} refused: {exc.reason}"
+        return flag(state, "illegal_action", exc.clause, f"seat {seat} hand {number}: {why}")
     raise AssertionError(a.action)  # PLAY_ACTIONS are all handled above
 
 
