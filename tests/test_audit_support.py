@@ -236,7 +236,8 @@ class NightBuilder:
         params = params or AuditParams()
         events = f["core_device_events"].select(EVENT_COLUMNS)
         q = f["core_quarantine"].select("source_file", "source_line", "reason", "raw")
-        return Night(f["core_rounds"], f["core_wagers"], f["core_actions"], annotate_events(events, f["core_rounds"], params), q)
+        return Night(f["core_rounds"], f["core_wagers"], f["core_actions"],
+                     annotate_events(events, f["core_rounds"], params, q), q)
 
     def audit(self, params=None):
         """Audit every partition with the plain functions; returns (settlements, findings) over the night."""

@@ -25,7 +25,8 @@ class ProcedureClauses:
     late_wager: str
     # a round the table declared void: every wager returned
     void_returned: str
-    # the rules' own void for a card seen more often than the shoe holds (None: the text gives no void)
+    # the clause voiding a round when extra cards are discovered during it (cited in the finding; an excess
+    # found only by the audit afterwards does not void the round: docs/interpretations/audit.md)
     excess_card_void: str | None
     # the clause a card-count finding cites
     excess_card: str

@@ -82,6 +82,8 @@ RECON_SCHEMA: dict[str, pl.DataType] = {
     "gaming_day": pl.Date,
     "has_table_record": pl.Boolean,
     "has_cards": pl.Boolean,
+    "complete": pl.Boolean,  # cards seen and no event_seq gap within or next to the round: reconstructable
+    "lost_events": pl.Int64,  # event_seq numbers skipped within or next to the round's events
     "device_id": pl.String,
     "device_shoe_id": pl.String,
     "codes": pl.List(pl.Int16),  # every card/burn event of the round, device order (rulebook.cards codes)

@@ -89,7 +89,7 @@ def read_night(db_path: Path, params: AuditParams) -> Night:
         ).pl()
     finally:
         con.close()
-    return Night(rounds, wagers, actions, annotate_events(events, rounds, params), quarantine, source_files)
+    return Night(rounds, wagers, actions, annotate_events(events, rounds, params, quarantine), quarantine, source_files)
 
 
 def _read(con, table: str, columns: tuple[str, ...], order: str, select: dict[str, str] | None = None) -> pl.DataFrame:

@@ -23,6 +23,7 @@ from rulebook.cards import FOREIGN, NO_CARD
 EVENT_COLUMNS: tuple[str, ...] = (
     "device_id", "table_id", "shoe_id", "event_seq", "ts", "event", "round_no", "card", "card_code",
     "shoe_decks", "copy_no", "gaming_day", "source_file", "source_line",
+    "lost_before", "quarantined_before", "lost_after",
 )
 
 
@@ -32,12 +33,18 @@ def local_gaming_day(ts: pl.Expr, offset_minutes: pl.Expr, day_start_minutes: in
     return local.dt.date()
 
 
-def annotate_events(events: pl.DataFrame, rounds: pl.DataFrame, params: AuditParams) -> pl.DataFrame:
-    """Every device event with its shoe's decks, the card's copy number in the shoe, and its gaming day.
+def annotate_events(
+    events: pl.DataFrame, rounds: pl.DataFrame, params: AuditParams, quarantine: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """Every device event with its shoe's decks, the card's copy number in the shoe, its gaming day, and gaps.
 
     The gaming day of a dealt card is its round's (the table system's, from ``bets_closed_at``);
     for a round the table system never recorded it is the local date of the card at the table's UTC
     offset (from the table's other rounds; UTC when the table has none).
+
+    ``lost_before`` is how many events the device's ``event_seq`` skips just before this one (and
+    ``lost_after`` just after); ``quarantined_before`` how many of those are explained by lines of
+    the device's log set aside in ``quarantine`` between the two events that were kept.
     """
     if events.height == 0:
         return pl.DataFrame(schema={c: _EVENT_DTYPES[c] for c in EVENT_COLUMNS})
@@ -64,14 +71,43 @@ def annotate_events(events: pl.DataFrame, rounds: pl.DataFrame, params: AuditPar
             local_gaming_day(pl.col("ts"), pl.col("_offset").fill_null(0), params.day_start_minutes),
         ).alias("gaming_day")
     )
-    return ev.select(EVENT_COLUMNS).sort(["device_id", "event_seq"])
+    ev = ev.sort(["device_id", "event_seq"]).with_columns(
+        (pl.col("event_seq") - pl.col("event_seq").shift(1).over("device_id") - 1).fill_null(0).clip(lower_bound=0)
+        .alias("lost_before"),
+        pl.col("source_file").shift(1).over("device_id").alias("_prev_file"),
+        pl.col("source_line").shift(1).over("device_id").alias("_prev_line"),
+    )
+    ev = ev.with_columns(_quarantined_between(ev, quarantine).alias("quarantined_before"))
+    ev = ev.with_columns(pl.col("lost_before").shift(-1).over("device_id").fill_null(0).alias("lost_after"))
+    return ev.select(EVENT_COLUMNS)
+
+
+def _quarantined_between(ev: pl.DataFrame, quarantine: pl.DataFrame | None) -> pl.Series:
+    """Per event: quarantined lines of its device's log(s) between it and the device's previous kept event."""
+    counts = [0] * ev.height
+    if quarantine is None or quarantine.height == 0:
+        return pl.Series(counts, dtype=pl.Int64)
+    by_file: dict[str, list[int]] = {}
+    for f, line in quarantine.select("source_file", "source_line").iter_rows():
+        by_file.setdefault(f, []).append(line)
+    idx = ev.with_row_index("_i").filter(pl.col("lost_before") > 0)
+    for i, file, line, pfile, pline in idx.select("_i", "source_file", "source_line", "_prev_file", "_prev_line").iter_rows():
+        if pfile is None:
+            continue
+        if file == pfile:
+            n = sum(1 for q in by_file.get(file, ()) if pline < q < line)
+        else:
+            n = sum(1 for q in by_file.get(pfile, ()) if q > pline) + sum(1 for q in by_file.get(file, ()) if q < line)
+        counts[i] = n
+    return pl.Series(counts, dtype=pl.Int64)
 
 
 _EVENT_DTYPES: dict[str, pl.DataType] = {
     "device_id": pl.String, "table_id": pl.String, "shoe_id": pl.String, "event_seq": pl.Int64,
     "ts": pl.Datetime("us", "UTC"), "event": pl.String, "round_no": pl.Int64, "card": pl.String,
     "card_code": pl.Int16, "shoe_decks": pl.Int64, "copy_no": pl.Int64, "gaming_day": pl.Date,
-    "source_file": pl.String, "source_line": pl.Int64,
+    "source_file": pl.String, "source_line": pl.Int64, "lost_before": pl.Int64, "quarantined_before": pl.Int64,
+    "lost_after": pl.Int64,
 }
 
 
@@ -100,6 +136,10 @@ def reconstruct(events: pl.DataFrame, rounds: pl.DataFrame, params: AuditParams)
         pl.col("card_code").filter(pl.col("copy_no") > pl.col("shoe_decks")).cast(pl.Int16).alias("excess_cards"),
         pl.col("source_file").first().alias("device_source_file"),
         pl.col("source_line").first().alias("device_source_line"),
+        (pl.col("lost_before").sum() + pl.col("lost_after").last()).alias("lost_events"),
+        (pl.col("quarantined_before").sum()).alias("_quarantined"),
+        pl.col("event_seq").min().alias("_seq_lo"),
+        pl.col("event_seq").max().alias("_seq_hi"),
     )
     table = rounds.select(
         "table_id", "round_no", pl.col("gaming_day").alias("_table_day"), pl.col("shoe_id").alias("_table_shoe")
@@ -108,6 +148,7 @@ def reconstruct(events: pl.DataFrame, rounds: pl.DataFrame, params: AuditParams)
     df = df.with_columns(
         pl.col("_table_day").is_not_null().alias("has_table_record"),
         pl.col("n_events").is_not_null().alias("has_cards"),
+        (pl.col("n_events").is_not_null() & (pl.col("lost_events").fill_null(0) == 0)).alias("complete"),
         pl.coalesce("_table_day", "_device_day").alias("gaming_day"),
     )
     df = df.with_columns(_note().alias("note"))
@@ -135,6 +176,16 @@ def _note() -> pl.Expr:
         ).then(
             pl.format("the table system names shoe {}, the device dealt from shoe {}: the device's cards stand",
                       pl.col("_table_shoe"), pl.col("device_shoe_id"))
+        ),
+        pl.when(pl.col("lost_events").fill_null(0) > 0).then(
+            pl.format(
+                "device {} skipped {} event_seq number(s) within or next to this round's events ({} to {}){}: "
+                "a card may be missing, so the round cannot be reconstructed",
+                pl.col("device_id"), pl.col("lost_events"), pl.col("_seq_lo"), pl.col("_seq_hi"),
+                pl.when(pl.col("_quarantined") > 0)
+                .then(pl.format(", {} of its log line(s) there are in quarantine", pl.col("_quarantined")))
+                .otherwise(pl.lit("")),
+            )
         ),
         pl.when(pl.col("has_cards") & pl.col("decks").is_null()).then(
             pl.format("no shoe_start for shoe {}: the rule set's number of decks is assumed", pl.col("device_shoe_id"))

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import polars as pl
 
 from pipelines.audit.adjust import prescribe
-from pipelines.audit.clauses import CLAUSES
 from pipelines.audit.engine_pass import engine_pass
 from pipelines.audit.frames import ROUND_RESULTS_SCHEMA, SETTLEMENTS_SCHEMA, conform
 from pipelines.audit.params import AuditParams
@@ -55,12 +54,12 @@ def settle(
     """Settle every wager of the partition; see the module docstring."""
     rounds, rulesets = resolve_rulesets(rounds, params)
     ctx_all = rounds.join(
-        recon.select("table_id", "round_no", "has_cards", "codes", "burns", "dealt", "foreign_burn", "decks",
+        recon.select("table_id", "round_no", "has_cards", "complete", "codes", "burns", "dealt", "foreign_burn", "decks",
                      "excess_cards", "first_card_at", "note", "device_id", "device_shoe_id",
                      "device_source_file", "device_source_line"),
         on=["table_id", "round_no"], how="left",
     )
-    engine_ready = ctx_all.filter(pl.col("has_cards").fill_null(False) & pl.col("ruleset_key").is_not_null())
+    engine_ready = ctx_all.filter(pl.col("complete").fill_null(False) & pl.col("ruleset_key").is_not_null())
     # the engine's `ruleset_version` key is the name@version (two rule sets may share a version string)
     face = engine_pass(
         engine_ready.with_columns(pl.col("ruleset_key").alias("ruleset_version")),
@@ -68,17 +67,12 @@ def settle(
     )
     round_results = face.rounds.drop("ruleset_version")
     ctx_all = ctx_all.join(round_results, on=["table_id", "round_no"], how="left")
-    excess_void = pl.col("clause_prefix").replace_strict(
-        {p: c.excess_card_void for p, c in CLAUSES.items()}, default=None, return_dtype=pl.String
-    )
+    # A card seen more often than the shoe holds is a card-integrity finding, not a void: the texts void
+    # a round when extra cards are discovered during it (TBAC-7.1, HTB-7.7, ...); one only the audit
+    # finds afterwards left the round to be settled as dealt (docs/interpretations/audit.md).
     ctx_all = ctx_all.with_columns(
-        (pl.col("excess_cards").list.len().fill_null(0) > 0).alias("has_excess_cards"),
-    ).with_columns(
-        (pl.col("engine_void").fill_null(False) | (pl.col("has_excess_cards") & excess_void.is_not_null())).alias("rules_void"),
-        pl.coalesce(
-            pl.when(pl.col("engine_void").fill_null(False)).then(pl.col("void_clause")),
-            pl.when(pl.col("has_excess_cards")).then(excess_void),
-        ).alias("rules_void_clause"),
+        pl.col("engine_void").fill_null(False).alias("rules_void"),
+        pl.when(pl.col("engine_void").fill_null(False)).then(pl.col("void_clause")).alias("rules_void_clause"),
     )
 
     round_cols = [
@@ -115,7 +109,7 @@ def settle(
         w = w.with_columns(pl.lit(None, dtype=pl.Int64).alias("_adj_net"), pl.lit(None, dtype=pl.String).alias("_adj_detail"))
 
     w = w.join(
-        ctx_all.select("table_id", "round_no", "has_cards", "note", "ruleset_error", "engine_error"),
+        ctx_all.select("table_id", "round_no", "has_cards", "complete", "note", "ruleset_error", "engine_error"),
         on=["table_id", "round_no"], how="left",
     )
     changed = pl.col("settled_amount") != pl.col("amount")
@@ -133,7 +127,7 @@ def settle(
     )
     why_not = (
         pl.when(pl.col("ruleset_error").is_not_null()).then(pl.col("ruleset_error"))
-        .when(~pl.col("has_cards").fill_null(False)).then(pl.coalesce("note", pl.lit("no cards from the device for this round")))
+        .when(~pl.col("complete").fill_null(False)).then(pl.coalesce("note", pl.lit("no cards from the device for this round")))
         .when(pl.col("engine_error").is_not_null()).then(pl.format("the engine could not settle this round ({})", pl.col("engine_error")))
         .otherwise(pl.col("_engine_unsettled"))
     )

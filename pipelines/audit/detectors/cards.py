@@ -63,8 +63,9 @@ def _excess_cards(recon: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
             ref, void = "", None
         else:
             ref, void = clauses.excess_card, clauses.excess_card_void
-        consequence = f": the round is void, every wager is returned ({void})" if void else (
-            ": the rule text names no consequence" if clauses else ""
+        consequence = (
+            f"; the rules void a round when extra cards are discovered during it ({void}): found only now, "
+            "the round is judged as dealt" if void else "; the rule text names no consequence"
         )
         rows.append({
             "kind": "card_integrity",

@@ -20,17 +20,22 @@ ROUND_RULE_REF = "FORMATS-ROUND-NO"
 
 
 def event_seq_gaps(events: pl.DataFrame) -> pl.DataFrame:
-    """One finding per jump in a device's ``event_seq``."""
+    """One finding per jump in a device's ``event_seq`` (annotated events: ``lost_before``, ``quarantined_before``).
+
+    Numbers whose lines are in quarantine were not lost by the device: the log holds them, unreadable,
+    and quarantine.csv lists them. A jump fully explained that way is no finding; a partly explained
+    one says how many of its numbers are in quarantine.
+    """
     if events.height == 0:
         return pl.DataFrame()
-    ev = events.select("device_id", "table_id", "event_seq", "gaming_day", "round_no", "source_file", "source_line").sort(
-        ["device_id", "event_seq"]
-    )
-    ev = ev.with_columns(pl.col("event_seq").shift(1).over("device_id").alias("_prev"))
-    gaps = ev.filter((pl.col("event_seq") - pl.col("_prev")) > 1)
+    gaps = events.filter((pl.col("lost_before") > 0) & (pl.col("quarantined_before") < pl.col("lost_before")))
     if gaps.height == 0:
         return pl.DataFrame()
-    missing = pl.col("event_seq") - pl.col("_prev") - 1
+    missing = pl.col("lost_before")
+    prev = pl.col("event_seq") - missing - 1
+    quarantined = pl.when(pl.col("quarantined_before") > 0).then(
+        pl.format(" ({} of them in quarantine)", pl.col("quarantined_before"))
+    ).otherwise(pl.lit(""))
     out = gaps.with_columns(
         pl.lit("sequence_gap").alias("kind"),
         pl.lit("low").alias("severity"),
@@ -38,9 +43,9 @@ def event_seq_gaps(events: pl.DataFrame) -> pl.DataFrame:
         pl.lit(RULE_REF).alias("rule_ref"),
         pl.when(missing == 1)
         .then(pl.format("device {} lost event {}: its event_seq jumps from {} to {}", pl.col("device_id"),
-                        pl.col("_prev") + 1, pl.col("_prev"), pl.col("event_seq")))
-        .otherwise(pl.format("device {} lost {} events ({} to {}): its event_seq jumps from {} to {}", pl.col("device_id"),
-                             missing, pl.col("_prev") + 1, pl.col("event_seq") - 1, pl.col("_prev"), pl.col("event_seq")))
+                        prev + 1, prev, pl.col("event_seq")))
+        .otherwise(pl.format("device {} lost {} events ({} to {}){}: its event_seq jumps from {} to {}", pl.col("device_id"),
+                             missing, prev + 1, pl.col("event_seq") - 1, quarantined, prev, pl.col("event_seq")))
         .alias("detail"),
     )
     return with_ids(out, pl.format("{}#{}", pl.col("device_id"), pl.col("event_seq")))

@@ -3,12 +3,15 @@
 One wager gets at most one money finding, named after the reason the prescription differs from a
 plain payout: ``void_not_honoured`` (the round is void, by the table's status or by the rules, and
 the wager was not returned), ``free_hand_wager`` (a wager on a Free Hand, TBAC-7.8),
-``limit_breach`` (the wager broke a table limit or a Hold'em ratio), ``differential_breach`` (the
-round exceeded the baccarat differential, TBAC-7.19), else ``payout_mismatch``. Money findings are
-``high``; ``difference`` is recorded minus expected (positive: the player was overpaid).
+``limit_breach`` (the wager broke a table limit or a Hold'em ratio: compared with the settlement
+TBAC-7.17/7.18 or HTB-7.10 prescribe), else ``payout_mismatch`` (compared with the pay table, or
+with the pro rata settlement of TBAC-7.19 when the round exceeded the differential). Money
+findings are ``high``; ``difference`` is recorded minus expected (positive: the player was overpaid).
 
 Breaches the table settled exactly as the rules prescribe are still findings (the wager should not
-have been accepted as it was), at ``medium`` with a difference of 0.
+have been accepted as it was), at ``medium`` with a difference of 0. A round whose Banker and
+Player totals exceed the differential is one ``differential_breach`` (``medium``), whatever its
+wagers' settlement; the wagers not settled pro rata are payout mismatches of their own.
 """
 
 from __future__ import annotations
@@ -57,7 +60,6 @@ def detect_money(wagers: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
         pl.when(void).then(pl.lit("void_not_honoured"))
         .when(pl.col("override") == "free_hand").then(pl.lit("free_hand_wager"))
         .when(pl.col("limit_issue").is_not_null() | (pl.col("override") == "returned")).then(pl.lit("limit_breach"))
-        .when(pl.col("differential_issue").is_not_null()).then(pl.lit("differential_breach"))
         .otherwise(pl.lit("payout_mismatch"))
     )
     rule_ref = (
@@ -85,27 +87,29 @@ def detect_money(wagers: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
         pl.lit(None, dtype=pl.String).alias("severity")
     )
     money_findings = with_ids(out)
-    # a round over the differential whose wagers were all settled as prescribed: one procedure finding
+    # a round over the differential: one procedure finding, whatever its wagers' settlement
+    over = w.filter(pl.col("differential_issue").is_not_null())
     diff_rounds = (
-        w.filter(pl.col("differential_issue").is_not_null())
-        .group_by(ROUND_INFO + ("gaming_day",))
+        over.group_by(ROUND_INFO + ("gaming_day",))
         .agg(
-            pl.col("kind").filter(pl.col("_mismatch")).is_in(["differential_breach"]).any().alias("_has_money"),
-            pl.col("differential_issue").first().alias("detail"),
+            pl.col("differential_issue").first().str.replace(r":.*$", "").alias("_totals"),
+            pl.col("differential_clause").filter(~pl.col("differential_clause").str.ends_with(".1")).len().alias("_prorated"),
+            (pl.col("_mismatch") & ~pl.col("differential_clause").str.ends_with(".1")).sum().alias("_wrong"),
             pl.col("source_file").first(),
             pl.col("source_line").first(),
-            pl.col("differential_clause").filter(pl.col("differential_clause").str.ends_with(".19")).first().alias("rule_ref"),
         )
-        .filter(~pl.col("_has_money"))
         .with_columns(
             pl.lit("differential_breach").alias("kind"),
             pl.lit("medium").alias("severity"),
             pl.lit(None, dtype=pl.String).alias("wager_id"),
-            pl.col("detail").str.replace(r":.*$", "").alias("detail"),
-        )
-        .with_columns(
-            pl.format("{}: the wagers were settled pro rata as TBAC-7.19 prescribes", pl.col("detail")).alias("detail"),
-            pl.coalesce("rule_ref", pl.lit("TBAC-7.19")).alias("rule_ref"),
+            pl.lit("TBAC-7.19").alias("rule_ref"),
+            pl.format(
+                "{}: {} wager(s) of the larger side are settled pro rata (TBAC-7.19); {}",
+                pl.col("_totals"), pl.col("_prorated"),
+                pl.when(pl.col("_wrong") > 0)
+                .then(pl.format("{} of them were not (payout_mismatch)", pl.col("_wrong")))
+                .otherwise(pl.lit("the table did so")),
+            ).alias("detail"),
         )
     )
     return pl.concat([money_findings, with_ids(diff_rounds)], how="diagonal_relaxed")
