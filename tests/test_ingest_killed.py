@@ -1,0 +1,64 @@
+"""A run killed in the middle (SIGKILL, no clean-up) and re-run ends in the same database as one clean run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pipelines.db import open_reader
+from pipelines.ingest.synthetic import write_night
+from test_ingest_helpers import snapshot
+
+
+def _ingest_cmd(folder: Path, db: Path) -> list[str]:
+    return [sys.executable, "-m", "pipelines.cli", "ingest", "--input", str(folder), "--db", str(db)]
+
+
+def _night(folder: Path) -> None:
+    write_night(folder, rounds=16_000, tables=12, seed=11, wagers=4, cards=6)
+    # evidence for every path of the loader: a bad line, and the same round twice with different content
+    p = folder / "rounds_BAC-03.jsonl"
+    lines = p.read_text(encoding="utf-8").splitlines()
+    lines[10] = lines[10][:50]
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    late = json.loads(lines[20])
+    late["status"] = "void"
+    (folder / "rounds_zz_late.jsonl").write_text(lines[21] + "\n" + json.dumps(late) + "\n", encoding="utf-8")
+
+
+def test_killed_run_then_rerun_equals_one_clean_run(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    _night(folder)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    t0 = time.perf_counter()
+    subprocess.run(_ingest_cmd(folder, tmp_path / "clean.duckdb"), check=True, capture_output=True, env=env)
+    clean_seconds = time.perf_counter() - t0
+
+    killed_db = tmp_path / "killed.duckdb"
+    total_files = len(list(folder.iterdir()))
+    partial = []
+    for fraction in (0.5, 0.3):
+        proc = subprocess.Popen(_ingest_cmd(folder, killed_db), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=env)
+        time.sleep(clean_seconds * fraction)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        con = open_reader(killed_db)
+        partial.append(con.execute("SELECT count(*) FROM core_source_files").fetchall()[0][0])
+        con.close()
+    assert min(partial) < total_files, "the runs finished before they could be killed; make the input larger"
+
+    subprocess.run(_ingest_cmd(folder, killed_db), check=True, capture_output=True, env=env)
+    clean, killed = open_reader(tmp_path / "clean.duckdb"), open_reader(killed_db)
+    a, b = snapshot(clean), snapshot(killed)
+    assert a.keys() == b.keys()
+    for table in a:
+        assert a[table] == b[table], table
+    assert len(a["core_quarantine"]) == 3 and len(a["core_round_flags"]) == 2
+    assert len(a["core_source_files"]) == total_files
