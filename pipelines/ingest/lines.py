@@ -6,8 +6,9 @@ line is what lies between two ``\\n`` (a trailing ``\\r`` is a CRLF line end and
 final line without ``\\n`` is still a line). The file's UTF-8 BOM is dropped. A line that is not
 valid UTF-8 is decoded with replacement characters and marked; a line longer than
 ``MAX_LINE_BYTES`` is marked and only its first ``RAW_KEEP_BYTES`` are kept, so a file with no line
-ends at all cannot exhaust memory. Splitting is done by polars on the decoded chunk, not by a
-Python loop per line.
+ends at all cannot exhaust memory. A chunk is decoded and split by ``str.split`` in C (measured
+faster here than polars' ``str.split().explode()``); no Python loop per line unless the chunk has
+an undecodable byte.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import polars as pl
 
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a round with a thousand wagers is ~150 KB
 RAW_KEEP_BYTES = 1 << 16  # what the quarantine keeps of a line that is too long
-CHUNK_BYTES = 32 << 20
+CHUNK_BYTES = 64 << 20
 BOM = b"\xef\xbb\xbf"
 
 
