@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -166,6 +166,8 @@ def make_plan(cfg: SimConfig) -> NightPlan:
             opens[t.index] = open_ms
             windows[t.index] = (open_ms, close_est)
             sessions.extend(seat_sessions(rng, t.index, t.game, t.seats, open_ms, close_est))
+        if specials.colluder_id is not None and specials.colluding_dealer is None:
+            specials = replace(specials, colluding_dealer=_choose_colluding_dealer(rng, floor, rosters, windows, day))
         sessions = _place_specials(rng, sessions, floor, rosters, windows, specials, day, pool)
         sessions = assign_rated(sessions, games, pool, rng)
         pool.new_day()
@@ -212,12 +214,8 @@ def _choose_specials(rng, floor, rosters, pool: PlayerPool, b: Behaviours) -> Sp
     bj = [t for t in floor if t.game == "blackjack"]
     counter = pool.new_id() if b.counter > 0 and bj else None
     lucky = pool.new_id() if b.luck > 0 and bac else None
-    colluder = dealer = None
-    if b.collusion > 0 and bac:
-        pit = bac[int(rng.integers(len(bac)))].pit
-        roster = rosters[pit]
-        colluder = pool.new_id()
-        dealer = roster.shifts[1][int(rng.integers(len(roster.shifts[1])))]  # the 14:00-22:00 shift
+    colluder = pool.new_id() if b.collusion > 0 and bac else None
+    dealer = None  # chosen on the first day: a baccarat dealer whose stints meet open tables
     drift = bac[int(rng.integers(len(bac)))].table_id if b.drift > 0 and bac else None
     return Specials(b, counter, lucky, colluder, dealer, drift)
 
@@ -253,17 +251,8 @@ def _place_specials(rng, sessions, floor, rosters, windows, sp: Specials, day, p
             seat = int(rng.integers(1, by_index[ti].seats + 1))
             sessions = place_special(sessions, Session(ti, seat, start, start + length, pid, profile, role))
     if sp.colluder_id is not None and sp.colluding_dealer is not None:
-        roster = next(r for r in rosters.values() if sp.colluding_dealer in r.shifts[1])
-        first_table = by_index[next(iter(roster.table_positions))]
-        stints = stints_of(roster, sp.colluding_dealer, gaming_day_start_ms(day, first_table.utc_offset_min))
-        runs = []
-        for k in range(len(stints) - 2):
-            run = stints[k : k + 3]
-            if any(run[i + 1][1] != run[i][2] for i in range(2)):
-                continue  # not three stints in a row (a break falls between)
-            if all(ti in windows and windows[ti][0] <= s and e <= windows[ti][1] for ti, s, e in run):
-                runs.append(run)
-        rng.shuffle(runs)
+        roster = next(r for r in rosters.values() if any(sp.colluding_dealer in ids for ids in r.shifts))
+        rng.shuffle(runs := _runs(roster, sp.colluding_dealer, by_index, windows, day))
         busy = []
         for run in runs:
             if len(busy) >= 2:
@@ -275,3 +264,35 @@ def _place_specials(rng, sessions, floor, rosters, windows, sp: Specials, day, p
                 seat = int(rng.integers(1, by_index[ti].seats + 1))
                 sessions = place_special(sessions, Session(ti, seat, s, e, sp.colluder_id, COLLUDER_PROFILE, "colluder"))
     return sessions
+
+
+def _runs(roster: PitRoster, dealer: str, by_index: dict[int, Table], windows, day) -> list[list[tuple[int, int, int]]]:
+    """Two or three stints in a row the dealer deals at tables open at the time (the colluder follows)."""
+    first_table = by_index[next(iter(roster.table_positions))]
+    stints = stints_of(roster, dealer, gaming_day_start_ms(day, first_table.utc_offset_min))
+    runs = []
+    for length in (3, 2):
+        for k in range(len(stints) - length + 1):
+            run = stints[k : k + length]
+            if any(run[i + 1][1] != run[i][2] for i in range(length - 1)):
+                continue  # a break falls between
+            if all(ti in windows and windows[ti][0] <= s and e <= windows[ti][1] for ti, s, e in run):
+                runs.append(run)
+        if runs:
+            break
+    return runs
+
+
+def _choose_colluding_dealer(rng, floor, rosters, windows, day) -> str | None:
+    """The baccarat dealer with the most chances to meet the colluder (ties broken at random)."""
+    by_index = {t.index: t for t in floor}
+    pits = sorted({t.pit for t in floor if t.game == "baccarat"})
+    best: list[tuple[int, int, str]] = []
+    for pit in pits:
+        for ids in rosters[pit].shifts:
+            for d in ids:
+                runs = _runs(rosters[pit], d, by_index, windows, day)
+                score = len(runs) * (10 if runs and len(runs[0]) == 3 else 1)
+                best.append((score, int(rng.integers(1 << 30)), d))
+    best.sort(reverse=True)
+    return best[0][2] if best and best[0][0] > 0 else None

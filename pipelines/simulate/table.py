@@ -80,12 +80,12 @@ def simulate_table(plan: TablePlan, out_dir: Path) -> TableResult:
         for line, variant, reason, k in write_device_log(out_dir / shoe_name, t, events, seq, csv_g):
             rno = int(events.round_no[k])
             ctx.truth.append(TruthRow("quarantine", t.table_id, rno if rno >= 0 else None, None, None, None,
-                                      f"{variant}: {shoe_name} line {line} (header = line 1) should be quarantined: {reason}"))
+                                      f"{variant}: {shoe_name} line {line}: to quarantine as {reason} (line 1 is the header)"))
         lines = encode_rounds(t, t.game, t.ruleset, ctx.rounds)
         for line, variant, reason, k in write_rounds_log(out_dir / rounds_name, lines, json_g, int(rng.integers(1 << 30))):
             rec = ctx.rounds[k]
             ctx.truth.append(TruthRow("quarantine", t.table_id, rec.round_no, None, None, rec.dealer_id,
-                                      f"{variant}: {rounds_name} line {line} should be quarantined: {reason}; "
+                                      f"{variant}: {rounds_name} line {line}: to quarantine as {reason}; "
                                       f"the next line carries the round in full"))
         result.rounds += len(ctx.rounds)
         result.events += len(events)
