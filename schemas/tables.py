@@ -129,8 +129,9 @@ CORE_ROUNDS = Table(
               required=True, rules=(Rule("between", "out_of_range", (-1080, 1080)),)),
         Field("wager_count", "integer", "Number of wagers in the round's list.", required=True, rules=(Rule("ge", "out_of_range", 0),)),
         Field("action_count", "integer", "Number of actions in the round's list.", required=True, rules=(Rule("ge", "out_of_range", 0),)),
-        Field("content_hash", "text", "MD5 of the round's canonical content (round, wagers, actions; not the source): "
-              "two copies of a round are identical exactly when their hashes are equal.", required=True),
+        Field("content_hash", "text", "MD5 of the round's canonical content (round, wagers, actions; not the source, "
+              "not the gaming day), computed when a second copy of the round arrives (null until then): two copies "
+              "are identical exactly when their hashes are equal."),
         SOURCE_FILE,
         _source_line(),
     ),

@@ -205,7 +205,7 @@ class RoundsParser:
                    limits_kind AS "limits__json", wagers_kind AS "wagers__json", actions_kind AS "actions__json",
                    coalesce(len(j.wagers), 0)::INTEGER AS wager_count,
                    coalesce(len(j.actions), 0)::INTEGER AS action_count,
-                   md5(j::VARCHAR) AS content_hash
+                   NULL::VARCHAR AS content_hash
             FROM _ingest_parsed WHERE {ok}""").pl()
         wagers = self._duck_elements("wagers", "wager_kinds", WAGER_FIELDS, "wager_order", ok)
         actions = self._duck_elements("actions", "action_kinds", ACTION_FIELDS, "action_order", ok)

@@ -25,6 +25,7 @@ import polars as pl
 from pipelines.ingest.duck import registered
 from pipelines.ingest.lines import iter_lines
 from schemas.reasons import REASONS
+from schemas.tables import CORE_ACTIONS, CORE_ROUNDS, CORE_WAGERS
 
 STAGING = {
     "rounds": "core_rounds", "wagers": "core_wagers", "actions": "core_actions",
@@ -54,7 +55,7 @@ def begin_file(con: duckdb.DuckDBPyConnection) -> None:
 def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
     for stg in STAGING:
         con.execute(f"DROP TABLE IF EXISTS stg_{stg}")
-    for t in ("_r_class", "_e_class", "_moved"):
+    for t in ("_r_class", "_r_hash", "_e_class"):
         con.execute(f"DROP TABLE IF EXISTS {t}")
 
 
@@ -121,20 +122,57 @@ def _stage_conflicts(con: duckdb.DuckDBPyConnection, lines: pl.DataFrame, source
     stage(con, "quarantine", frame)
 
 
+ROUND_CONTENT = tuple(c for c in CORE_ROUNDS.column_names
+                      if c not in ("source_file", "source_line", "gaming_day", "content_hash"))
+WAGER_CONTENT = tuple(c for c in CORE_WAGERS.column_names if c not in ("table_id", "round_no", "source_file", "source_line"))
+ACTION_CONTENT = tuple(c for c in CORE_ACTIONS.column_names if c not in ("table_id", "round_no", "source_file", "source_line"))
+_HIT = "(table_id, round_no) IN (SELECT (table_id, round_no) FROM _r_class WHERE hit)"
+
+
+def _struct(alias: str, cols: tuple[str, ...]) -> str:
+    return "{" + ", ".join(f"'{c}': {alias}.{c}" for c in cols) + "}"
+
+
+def _content_sql(rounds: str, wagers: str, actions: str, key: tuple[str, ...]) -> str:
+    """Rows (table_id, round_no, source_line, h): MD5 of a round's canonical content (round, wagers,
+    actions; not its source, not its gaming day), for the rounds whose key is a hit."""
+    k = ", ".join(key)
+    return f"""
+        SELECT r.table_id, r.round_no, r.source_line,
+               md5(to_json({{'r': {_struct('r', ROUND_CONTENT)}, 'w': w.l, 'a': a.l}})) AS h
+        FROM (SELECT * FROM {rounds} WHERE {_HIT}) r
+        LEFT JOIN (SELECT {k}, list({_struct('x', WAGER_CONTENT)} ORDER BY x.wager_order) AS l
+                   FROM {wagers} x WHERE {_HIT} GROUP BY {k}) w USING ({k})
+        LEFT JOIN (SELECT {k}, list({_struct('x', ACTION_CONTENT)} ORDER BY x.action_order) AS l
+                   FROM {actions} x WHERE {_HIT} GROUP BY {k}) a USING ({k})"""
+
+
 def resolve_rounds(con: duckdb.DuckDBPyConnection, source_file: str, path: Path) -> None:
-    """Move this file's staged rounds (with wagers, actions) into the core tables, duplicates resolved."""
+    """Move this file's staged rounds (with wagers, actions) into the core tables, duplicates resolved.
+
+    Content is compared only for keys seen more than once (rare), so the common path hashes nothing.
+    """
     con.execute("""
         CREATE OR REPLACE TEMP TABLE _r_class AS
-        WITH k AS (
-            SELECT table_id, round_no, count(DISTINCT content_hash) AS n_hash, min(content_hash) AS hash,
-                   min(source_line) AS first_line
-            FROM stg_rounds GROUP BY table_id, round_no),
+        WITH k AS (SELECT table_id, round_no, count(*) AS n, min(source_line) AS first_line
+                   FROM stg_rounds GROUP BY table_id, round_no),
         f AS (SELECT DISTINCT table_id, round_no FROM core_round_flags WHERE flag = 'conflicting_duplicate')
-        SELECT k.*, c.content_hash AS core_hash, c.source_file AS core_file, c.source_line AS core_line,
-               f.table_id IS NOT NULL AS flagged,
-               (f.table_id IS NOT NULL OR k.n_hash > 1 OR (c.content_hash IS NOT NULL AND c.content_hash <> k.hash))
-                   AS conflict
+        SELECT k.*, c.source_file AS core_file, c.source_line AS core_line, f.table_id IS NOT NULL AS flagged,
+               (k.n > 1 OR c.source_line IS NOT NULL OR f.table_id IS NOT NULL) AS hit, f.table_id IS NOT NULL AS conflict
         FROM k LEFT JOIN core_rounds c USING (table_id, round_no) LEFT JOIN f USING (table_id, round_no)""")
+    if con.execute("SELECT count(*) FROM _r_class WHERE hit").fetchall()[0][0]:
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE _r_hash AS
+                        {_content_sql('stg_rounds', 'stg_wagers', 'stg_actions', ('source_line',))}
+                        UNION ALL
+                        {_content_sql('core_rounds', 'core_wagers', 'core_actions', ('table_id', 'round_no'))}""")
+        con.execute("""UPDATE _r_class k SET conflict = true FROM
+                       (SELECT table_id, round_no FROM _r_hash GROUP BY ALL HAVING count(DISTINCT h) > 1) d
+                       WHERE k.table_id = d.table_id AND k.round_no = d.round_no""")
+        con.execute("""UPDATE stg_rounds s SET content_hash = h.h FROM _r_hash h
+                       WHERE h.table_id = s.table_id AND h.round_no = s.round_no AND h.source_line = s.source_line""")
+        con.execute("""UPDATE core_rounds c SET content_hash = h.h FROM _r_hash h
+                       WHERE h.table_id = c.table_id AND h.round_no = c.round_no AND h.source_line = c.source_line
+                         AND c.content_hash IS DISTINCT FROM h.h""")
     # 1. conflicts: this file's lines, the earlier copy, its duplicates -> quarantine; flag the key
     mine = con.sql("""SELECT s.source_line, s.table_id, s.round_no FROM stg_rounds s
                       JOIN _r_class k USING (table_id, round_no) WHERE k.conflict""").pl()
@@ -162,21 +200,21 @@ def resolve_rounds(con: duckdb.DuckDBPyConnection, source_file: str, path: Path)
                            FROM _earlier_flags""")
         for t in ("core_wagers", "core_actions", "core_rounds"):
             con.execute(f"""DELETE FROM {t} WHERE (table_id, round_no) IN
-                            (SELECT (table_id, round_no) FROM _r_class WHERE conflict AND core_hash IS NOT NULL)""")
+                            (SELECT (table_id, round_no) FROM _r_class WHERE conflict AND core_line IS NOT NULL)""")
         con.execute("""DELETE FROM core_duplicate_lines WHERE kind = 'rounds_jsonl' AND row_key IN
                        (SELECT table_id || '/' || round_no::VARCHAR FROM _r_class WHERE conflict)""")
     # 2. identical copies: listed, not stored twice
     con.execute("""
         INSERT INTO core_duplicate_lines
         SELECT ?, s.source_line, 'rounds_jsonl', s.table_id || '/' || s.round_no::VARCHAR,
-               CASE WHEN k.core_hash IS NOT NULL THEN k.core_file ELSE ? END,
-               CASE WHEN k.core_hash IS NOT NULL THEN k.core_line ELSE k.first_line END
+               CASE WHEN k.core_line IS NOT NULL THEN k.core_file ELSE ? END,
+               CASE WHEN k.core_line IS NOT NULL THEN k.core_line ELSE k.first_line END
         FROM stg_rounds s JOIN _r_class k USING (table_id, round_no)
-        WHERE NOT k.conflict AND (k.core_hash IS NOT NULL OR s.source_line <> k.first_line)""",
+        WHERE NOT k.conflict AND (k.core_line IS NOT NULL OR s.source_line <> k.first_line)""",
                 [source_file, source_file])
     # 3. new rounds: the first copy, with its wagers and actions
     keep = """(SELECT s.source_line FROM stg_rounds s JOIN _r_class k USING (table_id, round_no)
-               WHERE NOT k.conflict AND k.core_hash IS NULL AND s.source_line = k.first_line)"""
+               WHERE NOT k.conflict AND k.core_line IS NULL AND s.source_line = k.first_line)"""
     con.execute(f"INSERT INTO core_rounds BY NAME SELECT * FROM stg_rounds WHERE source_line IN {keep}")
     con.execute(f"INSERT INTO core_wagers BY NAME SELECT * FROM stg_wagers WHERE source_line IN {keep}")
     con.execute(f"INSERT INTO core_actions BY NAME SELECT * FROM stg_actions WHERE source_line IN {keep}")
