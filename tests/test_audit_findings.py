@@ -529,3 +529,38 @@ def test_the_vectorised_and_scalar_baccarat_paths_find_the_same(vectorised):
         ("card_integrity", "BAC-01", 2, None), ("void_not_honoured", "BAC-01", 2, "W3"),
         ("drawing_rule_violation", "BAC-01", 3, None), ("result_mismatch", "BAC-01", 3, None),
     }
+
+
+def test_a_foreign_card_after_the_last_card_the_rules_need_still_voids_the_round_TBAC_7_1():
+    """The vectorised path sees every card of the round, not only the six the hands can use."""
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, BANKER_6_THREE_CARDS + " Zz", [("W1", "banker", 10000, 9500)])
+    _, f = audit(nb)
+    assert keys(f) == {("card_integrity", "BAC-01", 1, None), ("void_not_honoured", "BAC-01", 1, "W1")}
+
+
+def test_a_void_round_settled_with_every_net_zero_is_still_not_honoured_TBAC_7_1_1():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, "Kc Kh Zz 7d 7s", [("W1", "banker", 10000, 0)])  # status settled, the net happens to be 0
+    _, f = audit(nb)
+    row = one(f, "void_not_honoured")
+    assert row["wager_id"] is None and row["severity"] == "medium" and row["rule_ref"] == "TBAC-7.1"
+
+
+def test_a_limit_breach_is_flagged_even_when_the_cards_cannot_settle_the_wager():
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, "9c ?? Kd 3s", [("W1", "player", 1000, 1000)])
+    s, f = audit(nb)
+    assert s["expected_net"].to_list() == [None]
+    row = one(f, "limit_breach", "W1")
+    assert row["severity"] == "medium" and "cannot be checked" in row["detail"]
+
+
+def test_an_unread_card_the_engine_leaves_to_the_wagers_is_still_a_card_integrity_finding():
+    nb = NightBuilder()
+    rs = "hoiana-holdem-bonus"
+    cards = "b:2c Ah Kh b:3c Qh Jh Th b:4c 2d b:5c 3s 9c ??"  # the dealer's second card was not read
+    nb.round("HTB-01", 1, cards, [("H1", "ante", 2500, 2500), ("H2", "flop", 5000, 5000)], ruleset=rs, deal_mode="shoe",
+             actions=[(1, 1, "flop", 5000), (1, 1, "check", None), (1, 1, "check", None)], decks=1)
+    _, f = audit(nb)
+    assert ("card_integrity", "HTB-01", 1, None) in keys(f)

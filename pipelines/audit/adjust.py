@@ -25,7 +25,6 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.audit.clauses import CLAUSES, DECISION_BETS, LIMIT_SIGN, SIDE_BETS
-from pipelines.audit.findings import thousands
 
 # columns prescribe() needs on each wager row
 WAGER_CONTEXT_COLUMNS: tuple[str, ...] = (
@@ -41,9 +40,7 @@ def _clause(field: str) -> pl.Expr:
     return pl.col("clause_prefix").replace_strict(mapping, default=None, return_dtype=pl.String)
 
 
-def _fmt(col: str | pl.Expr) -> pl.Expr:
-    """An integer column as text with thousands separators (for sentences)."""
-    return thousands(col)
+TEXT_COLUMNS = ("limit_issue", "differential_issue", "override_detail")
 
 
 def prescribe(w: pl.DataFrame) -> pl.DataFrame:
@@ -56,6 +53,9 @@ def prescribe(w: pl.DataFrame) -> pl.DataFrame:
     ``override_detail`` (void, rules_void, free_hand, returned: the wager nets 0), and
     ``settled_amount`` (the amount the cards are to be settled at), ``amount_clause`` (the clause
     that set it when it is not the amount placed).
+
+    The arithmetic runs over every wager as columns; the sentences are written only for the few
+    wagers that have something to say.
     """
     if w.height == 0:
         return w.with_columns(
@@ -68,6 +68,8 @@ def prescribe(w: pl.DataFrame) -> pl.DataFrame:
         pl.when(pl.col("bet").is_in(list(DECISION_BETS))).then(pl.lit("decision"))
         .when(pl.col("bet").is_in(list(SIDE_BETS))).then(pl.lit("side"))
         .otherwise(pl.lit("main")).alias("category"),
+        _clause("over_maximum").alias("_over_clause"),
+        _clause("under_minimum").alias("_under_clause"),
     )
     w = w.with_columns(
         pl.when(pl.col("category") == "main").then(pl.col("limit_min"))
@@ -78,57 +80,23 @@ def prescribe(w: pl.DataFrame) -> pl.DataFrame:
     w = w.with_columns(
         (pl.col("_hi").is_not_null() & (pl.col("amount") > pl.col("_hi"))).alias("_over"),
         (pl.col("_lo").is_not_null() & (pl.col("amount") < pl.col("_lo"))).alias("_under"),
-        _clause("over_maximum").alias("_over_clause"),
-        _clause("under_minimum").alias("_under_clause"),
     )
     w = _under_minimum_repeats(w)
     w = _holdem_ratios(w)
-
-    over_text = pl.format(
-        "{} {} over the table maximum {}", pl.col("bet"), _fmt("amount"), _fmt("_hi")
-    )
-    over_text = pl.when(pl.col("_over_clause").is_not_null()).then(
-        pl.format("{}: paid or collected up to the maximum only, the excess {} returned ({})",
-                  over_text, _fmt("_excess"), pl.col("_over_clause"))
-    ).otherwise(pl.format("{}: the rule text has no limit clause; settled as placed", over_text))
-    under_text = pl.format("{} {} under the table minimum {}", pl.col("bet"), _fmt("amount"), _fmt("_lo"))
-    under_text = (
-        pl.when(pl.col("_under_repeat"))
-        .then(pl.format("{}: the player's under-minimum wagers were settled once already (round {}); this one is returned ({})",
-                        under_text, pl.col("_first_under_round"), pl.col("_under_clause")))
-        .when(pl.col("_under_clause") == "TBAC-7.17")
-        .then(pl.format("{}: paid or collected this one time only ({})", under_text, pl.col("_under_clause")))
-        .when(pl.col("_under_clause").is_not_null())
-        .then(pl.format("{}: paid and taken as placed ({})", under_text, pl.col("_under_clause")))
-        .otherwise(pl.format("{}: the rule text has no limit clause; settled as placed", under_text))
-    )
-    w = w.with_columns(
-        (pl.col("_hi") - pl.col("amount")).abs().alias("_excess"),
-    ).with_columns(
-        pl.when(pl.col("_over")).then(over_text)
-        .when(pl.col("_under")).then(under_text)
-        .when(pl.col("_ratio_issue").is_not_null()).then(pl.col("_ratio_issue"))
-        .alias("limit_issue"),
-        pl.when(pl.col("_over")).then(pl.coalesce("_over_clause", pl.lit(LIMIT_SIGN)))
-        .when(pl.col("_under")).then(pl.coalesce("_under_clause", pl.lit(LIMIT_SIGN)))
-        .when(pl.col("_ratio_issue").is_not_null()).then(pl.col("_ratio_clause"))
-        .alias("limit_clause"),
-    )
-    # the amount the cards settle after limits and ratios
-    capped = (
-        pl.when(pl.col("_over") & pl.col("_over_clause").is_not_null()).then(pl.col("_hi"))
-        .otherwise(pl.col("amount"))
-    )
+    capped = pl.when(pl.col("_over") & pl.col("_over_clause").is_not_null()).then(pl.col("_hi")).otherwise(pl.col("amount"))
     capped = pl.when(pl.col("_ratio_cap").is_not_null()).then(pl.min_horizontal(capped, pl.col("_ratio_cap"))).otherwise(capped)
     w = w.with_columns(capped.cast(pl.Int64).alias("_capped"))
     w = w.with_columns(
         pl.when(pl.col("_capped") != pl.col("amount"))
-        .then(pl.when(pl.col("_over") & pl.col("_over_clause").is_not_null()).then(pl.col("_over_clause")).otherwise(pl.col("_ratio_clause")))
-        .alias("_cap_clause")
+        .then(pl.when(pl.col("_over") & pl.col("_over_clause").is_not_null()).then(pl.col("_over_clause"))
+              .otherwise(pl.col("_ratio_clause")))
+        .alias("_cap_clause"),
+        pl.when(pl.col("_over")).then(pl.coalesce("_over_clause", pl.lit(LIMIT_SIGN)))
+        .when(pl.col("_under")).then(pl.coalesce("_under_clause", pl.lit(LIMIT_SIGN)))
+        .when(pl.col("_ratio_off")).then(pl.col("_ratio_clause"))
+        .alias("limit_clause"),
     )
     w = _differential(w)
-
-    # overrides: the wager nets 0 whatever the cards say
     w = w.with_columns(
         pl.when(pl.col("status") == "void").then(pl.lit("void"))
         .when(pl.col("rules_void").fill_null(False)).then(pl.lit("rules_void"))
@@ -142,16 +110,6 @@ def prescribe(w: pl.DataFrame) -> pl.DataFrame:
         .when(pl.col("override") == "free_hand").then(pl.coalesce(_clause("free_hand"), _clause("void_returned")))
         .when(pl.col("override") == "returned").then(pl.col("_under_clause"))
         .alias("override_clause"),
-    ).with_columns(
-        pl.when(pl.col("override") == "void")
-        .then(pl.format("the table declared the round void: every wager is returned ({})", pl.col("override_clause")))
-        .when(pl.col("override") == "rules_void")
-        .then(pl.format("the rules make the round void: every wager is returned ({})", pl.col("override_clause")))
-        .when(pl.col("override") == "free_hand")
-        .then(pl.format("a Free Hand: all wagers must be removed from the layout ({})", pl.col("override_clause")))
-        .when(pl.col("override") == "returned")
-        .then(pl.col("limit_issue"))
-        .alias("override_detail"),
     )
     w = w.with_columns(
         pl.when(pl.col("override").is_not_null()).then(pl.lit(0, dtype=pl.Int64))
@@ -161,7 +119,88 @@ def prescribe(w: pl.DataFrame) -> pl.DataFrame:
         .when(pl.col("_capped") != pl.col("amount")).then(pl.col("_cap_clause"))
         .alias("amount_clause"),
     )
+    w = _sentences(w)
     return w.drop([c for c in w.columns if c.startswith("_")])
+
+
+def _sentences(w: pl.DataFrame) -> pl.DataFrame:
+    """Write limit_issue, differential_issue and override_detail for the wagers that have something to say."""
+    say = (
+        pl.col("_over") | pl.col("_under") | pl.col("_ratio_off") | pl.col("_prorated") | pl.col("_exempt")
+        | pl.col("override").is_not_null()
+    )
+    w = w.with_row_index("_row")
+    sub = w.filter(say)
+    texts: dict[str, list] = {"_row": [], **{c: [] for c in TEXT_COLUMNS}}
+    for r in sub.iter_rows(named=True):
+        limit = _limit_sentence(r)
+        texts["_row"].append(r["_row"])
+        texts["limit_issue"].append(limit)
+        texts["differential_issue"].append(_differential_sentence(r))
+        texts["override_detail"].append(_override_sentence(r, limit))
+    frame = pl.DataFrame(texts, schema={"_row": pl.UInt32, **{c: pl.String for c in TEXT_COLUMNS}})
+    return w.join(frame, on="_row", how="left")
+
+
+def _n(v: int | None) -> str:
+    return "?" if v is None else f"{v:,}"
+
+
+def _limit_sentence(r: dict) -> str | None:
+    bet, amount = r["bet"], r["amount"]
+    if r["_over"]:
+        head = f"{bet} {_n(amount)} over the table maximum {_n(r['_hi'])}"
+        if r["_over_clause"]:
+            return (f"{head}: paid or collected up to the maximum only, the excess {_n(amount - r['_hi'])} returned "
+                    f"({r['_over_clause']})")
+        return f"{head}: the rule text has no limit clause; settled as placed"
+    if r["_under"]:
+        head = f"{bet} {_n(amount)} under the table minimum {_n(r['_lo'])}"
+        clause = r["_under_clause"]
+        if r["_under_repeat"]:
+            return (f"{head}: the player's under-minimum wagers were settled once already (round "
+                    f"{r['_first_under_round']}); this one is returned ({clause})")
+        if clause == "TBAC-7.17":
+            return f"{head}: paid or collected this one time only ({clause})"
+        if clause:
+            return f"{head}: paid and taken as placed ({clause})"
+        return f"{head}: the rule text has no limit clause; settled as placed"
+    if r["_ratio_off"]:
+        target, clause = r["_ratio_target"], r["_ratio_clause"]
+        should = "twice the Ante" if bet == "flop" else "equal to the Ante"
+        head = f"{bet} {_n(amount)} is not {should} (Ante {_n(r['_ante'])})"
+        if amount > target:
+            if r["_excess_returned"]:
+                return f"{head}: the excess {_n(amount - target)} is returned and the wager settled at {_n(target)} ({clause})"
+            return f"{head}: the rule text prescribes no correction; settled as placed ({clause})"
+        if r["_excess_returned"]:
+            return f"{head}: collected or paid as placed ({clause})"
+        return f"{head}: settled as placed ({clause})"
+    return None
+
+
+def _differential_sentence(r: dict) -> str | None:
+    if not (r["_prorated"] or r["_exempt"]):
+        return None
+    totals = (f"Banker {_n(r['_banker_total'])} v Player {_n(r['_player_total'])}, over the table differential "
+              f"{_n(r['_diff'])} by {_n(r['_larger_total'] - r['_smaller_total'] - r['_diff'])}")
+    if r["_prorated"]:
+        return (f"{totals}: the {r['_larger']} side is settled pro rata, this wager on {_n(r['_settled'])} of its "
+                f"{_n(r['_capped'])} ({r['differential_clause']})")
+    return f"{totals}: this wager is under the table minimum and is paid and taken as placed ({r['differential_clause']})"
+
+
+def _override_sentence(r: dict, limit: str | None) -> str | None:
+    o, clause = r["override"], r["override_clause"]
+    if o == "void":
+        return f"the table declared the round void: every wager is returned ({clause})"
+    if o == "rules_void":
+        return f"the rules make the round void: every wager is returned ({clause})"
+    if o == "free_hand":
+        return f"a Free Hand: all wagers must be removed from the layout ({clause})"
+    if o == "returned":
+        return limit
+    return None
 
 
 def _under_minimum_repeats(w: pl.DataFrame) -> pl.DataFrame:
@@ -191,35 +230,23 @@ def _holdem_ratios(w: pl.DataFrame) -> pl.DataFrame:
         .agg(pl.col("amount").first().alias("_ante"))
     )
     w = w.join(ante, on=["table_id", "round_no", "seat"], how="left")
+    holdem = pl.col("game") == "holdem_bonus"
     target = (
-        pl.when((pl.col("game") == "holdem_bonus") & (pl.col("bet") == "flop")).then(2 * pl.col("_ante"))
-        .when((pl.col("game") == "holdem_bonus") & pl.col("bet").is_in(["turn", "river"])).then(pl.col("_ante"))
+        pl.when(holdem & (pl.col("bet") == "flop")).then(2 * pl.col("_ante"))
+        .when(holdem & pl.col("bet").is_in(["turn", "river"])).then(pl.col("_ante"))
     )
-    w = w.with_columns(target.alias("_ratio_target"))
-    off = pl.col("_ratio_target").is_not_null() & (pl.col("amount") != pl.col("_ratio_target"))
-    ratio_clause = pl.when(pl.col("bet") == "flop").then(_clause("flop_ratio")).otherwise(_clause("turn_river_ratio"))
-    excess_returned = pl.col("clause_prefix").replace_strict(
-        {p: c.ratio_excess_returned for p, c in CLAUSES.items()}, default=False, return_dtype=pl.Boolean
+    w = w.with_columns(
+        target.alias("_ratio_target"),
+        pl.when(pl.col("bet") == "flop").then(_clause("flop_ratio")).otherwise(_clause("turn_river_ratio")).alias("_ratio_clause"),
+        pl.col("clause_prefix").replace_strict(
+            {p: c.ratio_excess_returned for p, c in CLAUSES.items()}, default=False, return_dtype=pl.Boolean
+        ).alias("_excess_returned"),
     )
-    should = pl.when(pl.col("bet") == "flop").then(pl.lit("twice the Ante")).otherwise(pl.lit("equal to the Ante"))
-    issue = pl.format("{} {} is not {} ({} {})", pl.col("bet"), _fmt("amount"), should, pl.lit("Ante"), _fmt("_ante"))
-    issue = (
-        pl.when(pl.col("amount") > pl.col("_ratio_target")).then(
-            pl.when(excess_returned)
-            .then(pl.format("{}: the excess {} is returned and the wager settled at {} ({})", issue,
-                            _fmt(pl.col("amount") - pl.col("_ratio_target")),
-                            _fmt("_ratio_target"), ratio_clause))
-            .otherwise(pl.format("{}: the rule text prescribes no correction; settled as placed ({})", issue, ratio_clause))
-        ).otherwise(
-            pl.when(excess_returned)
-            .then(pl.format("{}: collected or paid as placed ({})", issue, ratio_clause))
-            .otherwise(pl.format("{}: settled as placed ({})", issue, ratio_clause))
-        )
-    )
+    off = (pl.col("_ratio_target").is_not_null() & (pl.col("amount") != pl.col("_ratio_target"))).fill_null(False)
     return w.with_columns(
-        pl.when(off).then(issue).alias("_ratio_issue"),
-        pl.when(off).then(ratio_clause).alias("_ratio_clause"),
-        pl.when(off & excess_returned & (pl.col("amount") > pl.col("_ratio_target"))).then(pl.col("_ratio_target")).alias("_ratio_cap"),
+        off.alias("_ratio_off"),
+        pl.when(off & pl.col("_excess_returned") & (pl.col("amount") > pl.col("_ratio_target")))
+        .then(pl.col("_ratio_target")).alias("_ratio_cap"),
     )
 
 
@@ -237,6 +264,7 @@ def _differential(w: pl.DataFrame) -> pl.DataFrame:
         & pl.col("limit_differential").is_not_null() & clause.is_not_null()
         & (pl.col("status") == "settled")
     )
+    under = pl.col("amount") < pl.col("limit_min").fill_null(0)
     sides = (
         w.filter(eligible)
         .group_by(["table_id", "round_no"])
@@ -244,9 +272,8 @@ def _differential(w: pl.DataFrame) -> pl.DataFrame:
             pl.col("_capped").filter(pl.col("bet") == "banker").sum().alias("_banker_total"),
             pl.col("_capped").filter(pl.col("bet") == "player").sum().alias("_player_total"),
             pl.col("limit_differential").first().alias("_diff"),
-            pl.col("limit_min").first().alias("_min"),
-            pl.col("_capped").filter((pl.col("bet") == "banker") & (pl.col("amount") < pl.col("limit_min").fill_null(0))).sum().alias("_banker_under"),
-            pl.col("_capped").filter((pl.col("bet") == "player") & (pl.col("amount") < pl.col("limit_min").fill_null(0))).sum().alias("_player_under"),
+            pl.col("_capped").filter((pl.col("bet") == "banker") & under).sum().alias("_banker_under"),
+            pl.col("_capped").filter((pl.col("bet") == "player") & under).sum().alias("_player_under"),
         )
         .filter((pl.col("_banker_total") - pl.col("_player_total")).abs() > pl.col("_diff"))
         .with_columns(
@@ -255,33 +282,21 @@ def _differential(w: pl.DataFrame) -> pl.DataFrame:
             pl.max_horizontal("_banker_total", "_player_total").alias("_larger_total"),
         )
         .with_columns(
-            pl.when(pl.col("_larger") == "banker").then(pl.col("_banker_under")).otherwise(pl.col("_player_under")).alias("_exempt"),
+            pl.when(pl.col("_larger") == "banker").then(pl.col("_banker_under")).otherwise(pl.col("_player_under")).alias("_exempt_total"),
         )
         .with_columns(
-            (pl.col("_larger_total") - pl.col("_exempt")).alias("_pool"),
-            pl.max_horizontal(pl.col("_smaller_total") + pl.col("_diff") - pl.col("_exempt"), pl.lit(0)).alias("_share"),
+            (pl.col("_larger_total") - pl.col("_exempt_total")).alias("_pool"),
+            pl.max_horizontal(pl.col("_smaller_total") + pl.col("_diff") - pl.col("_exempt_total"), pl.lit(0)).alias("_share"),
         )
     )
     w = w.join(sides, on=["table_id", "round_no"], how="left")
-    on_larger = eligible & pl.col("_larger").is_not_null() & (pl.col("bet") == pl.col("_larger"))
-    exempt = on_larger & (pl.col("amount") < pl.col("limit_min").fill_null(0))
-    prorated = on_larger & ~exempt
+    on_larger = (eligible & pl.col("_larger").is_not_null() & (pl.col("bet") == pl.col("_larger"))).fill_null(False)
     share = (
         pl.col("_capped").cast(pl.Int128) * pl.col("_share").cast(pl.Int128) // pl.col("_pool").cast(pl.Int128).clip(lower_bound=1)
     ).cast(pl.Int64)
-    totals = pl.format(
-        "Banker {} v Player {}, over the table differential {} by {}",
-        _fmt("_banker_total"), _fmt("_player_total"), _fmt("_diff"),
-        _fmt(pl.col("_larger_total") - pl.col("_smaller_total") - pl.col("_diff")),
-    )
+    w = w.with_columns((on_larger & under).alias("_exempt"), (on_larger & ~under).alias("_prorated"))
     return w.with_columns(
-        pl.when(prorated).then(share).otherwise(pl.col("_capped")).alias("_settled"),
-        pl.when(prorated)
-        .then(pl.format("{}: the {} side is settled pro rata, this wager on {} of its {} ({})", totals, pl.col("_larger"),
-                        _fmt(share), _fmt("_capped"), clause))
-        .when(exempt)
-        .then(pl.format("{}: this wager is under the table minimum and is paid and taken as placed ({})", totals,
-                        _clause("differential_exception")))
-        .alias("differential_issue"),
-        pl.when(prorated).then(clause).when(exempt).then(_clause("differential_exception")).alias("differential_clause"),
+        pl.when(pl.col("_prorated")).then(share).otherwise(pl.col("_capped")).alias("_settled"),
+        pl.when(pl.col("_prorated")).then(clause).when(pl.col("_exempt")).then(_clause("differential_exception"))
+        .alias("differential_clause"),
     )

@@ -46,11 +46,14 @@ class ProcedureClauses:
     free_hand: str | None = None
     # shoe-level burn before the first round (None: no burn in the procedure)
     missing_shoe_burn: str | None = None
+    # a card the device could not read, where the engine names no clause for it (the text's catch-all)
+    unreadable_card: str = ""
 
 
 CLAUSES: Mapping[str, ProcedureClauses] = MappingProxyType({
     "TBAC": ProcedureClauses(
         prefix="TBAC",
+        unreadable_card="TBAC-7.20",
         late_wager="TBAC-4.2",  # wagers placed prior to the first card being dealt (and 4.6: no more bets)
         void_returned="TBAC-2.2.20",  # "Void" means invalid with no result
         excess_card_void="TBAC-7.1.1",
@@ -65,6 +68,7 @@ CLAUSES: Mapping[str, ProcedureClauses] = MappingProxyType({
     ),
     "BJ": ProcedureClauses(
         prefix="BJ",
+        unreadable_card="BJ-7.17",
         late_wager="BJ-4.5",  # no wager placed after the first card, except doubles, splits, insurance, surrender
         void_returned="BJ-2.15",
         excess_card_void="BJ-7.14.1",  # a card that does not belong to the decks in use is a foreign card
@@ -76,6 +80,7 @@ CLAUSES: Mapping[str, ProcedureClauses] = MappingProxyType({
     ),
     "HTB": ProcedureClauses(
         prefix="HTB",
+        unreadable_card="HTB-7.13",
         late_wager="HTB-4.9",  # the Dealer shall refuse all bets placed after "No more bets" (4.7: before the first card)
         void_returned="HTB-7.12",
         excess_card_void="HTB-7.7",
@@ -89,6 +94,7 @@ CLAUSES: Mapping[str, ProcedureClauses] = MappingProxyType({
     ),
     "MBS": ProcedureClauses(
         prefix="MBS",
+        unreadable_card="MBS-5",
         late_wager="MBS-5.6",
         void_returned="MBS-5.1.1",
         excess_card_void="MBS-5.2",
@@ -101,6 +107,7 @@ CLAUSES: Mapping[str, ProcedureClauses] = MappingProxyType({
     ),
     "THB-G": ProcedureClauses(
         prefix="THB-G",
+        unreadable_card="THB-G-SETTLEMENT",
         late_wager="THB-G-ANTE",  # "Before any cards are dealt, you must place an Ante Wager"
         void_returned="THB-G-SETTLEMENT",
         excess_card_void=None,

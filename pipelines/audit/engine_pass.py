@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from pipelines.audit.frames import ROUND_RESULTS_SCHEMA, WAGER_RESULTS_SCHEMA, conform, empty
+from pipelines.audit.frames import IRREGULARITIES_SCHEMA, ROUND_RESULTS_SCHEMA, WAGER_RESULTS_SCHEMA, conform, empty
 from pipelines.audit.params import AuditParams
 from rulebook.cards import NO_CARD
 from rulebook.round import Action, DeviceCard, Irregularity, Limits, RoundInput, RoundResult, Wager
@@ -36,6 +36,7 @@ CONTEXT_COLUMNS: tuple[str, ...] = (
 class EngineOutput:
     wagers: pl.DataFrame  # WAGER_RESULTS_SCHEMA
     rounds: pl.DataFrame  # ROUND_RESULTS_SCHEMA (empty when the pass did not ask for rounds)
+    irregularities: pl.DataFrame  # IRREGULARITIES_SCHEMA (empty when the pass did not ask for rounds)
 
 
 def engine_pass(
@@ -54,6 +55,7 @@ def engine_pass(
     """
     wager_parts: list[pl.DataFrame] = []
     round_parts: list[pl.DataFrame] = []
+    irr_parts: list[pl.DataFrame] = []
     if ctx.height:
         for (key,), group in ctx.group_by(["ruleset_version"], maintain_order=True):
             rs = rulesets[key]
@@ -66,9 +68,11 @@ def engine_pass(
                 out = _scalar(group, w, a, amount_col, rs, params, with_rounds)
             wager_parts.append(out.wagers)
             round_parts.append(out.rounds)
+            irr_parts.append(out.irregularities)
     wagers_out = pl.concat(wager_parts) if wager_parts else empty(WAGER_RESULTS_SCHEMA)
     rounds_out = pl.concat(round_parts) if round_parts else empty(ROUND_RESULTS_SCHEMA)
-    return EngineOutput(wagers_out, rounds_out)
+    irr_out = pl.concat(irr_parts) if irr_parts else empty(IRREGULARITIES_SCHEMA)
+    return EngineOutput(wagers_out, rounds_out, irr_out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -124,24 +128,12 @@ def _scalar(
         df = df.with_columns(pl.lit(None).alias("_a"))
     w_rows: dict[str, list] = {k: [] for k in WAGER_RESULTS_SCHEMA}
     r_rows: dict[str, list] = {k: [] for k in ROUND_RESULTS_SCHEMA}
-    for row in df.iter_rows(named=True):
+    i_rows: dict[str, list] = {k: [] for k in IRREGULARITIES_SCHEMA}
+    rows = list(df.iter_rows(named=True))
+    inputs = [round_input(row, row["_w"] or [], row["_a"] or [], amount_col, rs) for row in rows]
+    results = _settle_batch(inputs, rs, params)
+    for row, ri, (result, error) in zip(rows, inputs, results):
         ws = row["_w"] or []
-        ri = round_input(row, ws, row["_a"] or [], amount_col, rs)
-        error = None
-        try:
-            result = params.settle_round(ri)
-        except RuleViolation as exc:
-            # the engine refused the decisions or cards: an illegal action the rules name
-            result = RoundResult(
-                settlements={}, unsettled={w["wager_id"]: f"{exc.reason} ({exc.clause})" for w in ws}, steps=(),
-                irregularities=(Irregularity("illegal_action", exc.clause, exc.reason),),
-            )
-        except Exception as exc:  # noqa: BLE001 - a defect in an engine must not stop the night's audit
-            error = f"{type(exc).__name__}: {exc}"
-            result = RoundResult(
-                settlements={}, unsettled={w["wager_id"]: f"the engine could not settle this round ({error})" for w in ws},
-                steps=(),
-            )
         for w in ws:
             wid = w["wager_id"]
             s = result.settlements.get(wid)
@@ -159,13 +151,59 @@ def _scalar(
                 w_rows["detail"].append(None)
                 w_rows["unsettled_reason"].append(result.unsettled.get(wid, "the engine returned no settlement for this wager"))
         if with_rounds:
-            _append_round(r_rows, row, rs, result, error)
+            _append_round(r_rows, i_rows, row, result, error)
     wagers_out = pl.DataFrame(w_rows, schema=WAGER_RESULTS_SCHEMA)
     rounds_out = pl.DataFrame(r_rows, schema=ROUND_RESULTS_SCHEMA) if with_rounds else empty(ROUND_RESULTS_SCHEMA)
-    return EngineOutput(wagers_out, rounds_out)
+    return EngineOutput(wagers_out, rounds_out, pl.DataFrame(i_rows, schema=IRREGULARITIES_SCHEMA))
 
 
-def _append_round(r_rows: dict[str, list], row: dict, rs: RuleSet, result: RoundResult, error: str | None) -> None:
+def _settle_one(ri: RoundInput, params: AuditParams) -> tuple[RoundResult, str | None]:
+    """One round through the engine; a refusal becomes an illegal action, a defect an unsettled round."""
+    try:
+        return params.settle_round(ri), None
+    except RuleViolation as exc:
+        # the engine refused the decisions or cards: an illegal action the rules name
+        return RoundResult(
+            settlements={}, unsettled={w.wager_id: f"{exc.reason} ({exc.clause})" for w in ri.wagers}, steps=(),
+            irregularities=(Irregularity("illegal_action", exc.clause, exc.reason),),
+        ), None
+    except Exception as exc:  # noqa: BLE001 - a defect in an engine must not stop the night's audit
+        error = f"{type(exc).__name__}: {exc}"
+        return RoundResult(
+            settlements={}, unsettled={w.wager_id: f"the engine could not settle this round ({error})" for w in ri.wagers},
+            steps=(),
+        ), error
+
+
+def _settle_batch(inputs: list[RoundInput], rs: RuleSet, params: AuditParams) -> list[tuple[RoundResult, str | None]]:
+    """Every round of one rule-set version: a game's batched engine where it has one, else one by one.
+
+    ``rulebook.holdem_bonus.vector.settle_many`` settles the clean rounds over arrays and hands the
+    others to the scalar engine itself; if the batch fails as a whole, the rounds go one by one so
+    that one bad round cannot hide the night.
+    """
+    if rs.game == "holdem_bonus" and params.vectorised and params.engine is None and len(inputs) > 1:
+        try:
+            from rulebook.holdem_bonus.vector import settle_many
+
+            return [(r, None) for r in settle_many(inputs)]
+        except Exception:  # noqa: BLE001 - fall back to the reference engine round by round
+            pass
+    return [_settle_one(ri, params) for ri in inputs]
+
+
+def _append_irregularities(i_rows: dict[str, list], table_id: str, round_no: int, irregularities) -> None:
+    for k, x in enumerate(irregularities):
+        i_rows["table_id"].append(table_id)
+        i_rows["round_no"].append(round_no)
+        i_rows["idx"].append(k)
+        i_rows["kind"].append(x.kind)
+        i_rows["clause"].append(x.clause)
+        i_rows["detail"].append(x.detail)
+        i_rows["voids_round"].append(bool(x.voids_round))
+
+
+def _append_round(r_rows: dict[str, list], i_rows: dict[str, list], row: dict, result: RoundResult, error: str | None) -> None:
     void_clause = next((i.clause for i in result.irregularities if i.voids_round), None)
     if result.void and void_clause is None:
         void_clause = next((s.clause for s in result.settlements.values()), None)
@@ -179,10 +217,8 @@ def _append_round(r_rows: dict[str, list], row: dict, rs: RuleSet, result: Round
     r_rows["out_winner"].append(outcome.get("winner") if isinstance(outcome.get("winner"), str) else None)
     r_rows["out_player_points"].append(_int_or_none(outcome.get("player_points")))
     r_rows["out_banker_points"].append(_int_or_none(outcome.get("banker_points")))
-    r_rows["irregularities"].append(
-        [{"kind": i.kind, "clause": i.clause, "detail": i.detail, "voids_round": bool(i.voids_round)} for i in result.irregularities]
-    )
     r_rows["engine_error"].append(error)
+    _append_irregularities(i_rows, row["table_id"], row["round_no"], result.irregularities)
 
 
 def _int_or_none(v: object) -> int | None:
@@ -200,10 +236,15 @@ def _baccarat_vector(ctx: pl.DataFrame, wagers: pl.DataFrame, amount_col: str, r
 
     p = rs.params
     ctx = ctx.with_row_index("_ri")
-    pad = pl.lit(pl.Series([[NO_CARD] * 6], dtype=pl.List(pl.Int16)))
-    cards = ctx.select(pl.concat_list(pl.col("dealt").list.head(6), pad).list.head(6).list.to_array(6)).to_series().to_numpy()
-    cards = np.asarray(cards, dtype=np.int16).reshape(ctx.height, 6)
+    # every card of the round goes in (not only the six the hands can use): a foreign card dealt after
+    # the last card the rules need still voids the round (TBAC-7.1)
     n_cards = ctx["dealt"].list.len().to_numpy().astype(np.int16)
+    width = max(6, int(n_cards.max()) if len(n_cards) else 6)
+    pad = pl.lit(pl.Series([[NO_CARD] * width], dtype=pl.List(pl.Int16)))
+    cards = ctx.select(
+        pl.concat_list(pl.col("dealt").list.head(width), pad).list.head(width).list.to_array(width)
+    ).to_series().to_numpy()
+    cards = np.asarray(cards, dtype=np.int16).reshape(ctx.height, width)
     foreign_burn = ctx["foreign_burn"].fill_null(False).to_numpy()
     coups = V.resolve(cards, n_cards, foreign_burn=foreign_burn, deal_order=p.deal_order)
 
@@ -245,16 +286,18 @@ def _baccarat_vector(ctx: pl.DataFrame, wagers: pl.DataFrame, amount_col: str, r
     wagers_out = conform(wagers_out, WAGER_RESULTS_SCHEMA)
     del unsettled
     if not with_rounds:
-        return EngineOutput(wagers_out, empty(ROUND_RESULTS_SCHEMA))
+        return EngineOutput(wagers_out, empty(ROUND_RESULTS_SCHEMA), empty(IRREGULARITIES_SCHEMA))
 
-    winner = np.array(["banker", "player", "tie", None], dtype=object)[np.where(coups.winner >= 0, coups.winner, 3)]
+    winner = pl.Series(coups.winner.astype(np.int64)).replace_strict(
+        {V.BANKER: "banker", V.PLAYER: "player", V.TIE: "tie"}, default=None, return_dtype=pl.String
+    )
     known = coups.winner >= 0
     rounds = pl.DataFrame({
         "table_id": ctx["table_id"],
         "round_no": ctx["round_no"],
         "ruleset_version": ctx["ruleset_version"],
         "engine_void": pl.Series(coups.void, dtype=pl.Boolean),
-        "out_winner": pl.Series(winner, dtype=pl.String),
+        "out_winner": winner,
         "out_player_points": pl.Series(np.where(known, coups.player_points, 0), dtype=pl.Int16),
         "out_banker_points": pl.Series(np.where(known, coups.banker_points, 0), dtype=pl.Int16),
         "_known": pl.Series(known & ~coups.void),
@@ -273,18 +316,12 @@ def _baccarat_vector(ctx: pl.DataFrame, wagers: pl.DataFrame, amount_col: str, r
         ])).alias("outcome"),
     )
     # the irregular rounds are few: the scalar engine names them with its full sentences
+    i_rows: dict[str, list] = {k: [] for k in IRREGULARITIES_SCHEMA}
     flagged = np.flatnonzero(coups.flags)
-    irregular: dict[int, list[dict]] = {}
     if flagged.size:
-        sub = ctx[flagged.tolist()]
-        for i, row in zip(flagged.tolist(), sub.iter_rows(named=True)):
+        for row in ctx[flagged.tolist()].iter_rows(named=True):
             res = scalar_settle(round_input(row, [], [], amount_col, rs))
-            irregular[i] = [
-                {"kind": x.kind, "clause": x.clause, "detail": x.detail, "voids_round": bool(x.voids_round)}
-                for x in res.irregularities
-            ]
-    irr_type = ROUND_RESULTS_SCHEMA["irregularities"]
-    irr = pl.Series("irregularities", [irregular.get(i, []) for i in range(ctx.height)], dtype=irr_type) if irregular else \
-        pl.Series("irregularities", [[]] * ctx.height, dtype=irr_type)
-    rounds = rounds.with_columns(irr, pl.lit(None, dtype=pl.String).alias("engine_error"))
-    return EngineOutput(wagers_out, conform(rounds, ROUND_RESULTS_SCHEMA))
+            _append_irregularities(i_rows, row["table_id"], row["round_no"], res.irregularities)
+    rounds = rounds.with_columns(pl.lit(None, dtype=pl.String).alias("engine_error"))
+    irregular = pl.DataFrame(i_rows, schema=IRREGULARITIES_SCHEMA)
+    return EngineOutput(wagers_out, conform(rounds, ROUND_RESULTS_SCHEMA), irregular)

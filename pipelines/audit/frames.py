@@ -111,8 +111,18 @@ ROUND_RESULTS_SCHEMA: dict[str, pl.DataType] = {
     "out_winner": pl.String,  # the outcome's winner / player_points / banker_points, where the game has them
     "out_player_points": pl.Int16,
     "out_banker_points": pl.Int16,
-    "irregularities": pl.List(pl.Struct({"kind": pl.String, "clause": pl.String, "detail": pl.String, "voids_round": pl.Boolean})),
     "engine_error": pl.String,  # the engine refused the round (a bug or an input it cannot take): the reason
+}
+
+# what the engine calls irregular, one row per irregularity (a round may have several)
+IRREGULARITIES_SCHEMA: dict[str, pl.DataType] = {
+    "table_id": pl.String,
+    "round_no": pl.Int64,
+    "idx": pl.Int64,  # order within the round
+    "kind": pl.String,  # a finding kind: card_integrity, drawing_rule_violation, illegal_action, ...
+    "clause": pl.String,
+    "detail": pl.String,
+    "voids_round": pl.Boolean,
 }
 
 WAGER_RESULTS_SCHEMA: dict[str, pl.DataType] = {

@@ -36,7 +36,7 @@ def settle_partition(part: Partition, recon: pl.DataFrame, params: AuditParams) 
 
 
 def detect_in_partition(recon: pl.DataFrame, settled: Settled, params: AuditParams) -> pl.DataFrame:
-    return detect_partition(recon, settled.wagers, settled.rounds, params)
+    return detect_partition(recon, settled.wagers, settled.rounds, params, settled.irregularities)
 
 
 def summarise(part: Partition, recon: pl.DataFrame, settled: Settled, findings: pl.DataFrame) -> PartitionResult:

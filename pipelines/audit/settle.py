@@ -24,6 +24,7 @@ from rulebook.ruleset import RuleSet
 class Settled:
     wagers: pl.DataFrame  # SETTLEMENTS_SCHEMA plus the checks the detectors read (limit_issue, override, ...)
     rounds: pl.DataFrame  # one row per table round: context, rule set, and what the engine said
+    irregularities: pl.DataFrame  # IRREGULARITIES_SCHEMA: what the engine called irregular, per round
 
 
 def resolve_rulesets(rounds: pl.DataFrame, params: AuditParams) -> tuple[pl.DataFrame, dict[str, RuleSet]]:
@@ -156,7 +157,7 @@ def settle(
     published = conform(w, SETTLEMENTS_SCHEMA)
     wagers_out = pl.concat([published, w.select(extra)], how="horizontal").sort(["table_id", "round_no", "wager_order"])
     rounds_out = ctx_all
-    return Settled(wagers=wagers_out, rounds=rounds_out)
+    return Settled(wagers=wagers_out, rounds=rounds_out, irregularities=face.irregularities)
 
 
 def published_settlements(wagers: pl.DataFrame) -> pl.DataFrame:

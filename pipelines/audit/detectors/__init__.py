@@ -20,11 +20,14 @@ from pipelines.audit.findings import finalize
 from pipelines.audit.params import AuditParams
 
 
-def detect_partition(recon: pl.DataFrame, wagers: pl.DataFrame, rounds: pl.DataFrame, params: AuditParams) -> pl.DataFrame:
-    """Every per-partition finding: ``wagers`` and ``rounds`` are :class:`pipelines.audit.settle.Settled`'s frames."""
+def detect_partition(
+    recon: pl.DataFrame, wagers: pl.DataFrame, rounds: pl.DataFrame, params: AuditParams,
+    irregularities: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """Every per-partition finding: ``wagers``, ``rounds``, ``irregularities`` are :class:`pipelines.audit.settle.Settled`'s frames."""
     return finalize([
         detect_money(wagers, rounds),
-        detect_cards(recon, rounds),
+        detect_cards(recon, rounds, irregularities),
         detect_result_mismatch(rounds),
         detect_late_wagers(wagers, rounds),
         detect_unmatched(recon, rounds),

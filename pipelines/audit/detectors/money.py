@@ -53,8 +53,8 @@ def _sentence(r: dict) -> str:
 def detect_money(wagers: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
     if wagers.height == 0:
         return wagers.clear()
-    w = wagers.filter(pl.col("expected_net").is_not_null())
-    mismatch = pl.col("recorded_net") != pl.col("expected_net")
+    w = wagers
+    mismatch = (pl.col("recorded_net") != pl.col("expected_net")).fill_null(False)
     void = pl.col("override").is_in(["void", "rules_void"])
     kind = (
         pl.when(void).then(pl.lit("void_not_honoured"))
@@ -79,6 +79,10 @@ def detect_money(wagers: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
         if r["_mismatch"]:
             detail = _sentence(r)
             severity = "high"
+        elif r["expected_net"] is None:
+            detail = (f"{r['limit_issue'] or r['override_detail']}; {paid_as(r['recorded_net'], r['amount'])}; "
+                      f"the settlement cannot be checked: {r['unsettled_reason']}")
+            severity = "medium"
         else:
             detail = f"{r['limit_issue'] or r['override_detail'] or r['detail']}; settled as the rules prescribe ({paid_as(r['recorded_net'], r['amount'])})"
             severity = "medium"
@@ -87,6 +91,25 @@ def detect_money(wagers: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
         pl.lit(None, dtype=pl.String).alias("severity")
     )
     money_findings = with_ids(out)
+    # a round the rules make void that the table settled, though no wager's net shows it (all returned or stand-offs)
+    shown = set(out.filter(pl.col("kind") == "void_not_honoured").select("table_id", "round_no").iter_rows()) if out.height else set()
+    void_rounds = (
+        w.filter((pl.col("override") == "rules_void") & (pl.col("status") == "settled"))
+        .group_by(ROUND_INFO + ("gaming_day",))
+        .agg(pl.col("override_clause").first().alias("rule_ref"), pl.len().alias("_n"),
+             pl.col("source_file").first(), pl.col("source_line").first())
+    )
+    if void_rounds.height:
+        void_rounds = void_rounds.filter(
+            ~pl.struct("table_id", "round_no").map_elements(lambda k: (k["table_id"], k["round_no"]) in shown, return_dtype=pl.Boolean)
+        ).with_columns(
+            pl.lit("void_not_honoured").alias("kind"),
+            pl.lit("medium").alias("severity"),
+            pl.lit(None, dtype=pl.String).alias("wager_id"),
+            pl.format("the rules make the round void ({}) but the table recorded it as settled; its {} wager(s) "
+                      "netted 0 all the same", pl.col("rule_ref"), pl.col("_n")).alias("detail"),
+        )
+        money_findings = pl.concat([money_findings, with_ids(void_rounds)], how="diagonal_relaxed")
     # a round over the differential: one procedure finding, whatever its wagers' settlement
     over = w.filter(pl.col("differential_issue").is_not_null())
     diff_rounds = (

@@ -58,7 +58,9 @@ def detect_result_mismatch(rounds: pl.DataFrame) -> pl.DataFrame:
                 continue
             if not isinstance(recorded, dict):
                 continue
-        common = [k for k in recorded if k in outcome and recorded[k] is not None and outcome[k] is not None]
+        # what the cards leave unknown (an unread card shows as ??) is not compared
+        common = [k for k in recorded if k in outcome and recorded[k] is not None and outcome[k] is not None
+                  and not _unknown(outcome[k])]
         wrong = [k for k in common if _norm(recorded[k]) != _norm(outcome[k])]
         if not wrong:
             continue
@@ -76,6 +78,16 @@ def detect_result_mismatch(rounds: pl.DataFrame) -> pl.DataFrame:
             ),
         })
     return with_ids(pl.DataFrame(rows)) if rows else pl.DataFrame()
+
+
+def _unknown(v: object) -> bool:
+    if isinstance(v, str):
+        return "??" in v
+    if isinstance(v, (list, tuple)):
+        return any(_unknown(x) for x in v)
+    if isinstance(v, dict):
+        return any(_unknown(x) for x in v.values())
+    return False
 
 
 def _norm(v: object) -> object:
