@@ -529,3 +529,9 @@ def test_insurance_triad():
     assert exc.value.clause == "BJ-4.11.1" and exc.value.amounts == (("I2", 500),)
     after = D.insurance(state, ok)
     assert after.insurance[0].amount == 500 and after.insurance[0].covers == "W1" and state.insurance == ()
+
+
+def test_insurance_with_an_unreadable_dealer_card_is_unsettled():
+    r = settle_round(bj_round("Ts ?? 9d Kc", [MAIN, ("I1", 1, "insurance", 500)], [(1, 1, "stand")]))
+    assert {"W1", "I1"} <= set(r.unsettled)
+    assert ("card_integrity", "BJ-4.3") in kinds(r)

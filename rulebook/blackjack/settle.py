@@ -176,6 +176,9 @@ def settle(state: BlackjackState) -> tuple[dict[str, Settlement], dict[str, str]
         if owner_has_blackjack:
             settlements[bet.wager_id] = Settlement(0, "BJ-4.15.3", f"seat {bet.seat} holds a blackjack: insurance void, returned")
             continue
+        if dealer.cards and dealer.cards[0] < 0:
+            unsettled[bet.wager_id] = f"insurance on seat {bet.seat}: the dealer's first card is unreadable, so the offer cannot be checked (BJ-4.11.1)"
+            continue
         if len(dealer.cards) < 2 or dealer.cards[1] < 0:
             unsettled[bet.wager_id] = f"insurance on seat {bet.seat}: the dealer's second card is unreadable or not in the device log (BJ-4.14.4)"
             continue
