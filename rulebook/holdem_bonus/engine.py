@@ -119,7 +119,6 @@ def settle_on_hands(
     out: dict[str, Settlement | str] = {}
     decisions = params.decisions(mode)
     sd = params.showdown
-    prog = params.progressive
     jackpot_wagers: list[Wager] = []
     for w in wagers:
         play = plays[w.seat]
