@@ -155,3 +155,36 @@ def test_array_kernels_on_hand_made_cases():
     assert net.tolist() == [10_000, 250, -10]
     net, _, _ = vector.bonus(guide, np.zeros(3, dtype=int), hole, dealer_cards, np.array([10, 10, 10]))
     assert net.tolist() == [300, 250, -10]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=st.sampled_from(NAMES),
+    mode=st.sampled_from(["shoe", "device", None, "auto"]),
+    events=st.lists(st.tuples(st.integers(min_value=-3, max_value=51), st.booleans()), max_size=30),
+    wagers=st.lists(
+        st.tuples(st.integers(min_value=0, max_value=8), st.sampled_from(["ante", "bonus", "flop", "turn", "river", "progressive", "tie"]),
+                  st.integers(min_value=-5, max_value=10_000)),
+        max_size=12,
+    ),
+    actions=st.lists(st.tuples(st.integers(min_value=0, max_value=8), st.sampled_from(["fold", "flop", "check", "turn", "river", "concede", "hit"])), max_size=12),
+    meter=st.none() | st.integers(min_value=-10, max_value=10**9),
+    currency=st.sampled_from([None, "SGD", "AUD", "VND"]),
+    decks=st.none() | st.integers(min_value=1, max_value=8),
+)
+def test_any_input_is_settled_or_explained_never_raised(name, mode, events, wagers, actions, meter, currency, decks):
+    """Bad input gets a reason, never a traceback: every wager ends in settlements or unsettled, once."""
+    ri = RoundInput(
+        builtin().latest(name),
+        tuple(DeviceCard(c, b) for c, b in events),
+        tuple(Wager(f"W{k}", s, b, a) for k, (s, b, a) in enumerate(wagers)),
+        tuple(Action(s, 1, a) for s, a in actions),
+        deal_mode=mode, jackpot_meter=meter, currency=currency, decks=decks,
+    )
+    for r in (engine.settle_round(ri), vector.settle_many([ri], with_steps=True)[0]):
+        ids = [w.wager_id for w in ri.wagers]
+        assert sorted([*r.settlements, *r.unsettled]) == sorted(ids)
+        assert not set(r.settlements) & set(r.unsettled)
+        assert all(isinstance(s.net, int) and s.clause for s in r.settlements.values())
+        if r.void:
+            assert all(s.net == 0 for s in r.settlements.values())
