@@ -14,6 +14,7 @@ reference: ``tests/test_holdem_vector.py`` proves the two agree on random rounds
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -161,7 +162,7 @@ class _Clean:
     statuses: list[str]  # per seat, in seat order: played | folded | conceded
     codes: list[int]
     burns: list[bool]
-    rows: list[tuple[int, int, int]]  # per wager, in placing order: (seat index, bet code, amount)
+    rows: list[int]  # per wager, in placing order, flat: seat index, bet code, amount
 
 
 def settle_many(rounds: Sequence[RoundInput], with_steps: bool = False) -> list[RoundResult]:
@@ -235,25 +236,25 @@ def _prepass(k: int, ri: RoundInput, memo: dict) -> _Clean | None:
     if not seats:
         return None
     index = {s: j for j, s in enumerate(seats)}
-    bets_by: list[list[str]] = [[] for _ in seats]
-    rows = []
+    bets_by = [""] * len(seats)  # strings, not lists: nothing here for the garbage collector to track
+    rows: list[int] = []  # flat: seat index, bet code, amount per wager
     progressive_ok = params.progressive is not None
     for w in wagers:
         j = index.get(w.seat)
         code = BET_CODES.get(w.bet)
         if j is None or code is None or w.amount < 0 or (code == 5 and not progressive_ok):
             return None
-        bets_by[j].append(w.bet)
-        rows.append((j, code, w.amount))
-    actions_by: list[list[str]] = [[] for _ in seats]
+        bets_by[j] += "0123456"[code]
+        rows += (j, code, w.amount)
+    actions_by = [""] * len(seats)
     for a in ri.actions:
         j = index.get(a.seat)
-        if j is None:
+        if j is None or "," in a.action:
             return None
-        actions_by[j].append(a.action)
+        actions_by[j] += a.action + ","
     statuses = []
     for j in range(len(seats)):
-        status = _clean_status(memo, params, mode, tuple(actions_by[j]), tuple(sorted(bets_by[j])))
+        status = _clean_status(memo, params, mode, actions_by[j], "".join(sorted(bets_by[j])))
         if status is None:
             return None
         statuses.append(status)
@@ -263,9 +264,7 @@ def _prepass(k: int, ri: RoundInput, memo: dict) -> _Clean | None:
     return _Clean(k, tuple(seats), statuses, codes, [c.is_burn for c in ri.cards], rows)
 
 
-def _clean_status(
-    memo: dict, params: HoldemBonusParams, mode: str, actions: tuple[str, ...], bets: tuple[str, ...]
-) -> str | None:
+def _clean_status(memo: dict, params: HoldemBonusParams, mode: str, actions: str, bets: str) -> str | None:
     """The seat's status if its decisions and wagers are clean, else None.
 
     Read by the one decision reader (decisions.read_seat) and memoised, for one batch, by the shape
@@ -273,9 +272,9 @@ def _clean_status(
     of the frozen params (hashing them deeply per seat cost more than the reading itself); it lives
     only as long as the batch, whose rounds keep the params alive.
     """
-    key = (id(params), mode, actions, bets)
+    key = f"{id(params)}|{mode}|{actions}|{bets}"
     if key not in memo:
-        memo[key] = _read_status(params, mode, actions, bets)
+        memo[key] = _read_status(params, mode, tuple(actions.split(",")[:-1]), tuple(engine.BETS[int(c)] for c in bets))
     return memo[key]
 
 
@@ -301,8 +300,8 @@ def _settle_batch(params, mode, members, rounds, hole, community, dealer, p7, d7
     g, n = hole.shape[0], hole.shape[1]
 
     # one row per wager: (round, seat index, bet code, amount)
-    counts = [len(m.rows) for m in members]
-    table = np.array([row for m in members for row in m.rows], dtype=np.int64).reshape(-1, 3)
+    counts = [len(m.rows) // 3 for m in members]
+    table = np.fromiter(itertools.chain.from_iterable(m.rows for m in members), dtype=np.int64, count=3 * sum(counts)).reshape(-1, 3)
     r_idx = np.repeat(np.arange(g), counts)
     s_idx, bet, amount = table[:, 0], table[:, 1], table[:, 2]
     seat_status = np.array([[STATUS_CODES[st] for st in m.statuses] for m in members], dtype=np.int64).reshape(g, n)
