@@ -24,7 +24,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipelines.audit.findings import finalize
 from pipelines.audit.frames import SETTLEMENTS_SCHEMA, empty
-from pipelines.audit.load import partitions
+from pipelines.audit.load import batches, partitions
 from pipelines.audit.params import AuditParams
 from pipelines.audit.partition import PartitionResult
 from pipelines.audit.tasks import (
@@ -58,8 +58,13 @@ def _progress_printer(stream=None) -> Callable[[str], None]:
     return say
 
 
+# partitions run on a pool of this many workers, a few batches each so that they finish together
+WORKERS = 2
+BATCHES_PER_WORKER = 4
+
+
 @flow(name="pitaudit-audit", log_prints=False, persist_result=False, validate_parameters=False,
-      task_runner=ThreadPoolTaskRunner(max_workers=2))
+      task_runner=ThreadPoolTaskRunner(max_workers=WORKERS))
 def audit_flow(
     input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: str = "06:00",
     params: AuditParams | None = None, progress: bool = True,
@@ -81,17 +86,23 @@ def audit_flow(
 
     t = time.perf_counter()
     gaps = gaps_task.submit(night.events, night.rounds)
+    work = batches(parts, BATCHES_PER_WORKER * WORKERS)
     detected = []
-    for part in parts:
-        recon = reconstruct_task.submit(part, params)
-        settled = settle_task.submit(part, recon, params)
-        detected.append(detect_task.submit(part, recon, settled, params))
+    for batch in work:
+        recons = reconstruct_task.submit(batch, params)
+        settled = settle_task.submit(batch, recons, params)
+        detected.append((batch, detect_task.submit(batch, recons, settled, params)))
     results: list[PartitionResult] = []
-    step = max(1, len(parts) // 20)
-    for i, future in enumerate(as_completed(detected), start=1):
-        results.append(future.result())
-        if progress and (i % step == 0 or i == len(parts)):
-            say(f"audit: {i}/{len(parts)} partitions re-settled and checked")
+    done_parts = done_rounds = 0
+    total_rounds = max(1, sum(b.rounds for b in work))
+    futures = {f: b for b, f in detected}
+    for future in as_completed(list(futures)):
+        batch = futures.pop(future)
+        results.extend(future.result())
+        done_parts += len(batch.partitions)
+        done_rounds += batch.rounds
+        say(f"audit: {done_parts}/{len(parts)} partitions re-settled and checked "
+            f"({100 * done_rounds / total_rounds:.0f} % of the rounds, {time.perf_counter() - t:.0f} s)")
     results.sort(key=lambda r: (r.gaming_day, r.table_id))
     findings = finalize([r.findings for r in results] + [gaps.result()])
     settlements = pl.concat([r.settlements for r in results]) if results else empty(SETTLEMENTS_SCHEMA)
@@ -116,6 +127,7 @@ def audit_flow(
                           input_files=files)
     paths = publish_task(out_dir, findings, settlements, night.quarantine, report)
     timings["publish"] = time.perf_counter() - t
+    say("audit: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
     return AuditOutcome(
         findings=findings,
         settlements=settlements,

@@ -130,3 +130,40 @@ def partitions(night: Night) -> list[Partition]:
             events=events.get(k, night.events.clear()),
         ))
     return out
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Partitions handed to one task run together: task runs cost milliseconds each, a night has a thousand tables."""
+
+    partitions: tuple[Partition, ...]
+
+    @property
+    def label(self) -> str:
+        p = self.partitions
+        if not p:
+            return "empty"
+        if len(p) == 1:
+            return p[0].label
+        return f"{p[0].label} .. {p[-1].label} ({len(p)} partitions)"
+
+    @property
+    def rounds(self) -> int:
+        return sum(x.rounds.height for x in self.partitions)
+
+
+def batches(parts: list[Partition], n: int) -> list[Batch]:
+    """``parts`` in at most ``n`` batches of about equal work (rounds), each in partition order.
+
+    Largest partitions first to the lightest batch (the LPT rule): the batches finish together on a
+    pool of workers. The partitions themselves never change: a batch is only how they travel.
+    """
+    n = max(1, min(n, len(parts)))
+    loads = [0] * n
+    members: list[list[int]] = [[] for _ in range(n)]
+    order = sorted(range(len(parts)), key=lambda i: (-parts[i].rounds.height, i))
+    for i in order:
+        k = min(range(n), key=lambda j: (loads[j], j))
+        members[k].append(i)
+        loads[k] += max(1, parts[i].rounds.height)
+    return [Batch(tuple(parts[i] for i in sorted(m))) for m in members if m]
