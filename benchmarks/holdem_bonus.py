@@ -82,11 +82,11 @@ def main() -> None:
     rounds = night(args.rounds)
     wagers = sum(len(r.wagers) for r in rounds)
     vector.settle_many(rounds[:1000])  # warm the evaluator's tables
-    t = _best(lambda: vector.settle_many(rounds))
+    t = _best(lambda: vector.settle_many(rounds), repeat=2)
     print(f"vector.settle_many: {len(rounds):,} rounds ({wagers:,} wagers) in {t:.2f} s = {len(rounds) / t:,.0f} rounds/s, {wagers / t:,.0f} wagers/s")
     gc.disable()
     try:
-        t_nogc = _best(lambda: vector.settle_many(rounds))
+        t_nogc = _best(lambda: vector.settle_many(rounds), repeat=2)
     finally:
         gc.enable()
     print(f"  the same with the garbage collector paused (a caller's choice): {len(rounds) / t_nogc:,.0f} rounds/s")
