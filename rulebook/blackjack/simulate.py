@@ -45,8 +45,8 @@ class SimResult:
 
     @property
     def ci95(self) -> tuple[float, float]:
-        half = 1.96 * self.sd / np.sqrt(self.rounds)
-        return (self.house_edge - half, self.house_edge + half)
+        half = 1.96 * self.sd / float(np.sqrt(self.rounds))
+        return (float(self.house_edge - half), float(self.house_edge + half))
 
 
 def _code_tables():
