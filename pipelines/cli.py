@@ -69,16 +69,36 @@ def odds(
 @app.command()
 def simulate(
     out: Path = typer.Option(..., "--out", help="Folder to write shoe_*.csv, rounds_*.jsonl and ground_truth.csv into."),
-    tables: int = typer.Option(24, "--tables", min=1, help="Tables on the floor (a mix of all six rule sets)."),
+    tables: int = typer.Option(0, "--tables", min=0, help="Tables on the floor (a mix of all six rule sets); 0 = enough for the rounds at each game's pace (at least 24)."),
     rounds: int = typer.Option(5_000, "--rounds", min=1, help="Rounds in all, per day, across the floor."),
     days: int = typer.Option(1, "--days", min=1, help="Gaming days to simulate."),
-    seed: int = typer.Option(7, "--seed", help="Random seed: the same seed writes the same bytes."),
+    seed: int = typer.Option(7, "--seed", min=0, help="Random seed: the same seed writes the same bytes."),
     fault_rate: float = typer.Option(0.01, "--fault-rate", min=0.0, max=1.0, help="Share of rounds with a planted fault."),
+    start_day: str = typer.Option("2026-11-24", "--start-day", help="The first gaming day (YYYY-MM-DD)."),
+    counter: float = typer.Option(0.5, "--counter", min=0.0, max=1.0, help="Strength of the planted card counter's bet spread (0 = off)."),
+    luck: float = typer.Option(0.5, "--luck", min=0.0, max=1.0, help="Strength of the planted lucky side-bet player (0 = off)."),
+    collusion: float = typer.Option(0.5, "--collusion", min=0.0, max=1.0, help="Share of a colluding dealer's rounds with one player that are overpaid (0 = off)."),
+    drift: float = typer.Option(0.5, "--drift", min=0.0, max=1.0, help="Strength of the planted hold drift at one baccarat table (0 = off)."),
+    workers: int = typer.Option(0, "--workers", min=0, help="Processes playing the tables; 0 = one per core. The output does not depend on it."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace simulated logs already in --out (only shoe_*.csv, rounds_*.jsonl, ground_truth.csv)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary."),
 ) -> None:
     """Write a casino night's logs, exactly as the devices and the table system do, with planted faults and their ground truth."""
-    from pipelines.simulate.run import run_simulation
+    import datetime as dt
 
-    run_simulation(out=out, tables=tables, rounds=rounds, days=days, seed=seed, fault_rate=fault_rate)
+    from pipelines.simulate.config import Behaviours
+    from pipelines.simulate.run import SimulationError, run_simulation
+
+    try:
+        first = dt.date.fromisoformat(start_day)
+    except ValueError:
+        fail(f"--start-day must be a date like 2026-11-24, got {start_day!r}")
+    try:
+        run_simulation(out=out, tables=tables, rounds=rounds, days=days, seed=seed, fault_rate=fault_rate,
+                       start_day=first, behaviours=Behaviours(counter, luck, collusion, drift), workers=workers,
+                       overwrite=overwrite, quiet=quiet)
+    except (SimulationError, OSError) as exc:
+        fail(str(exc))
 
 
 @app.command()

@@ -27,7 +27,7 @@ import numpy as np
 
 from pipelines.simulate import records as R
 from pipelines.simulate.config import CHIP
-from pipelines.simulate.context import DayContext, chips
+from pipelines.simulate.context import DayContext, chip
 from pipelines.simulate.records import ActionRec, RoundRec, WagerRec
 from rulebook.blackjack.strategy import basic_action, takes_insurance
 from rulebook.cards import NO_CARD, card_text
@@ -338,6 +338,7 @@ def _basic(h: Hand, up: int, allowed: set[str]) -> str:
 
 def simulate_day(ctx: DayContext) -> None:
     rng = ctx.rng
+    f = ctx.fast
     t = ctx.table
     lim = t.limits
     params = ctx.ruleset.params
@@ -348,11 +349,9 @@ def simulate_day(ctx: DayContext) -> None:
     pending = {k: [x for x in tickets if x.variant == k] for k in
                ("duplicate_in_shoe", "dealer_extra_card", "under_min")}
     post = [x for x in tickets if x.variant not in pending]
-    start_at = {k: sorted(int(rng.integers(0, max(1, n - 40))) for _ in v) for k, v in pending.items()}
+    start_at = {k: sorted(f.integers(0, max(1, n - 40)) for _ in v) for k, v in pending.items()}
     seat_sessions = [s for s in sessions if s.role != "back"]
     back_sessions = [s for s in sessions if s.role == "back"]
-    seat_starts = np.array([s.start_ms for s in seat_sessions], dtype=np.int64)
-    seat_ends = np.array([s.end_ms for s in seat_sessions], dtype=np.int64)
     sp = ctx.specials
     ev = ctx.events
     now = ctx.day.open_ms
@@ -362,35 +361,38 @@ def simulate_day(ctx: DayContext) -> None:
     running = 0  # Hi-Lo running count of the cards seen since the shuffle
     dup: tuple[int, int] | None = None  # card with one copy too many in this shoe, copies dealt so far
     played: list[tuple[RoundRec, Round, dict]] = []
+    live: list = []  # seat sessions under way (sessions are sorted by start)
+    nxt = 0
     for i in range(n):
         if shoe is None or shoe.pos >= cut:
             if shoe is not None:
-                ev.add(now + int(rng.integers(2000, 5000)), R.SHOE_END, -1, NO_CARD, shoe_idx)
-                now += int(rng.integers(150_000, 240_000))
+                ev.one(now + f.integers(2000, 5000), R.SHOE_END, -1, NO_CARD, shoe_idx)
+                now += f.integers(150_000, 240_000)
             cards = rng.permutation(np.tile(np.arange(52, dtype=np.int64), decks))
-            cut = int(len(cards) * rng.uniform(0.75, 0.80))
+            cut = int(len(cards) * f.uniform(0.75, 0.80))
             dup = None
             if pending["duplicate_in_shoe"] and n - i >= 40 and i >= start_at["duplicate_in_shoe"][0]:
                 dup = _plant_duplicate(rng, cards, cut)
             shoe = Shoe(cards.tolist())
             shoe_idx = ev.new_shoe(ctx.next_shoe_id())
-            ev.add(now, R.SHOE_START, -1, NO_CARD, shoe_idx, decks)
-            burn_ts = now + int(rng.integers(3000, 6000))
-            ev.add(burn_ts, R.BURN, -1, shoe.next(), shoe_idx)  # the first card is burned (BJ-7.13)
-            now = -(-(burn_ts + int(rng.integers(5000, 15000))) // 1000) * 1000
+            ev.one(now, R.SHOE_START, -1, NO_CARD, shoe_idx, decks)
+            burn_ts = now + f.integers(3000, 6000)
+            ev.one(burn_ts, R.BURN, -1, shoe.next(), shoe_idx)  # the first card is burned (BJ-7.13)
+            now = -(-(burn_ts + f.integers(5000, 15000)) // 1000) * 1000
             running = HILO[shoe.cards[0]]
         open_ms = now
-        window = int(rng.integers(10, 17)) * 1000
-        close_ms = open_ms + window
-        # who bets this round
-        active = [seat_sessions[k] for k in np.flatnonzero((seat_starts <= open_ms) & (seat_ends > open_ms))]
-        mains, pairs, who, order_ms, under = _wagers(ctx, rng, open_ms, close_ms, active, back_sessions,
-                                                      running, len(shoe.cards) - shoe.pos, pending, start_at, i)
+        close_ms = open_ms + f.integers(10, 17) * 1000
+        while nxt < len(seat_sessions) and seat_sessions[nxt].start_ms <= open_ms:
+            live.append(seat_sessions[nxt])
+            nxt += 1
+        live = [s for s in live if s.end_ms > open_ms]
+        mains, pairs, who, order, under = _wagers(ctx, f, open_ms, close_ms, live, back_sessions,
+                                                  running, len(shoe.cards) - shoe.pos, pending, start_at, i)
         rnd = Round(params, shoe, mains, pairs)
         rnd.deal()
-        hunch = {who[w]["seat"]: who[w] for w, _, _ in mains if who[w]["hunch"] or who[w]["role"] == "counter"}
         if rnd.up_is_ace():
             tc = running / max(0.5, (len(shoe.cards) - shoe.pos) / 52)
+            hunch = {who[w]["seat"]: who[w] for w, _, _ in mains if who[w]["hunch"] or who[w]["role"] == "counter"}
             for seat, hs in rnd.hands.items():
                 h = hs[0]
                 info = hunch.get(seat)
@@ -398,10 +400,10 @@ def simulate_day(ctx: DayContext) -> None:
                     continue
                 ctrl = h.stakes[0]
                 if h.blackjack:
-                    if info["role"] != "counter" and rng.random() < 0.5:
+                    if info["role"] != "counter" and f.random() < 0.5:
                         rnd.take_even_money(seat)
                     continue
-                wants = takes_insurance(tc) if info["role"] == "counter" else rng.random() < 0.3
+                wants = takes_insurance(tc) if info["role"] == "counter" else f.random() < 0.3
                 amount = (ctrl.amount // 2) // CHIP * CHIP
                 if wants and lim.side_min <= amount <= lim.side_max:
                     wid = ctx.next_wager_id()
@@ -421,12 +423,8 @@ def simulate_day(ctx: DayContext) -> None:
         for c in rnd.cards:
             running += HILO[c]
         if dup is not None:
-            x, seen = dup
-            for c in rnd.cards:
-                if c == x:
-                    seen += 1
-            dup = (x, seen)
-        rec, now = _record(ctx, rng, rnd, open_ms, close_ms, mains, pairs, who, nets, shoe_idx, order_ms)
+            dup = (dup[0], dup[1] + rnd.cards.count(dup[0]))
+        rec, now = _record(ctx, f, rnd, open_ms, close_ms, who, nets, shoe_idx, order)
         meta = {"tags": tags, "extra": extra, "dup": None}
         if dup is not None and dup[1] >= decks + 1:
             meta["dup"] = (dup[0], ctx.events.shoe_ids[shoe_idx])
@@ -435,13 +433,14 @@ def simulate_day(ctx: DayContext) -> None:
             start_at["duplicate_in_shoe"].pop(0)
         played.append((rec, rnd, meta))
     if shoe is not None:
-        ev.add(now + int(rng.integers(2000, 5000)), R.SHOE_END, -1, NO_CARD, shoe_idx)
+        ev.one(now + f.integers(2000, 5000), R.SHOE_END, -1, NO_CARD, shoe_idx)
     for v in pending.values():
         ctx.leftover.extend(v)  # not placed (too few rounds left): the table runner counts them
     _plant_post(ctx, played, post)
 
 
 def _plant_duplicate(rng, cards: np.ndarray, cut: int) -> tuple[int, int] | None:
+    """Replace a card dealt before the cut with a card all of whose copies are dealt too (one copy too many)."""
     hi = cut - 20
     for _ in range(30):
         x = int(rng.integers(52))
@@ -455,7 +454,11 @@ def _plant_duplicate(rng, cards: np.ndarray, cut: int) -> tuple[int, int] | None
     return None
 
 
-def _wagers(ctx, rng, open_ms, close_ms, active, back_sessions, running, left, pending, start_at, i):
+_MULTS = (0.5, 1, 1, 1, 1.5, 2)
+_BACK_MULTS = (0.5, 1, 1, 2)
+
+
+def _wagers(ctx, f, open_ms, close_ms, live, back_sessions, running, left, pending, start_at, i):
     """The round's main and pair wagers, in placing order, with who placed them."""
     t = ctx.table
     lim = t.limits
@@ -466,51 +469,51 @@ def _wagers(ctx, rng, open_ms, close_ms, active, back_sessions, running, left, p
     placed: list[tuple[int, str]] = []
     under: set[str] = set()
     seen_seats: set[int] = set()
-    for s in active:
+    window_s = (close_ms - open_ms) // 1000
+    for s in live:
         if s.seat in seen_seats:
             continue
-        if rng.random() < s.profile.p_sit_out:
+        if f.random() < s.profile.p_sit_out:
             continue
         seen_seats.add(s.seat)
-        units = 1.0
         if s.role == "counter":
             tc = running / max(0.5, left / 52)
             strength = sp.behaviours.counter
-            units = float(np.clip(1 + strength * 2.75 * (tc - 1), 1, 1 + 11 * strength))
+            units = min(max(1 + strength * 2.75 * (tc - 1), 1), 1 + 11 * strength)
             ctx.count("counter_rounds")
             ctx.stats["counter_max_units"] = max(ctx.stats.get("counter_max_units", 0), int(round(units)))
-            amount = int(chips(units * s.profile.unit * lim.min, lim.min, lim.max // 2))
+            amount = chip(units * s.profile.unit * lim.min, lim.min, lim.max // 2)
         else:
-            amount = int(chips(s.profile.unit * lim.min * rng.choice([0.5, 1, 1, 1, 1.5, 2]), lim.min, lim.max // 2))
-        at = open_ms + int(rng.integers(1, max(2, (close_ms - open_ms) // 1000 - 3))) * 1000
+            amount = chip(s.profile.unit * lim.min * f.choice(_MULTS), lim.min, lim.max // 2)
+        at = open_ms + f.integers(1, max(2, window_s - 3)) * 1000
         wid = ctx.next_wager_id()
         placed.append((at, wid))
         who[wid] = {"seat": s.seat, "player": s.player_id, "bet": "main", "amount": amount, "at": at, "wid": wid,
                     "hunch": s.profile.hunch, "role": s.role}
-        if s.role != "counter" and rng.random() < s.profile.p_side:
+        if s.role != "counter" and f.random() < s.profile.p_side:
             pid = ctx.next_wager_id()
-            pamount = int(chips(amount * rng.uniform(0.1, 0.4), lim.side_min, lim.side_max))
+            pamount = chip(amount * f.uniform(0.1, 0.4), lim.side_min, lim.side_max)
             placed.append((at + 1000, pid))
             who[pid] = {"seat": s.seat, "player": s.player_id, "bet": "pair", "amount": pamount, "at": at + 1000,
                         "wid": pid, "hunch": False, "role": s.role}
     for s in back_sessions:
-        if not (s.start_ms <= open_ms < s.end_ms) or rng.random() < 0.3:
+        if not (s.start_ms <= open_ms < s.end_ms) or f.random() < 0.3:
             continue
         n_on_seat = sum(1 for w in who.values() if w["seat"] == s.seat and w["bet"] == "main")
         if n_on_seat >= ctx.ruleset.params.max_wagers_per_seat:
             continue
-        amount = int(chips(s.profile.unit * lim.min * rng.choice([0.5, 1, 1, 2]), lim.min, lim.max // 2))
-        at = close_ms - int(rng.integers(1, 4)) * 1000
+        amount = chip(s.profile.unit * lim.min * f.choice(_BACK_MULTS), lim.min, lim.max // 2)
+        at = close_ms - f.integers(1, 4) * 1000
         wid = ctx.next_wager_id()
         placed.append((at, wid))
         who[wid] = {"seat": s.seat, "player": s.player_id, "bet": "main", "amount": amount, "at": at, "wid": wid,
                     "hunch": False, "role": "back"}
     if not any(w["bet"] == "main" for w in who.values()):  # a walk-in: the table does not deal to nobody
         wid = ctx.next_wager_id()
-        at = open_ms + int(rng.integers(1, 6)) * 1000
+        at = open_ms + f.integers(1, 6) * 1000
         placed.append((at, wid))
-        who[wid] = {"seat": int(rng.integers(1, t.seats + 1)), "player": None, "bet": "main",
-                    "amount": int(chips(lim.min * rng.uniform(1, 3), lim.min, lim.max // 2)), "at": at, "wid": wid,
+        who[wid] = {"seat": f.integers(1, t.seats + 1), "player": None, "bet": "main",
+                    "amount": chip(lim.min * f.uniform(1, 3), lim.min, lim.max // 2), "at": at, "wid": wid,
                     "hunch": False, "role": ""}
     placed.sort()
     # a wager below the table minimum, once (a planted limit breach; it will neither double nor split)
@@ -526,49 +529,44 @@ def _wagers(ctx, rng, open_ms, close_ms, active, back_sessions, running, left, p
     # a pair wager needs a main wager on its seat
     seats_with_main = {s for _, s, _ in mains}
     pairs = [p for p in pairs if p[1] in seats_with_main]
-    return mains, pairs, who, [wid for _, wid in placed], under
+    return mains, pairs, who, [wid for _, wid in placed if who[wid]["bet"] == "main" or who[wid]["seat"] in seats_with_main], under
 
 
-def _record(ctx, rng, rnd: Round, open_ms, close_ms, mains, pairs, who, nets, shoe_idx, order):
+def _record(ctx, f, rnd: Round, open_ms, close_ms, who, nets, shoe_idx, order):
     """Timestamps for the cards and decisions, the device's card events, and the table's round record."""
     n_cards = len(rnd.cards)
-    marks = {}
+    marks: dict[int, list[int]] = {}
     for k, a in enumerate(rnd.actions):
         marks.setdefault(a[4], []).append(k)
-    t = close_ms + int(rng.integers(800, 2000))
+    t = close_ms + f.integers(800, 2000)
     card_ts = []
     action_ts = [0] * len(rnd.actions)
     for c in range(n_cards + 1):
         for k in marks.get(c, ()):
-            t += int(rng.integers(1000, 4000))
+            t += f.integers(1000, 4000)
             action_ts[k] = t
-            t += int(rng.integers(400, 1200))
+            t += f.integers(400, 1200)
         if c < n_cards:
             card_ts.append(t)
-            t += int(rng.integers(1200, 2200))
+            t += f.integers(1200, 2200)
     last = card_ts[-1] if card_ts else t
-    settled = -(-(max(last, t) + int(rng.integers(4000, 8000))) // 1000) * 1000
-    rec = RoundRec(ctx.counters.round_no, ctx.events.shoe_ids[shoe_idx], ctx.dealers(np.array([open_ms]))[0],
+    settled = -(-(max(last, t) + f.integers(4000, 8000)) // 1000) * 1000
+    rec = RoundRec(ctx.counters.round_no, ctx.events.shoe_ids[shoe_idx], ctx.dealer_at(open_ms),
                    open_ms, close_ms, settled, "settled", rnd.outcome(), None, [], [], card_ts[0] if card_ts else 0)
     ctx.counters.round_no += 1
-    ctx.events.add(np.array(card_ts, dtype=np.int64), R.CARD, rec.round_no, np.array(rnd.cards, dtype=np.int16), shoe_idx)
+    ctx.events.many(card_ts, R.CARD, rec.round_no, rnd.cards, shoe_idx)
     for wid in order:
         w = who[wid]
         rec.wagers.append(WagerRec(wid, w["seat"], w["player"], w["bet"], w["amount"], w["at"], nets[wid], nets[wid]))
-    for wid, seat, amount in rnd.insurance:
-        w = who[wid]
-        rec.wagers.append(WagerRec(wid, seat, w["player"], "insurance", amount, 0, nets[wid], nets[wid]))
-    ins_k = 0
+    ins_at = {}
     for k, (seat, hand, action, amount, _) in enumerate(rnd.actions):
         ts = -(-action_ts[k] // 1000) * 1000
         rec.actions.append(ActionRec(seat, hand, action, amount, ts))
         if action == "insurance":  # the insurance wager is placed when the decision is made
-            rnd_ins = rnd.insurance[ins_k]
-            ins_k += 1
-            for w in rec.wagers:
-                if w.wager_id == rnd_ins[0]:
-                    w.placed_ms = ts
-    now = settled + int(rng.integers(1, 5)) * 1000
+            ins_at[len(ins_at)] = ts
+    for k, (wid, seat, amount) in enumerate(rnd.insurance):
+        rec.wagers.append(WagerRec(wid, seat, who[wid]["player"], "insurance", amount, ins_at[k], nets[wid], nets[wid]))
+    now = settled + f.integers(1, 5) * 1000
     return rec, now
 
 

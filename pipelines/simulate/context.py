@@ -8,7 +8,7 @@ import numpy as np
 
 from pipelines.simulate.catalogue import Ticket
 from pipelines.simulate.config import CHIP
-from pipelines.simulate.dealers import dealer_ids_at
+from pipelines.simulate.dealers import dealer_id_at, dealer_ids_at
 from pipelines.simulate.ground_truth import TruthRow
 from pipelines.simulate.plan import DayPlan, Specials, TablePlan
 from pipelines.simulate.records import EventBuffer, RoundRec
@@ -26,6 +26,48 @@ class Counters:
     jackpot_meter: int = 0
 
 
+class Stream:
+    """Scalar random draws at Python speed: uniforms drawn from the table's generator in blocks.
+
+    The per-round games (blackjack, Hold'em) make dozens of small draws a round; a numpy call per
+    draw costs microseconds, a list lookup a few tens of nanoseconds. Deterministic: the blocks
+    come from the table's own seeded generator, in order.
+    """
+
+    __slots__ = ("_rng", "_buf", "_i")
+
+    def __init__(self, rng: np.random.Generator):
+        self._rng = rng
+        self._buf: list[float] = []
+        self._i = 0
+
+    def random(self) -> float:
+        if self._i >= len(self._buf):
+            self._buf = self._rng.random(8192).tolist()
+            self._i = 0
+        v = self._buf[self._i]
+        self._i += 1
+        return v
+
+    def integers(self, lo: int, hi: int) -> int:
+        """An integer in ``lo``..``hi - 1``."""
+        return lo + int(self.random() * (hi - lo))
+
+    def uniform(self, lo: float, hi: float) -> float:
+        return lo + self.random() * (hi - lo)
+
+    def choice(self, options):
+        return options[int(self.random() * len(options))]
+
+
+def chip(amount: float, lo: int, hi: int) -> int:
+    """Scalar :func:`chips`: whole chips within ``lo``..``hi``."""
+    a = int(round(amount / CHIP)) * CHIP
+    lo_c = -(-lo // CHIP) * CHIP
+    hi_c = max(lo_c, (hi // CHIP) * CHIP)
+    return lo_c if a < lo_c else hi_c if a > hi_c else a
+
+
 @dataclass
 class DayContext:
     plan: TablePlan
@@ -41,6 +83,11 @@ class DayContext:
     leftover: list[Ticket] = field(default_factory=list)
     #: rounds (index in the day) holding a card copy beyond the shoe's decks: (card, card it replaced, shoe id)
     duplicates: dict[int, tuple[int, int, str]] = field(default_factory=dict)
+    fast: Stream | None = None
+
+    def __post_init__(self) -> None:
+        if self.fast is None:
+            self.fast = Stream(self.rng)
 
     @property
     def table(self):
@@ -70,6 +117,9 @@ class DayContext:
 
     def dealers(self, t_ms: np.ndarray) -> list[str]:
         return dealer_ids_at(self.plan.roster, self.table.index, t_ms, self.day.day_start_ms)
+
+    def dealer_at(self, t_ms: int) -> str:
+        return dealer_id_at(self.plan.roster, self.table.index, t_ms, self.day.day_start_ms)
 
     def count(self, key: str, n: int = 1) -> None:
         self.stats[key] = self.stats.get(key, 0) + n

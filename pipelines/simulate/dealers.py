@@ -69,6 +69,15 @@ def dealer_ids_at(roster: PitRoster, table_index: int, t_ms: np.ndarray, day_sta
     return [roster.shifts[s][i] for s, i in zip(shift.tolist(), idx.tolist())]
 
 
+def dealer_id_at(roster: PitRoster, table_index: int, t_ms: int, day_start_ms: int) -> str:
+    """Scalar :func:`dealer_ids_at`."""
+    t = t_ms - day_start_ms
+    shift = min(max(t // SHIFT_MS, 0), SHIFTS_PER_DAY - 1)
+    slot = (t - shift * SHIFT_MS) // ROTATION_MS
+    ids = roster.shifts[shift]
+    return ids[(roster.table_positions[table_index] + slot) % len(ids)]
+
+
 def stints_of(roster: PitRoster, dealer_id: str, day_start_ms: int) -> list[tuple[int, int, int]]:
     """``(table index, start, end)`` of every 20-minute stint the dealer deals in the day."""
     by_position = {j: ti for ti, j in roster.table_positions.items()}

@@ -20,7 +20,7 @@ import numpy as np
 
 from pipelines.simulate import records as R
 from pipelines.simulate.config import JACKPOT_CONTRIBUTION, JACKPOT_SEED, PROGRESSIVE_WAGER
-from pipelines.simulate.context import DayContext, chips
+from pipelines.simulate.context import DayContext, chip
 from pipelines.simulate.records import ActionRec, RoundRec, WagerRec
 from rulebook.cards import NO_CARD, card_text
 from rulebook.holdem_bonus.hands import bonus_line
@@ -100,30 +100,35 @@ def simulate_day(ctx: DayContext) -> None:
     tickets = list(ctx.day.tickets)
     pre_kinds = ("folded_bonus_paid", "duplicate_in_deck", "under_min")
     pending = {k: [x for x in tickets if x.variant == k] for k in pre_kinds}
-    start_at = {k: sorted(int(rng.integers(0, max(1, n - 20))) for _ in v) for k, v in pending.items()}
+    f = ctx.fast
+    start_at = {k: sorted(f.integers(0, max(1, n - 20)) for _ in v) for k, v in pending.items()}
     post = [x for x in tickets if x.variant not in pre_kinds]
     sessions = list(ctx.day.sessions)
-    s_start = np.array([s.start_ms for s in sessions], dtype=np.int64)
-    s_end = np.array([s.end_ms for s in sessions], dtype=np.int64)
     progressive = params.progressive is not None
     if progressive and ctx.counters.jackpot_meter == 0:
-        ctx.counters.jackpot_meter = JACKPOT_SEED + int(rng.integers(0, 20)) * 100_000
+        ctx.counters.jackpot_meter = JACKPOT_SEED + f.integers(0, 20) * 100_000
     now = ctx.day.open_ms
     played: list[Played] = []
+    live: list = []
+    nxt = 0
+    decks = rng.permuted(np.tile(np.arange(52), (n, 1)), axis=1).tolist()  # a fresh shuffled deck per round
     for i in range(n):
         open_ms = now
-        close_ms = open_ms + int(rng.integers(15, 26)) * 1000
-        active = [sessions[k] for k in np.flatnonzero((s_start <= open_ms) & (s_end > open_ms))]
-        seats = _bets(ctx, rng, active, open_ms, close_ms, progressive, pending, start_at, i)
-        deck = rng.permutation(52).tolist()
+        close_ms = open_ms + f.integers(15, 26) * 1000
+        while nxt < len(sessions) and sessions[nxt].start_ms <= open_ms:
+            live.append(sessions[nxt])
+            nxt += 1
+        live = [s for s in live if s.end_ms > open_ms]
+        seats = _bets(ctx, f, live, open_ms, close_ms, progressive, pending, start_at, i)
+        deck = decks[i]
         dup = None
         if pending["duplicate_in_deck"] and i >= start_at["duplicate_in_deck"][0]:
             dup = True
             pending["duplicate_in_deck"].pop(0)
             start_at["duplicate_in_deck"].pop(0)
-        p = _deal_and_decide(ctx, rng, procedure, mode, deck, seats, open_ms, close_ms, pending, start_at, i, params, dup)
+        p = _deal_and_decide(ctx, f, procedure, mode, deck, seats, open_ms, close_ms, pending, start_at, i, params, dup)
         played.append(p)
-        now = p.rec.settled_ms + int(rng.integers(3, 9)) * 1000
+        now = p.rec.settled_ms + f.integers(3, 9) * 1000
     _settle(ctx, played, params, mode, progressive)
     for p in played:
         ctx.rounds.append(p.rec)
@@ -133,23 +138,27 @@ def simulate_day(ctx: DayContext) -> None:
     _emit(ctx, played)
 
 
-def _bets(ctx, rng, active, open_ms, close_ms, progressive, pending, start_at, i) -> list[SeatBets]:
+_MULTS = (0.5, 1, 1, 1, 2)
+
+
+def _bets(ctx, f, active, open_ms, close_ms, progressive, pending, start_at, i) -> list[SeatBets]:
     t = ctx.table
     lim = t.limits
     seen: set[int] = set()
     out: list[SeatBets] = []
+    window_s = (close_ms - open_ms) // 1000
     for s in active:
-        if s.seat in seen or rng.random() < s.profile.p_sit_out:
+        if s.seat in seen or f.random() < s.profile.p_sit_out:
             continue
         seen.add(s.seat)
-        ante = int(chips(s.profile.unit * lim.min * rng.choice([0.5, 1, 1, 1, 2]), lim.min, lim.max // 2))
-        bonus = int(chips(ante * rng.uniform(0.2, 1.0), lim.side_min, lim.side_max)) if rng.random() < 0.3 + s.profile.p_side else 0
-        prog = PROGRESSIVE_WAGER if progressive and rng.random() < s.profile.p_progressive else 0
-        at = open_ms + int(rng.integers(1, max(2, (close_ms - open_ms) // 1000 - 3))) * 1000
+        ante = chip(s.profile.unit * lim.min * f.choice(_MULTS), lim.min, lim.max // 2)
+        bonus = chip(ante * f.uniform(0.2, 1.0), lim.side_min, lim.side_max) if f.random() < 0.3 + s.profile.p_side else 0
+        prog = PROGRESSIVE_WAGER if progressive and f.random() < s.profile.p_progressive else 0
+        at = open_ms + f.integers(1, max(2, window_s - 3)) * 1000
         out.append(SeatBets(s.seat, s.player_id, ante, bonus, prog, at, s.profile.hunch))
     if not out:  # a walk-in: the table does not deal to nobody
-        ante = int(chips(lim.min * rng.uniform(1, 3), lim.min, lim.max // 2))
-        out.append(SeatBets(int(rng.integers(1, t.seats + 1)), None, ante, 0, 0, open_ms + 2000, False))
+        ante = chip(lim.min * f.uniform(1, 3), lim.min, lim.max // 2)
+        out.append(SeatBets(f.integers(1, t.seats + 1), None, ante, 0, 0, open_ms + 2000, False))
     if pending["under_min"] and i >= start_at["under_min"][0] and lim.min > 500:
         out[0].ante = (lim.min - 500) // 500 * 500
         pending["under_min"].pop(0)
@@ -158,7 +167,7 @@ def _bets(ctx, rng, active, open_ms, close_ms, progressive, pending, start_at, i
     return out
 
 
-def _deal_and_decide(ctx, rng, procedure, mode, deck, seats, open_ms, close_ms, pending, start_at, i, params, dup) -> Played:
+def _deal_and_decide(ctx, f, procedure, mode, deck, seats, open_ms, close_ms, pending, start_at, i, params, dup) -> Played:
     """Walk the deal procedure over the deck, with the players' decisions where they fall in time."""
     seat_nos = [b.seat for b in seats]
     hole_cards: dict[int, list[int]] = {s: [] for s in seat_nos}
@@ -169,7 +178,7 @@ def _deal_and_decide(ctx, rng, procedure, mode, deck, seats, open_ms, close_ms, 
     folded: set[int] = set()
     decided = {"pre": False, "turn": False, "river": False}
     pos = 0
-    t = close_ms + int(rng.integers(600, 1500))
+    t = close_ms + f.integers(600, 1500)
     any_progressive = any(b.progressive for b in seats)
     forced = None
     gap = (700, 1400) if mode == "shoe" else (300, 700)
@@ -179,7 +188,7 @@ def _deal_and_decide(ctx, rng, procedure, mode, deck, seats, open_ms, close_ms, 
         c = deck[pos]
         pos += 1
         events.append((c, is_burn, t))
-        t += int(rng.integers(*gap))
+        t += f.integers(*gap)
         return c
 
     def decide(street: str) -> None:
@@ -188,12 +197,12 @@ def _deal_and_decide(ctx, rng, procedure, mode, deck, seats, open_ms, close_ms, 
             s = b.seat
             if s in folded or (street != "pre" and s not in played_flop):
                 continue
-            t += int(rng.integers(3000, 10000) if street == "pre" else rng.integers(2000, 6000))
+            t += f.integers(3000, 10000) if street == "pre" else f.integers(2000, 6000)
             ts = -(-t // 1000) * 1000
             hole = tuple(hole_cards[s])
             if street == "pre":
                 play = plays_flop(*hole)
-                if rng.random() < 0.03:
+                if f.random() < 0.03:
                     play = not play  # now and then a player follows a hunch
                 if pending["folded_bonus_paid"] and i >= start_at["folded_bonus_paid"][0] and b.bonus and \
                         bonus_line(params.bonus_pay_table, hole, None) is not None and forced is None:
@@ -208,7 +217,7 @@ def _deal_and_decide(ctx, rng, procedure, mode, deck, seats, open_ms, close_ms, 
                 seen = community[:3] if street == "turn" else community[:4]
                 bet = made_hand(hole, seen)
                 actions.append(ActionRec(s, 1, street if bet else "check", b.ante if bet else None, ts))
-        t += int(rng.integers(1000, 3000))
+        t += f.integers(1000, 3000)
 
     played_flop: set[int] = set()
     stopped = False
@@ -250,13 +259,14 @@ def _deal_and_decide(ctx, rng, procedure, mode, deck, seats, open_ms, close_ms, 
     duplicate = None
     if dup:
         dealt = [k for k, (c, burn, _) in enumerate(events) if not burn]
-        a, b = rng.choice(len(dealt), 2, replace=False)
-        ka, kb = dealt[int(a)], dealt[int(b)]
+        a = f.integers(0, len(dealt))
+        b = (a + f.integers(1, len(dealt))) % len(dealt)
+        ka, kb = dealt[a], dealt[b]
         duplicate = (kb, events[kb][0])
         events[kb] = (events[ka][0], False, events[kb][2])  # the deck held this card twice
-    settled = -(-(t + int(rng.integers(8000, 18000))) // 1000) * 1000
+    settled = -(-(t + f.integers(8000, 18000)) // 1000) * 1000
     shoe_id = ctx.next_shoe_id()
-    rec = RoundRec(ctx.counters.round_no, shoe_id, ctx.dealers(np.array([open_ms]))[0], open_ms, close_ms, settled,
+    rec = RoundRec(ctx.counters.round_no, shoe_id, ctx.dealer_at(open_ms), open_ms, close_ms, settled,
                    first_card_ms=events[0][2] if events else 0)
     ctx.counters.round_no += 1
     rec.actions = actions
@@ -408,9 +418,8 @@ def _emit(ctx: DayContext, played: list[Played]) -> None:
         shoe = ev.new_shoe(p.rec.shoe_id)
         first = p.events[0][2] if p.events else p.rec.close_ms + 500
         last = p.events[-1][2] if p.events else first
-        ev.add(first - 400, R.SHOE_START, -1, NO_CARD, shoe, 1)
-        if p.events:
-            ev.add(np.array([e[2] for e in p.events], dtype=np.int64),
-                   np.array([R.BURN if e[1] else R.CARD for e in p.events], dtype=np.int8),
-                   p.rec.round_no, np.array([e[0] for e in p.events], dtype=np.int16), shoe)
-        ev.add(min(last + 1500, p.rec.settled_ms - 500), R.SHOE_END, -1, NO_CARD, shoe)
+        ev.one(first - 400, R.SHOE_START, -1, NO_CARD, shoe, 1)
+        rno = p.rec.round_no
+        for code, burn, ts in p.events:
+            ev.one(ts, R.BURN if burn else R.CARD, rno, code, shoe)
+        ev.one(min(last + 1500, p.rec.settled_ms - 500), R.SHOE_END, -1, NO_CARD, shoe)

@@ -28,7 +28,7 @@ from pipelines.simulate.config import (
     SimConfig,
 )
 from pipelines.simulate.dealers import PitRoster, build_rosters, stints_of
-from pipelines.simulate.floor import Table, build_floor
+from pipelines.simulate.floor import Table, build_floor, ruleset_counts
 from pipelines.simulate.players import PlayerPool, Profile, Session, assign_rated, place_special, seat_sessions
 from rulebook.catalogue import UnknownRuleSet, builtin
 
@@ -96,11 +96,25 @@ def mix_pace() -> float:
     return sum(share * PACE[cat.game_of(name)] for name, share in RULESET_SHARES)
 
 
+def floor_pace(n_tables: int) -> float:
+    """Rounds per hour the whole floor deals with ``n_tables`` tables in the usual mix."""
+    cat = builtin()
+    return sum(count * PACE[cat.game_of(name)] for name, count in ruleset_counts(n_tables))
+
+
+def tables_needed(rounds: int, hours: float) -> int:
+    """The fewest tables that deal ``rounds`` with no table busier than ``hours`` (10 % spread allowed)."""
+    n = max(1, math.ceil(rounds / (mix_pace() * hours)))
+    while rounds * 1.1 / floor_pace(n) > hours:
+        n += 1
+    return n
+
+
 def tables_for(rounds: int, tables: int) -> int:
-    """The floor size: as given, or enough tables to deal ``rounds`` in ``PLANNED_HOURS`` each."""
+    """The floor size: as given, or enough tables to deal ``rounds`` in about ``PLANNED_HOURS`` each."""
     if tables > 0:
         return tables
-    return max(MIN_AUTO_TABLES, math.ceil(rounds / (mix_pace() * PLANNED_HOURS)))
+    return max(MIN_AUTO_TABLES, tables_needed(rounds, PLANNED_HOURS))
 
 
 def allocate_rounds(rng: np.random.Generator, floor: tuple[Table, ...], rounds: int) -> np.ndarray:
@@ -114,7 +128,7 @@ def allocate_rounds(rng: np.random.Generator, floor: tuple[Table, ...], rounds: 
     hours = whole / pace
     worst = int(np.argmax(hours))
     if hours[worst] > MAX_HOURS:
-        need = math.ceil(rounds / (mix_pace() * PLANNED_HOURS))
+        need = tables_needed(rounds, MAX_HOURS)
         raise PlanError(
             f"{rounds} rounds a day do not fit on {len(floor)} tables: table {floor[worst].table_id} would deal "
             f"for {hours[worst]:.0f} hours at {PACE[floor[worst].game]:.0f} rounds/hour; use --tables {need} or more "

@@ -132,22 +132,47 @@ class EventBuffer:
         self._shoe: list[np.ndarray] = []
         self._decks: list[np.ndarray] = []
         self.shoe_ids: list[str] = []
+        self._one: list[tuple[int, int, int, int, int, int]] = []
+
+    def one(self, ts: int, kind: int, round_no: int, card: int, shoe: int, decks: int = 0) -> None:
+        """Add one event (cheap: kept in Python lists until the next block or the freeze)."""
+        self._one.append((ts, kind, round_no, card, shoe, decks))
+
+    def many(self, ts: list[int], kind: int, round_no: int, cards: list[int], shoe: int) -> None:
+        """Add several events of one kind and round (Python lists)."""
+        self._one.extend((t, kind, round_no, c, shoe, 0) for t, c in zip(ts, cards))
+
+    def _flush(self) -> None:
+        if self._one:
+            cols = list(zip(*self._one))
+            self._one = []
+            self._append(np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.int8),
+                         np.array(cols[2], dtype=np.int64), np.array(cols[3], dtype=np.int16),
+                         np.array(cols[4], dtype=np.int32), np.array(cols[5], dtype=np.int16))
+
+    def _append(self, ts, kind, rnd, card, shoe, decks) -> None:
+        self._ts.append(ts)
+        self._kind.append(kind)
+        self._round.append(rnd)
+        self._card.append(card)
+        self._shoe.append(shoe)
+        self._decks.append(decks)
 
     def new_shoe(self, shoe_id: str) -> int:
         self.shoe_ids.append(shoe_id)
         return len(self.shoe_ids) - 1
 
     def add(self, ts, kind, round_no, card, shoe: int, decks=0) -> None:
+        self._flush()
         ts = np.atleast_1d(np.asarray(ts, dtype=np.int64))
         n = len(ts)
-        self._ts.append(ts)
-        self._kind.append(np.broadcast_to(np.asarray(kind, dtype=np.int8), (n,)))
-        self._round.append(np.broadcast_to(np.asarray(round_no, dtype=np.int64), (n,)))
-        self._card.append(np.broadcast_to(np.asarray(card, dtype=np.int16), (n,)))
-        self._shoe.append(np.full(n, shoe, dtype=np.int32))
-        self._decks.append(np.broadcast_to(np.asarray(decks, dtype=np.int16), (n,)))
+        self._append(ts, np.broadcast_to(np.asarray(kind, dtype=np.int8), (n,)),
+                     np.broadcast_to(np.asarray(round_no, dtype=np.int64), (n,)),
+                     np.broadcast_to(np.asarray(card, dtype=np.int16), (n,)), np.full(n, shoe, dtype=np.int32),
+                     np.broadcast_to(np.asarray(decks, dtype=np.int16), (n,)))
 
     def freeze(self) -> Events:
+        self._flush()
         if not self._ts:
             ev = Events.empty()
             ev.shoe_ids = self.shoe_ids

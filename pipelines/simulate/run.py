@@ -40,6 +40,7 @@ class Summary:
     seconds: float
     stats: dict[str, int]
     kinds: dict[str, int]
+    by_game: dict[str, tuple[int, float]]  # game -> (rounds, CPU seconds spent on its tables)
 
 
 def _play(index: int) -> TableResult:
@@ -112,8 +113,12 @@ def simulate(cfg: SimConfig, overwrite: bool = False, progress: bool = True) -> 
     truth: list[TruthRow] = []
     stats: dict[str, int] = {}
     rounds = events = 0
+    by_game: dict[str, tuple[int, float]] = {}
     for i in sorted(results):
         r = results[i]
+        game = plan.tables[i].table.game
+        n, cpu = by_game.get(game, (0, 0.0))
+        by_game[game] = (n + r.rounds, cpu + r.cpu_seconds)
         truth.extend(r.truth)
         rounds += r.rounds
         events += r.events
@@ -124,7 +129,7 @@ def simulate(cfg: SimConfig, overwrite: bool = False, progress: bool = True) -> 
     kinds: dict[str, int] = {}
     for row in truth:
         kinds[row.kind] = kinds.get(row.kind, 0) + 1
-    return Summary(out, len(plan.tables), rounds, events, len(truth), time.perf_counter() - started, stats, kinds)
+    return Summary(out, len(plan.tables), rounds, events, len(truth), time.perf_counter() - started, stats, kinds, by_game)
 
 
 class _progress:

@@ -8,6 +8,7 @@ order and the bytes come out the same.
 from __future__ import annotations
 
 import importlib
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +42,7 @@ class TableResult:
     truth: list[TruthRow] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
+    cpu_seconds: float = 0.0  # CPU time this table took (for the benchmark's per-game cost)
 
 
 def table_rng(plan: TablePlan) -> np.random.Generator:
@@ -48,6 +50,7 @@ def table_rng(plan: TablePlan) -> np.random.Generator:
 
 
 def simulate_table(plan: TablePlan, out_dir: Path) -> TableResult:
+    started = time.process_time()
     rng = table_rng(plan)
     t = plan.table
     module = importlib.import_module(GAME_MODULES[t.game])
@@ -93,4 +96,5 @@ def simulate_table(plan: TablePlan, out_dir: Path) -> TableResult:
         result.files.extend([shoe_name, rounds_name])
         for key, value in ctx.stats.items():
             result.stats[key] = result.stats.get(key, 0) + value
+    result.cpu_seconds = time.process_time() - started
     return result
