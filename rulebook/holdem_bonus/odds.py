@@ -28,13 +28,18 @@ from rulebook.odds import BetOdds, OddsReport
 from rulebook.ruleset import RuleSet
 
 STRATEGIES = {
+    "basic": (
+        "fold 2-3 to 2-7 unsuited, play every other hand to the flop; bet the Turn with a pocket pair, a hole card "
+        "paired on the flop, a straight or better on the hole cards and the flop, or four cards of a hole card's suit; "
+        "bet the River with a pocket pair, a hole card paired on the board so far, or a straight or better; else check"
+    ),
     "pair_with_hole": (
         "play every hand to the flop; bet the Turn (and the River) when a hole card is paired -- a pocket pair, "
         "or a hole card matching a community card seen so far -- else check"
     ),
     "check": "play every hand to the flop, then check the Turn and the River",
 }
-DEFAULT_ROUNDS = 1_000_000
+DEFAULT_ROUNDS = 2_000_000
 DEFAULT_METER = 10_000_000  # 100,000.00 in the jackpot currency's smallest unit
 DEFAULT_JACKPOT_WAGER = 100  # 1.00
 SEVEN_CARD = comb(52, 7)
@@ -47,7 +52,7 @@ def house_edges(
     decks: int | None = None,
     rounds: int | None = None,
     seed: int = 20261125,
-    strategy: str = "pair_with_hole",
+    strategy: str = "basic",
     meter: int = DEFAULT_METER,
     jackpot_wager: int = DEFAULT_JACKPOT_WAGER,
     **options,
@@ -140,22 +145,40 @@ def simulate_main_game(params: HoldemBonusParams, rounds: int, seed: int, strate
         hole, community, dealer = cards[:, :2], cards[:, 2:7], cards[:, 7:9]
         strengths = poker.evaluate7(np.concatenate([np.concatenate([hole, community], axis=1), np.concatenate([dealer, community], axis=1)]))
         p, d = strengths[:n], strengths[n:]
-        if strategy == "check":
-            turn = river = np.zeros(n, dtype=np.int64)
-        else:
-            ranks = cards // 4
-            pocket = ranks[:, 0] == ranks[:, 1]
-            on_flop = (ranks[:, :2, None] == ranks[:, None, 2:5]).any(axis=(1, 2))
-            on_turn = on_flop | (ranks[:, :2] == ranks[:, 5:6]).any(axis=1)
-            turn = (pocket | on_flop).astype(np.int64)
-            river = (pocket | on_turn).astype(np.int64)
+        turn, river, folded = strategy_decisions(cards, strategy)
         net = np.zeros(n, dtype=np.int64)
-        status = np.zeros(n, dtype=np.int64)
-        for bet, amount in (("ante", np.ones(n, dtype=np.int64)), ("flop", np.full(n, 2, dtype=np.int64)), ("turn", turn), ("river", river)):
+        status = folded.astype(np.int64)  # 1 = folded: only the Ante is lost
+        played = (~folded).astype(np.int64)
+        for bet, amount in (
+            ("ante", np.ones(n, dtype=np.int64)),
+            ("flop", 2 * played),
+            ("turn", turn.astype(np.int64) * played),
+            ("river", river.astype(np.int64) * played),
+        ):
             wager_net, _ = main_game(params, np.full(n, BET_CODES[bet]), status, p, d, amount)
             net += wager_net
         yield net, p, d
         done += n
+
+
+def strategy_decisions(cards: np.ndarray, strategy: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(turn bet, river bet, fold) per round under a named strategy; ``cards``: hole 0-1, flop 2-4, turn 5, river 6."""
+    n = len(cards)
+    ranks, suits = cards // 4, cards % 4
+    pocket = ranks[:, 0] == ranks[:, 1]
+    on_flop = (ranks[:, :2, None] == ranks[:, None, 2:5]).any(axis=(1, 2))
+    on_turn = on_flop | (ranks[:, :2] == ranks[:, 5:6]).any(axis=1)
+    no = np.zeros(n, dtype=bool)
+    if strategy == "check":
+        return no, no, no
+    if strategy == "pair_with_hole":
+        return pocket | on_flop, pocket | on_turn, no
+    made_flop = poker.category(poker.evaluate(cards[:, :5])) >= poker.STRAIGHT  # five cards: both hole cards play
+    made_turn = poker.category(poker.evaluate(cards[:, :6])) >= poker.STRAIGHT  # four on the board: a hole card plays
+    four_suited = np.maximum((suits[:, :5] == suits[:, 0:1]).sum(axis=1), (suits[:, :5] == suits[:, 1:2]).sum(axis=1)) >= 4
+    high = np.where(ranks[:, :2] == 0, 13, ranks[:, :2])  # the ace high
+    low_two = (high.min(axis=1) == 1) & (high.max(axis=1) <= 6) & (suits[:, 0] != suits[:, 1])  # 2-3 .. 2-7 unsuited
+    return pocket | on_flop | made_flop | four_suited, pocket | on_turn | made_turn, low_two
 
 
 def ante_odds(params: HoldemBonusParams, rounds: int, seed: int, strategy: str) -> BetOdds:
@@ -164,8 +187,8 @@ def ante_odds(params: HoldemBonusParams, rounds: int, seed: int, strategy: str) 
     for net, p, d in simulate_main_game(params, rounds, seed, strategy):
         total += int(net.sum())
         total_sq += int((net * net).sum())
-        wins += int((p > d).sum())
-        pushes += int((p == d).sum())
+        wins += int((net > 0).sum())
+        pushes += int((net == 0).sum())
         n += len(net)
     mean = total / n
     sd = sqrt(max(total_sq / n - mean * mean, 0.0))
