@@ -182,7 +182,11 @@ def make_plan(cfg: SimConfig) -> NightPlan:
             sessions.extend(seat_sessions(rng, t.index, t.game, t.seats, open_ms, close_est))
         if specials.colluder_id is not None and specials.colluding_dealer is None:
             specials = replace(specials, colluding_dealer=_choose_colluding_dealer(rng, floor, rosters, windows, day))
-        sessions = _place_specials(rng, sessions, floor, rosters, windows, specials, day, pool)
+        by_table_s: dict[int, list[Session]] = {}
+        for s in sessions:
+            by_table_s.setdefault(s.table, []).append(s)
+        by_table_s = _place_specials(rng, by_table_s, floor, rosters, windows, specials, day, pool)
+        sessions = [s for t in floor for s in by_table_s.get(t.index, [])]
         sessions = assign_rated(sessions, games, pool, rng)
         pool.new_day()
         by_table: dict[int, list[Session]] = {}
@@ -239,8 +243,8 @@ def _free(busy: list[tuple[int, int]], start: int, end: int) -> bool:
     return all(end + rest <= s or start >= e + rest for s, e in busy)
 
 
-def _place_specials(rng, sessions, floor, rosters, windows, sp: Specials, day, pool) -> list[Session]:
-    """The counter's, the lucky player's and the colluder's sessions for one day."""
+def _place_specials(rng, sessions: dict[int, list[Session]], floor, rosters, windows, sp: Specials, day, pool) -> dict[int, list[Session]]:
+    """The counter's, the lucky player's and the colluder's sessions for one day (sessions by table)."""
     by_index = {t.index: t for t in floor}
     for pid, game, count, minutes, profile, role in (
         (sp.counter_id, "blackjack", 4, 60, COUNTER_PROFILE, "counter"),
@@ -263,7 +267,7 @@ def _place_specials(rng, sessions, floor, rosters, windows, sp: Specials, day, p
                 continue
             busy.append((start, start + length))
             seat = int(rng.integers(1, by_index[ti].seats + 1))
-            sessions = place_special(sessions, Session(ti, seat, start, start + length, pid, profile, role))
+            sessions[ti] = place_special(sessions.get(ti, []), Session(ti, seat, start, start + length, pid, profile, role))
     if sp.colluder_id is not None and sp.colluding_dealer is not None:
         roster = next(r for r in rosters.values() if any(sp.colluding_dealer in ids for ids in r.shifts))
         rng.shuffle(runs := _runs(roster, sp.colluding_dealer, by_index, windows, day))
@@ -276,7 +280,7 @@ def _place_specials(rng, sessions, floor, rosters, windows, sp: Specials, day, p
             busy.append((run[0][1], run[-1][2]))
             for ti, s, e in run:
                 seat = int(rng.integers(1, by_index[ti].seats + 1))
-                sessions = place_special(sessions, Session(ti, seat, s, e, sp.colluder_id, COLLUDER_PROFILE, "colluder"))
+                sessions[ti] = place_special(sessions.get(ti, []), Session(ti, seat, s, e, sp.colluder_id, COLLUDER_PROFILE, "colluder"))
     return sessions
 
 

@@ -114,23 +114,32 @@ def seat_sessions(
 ) -> list[Session]:
     """Unassigned sessions filling a table's seats between its opening and closing (player ids later)."""
     median = SESSION_MEDIAN_MIN[game] * MS_PER_MIN
-    occupancy = rng.uniform(0.45, 0.85)
+    occupancy = float(rng.uniform(0.45, 0.85))
     mean_gap = median * 1.2 * (1 - occupancy) / occupancy
+    most = seats * ((close_ms - open_ms) // (6 * MS_PER_MIN) + 2)  # more sessions than can fit
+    lengths = np.clip(rng.lognormal(np.log(median), 0.6, most), 6 * MS_PER_MIN, 300 * MS_PER_MIN).astype(np.int64).tolist()
+    gaps = (rng.exponential(mean_gap, most + seats) + MS_PER_MIN).astype(np.int64).tolist()
+    starts_now = (rng.random(seats) < occupancy).tolist()
     spans: list[tuple[int, int, int, str]] = []
+    k = g = 0
     for seat in range(1, seats + 1):
-        t = open_ms if rng.random() < occupancy else open_ms + int(rng.exponential(mean_gap))
+        t = open_ms if starts_now[seat - 1] else open_ms + gaps[g]
+        g += 1
         while t < close_ms:
-            length = int(np.clip(rng.lognormal(np.log(median), 0.6), 6 * MS_PER_MIN, 300 * MS_PER_MIN))
-            end = min(t + length, close_ms)
+            end = min(t + lengths[k], close_ms)
+            k += 1
             if end - t >= 5 * MS_PER_MIN:
                 spans.append((seat, t, end, ""))
-            t = end + int(rng.exponential(mean_gap)) + MS_PER_MIN
+            t = end + gaps[g]
+            g += 1
     if game == "blackjack":  # back bettors: a few per hour, on a random seat, for 10-40 minutes
         hours = (close_ms - open_ms) / (60 * MS_PER_MIN)
-        for _ in range(int(rng.poisson(1.5 * hours))):
-            start = int(rng.integers(open_ms, max(open_ms + 1, close_ms - 10 * MS_PER_MIN)))
-            end = min(close_ms, start + int(rng.uniform(10, 40) * MS_PER_MIN))
-            spans.append((int(rng.integers(1, seats + 1)), start, end, "back"))
+        n_back = int(rng.poisson(1.5 * hours))
+        starts = rng.integers(open_ms, max(open_ms + 1, close_ms - 10 * MS_PER_MIN), n_back).tolist()
+        lens = (rng.uniform(10, 40, n_back) * MS_PER_MIN).astype(np.int64).tolist()
+        where = rng.integers(1, seats + 1, n_back).tolist()
+        for start, length, seat in zip(starts, lens, where):
+            spans.append((seat, start, min(close_ms, start + length), "back"))
     profiles = draw_profiles(rng, len(spans))
     return [Session(table, seat, a, b, None, p, role) for (seat, a, b, role), p in zip(spans, profiles)]
 
@@ -157,7 +166,7 @@ def assign_rated(sessions: list[Session], games: dict[int, str], pool: PlayerPoo
     """Give rated players to about ``RATED_SHARE`` of the sessions, earliest first; the rest stay unrated."""
     order = sorted(range(len(sessions)), key=lambda i: (sessions[i].start_ms, sessions[i].table, sessions[i].seat, sessions[i].role))
     out = list(sessions)
-    draws = rng.random(len(sessions))
+    draws = rng.random(len(sessions)).tolist()
     for k, i in enumerate(order):
         s = sessions[i]
         if s.role not in ("", "back"):
@@ -165,5 +174,5 @@ def assign_rated(sessions: list[Session], games: dict[int, str], pool: PlayerPoo
         game = games[s.table]
         if draws[k] < RATED_SHARE[game]:
             pid = pool.assign(game, s.start_ms, s.end_ms)
-            out[i] = replace(s, player_id=pid, profile=pool.profiles[pid])
+            out[i] = Session(s.table, s.seat, s.start_ms, s.end_ms, pid, pool.profiles[pid], s.role)
     return out
