@@ -19,3 +19,10 @@ def registered(con: duckdb.DuckDBPyConnection, name: str, obj) -> Iterator[None]
             con.unregister(name)
         except duckdb.Error:  # an aborted transaction refuses even this; the view dies with the rollback
             pass
+
+
+def arrow(frame):
+    """A polars frame as an arrow table without copying its strings (string_view, which DuckDB reads)."""
+    import polars as pl
+
+    return frame.to_arrow(compat_level=pl.CompatLevel.newest())

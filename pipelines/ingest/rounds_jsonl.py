@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 
 from pipelines.ingest.lines import LineChunk
-from pipelines.ingest.duck import registered
+from pipelines.ingest.duck import arrow, registered
 from pipelines.ingest.quarantine import empty_failures, failures_at, from_validation
 from schemas.inputs import INPUT_ACTION, INPUT_ROUNDS_JSONL, INPUT_WAGER
 from schemas.pandera_models import model, polars_schema, validate_frame
@@ -56,8 +56,6 @@ ACTIONS_AS_READ = polars_schema(INPUT_ACTION)
 CORE_ROUNDS_SCHEMA = polars_schema(CORE_ROUNDS)
 CORE_WAGERS_SCHEMA = polars_schema(CORE_WAGERS)
 CORE_ACTIONS_SCHEMA = polars_schema(CORE_ACTIONS)
-_ALL_NULL_WAGER = " AND ".join(f"w.{f} IS NULL" for f in WAGER_FIELDS)
-_ALL_NULL_ACTION = " AND ".join(f"a.{f} IS NULL" for f in ACTION_FIELDS)
 _ALL_NULL_LIMITS = " AND ".join(f"j.limits.{k} IS NULL" for k in LIMIT_FIELDS)
 STRING_ARRAY = r'^\[\s*("([^"\\]|\\.)*"\s*(,\s*"([^"\\]|\\.)*"\s*)*)?\]$'
 
@@ -65,6 +63,15 @@ STRING_ARRAY = r'^\[\s*("([^"\\]|\\.)*"\s*(,\s*"([^"\\]|\\.)*"\s*)*)?\]$'
 def _kind_sql(expr: str) -> str:
     cases = " ".join(f"WHEN '{k}' THEN {('NULL' if v is None else repr(v))}" for k, v in _DUCK_KINDS.items())
     return f"CASE {expr} {cases} END"
+
+
+def _python_kind(value) -> str | None:
+    """The JSON kind of a value ``json.loads`` returned (the vocabulary of ``schemas.rules.json_kind``)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "boolean"
+    return {dict: "object", list: "array", str: "string", int: "integer", float: "number"}[type(value)]
 
 
 def decoded(frame: pl.DataFrame, names: tuple[str, ...] | list[str]) -> pl.DataFrame:
@@ -169,8 +176,9 @@ class RoundsParser:
     # -- parsing --------------------------------------------------------------------------------
     def _duck_parse(self, todo: pl.DataFrame):
         """DuckDB parses every line once; returns the literal frames and the line-level failures."""
-        batches = todo.to_arrow().to_batches(max_chunksize=20_000)
-        src = pa.Table.from_batches(batches, schema=todo.to_arrow().schema) if batches else todo.to_arrow()
+        table = arrow(todo)  # record batches of 20k lines: DuckDB parses them on every thread
+        batches = table.to_batches(max_chunksize=20_000)
+        src = pa.Table.from_batches(batches, schema=table.schema) if batches else table
         con = self.con
         with registered(con, "_ingest_lines", src):
             con.execute(f"""
@@ -181,11 +189,7 @@ class RoundsParser:
                        CASE WHEN j IS NULL THEN NULL WHEN j.limits IS NULL OR ({_ALL_NULL_LIMITS})
                             THEN {_kind_sql("json_type(raw, '$.limits')")} ELSE 'object' END AS limits_kind,
                        CASE WHEN j IS NULL THEN NULL WHEN j.wagers IS NULL THEN {_kind_sql("json_type(raw, '$.wagers')")} ELSE 'array' END AS wagers_kind,
-                       CASE WHEN j IS NULL THEN NULL WHEN j.actions IS NULL THEN {_kind_sql("json_type(raw, '$.actions')")} ELSE 'array' END AS actions_kind,
-                       CASE WHEN list_bool_or(list_transform(j.wagers, lambda w: {_ALL_NULL_WAGER}))
-                            THEN json_type(raw, '$.wagers[*]') END AS wager_kinds,
-                       CASE WHEN list_bool_or(list_transform(j.actions, lambda a: {_ALL_NULL_ACTION}))
-                            THEN json_type(raw, '$.actions[*]') END AS action_kinds
+                       CASE WHEN j IS NULL THEN NULL WHEN j.actions IS NULL THEN {_kind_sql("json_type(raw, '$.actions')")} ELSE 'array' END AS actions_kind
                 FROM (SELECT source_line, raw, try(from_json(raw, '{STRUCTURE}')) AS j,
                              ltrim(raw) LIKE '{{%' AS looks_object
                       FROM _ingest_lines)
@@ -207,18 +211,28 @@ class RoundsParser:
                    coalesce(len(j.actions), 0)::INTEGER AS action_count,
                    NULL::VARCHAR AS content_hash
             FROM _ingest_parsed WHERE {ok}""").pl()
-        wagers = self._duck_elements("wagers", "wager_kinds", WAGER_FIELDS, "wager_order", ok)
-        actions = self._duck_elements("actions", "action_kinds", ACTION_FIELDS, "action_order", ok)
+        wagers = self._duck_elements("wagers", WAGER_FIELDS, "wager_order", ok, todo)
+        actions = self._duck_elements("actions", ACTION_FIELDS, "action_order", ok, todo)
         con.execute("DROP TABLE IF EXISTS _ingest_parsed")
         return rounds, wagers, actions, line_fail
 
-    def _duck_elements(self, name: str, kinds: str, fields: tuple[str, ...], order: str, ok: str) -> pl.DataFrame:
+    def _duck_elements(self, name: str, fields: tuple[str, ...], order: str, ok: str, todo: pl.DataFrame) -> pl.DataFrame:
+        """One row per list element. An element that is not an object comes back with every field
+        null; only for those (rare) rows is the element's JSON kind looked up, from the raw line."""
         cols = ", ".join(f"e.{f} AS {f}" for f in fields)
-        return self.con.sql(f"""
-            SELECT source_line, i::BIGINT AS {order}, {cols},
-                   CASE WHEN {kinds} IS NULL THEN 'object' ELSE {_kind_sql(f"{kinds}[i]")} END AS "element__json"
-            FROM (SELECT source_line, {kinds}, unnest(j.{name}) AS e, generate_subscripts(j.{name}, 1) AS i
+        out = self.con.sql(f"""
+            SELECT source_line, i::BIGINT AS {order}, {cols}
+            FROM (SELECT source_line, unnest(j.{name}) AS e, generate_subscripts(j.{name}, 1) AS i
                   FROM _ingest_parsed WHERE {ok} AND j.{name} IS NOT NULL)""").pl()
+        empty = out.select(pl.all_horizontal([pl.col(f).is_null() for f in fields])).to_series()
+        kinds = pl.Series("element__json", ["object"] * len(out), dtype=pl.String)
+        if empty.any():
+            idx = empty.arg_true()
+            suspects = out.select("source_line", order).gather(idx)
+            raw = dict(todo.join(suspects.select("source_line").unique(), on="source_line").iter_rows())
+            found = [_python_kind(json.loads(raw[line])[name][pos - 1]) for line, pos in suspects.iter_rows()]
+            kinds = kinds.scatter(idx, found)
+        return out.with_columns(kinds)
 
     # -- as read --------------------------------------------------------------------------------
     def _rounds_as_read(self, lit: pl.DataFrame) -> pl.DataFrame:

@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from pipelines.ingest.duck import registered
+from pipelines.ingest.duck import arrow, registered
 from pipelines.ingest.lines import iter_lines
 from schemas.reasons import REASONS
 from schemas.tables import CORE_ACTIONS, CORE_ROUNDS, CORE_WAGERS
@@ -63,7 +63,7 @@ def stage(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> Non
     """Append a polars frame (canonical columns) to a staging table."""
     if frame.is_empty():
         return
-    with registered(con, "_stage_frame", frame.to_arrow()):
+    with registered(con, "_stage_frame", arrow(frame)):
         con.execute(f"INSERT INTO stg_{name} BY NAME SELECT * FROM _stage_frame")
 
 
@@ -86,11 +86,14 @@ def _quarantine_earlier(con: duckdb.DuckDBPyConnection, moved: pl.DataFrame, kin
     """Quarantine copies accepted by earlier files: (source_file, source_line, was_duplicate)."""
     if moved.is_empty():
         return
-    roots = dict(con.execute("SELECT source_file, input_root FROM core_source_files").fetchall())
+    known = {f: (root, size) for f, root, size in
+             con.execute("SELECT source_file, input_root, size_bytes FROM core_source_files").fetchall()}
     rows = []
     for (sf,), grp in moved.group_by(["source_file"], maintain_order=True):
-        root = roots.get(sf)
-        text = read_lines(Path(root) / sf, set(grp["source_line"].to_list())) if root else {}
+        root, size = known.get(sf, (None, None))
+        path = Path(root) / sf if root else None
+        same_file = path is not None and path.is_file() and path.stat().st_size == size  # not rewritten since
+        text = read_lines(path, set(grp["source_line"].to_list())) if same_file else {}
         for line in grp["source_line"].to_list():
             rows.append((sf, line, text.get(line, "")))
     frame = pl.DataFrame(rows, schema={"source_file": pl.String, "source_line": pl.Int64, "raw": pl.String}, orient="row")
@@ -221,7 +224,9 @@ def resolve_rounds(con: duckdb.DuckDBPyConnection, source_file: str, path: Path)
 
 
 def resolve_events(con: duckdb.DuckDBPyConnection, source_file: str, path: Path) -> None:
-    """Move this file's staged device events into core_device_events, duplicates resolved."""
+    """Move this file's staged device events into core_device_events, duplicates resolved.
+
+    ``_e_class`` holds only the events whose key is already loaded or flagged (rare)."""
     same = " AND ".join(f"s.{c} IS NOT DISTINCT FROM c.{c}" for c in EVENT_CONTENT)
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE _e_class AS
@@ -230,7 +235,8 @@ def resolve_events(con: duckdb.DuckDBPyConnection, source_file: str, path: Path)
                (f.device_id IS NOT NULL OR (c.source_line IS NOT NULL AND NOT ({same}))) AS conflict
         FROM stg_events s
         LEFT JOIN core_device_events c ON c.device_id = s.device_id AND c.event_seq = s.event_seq
-        LEFT JOIN f ON f.device_id = s.device_id AND f.event_seq = s.event_seq""")
+        LEFT JOIN f ON f.device_id = s.device_id AND f.event_seq = s.event_seq
+        WHERE c.source_line IS NOT NULL OR f.device_id IS NOT NULL""")
     mine = con.sql("SELECT source_line, device_id, event_seq FROM _e_class WHERE conflict").pl()
     if not mine.is_empty():
         detail = "the same device_id and event_seq arrived with different content"
@@ -259,8 +265,11 @@ def resolve_events(con: duckdb.DuckDBPyConnection, source_file: str, path: Path)
         INSERT INTO core_duplicate_lines
         SELECT ?, source_line, 'shoe_csv', device_id || '/' || event_seq::VARCHAR, core_file, core_line
         FROM _e_class WHERE NOT conflict AND core_file IS NOT NULL""", [source_file])
-    con.execute("""INSERT INTO core_device_events BY NAME SELECT s.* FROM stg_events s
-                   JOIN _e_class k USING (source_line) WHERE NOT k.conflict AND k.core_file IS NULL""")
+    if con.execute("SELECT count(*) FROM _e_class").fetchall()[0][0] == 0:  # the common case: all new
+        con.execute("INSERT INTO core_device_events BY NAME SELECT * FROM stg_events")
+    else:
+        con.execute("""INSERT INTO core_device_events BY NAME SELECT * FROM stg_events
+                       WHERE source_line NOT IN (SELECT source_line FROM _e_class)""")
 
 
 def finish_file(con: duckdb.DuckDBPyConnection, *, source_file: str, kind: str, sha256: str, size: int,
