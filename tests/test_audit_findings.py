@@ -564,3 +564,20 @@ def test_an_unread_card_the_engine_leaves_to_the_wagers_is_still_a_card_integrit
              actions=[(1, 1, "flop", 5000), (1, 1, "check", None), (1, 1, "check", None)], decks=1)
     _, f = audit(nb)
     assert ("card_integrity", "HTB-01", 1, None) in keys(f)
+
+
+def test_partitions_audited_in_groups_give_the_same_findings_and_settlements_as_one_by_one():
+    """The flow hands several (gaming day, table) partitions to one task: every step keys rows by table and round."""
+    nb = NightBuilder()
+    for t in ("BAC-01", "BAC-02", "BAC-03"):
+        nb.round(t, 1, BANKER_6_THREE_CARDS, [(f"{t}-1", "tiger", 10000, 120000, 1, "P-1")])
+        nb.round(t, 2, PLAYER_NATURAL, [(f"{t}-2", "player", 1000, 1000, 1, "P-1")])  # under the minimum: P-1 at each table
+        nb.round(t, 3, PLAYER_NATURAL, [(f"{t}-3", "player", 1000, 1000, 1, "P-1")])  # returned (TBAC-7.17), paid: overpaid
+        nb.round(t, 5, "9c 2h Zz 3s", [(f"{t}-5", "player", 10000, 10000)])
+    nb.round("BJ-01", 1, "Tc 7d 9h Kc", [("B1", "main", 10000, 15000, 1)], ruleset="hoiana-blackjack",
+             actions=[(1, 1, "stand", None)])
+    s1, f1 = nb.audit()
+    s2, f2 = nb.audit(groups=2)
+    assert f1.equals(f2) and s1.sort("wager_id").equals(s2.sort("wager_id"))
+    assert keys(f1, "limit_breach") >= {("limit_breach", t, 3, f"{t}-3") for t in ("BAC-01", "BAC-02", "BAC-03")}
+    assert one(f1, "limit_breach", "BAC-02-3")["expected_net"] == 0

@@ -239,8 +239,10 @@ class NightBuilder:
         return Night(f["core_rounds"], f["core_wagers"], f["core_actions"],
                      annotate_events(events, f["core_rounds"], params, q), q)
 
-    def audit(self, params=None):
-        """Audit every partition with the plain functions; returns (settlements, findings) over the night."""
+    def audit(self, params=None, groups: int | None = None):
+        """Audit every partition with the plain functions; returns (settlements, findings) over the night.
+
+        ``groups``: run the partitions in that many groups (as the flow does) instead of one by one."""
         from pipelines.audit.detectors.gaps import detect_gaps
         from pipelines.audit.findings import finalize
         from pipelines.audit.load import partitions
@@ -249,7 +251,7 @@ class NightBuilder:
 
         params = params or AuditParams()
         night = self.night(params)
-        results = [audit_partition(p, params) for p in partitions(night)]
+        results = [audit_partition(p, params) for p in partitions(night, groups=groups)]
         settlements = pl.concat([r.settlements for r in results]) if results else None
         findings = finalize([r.findings for r in results] + [detect_gaps(night.events, night.rounds)])
         return settlements, findings

@@ -24,7 +24,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipelines.audit.findings import finalize
 from pipelines.audit.frames import SETTLEMENTS_SCHEMA, empty
-from pipelines.audit.load import batches, partitions
+from pipelines.audit.load import partitions
 from pipelines.audit.params import AuditParams
 from pipelines.audit.partition import PartitionResult
 from pipelines.audit.tasks import (
@@ -58,9 +58,9 @@ def _progress_printer(stream=None) -> Callable[[str], None]:
     return say
 
 
-# partitions run on a pool of this many workers, a few batches each so that they finish together
+# partitions run on a pool of this many workers, in a few groups each so that they finish together
 WORKERS = 2
-BATCHES_PER_WORKER = 4
+GROUPS_PER_WORKER = 4
 
 
 @flow(name="pitaudit-audit", log_prints=False, persist_result=False, validate_parameters=False,
@@ -79,36 +79,35 @@ def audit_flow(
     timings["ingest"] = time.perf_counter() - t0
     t = time.perf_counter()
     night = read_night_task(db_path, params)
-    parts = partitions(night)
+    parts = partitions(night, groups=GROUPS_PER_WORKER * WORKERS)
+    n_keys = sum(len(p.keys) for p in parts)
     timings["read"] = time.perf_counter() - t
     say(f"audit: {night.rounds.height:,} table rounds, {night.wagers.height:,} wagers, "
-        f"{night.events.height:,} device events in {len(parts)} partition(s) (gaming day x table)")
+        f"{night.events.height:,} device events in {n_keys} partition(s) (gaming day x table), {len(parts)} task group(s)")
 
     t = time.perf_counter()
     gaps = gaps_task.submit(night.events, night.rounds)
-    work = batches(parts, BATCHES_PER_WORKER * WORKERS)
-    detected = []
-    for batch in work:
-        recons = reconstruct_task.submit(batch, params)
-        settled = settle_task.submit(batch, recons, params)
-        detected.append((batch, detect_task.submit(batch, recons, settled, params)))
+    futures = {}
+    for part in parts:
+        recon = reconstruct_task.submit(part, params)
+        settled = settle_task.submit(part, recon, params)
+        futures[detect_task.submit(part, recon, settled, params)] = part
     results: list[PartitionResult] = []
-    done_parts = done_rounds = 0
-    total_rounds = max(1, sum(b.rounds for b in work))
-    futures = {f: b for b, f in detected}
+    done_keys = done_rounds = 0
+    total_rounds = max(1, sum(p.rounds.height for p in parts))
     for future in as_completed(list(futures)):
-        batch = futures.pop(future)
-        results.extend(future.result())
-        done_parts += len(batch.partitions)
-        done_rounds += batch.rounds
-        say(f"audit: {done_parts}/{len(parts)} partitions re-settled and checked "
+        part = futures.pop(future)
+        results.append(future.result())
+        done_keys += len(part.keys)
+        done_rounds += part.rounds.height
+        say(f"audit: {done_keys}/{n_keys} partitions re-settled and checked "
             f"({100 * done_rounds / total_rounds:.0f} % of the rounds, {time.perf_counter() - t:.0f} s)")
-    results.sort(key=lambda r: (r.gaming_day, r.table_id))
+    results.sort(key=lambda r: r.keys[0])
     findings = finalize([r.findings for r in results] + [gaps.result()])
     settlements = pl.concat([r.settlements for r in results]) if results else empty(SETTLEMENTS_SCHEMA)
     timings["audit"] = time.perf_counter() - t
     # gap findings may fall in a partition that has no rounds of its own: replace those too
-    keys = sorted({p.key for p in parts} | set(findings.select("gaming_day", "table_id").drop_nulls().iter_rows()))
+    keys = sorted({k for p in parts for k in p.keys} | set(findings.select("gaming_day", "table_id").drop_nulls().iter_rows()))
 
     t = time.perf_counter()
     write_database_task(db_path, keys, findings, settlements)
@@ -132,7 +131,7 @@ def audit_flow(
         findings=findings,
         settlements=settlements,
         paths=paths,
-        partitions=len(parts),
+        partitions=n_keys,
         rounds=sum(r.rounds for r in results),
         device_rounds=sum(r.device_rounds for r in results),
         quarantined=night.quarantine.height,

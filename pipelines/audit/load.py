@@ -53,22 +53,35 @@ class Night:
 
 @dataclass(frozen=True)
 class Partition:
-    """One gaming day at one table: every frame a per-partition step reads."""
+    """Gaming day x table partition(s): every frame a per-partition step reads.
 
-    gaming_day: dt.date
-    table_id: str
+    Usually one (gaming day, table); the flow hands several to one task run (``partitions(night,
+    groups=n)``): the steps key every row by table and round, so the same functions read one
+    partition or many alike, and the fixed cost of a step is paid once per group, not per table.
+    """
+
+    keys: tuple[tuple[dt.date, str], ...]
     rounds: pl.DataFrame
     wagers: pl.DataFrame
     actions: pl.DataFrame
     events: pl.DataFrame
 
     @property
+    def gaming_day(self) -> dt.date:
+        return self.keys[0][0]
+
+    @property
+    def table_id(self) -> str:
+        return self.keys[0][1]
+
+    @property
     def key(self) -> tuple[dt.date, str]:
-        return (self.gaming_day, self.table_id)
+        return self.keys[0]
 
     @property
     def label(self) -> str:
-        return f"{self.gaming_day.isoformat()} {self.table_id}"
+        first = f"{self.keys[0][0].isoformat()} {self.keys[0][1]}"
+        return first if len(self.keys) == 1 else f"{first} and {len(self.keys) - 1} more partition(s)"
 
 
 def read_night(db_path: Path, params: AuditParams) -> Night:
@@ -102,68 +115,60 @@ def _read(con, table: str, columns: tuple[str, ...], order: str, select: dict[st
     )
 
 
-def partitions(night: Night) -> list[Partition]:
-    """The night cut into (gaming day, table) partitions, in a stable order."""
+def partitions(night: Night, groups: int | None = None) -> list[Partition]:
+    """The night cut into (gaming day, table) partitions, in a stable order.
+
+    With ``groups``, the partitions are dealt into at most that many groups of about equal work
+    (rounds; the largest first to the lightest group), each group one :class:`Partition` holding
+    several keys: how the flow spreads a night of a thousand tables over a few workers.
+    """
     keys_rounds = night.rounds.select("gaming_day", "table_id")
     keys_events = night.events.filter(pl.col("round_no").is_not_null()).select("gaming_day", "table_id")
-    keys = pl.concat([keys_rounds, keys_events]).unique().sort(["gaming_day", "table_id"])
+    keys = pl.concat([keys_rounds, keys_events]).group_by(["gaming_day", "table_id"]).len().sort(["gaming_day", "table_id"])
+    key_list = [(d, t) for d, t, _ in keys.iter_rows()]
+    if groups is None:
+        group_of = {k: i for i, k in enumerate(key_list)}
+    else:
+        group_of = _balanced(key_list, keys["len"].to_list(), groups)
+    key_frame = pl.DataFrame(
+        {"gaming_day": [k[0] for k in key_list], "table_id": [k[1] for k in key_list],
+         "_group": [group_of[k] for k in key_list]},
+        schema={"gaming_day": pl.Date, "table_id": pl.String, "_group": pl.Int64},
+    )
     day_of = night.rounds.select("table_id", "round_no", "gaming_day")
 
-    def split(df: pl.DataFrame, with_day: bool) -> dict[tuple, pl.DataFrame]:
+    def split(df: pl.DataFrame, with_day: bool) -> dict[int, pl.DataFrame]:
         if not with_day:
             df = df.join(day_of, on=["table_id", "round_no"], how="left")
-        return {k: v for k, v in df.partition_by(["gaming_day", "table_id"], as_dict=True, maintain_order=True).items()}
+        df = df.join(key_frame, on=["gaming_day", "table_id"], how="left")
+        return {k[0]: v.drop("_group") for k, v in df.partition_by(["_group"], as_dict=True, maintain_order=True).items()}
 
     rounds = split(night.rounds, True)
     wagers = split(night.wagers, False)
     actions = split(night.actions, False)
     events = split(night.events.filter(pl.col("round_no").is_not_null()), True)
+    members: dict[int, list[tuple[dt.date, str]]] = {}
+    for k in key_list:
+        members.setdefault(group_of[k], []).append(k)
     out = []
-    for day, table in keys.iter_rows():
-        k = (day, table)
+    for g in sorted(members, key=lambda g: members[g][0]):
         out.append(Partition(
-            gaming_day=day,
-            table_id=table,
-            rounds=rounds.get(k, night.rounds.clear()),
-            wagers=wagers.get(k, night.wagers.clear()).drop("gaming_day", strict=False),
-            actions=actions.get(k, night.actions.clear()).drop("gaming_day", strict=False),
-            events=events.get(k, night.events.clear()),
+            keys=tuple(members[g]),
+            rounds=rounds.get(g, night.rounds.clear()),
+            wagers=wagers.get(g, night.wagers.clear()).drop("gaming_day", strict=False),
+            actions=actions.get(g, night.actions.clear()).drop("gaming_day", strict=False),
+            events=events.get(g, night.events.clear()),
         ))
     return out
 
 
-@dataclass(frozen=True)
-class Batch:
-    """Partitions handed to one task run together: task runs cost milliseconds each, a night has a thousand tables."""
-
-    partitions: tuple[Partition, ...]
-
-    @property
-    def label(self) -> str:
-        p = self.partitions
-        if not p:
-            return "empty"
-        if len(p) == 1:
-            return p[0].label
-        return f"{p[0].label} .. {p[-1].label} ({len(p)} partitions)"
-
-    @property
-    def rounds(self) -> int:
-        return sum(x.rounds.height for x in self.partitions)
-
-
-def batches(parts: list[Partition], n: int) -> list[Batch]:
-    """``parts`` in at most ``n`` batches of about equal work (rounds), each in partition order.
-
-    Largest partitions first to the lightest batch (the LPT rule): the batches finish together on a
-    pool of workers. The partitions themselves never change: a batch is only how they travel.
-    """
-    n = max(1, min(n, len(parts)))
+def _balanced(keys: list[tuple[dt.date, str]], work: list[int], groups: int) -> dict[tuple[dt.date, str], int]:
+    """Deal ``keys`` into ``groups`` of about equal ``work`` (the LPT rule), so that a pool of workers finishes together."""
+    n = max(1, min(groups, len(keys)))
     loads = [0] * n
-    members: list[list[int]] = [[] for _ in range(n)]
-    order = sorted(range(len(parts)), key=lambda i: (-parts[i].rounds.height, i))
-    for i in order:
-        k = min(range(n), key=lambda j: (loads[j], j))
-        members[k].append(i)
-        loads[k] += max(1, parts[i].rounds.height)
-    return [Batch(tuple(parts[i] for i in sorted(m))) for m in members if m]
+    out = {}
+    for i in sorted(range(len(keys)), key=lambda i: (-work[i], i)):
+        g = min(range(n), key=lambda j: (loads[j], j))
+        out[keys[i]] = g
+        loads[g] += max(1, work[i])
+    return out

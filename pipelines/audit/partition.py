@@ -18,8 +18,7 @@ from pipelines.audit.settle import Settled, published_settlements, settle
 
 @dataclass(frozen=True)
 class PartitionResult:
-    gaming_day: object
-    table_id: str
+    keys: tuple  # the (gaming day, table) partitions covered
     settlements: pl.DataFrame  # the published columns (SETTLEMENTS_SCHEMA)
     findings: pl.DataFrame  # FINDINGS_SCHEMA
     rounds: int  # table-system rounds
@@ -42,8 +41,7 @@ def detect_in_partition(recon: pl.DataFrame, settled: Settled, params: AuditPara
 def summarise(part: Partition, recon: pl.DataFrame, settled: Settled, findings: pl.DataFrame) -> PartitionResult:
     errors = settled.rounds["engine_error"].is_not_null().sum() if "engine_error" in settled.rounds.columns else 0
     return PartitionResult(
-        gaming_day=part.gaming_day,
-        table_id=part.table_id,
+        keys=part.keys,
         settlements=published_settlements(settled.wagers),
         findings=findings,
         rounds=part.rounds.height,

@@ -15,7 +15,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from pipelines.audit.detectors.gaps import detect_gaps
-from pipelines.audit.load import Batch, Night, read_night
+from pipelines.audit.load import Night, Partition, read_night
 from pipelines.audit.params import AuditParams
 from pipelines.audit.partition import (
     PartitionResult, detect_in_partition, reconstruct_partition, settle_partition, summarise,
@@ -49,22 +49,19 @@ def gaps_task(events: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
     return detect_gaps(events, rounds)
 
 
-@task(name="reconstruct", task_run_name="reconstruct {batch.label}", **TASK)
-def reconstruct_task(batch: Batch, params: AuditParams) -> list[pl.DataFrame]:
-    return [reconstruct_partition(part, params) for part in batch.partitions]
+@task(name="reconstruct", task_run_name="reconstruct {part.label}", **TASK)
+def reconstruct_task(part: Partition, params: AuditParams) -> pl.DataFrame:
+    return reconstruct_partition(part, params)
 
 
-@task(name="re-settle", task_run_name="re-settle {batch.label}", **TASK)
-def settle_task(batch: Batch, recons: list[pl.DataFrame], params: AuditParams) -> list[Settled]:
-    return [settle_partition(part, recon, params) for part, recon in zip(batch.partitions, recons)]
+@task(name="re-settle", task_run_name="re-settle {part.label}", **TASK)
+def settle_task(part: Partition, recon: pl.DataFrame, params: AuditParams) -> Settled:
+    return settle_partition(part, recon, params)
 
 
-@task(name="detect", task_run_name="detect {batch.label}", **TASK)
-def detect_task(batch: Batch, recons: list[pl.DataFrame], settled: list[Settled], params: AuditParams) -> list[PartitionResult]:
-    out = []
-    for part, recon, s in zip(batch.partitions, recons, settled):
-        out.append(summarise(part, recon, s, detect_in_partition(recon, s, params)))
-    return out
+@task(name="detect", task_run_name="detect {part.label}", **TASK)
+def detect_task(part: Partition, recon: pl.DataFrame, settled: Settled, params: AuditParams) -> PartitionResult:
+    return summarise(part, recon, settled, detect_in_partition(recon, settled, params))
 
 
 @task(name="write database", **TASK)

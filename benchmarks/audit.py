@@ -1,0 +1,167 @@
+"""How fast the nightly audit runs on a simulated night: prints figures, asserts nothing.
+
+    .venv/bin/python -m benchmarks.audit                       # a 1,000,000-round night (simulated once, cached)
+    .venv/bin/python -m benchmarks.audit --input night/        # an existing night
+    .venv/bin/python -m benchmarks.audit --rounds 100000       # a smaller one
+
+Measured in the same run, on the same files:
+
+1. the bare DuckDB load: every shoe_*.csv and rounds_*.jsonl read into two tables with DuckDB's own
+   readers, no validation (the floor any loader is compared with);
+2. the end-to-end ``pitaudit audit`` (a child process, as a user runs it: ingest with validation,
+   reconstruct, re-settle, detect, write, publish; Prefect's embedded server included), its wall time,
+   its stages, and its peak memory (the largest resident set of the process);
+3. the re-settlement throughput per game (rounds/s): reconstruct + re-settle, the audit's own
+   functions over the partitions of the database step 2 wrote, one game at a time, in this process.
+
+Goals (issue 5): end-to-end within 3x the bare load, under 60 s, under 4 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CACHE = Path(tempfile.gettempdir()) / "pitaudit-bench"
+
+
+def _night(args) -> Path:
+    if args.input:
+        return Path(args.input)
+    folder = CACHE / f"night-{args.rounds}-{args.seed}"
+    if (folder / "ground_truth.csv").exists():
+        return folder
+    tables = args.tables or max(24, -(-args.rounds // 1050))  # ~1,050 rounds a table-day fit in 18 hours
+    print(f"simulating {args.rounds:,} rounds on {tables} tables into {folder} (once; cached) ...", flush=True)
+    t = time.perf_counter()
+    subprocess.run([str(_cli()), "simulate", "--out", str(folder), "--rounds", str(args.rounds), "--tables", str(tables),
+                    "--seed", str(args.seed)], check=True, stdout=subprocess.DEVNULL)
+    print(f"  simulated in {time.perf_counter() - t:.0f} s", flush=True)
+    return folder
+
+
+def _cli() -> Path:
+    return Path(sys.executable).parent / "pitaudit"
+
+
+def _size(folder: Path) -> tuple[int, int]:
+    files = [p for p in folder.rglob("*") if p.is_file() and re.match(r"^(shoe_.*\.csv|rounds_.*\.jsonl)$", p.name)]
+    return len(files), sum(p.stat().st_size for p in files)
+
+
+def bare_load(folder: Path, work: Path) -> float:
+    """DuckDB's own CSV and JSON readers into two tables: no checks, no canonical tables."""
+    import duckdb
+
+    db = work / "bare.duckdb"
+    t = time.perf_counter()
+    con = duckdb.connect(str(db))
+    con.execute(f"CREATE TABLE raw_events AS SELECT * FROM read_csv('{folder.as_posix()}/**/shoe_*.csv', header = true, "
+                "ignore_errors = true, union_by_name = true)")
+    con.execute(f"CREATE TABLE raw_rounds AS SELECT * FROM read_json('{folder.as_posix()}/**/rounds_*.jsonl', "
+                "format = 'newline_delimited', ignore_errors = true, union_by_name = true)")
+    n = con.execute("SELECT (SELECT count(*) FROM raw_events), (SELECT count(*) FROM raw_rounds)").fetchone()
+    con.close()
+    elapsed = time.perf_counter() - t
+    print(f"bare DuckDB load: {n[0]:,} device lines and {n[1]:,} round lines in {elapsed:.1f} s")
+    return elapsed
+
+
+def end_to_end(folder: Path, work: Path) -> tuple[float, float, str]:
+    """``pitaudit audit`` as a child process: wall time, peak resident memory (GB), its stage timings."""
+    env = dict(os.environ, PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t = time.perf_counter()
+    proc = subprocess.run(
+        [str(_cli()), "audit", "--input", str(folder), "--db", str(work / "audit.duckdb"), "--out", str(work / "out")],
+        capture_output=True, text=True, env=env,
+    )
+    elapsed = time.perf_counter() - t
+    peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024 / 1024  # KiB -> GiB
+    if proc.returncode != 0:
+        print(proc.stdout[-2000:], proc.stderr[-4000:], sep="\n")
+        raise SystemExit(f"pitaudit audit failed with status {proc.returncode}")
+    stages = next((line for line in reversed(proc.stderr.splitlines()) if re.match(r"audit: ingest", line)), "")
+    print(f"pitaudit audit end to end: {elapsed:.1f} s, peak memory {peak:.2f} GB")
+    print("  " + stages.replace("audit: ", "stages: "))
+    for line in proc.stdout.strip().splitlines():
+        print("  " + line)
+    return elapsed, peak, stages
+
+
+def throughput(db: Path) -> None:
+    """Reconstruct + re-settle, per game: each game's rounds as one group, the audit's own functions, one core."""
+    from pipelines.audit.load import Night, partitions, read_night
+    from pipelines.audit.params import AuditParams
+    from pipelines.audit.partition import reconstruct_partition, settle_partition
+
+    import polars as pl
+
+    params = AuditParams()
+    t = time.perf_counter()
+    night = read_night(db, params)
+    print(f"read the night back (this process): {time.perf_counter() - t:.1f} s")
+    print("re-settlement throughput (reconstruct + re-settle, each game's rounds as one group, this process):")
+    total_r = total_s = 0.0
+    for game in sorted(night.rounds["game"].unique().to_list()):
+        rounds = night.rounds.filter(pl.col("game") == game)
+        tables = rounds.select("table_id").unique()
+        keys = rounds.select("table_id", "round_no")
+        sub = Night(
+            rounds=rounds,
+            wagers=night.wagers.join(keys, on=["table_id", "round_no"], how="semi"),
+            actions=night.actions.join(keys, on=["table_id", "round_no"], how="semi"),
+            events=night.events.join(tables, on="table_id", how="semi"),
+            quarantine=night.quarantine,
+        )
+        part = partitions(sub, groups=1)[0]
+        t = time.perf_counter()
+        recon = reconstruct_partition(part, params)
+        settle_partition(part, recon, params)
+        elapsed = time.perf_counter() - t
+        n = rounds.height
+        total_r += n
+        total_s += elapsed
+        print(f"  {game:13} {n:>9,} rounds, {part.wagers.height:>9,} wagers in {elapsed:7.1f} s = {n / elapsed:>9,.0f} rounds/s")
+    print(f"  {'all':13} {int(total_r):>9,} rounds in {total_s:7.1f} s = {total_r / total_s:>9,.0f} rounds/s")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024
+    print(f"  peak memory of this process: {peak:.2f} GB")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--input", help="an existing night (shoe_*.csv, rounds_*.jsonl); default: simulate one")
+    ap.add_argument("--rounds", type=int, default=1_000_000)
+    ap.add_argument("--tables", type=int, default=0, help="tables for the simulated night (default: sized from the rounds)")
+    ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--keep", action="store_true", help="keep the databases and outputs (printed)")
+    args = ap.parse_args(argv)
+
+    folder = _night(args)
+    n_files, n_bytes = _size(folder)
+    print(f"night: {folder} ({n_files} files, {n_bytes / 1e9:.2f} GB); {os.cpu_count()} cores")
+    work = Path(tempfile.mkdtemp(prefix="pitaudit-bench-"))
+    try:
+        bare = bare_load(folder, work)
+        (work / "bare.duckdb").unlink(missing_ok=True)
+        e2e, peak, _ = end_to_end(folder, work)
+        print(f"end to end / bare load: {e2e / bare:.2f}x (goal: within 3x); end to end {e2e:.1f} s (goal: under 60 s); "
+              f"peak {peak:.2f} GB (goal: under 4 GB)")
+        throughput(work / "audit.duckdb")
+    finally:
+        if args.keep:
+            print(f"kept: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
