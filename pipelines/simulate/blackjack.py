@@ -76,10 +76,7 @@ class Hand:
     split_aces: bool = False
     decided: bool = False
     done: str = ""
-
-    @property
-    def blackjack(self) -> bool:
-        return not self.from_split and is_bj(self.cards)
+    blackjack: bool = False  # set once, after the initial deal: two-card 21 not formed by a split (BJ-2.1)
 
     def controlling(self) -> Stake | None:
         for s in self.stakes:
@@ -133,7 +130,8 @@ class Round:
                 self.dealer.append(self.take())
         for s, hs in self.hands.items():
             self.first_two[s] = list(hs[0].cards)
-            if hs[0].blackjack:
+            if is_bj(hs[0].cards):
+                hs[0].blackjack = True
                 hs[0].done = "blackjack"
 
     @property
@@ -218,6 +216,7 @@ class Round:
                         hs.insert(pos + 1, new)
                         h.cards = [first, self.take()]
                         h.from_split = True
+                        h.blackjack = False  # no blackjack after a split (BJ-4.10.5)
                         h.split_aces = aces
                         self._after_card(h)
                     elif action == "surrender":

@@ -42,20 +42,26 @@ def plays_flop(c1: int, c2: int) -> bool:
     return hi - lo <= 2 and lo >= 3
 
 
+_STRAIGHTS = tuple(0b11111 << lo for lo in range(9)) + (0b1000000001111,)  # by 13-bit value mask, the wheel last
+
+
 def made_hand(hole: tuple[int, int], board: list[int]) -> bool:
     """A pair or better that uses a hole card, or a straight or flush among the cards seen."""
     h1, h2 = hole[0] >> 2, hole[1] >> 2
-    ranks = [c >> 2 for c in board]
-    if h1 == h2 or h1 in ranks or h2 in ranks:
+    if h1 == h2:
         return True
-    cards = list(hole) + board
-    suits = [c & 3 for c in cards]
-    if any(suits.count(s) >= 5 for s in range(4)):
+    for c in board:
+        r = c >> 2
+        if r == h1 or r == h2:
+            return True
+    suits = [0, 0, 0, 0]
+    mask = 0
+    for c in (hole[0], hole[1], *board):
+        suits[c & 3] += 1
+        mask |= 1 << _POKER_VALUE[c >> 2]
+    if max(suits) >= 5:
         return True
-    values = {_POKER_VALUE[c >> 2] for c in cards}
-    if 12 in values:
-        values.add(-1)  # the wheel's low ace (HTB-4.4.2)
-    return any(all(v + k in values for k in range(5)) for v in range(-1, 9))
+    return any(mask & s == s for s in _STRAIGHTS)
 
 
 @dataclass
@@ -85,8 +91,9 @@ class Played:
     duplicate: tuple[int, int] | None = None  # (event index, original code) replaced by a copy
 
 
-def _procedure(params, mode: str) -> tuple[str, ...]:
-    return params.deal(mode)[0]
+def _procedure(params, mode: str) -> tuple[tuple[str, int], ...]:
+    """The deal procedure as (kind, count) steps."""
+    return tuple((st.partition(":")[0], int(st.partition(":")[2] or 1)) for st in params.deal(mode)[0])
 
 
 def simulate_day(ctx: DayContext) -> None:
@@ -221,7 +228,7 @@ def _deal_and_decide(ctx, f, procedure, mode, deck, seats, open_ms, close_ms, pe
 
     played_flop: set[int] = set()
     stopped = False
-    steps = [(st.partition(":")[0], int(st.partition(":")[2] or 1)) for st in procedure]
+    steps = procedure
     for j, (kind, k) in enumerate(steps):
         # with a card shoe the decisions come before the community cards they precede (and before their burn)
         leads_to_community = kind == "community" or (kind == "burn" and j + 1 < len(steps) and steps[j + 1][0] == "community")
@@ -295,11 +302,14 @@ def _deal_and_decide(ctx, f, procedure, mode, deck, seats, open_ms, close_ms, pe
     return Played(rec, seats, events, hole, community, dealer, folded, forced, duplicate)
 
 
+_DEVICE_CARDS = {(c, b): DeviceCard(c, b) for c in range(52) for b in (False, True)}
+
+
 def _round_input(ctx: DayContext, p: Played, params, mode: str) -> RoundInput:
     lim = ctx.table.limits
     return RoundInput(
         ruleset=ctx.ruleset,
-        cards=tuple(DeviceCard(c, burn) for c, burn, _ in p.events),
+        cards=tuple(_DEVICE_CARDS[(c, burn)] for c, burn, _ in p.events),
         wagers=tuple(Wager(w.wager_id, w.seat, w.bet, w.amount, w.player_id) for w in p.rec.wagers),
         actions=tuple(Action(a.seat, a.hand, a.action, a.amount, a.wager_ids) for a in p.rec.actions),
         deal_mode=mode,

@@ -132,23 +132,35 @@ class EventBuffer:
         self._shoe: list[np.ndarray] = []
         self._decks: list[np.ndarray] = []
         self.shoe_ids: list[str] = []
-        self._one: list[tuple[int, int, int, int, int, int]] = []
+        self._cols: tuple[list[int], ...] = ([], [], [], [], [], [])  # events added one by one, not yet in a block
 
     def one(self, ts: int, kind: int, round_no: int, card: int, shoe: int, decks: int = 0) -> None:
         """Add one event (cheap: kept in Python lists until the next block or the freeze)."""
-        self._one.append((ts, kind, round_no, card, shoe, decks))
+        c = self._cols
+        c[0].append(ts)
+        c[1].append(kind)
+        c[2].append(round_no)
+        c[3].append(card)
+        c[4].append(shoe)
+        c[5].append(decks)
 
     def many(self, ts: list[int], kind: int, round_no: int, cards: list[int], shoe: int) -> None:
         """Add several events of one kind and round (Python lists)."""
-        self._one.extend((t, kind, round_no, c, shoe, 0) for t, c in zip(ts, cards))
+        n = len(ts)
+        c = self._cols
+        c[0].extend(ts)
+        c[1].extend([kind] * n)
+        c[2].extend([round_no] * n)
+        c[3].extend(cards)
+        c[4].extend([shoe] * n)
+        c[5].extend([0] * n)
 
     def _flush(self) -> None:
-        if self._one:
-            cols = list(zip(*self._one))
-            self._one = []
-            self._append(np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.int8),
-                         np.array(cols[2], dtype=np.int64), np.array(cols[3], dtype=np.int16),
-                         np.array(cols[4], dtype=np.int32), np.array(cols[5], dtype=np.int16))
+        c = self._cols
+        if c[0]:
+            self._append(np.array(c[0], dtype=np.int64), np.array(c[1], dtype=np.int8), np.array(c[2], dtype=np.int64),
+                         np.array(c[3], dtype=np.int16), np.array(c[4], dtype=np.int32), np.array(c[5], dtype=np.int16))
+            self._cols = ([], [], [], [], [], [])
 
     def _append(self, ts, kind, rnd, card, shoe, decks) -> None:
         self._ts.append(ts)

@@ -1,9 +1,11 @@
 """``pitaudit simulate``: plan the night, play every table (in parallel), write the ground truth.
 
-The plan is made in this process; the tables are played by worker processes (forked, so they
-share the plan without copying it) and each writes its own files. The ground truth is gathered
-from the tables, the behaviours' rows added, and written sorted, so the output is byte-identical
-for a seed whatever the number of workers.
+The plan is made in this process; the tables are played by worker processes, each table's plan
+sent to a worker that writes that table's files. Workers are spawned, not forked (a fork of a
+process whose polars thread pool is running can deadlock), and each runs polars on one thread
+(the workers already fill the cores). The ground truth is gathered from the tables, the
+behaviours' rows added, and written sorted, so the output is byte-identical for a seed whatever
+the number of workers.
 """
 
 from __future__ import annotations
@@ -17,14 +19,10 @@ from pathlib import Path
 
 from pipelines.simulate.config import Behaviours, SimConfig
 from pipelines.simulate.ground_truth import TruthRow, write_ground_truth
-from pipelines.simulate.plan import NightPlan, PlanError, make_plan
+from pipelines.simulate.plan import NightPlan, PlanError, TablePlan, make_plan
 from pipelines.simulate.table import TableResult, simulate_table
 
 OUTPUT_PATTERNS = ("shoe_*.csv", "rounds_*.jsonl", "ground_truth.csv")
-
-_PLAN: NightPlan | None = None  # the plan the forked workers read
-_OUT: Path | None = None
-
 
 class SimulationError(RuntimeError):
     """The simulation could not run (one line, for the CLI)."""
@@ -43,9 +41,22 @@ class Summary:
     by_game: dict[str, tuple[int, float]]  # game -> (rounds, CPU seconds spent on its tables)
 
 
-def _play(index: int) -> TableResult:
-    assert _PLAN is not None and _OUT is not None
-    return simulate_table(_PLAN.tables[index], _OUT)
+def _play(job: tuple[TablePlan, Path]) -> TableResult:
+    return simulate_table(*job)
+
+
+def _pool(workers: int):
+    """Spawned workers with polars on one thread each (the environment is read when polars loads)."""
+    ctx = mp.get_context("spawn")
+    before = os.environ.get("POLARS_MAX_THREADS")
+    os.environ["POLARS_MAX_THREADS"] = "1"
+    try:
+        return ctx.Pool(workers)
+    finally:
+        if before is None:
+            del os.environ["POLARS_MAX_THREADS"]
+        else:
+            os.environ["POLARS_MAX_THREADS"] = before
 
 
 def prepare_out(out: Path, overwrite: bool) -> None:
@@ -83,7 +94,6 @@ def behaviour_rows(plan: NightPlan, stats: dict[str, int]) -> list[TruthRow]:
 
 
 def simulate(cfg: SimConfig, overwrite: bool = False, progress: bool = True) -> Summary:
-    global _PLAN, _OUT
     started = time.perf_counter()
     out = Path(cfg.out)
     try:
@@ -93,23 +103,19 @@ def simulate(cfg: SimConfig, overwrite: bool = False, progress: bool = True) -> 
     prepare_out(out, overwrite)
     workers = cfg.workers or os.cpu_count() or 1
     results: dict[int, TableResult] = {}
-    _PLAN, _OUT = plan, out
-    try:
-        with _progress(progress, plan.rounds) as advance:
-            if workers == 1 or len(plan.tables) == 1:
-                for i in range(len(plan.tables)):
-                    results[i] = _play(i)
-                    advance(results[i].rounds)
-            else:
-                ctx = mp.get_context("fork")
-                with ctx.Pool(workers) as pool:
-                    # big tables first, so no worker is left with a long one at the end
-                    order = sorted(range(len(plan.tables)), key=lambda i: -plan.tables[i].rounds)
-                    for res in pool.imap_unordered(_play, order, chunksize=1):
-                        results[res.table_index] = res
-                        advance(res.rounds)
-    finally:
-        _PLAN, _OUT = None, None
+    with _progress(progress, plan.rounds) as advance:
+        if workers == 1 or len(plan.tables) == 1:
+            for tp in plan.tables:
+                res = simulate_table(tp, out)
+                results[res.table_index] = res
+                advance(res.rounds)
+        else:
+            # big tables first, so no worker is left with a long one at the end
+            order = sorted(range(len(plan.tables)), key=lambda i: -plan.tables[i].rounds)
+            with _pool(workers) as pool:
+                for res in pool.imap_unordered(_play, [(plan.tables[i], out) for i in order], chunksize=1):
+                    results[res.table_index] = res
+                    advance(res.rounds)
     truth: list[TruthRow] = []
     stats: dict[str, int] = {}
     rounds = events = 0
