@@ -581,3 +581,19 @@ def test_partitions_audited_in_groups_give_the_same_findings_and_settlements_as_
     assert f1.equals(f2) and s1.sort("wager_id").equals(s2.sort("wager_id"))
     assert keys(f1, "limit_breach") >= {("limit_breach", t, 3, f"{t}-3") for t in ("BAC-01", "BAC-02", "BAC-03")}
     assert one(f1, "limit_breach", "BAC-02-3")["expected_net"] == 0
+
+
+def test_the_process_pool_settles_blackjack_exactly_as_this_process_does():
+    from pipelines.audit.params import AuditParams
+
+    nb = NightBuilder()
+    rs = "hoiana-blackjack"
+    hands = [("Tc 7d 9h Kc", "stand", 10000), ("Ac 7d Kh", "stand", 15000), ("Tc 7d 9h Kc 5s", "stand", 10000),
+             ("Tc 6d 9h Kc", "double", 10000), ("8c 9d 8h 7s", "stand", -10000)]
+    for r, (cards, action, net) in enumerate(hands * 3, start=1):
+        amount = 20000 if action == "double" else None
+        nb.round("BJ-01", r, cards, [(f"B{r}", "main", 10000, net, 1)], ruleset=rs, actions=[(1, 1, action, amount)])
+    serial = nb.audit(AuditParams(workers=1))
+    pooled = nb.audit(AuditParams(workers=2, pool_min_rounds=1))
+    assert serial[0].equals(pooled[0]) and serial[1].equals(pooled[1])
+    assert serial[1].height > 0

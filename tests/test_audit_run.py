@@ -152,3 +152,22 @@ def test_cli_audit_exits_non_zero_with_a_one_line_reason(tmp_path, case):
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("pitaudit: "), result.output
     assert "Traceback" not in result.output
+
+
+def test_demo_audits_the_sample_night_and_says_where_the_report_is(runs, tmp_path, capsys):
+    from pipelines.demo import run_demo
+
+    outcome = run_demo(tmp_path / "demo", sample=runs["input"], progress=False)
+    printed = capsys.readouterr().out
+    report = tmp_path / "demo" / "report.html"
+    assert report.exists() and (tmp_path / "demo" / "pitaudit.duckdb").exists()
+    assert str(report.resolve()) in printed and "findings: 9" in printed
+    assert outcome.findings.height == 9
+
+
+def test_demo_without_a_sample_night_fails_with_one_line(tmp_path):
+    from pipelines.audit.run import AuditError
+    from pipelines.demo import run_demo
+
+    with pytest.raises(AuditError, match="no sample night"):
+        run_demo(tmp_path / "demo", sample=tmp_path / "nothing-here")

@@ -189,6 +189,11 @@ def _settle_batch(inputs: list[RoundInput], rs: RuleSet, params: AuditParams) ->
             return [(r, None) for r in settle_many(inputs)]
         except Exception:  # noqa: BLE001 - fall back to the reference engine round by round
             pass
+    workers = params.workers or 0
+    if params.engine is None and workers > 1 and len(inputs) >= params.pool_min_rounds:
+        from pipelines.audit.pool import settle_in_processes
+
+        return settle_in_processes(inputs, workers)
     return [_settle_one(ri, params) for ri in inputs]
 
 

@@ -12,6 +12,7 @@ Prefect runs embedded (no server to install; ``pipelines.audit.run`` switches te
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,8 +59,9 @@ def _progress_printer(stream=None) -> Callable[[str], None]:
     return say
 
 
-# partitions run on a pool of this many workers, in a few groups each so that they finish together
-WORKERS = 2
+# partitions run on a pool of this many workers, in a few groups each so that they finish together;
+# the games settled one round at a time (blackjack) also use that many processes
+WORKERS = max(2, os.cpu_count() or 1)
 GROUPS_PER_WORKER = 4
 
 
@@ -72,7 +74,7 @@ def audit_flow(
     import time
 
     say = _progress_printer() if progress else (lambda text: None)
-    params = params or AuditParams(gaming_day_start=gaming_day_start)
+    params = params or AuditParams(gaming_day_start=gaming_day_start, workers=WORKERS)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     ingest = ingest_task(input_dir, db_path, gaming_day_start)

@@ -27,6 +27,10 @@ class AuditParams:
     engine: Callable[[RoundInput], RoundResult] | None = None
     # use rulebook.<game>.vector where a game offers it (baccarat); False forces the scalar engine
     vectorised: bool = True
+    # processes for the games settled one round at a time (blackjack); 1 = this process only
+    workers: int = 1
+    # fewer rounds than this stay in this process (a pool costs a second or two to start)
+    pool_min_rounds: int = 2000
     _versions: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -103,7 +103,16 @@ def summary_text(outcome) -> str:
     stake = money.group_by("currency").agg(pl.col("difference").abs().sum()).sort("currency") if money.height else None
     s = outcome.settlements
     unsettled = s.filter(pl.col("expected_net").is_null()).height
-    lines = [
+    lines = []
+    ing = outcome.ingest
+    if ing is not None and hasattr(ing, "files"):
+        lines.append(
+            f"ingest: {len(ing.files)} file(s) ({ing.count('loaded')} loaded, {ing.count('already loaded')} already loaded, "
+            f"{ing.count('unreadable')} unreadable, {ing.count('changed')} changed), {ing.lines_read:,} line(s) read, "
+            f"{ing.rows_quarantined:,} quarantined"
+        )
+        lines += [f"  {f.status}: {f.source_file}: {f.error}" for f in ing.files if f.status in ("unreadable", "changed")]
+    lines += [
         f"audited {outcome.rounds:,} table rounds ({outcome.device_rounds:,} with device cards), "
         f"{s.height:,} wagers ({unsettled:,} not settleable from the evidence) in {outcome.partitions} partition(s); "
         f"{outcome.quarantined:,} input line(s) quarantined",

@@ -15,7 +15,7 @@ import polars as pl
 
 from pipelines.audit.adjust import prescribe
 from pipelines.audit.engine_pass import engine_pass
-from pipelines.audit.frames import ROUND_RESULTS_SCHEMA, SETTLEMENTS_SCHEMA, conform
+from pipelines.audit.frames import SETTLEMENTS_SCHEMA, conform
 from pipelines.audit.params import AuditParams
 from rulebook.ruleset import RuleSet
 
@@ -165,4 +165,3 @@ def published_settlements(wagers: pl.DataFrame) -> pl.DataFrame:
     return conform(wagers, SETTLEMENTS_SCHEMA)
 
 
-__all__ = ["Settled", "published_settlements", "resolve_rulesets", "settle", "ROUND_RESULTS_SCHEMA"]

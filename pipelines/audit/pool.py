@@ -1,0 +1,85 @@
+"""The scalar engine on every core: a process pool for games settled one round at a time (blackjack).
+
+A round of blackjack is a chain of decisions the engine walks in Python; the interpreter runs one
+thread at a time, so threads do not help and processes do. The pool is started once per process,
+on first use, with the ``spawn`` method (the flow runs threads; forking a threaded process is
+unsafe), and rounds travel to it in chunks. Results come back without their steps (the
+reconstruction narrative a dispute review asks the engine for, one round at a time).
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import os
+import threading
+from concurrent.futures import ProcessPoolExecutor
+
+from rulebook.round import Irregularity, RoundInput, RoundResult
+from rulebook.settlement import RuleViolation, Settlement
+
+_LOCK = threading.Lock()
+_POOL: ProcessPoolExecutor | None = None
+_WORKERS = 0
+
+
+def workers_available() -> int:
+    return os.cpu_count() or 1
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    global _POOL, _WORKERS
+    with _LOCK:
+        if _POOL is None or _WORKERS != workers:
+            if _POOL is not None:
+                _POOL.shutdown(wait=False, cancel_futures=True)
+            _POOL = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+            _WORKERS = workers
+        return _POOL
+
+
+@atexit.register
+def _shutdown() -> None:
+    if _POOL is not None:
+        _POOL.shutdown(wait=False, cancel_futures=True)
+
+
+def _settle_chunk(inputs: list[RoundInput]) -> list[tuple]:
+    """In a worker: settle each round; a compact, picklable result per round (no steps)."""
+    from rulebook.engine import settle_round
+
+    out = []
+    for ri in inputs:
+        try:
+            r = settle_round(ri)
+            out.append((
+                {k: (s.net, s.clause, s.detail) for k, s in r.settlements.items()}, dict(r.unsettled),
+                tuple((i.kind, i.clause, i.detail, i.voids_round) for i in r.irregularities), r.void, dict(r.outcome),
+                None,
+            ))
+        except RuleViolation as exc:
+            out.append(({}, {w.wager_id: f"{exc.reason} ({exc.clause})" for w in ri.wagers},
+                        (("illegal_action", exc.clause, exc.reason, False),), False, {}, None))
+        except Exception as exc:  # noqa: BLE001 - reported per round, as in the serial path
+            error = f"{type(exc).__name__}: {exc}"
+            out.append(({}, {w.wager_id: f"the engine could not settle this round ({error})" for w in ri.wagers},
+                        (), False, {}, error))
+    return out
+
+
+def settle_in_processes(inputs: list[RoundInput], workers: int) -> list[tuple[RoundResult, str | None]]:
+    """``[(RoundResult, engine error or None)]`` for every round, settled on ``workers`` processes, in order."""
+    chunk = max(1, -(-len(inputs) // (workers * 4)))
+    pieces = [inputs[i:i + chunk] for i in range(0, len(inputs), chunk)]
+    results: list[tuple[RoundResult, str | None]] = []
+    for part in _pool(workers).map(_settle_chunk, pieces):
+        for settlements, unsettled, irregular, void, outcome, error in part:
+            results.append((RoundResult(
+                settlements={k: Settlement(*v) for k, v in settlements.items()},
+                unsettled=unsettled,
+                steps=(),
+                irregularities=tuple(Irregularity(*i) for i in irregular),
+                void=void,
+                outcome=outcome,
+            ), error))
+    return results
