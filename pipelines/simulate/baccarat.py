@@ -552,12 +552,16 @@ def _plant_over_max(bd: BaccaratDay) -> bool:
 
 
 def _plant_under_min(bd: BaccaratDay) -> bool:
+    """TBAC-7.17 pays a player's first under-minimum wager and returns the later ones: one per player per table-day."""
     lim = bd.ctx.table.limits
-    i = _pick(bd, np.ones(len(bd.recs), dtype=bool), lambda r: bool(_main_wagers(r)))
+    used = bd.ctx.under_min_players
+    i = _pick(bd, np.ones(len(bd.recs), dtype=bool), lambda r: any(w.player_id not in used for w in _main_wagers(r)))
     if i is None or lim.min <= CHIP:
         return False
     rec = bd.recs[i]
-    w = _main_wagers(rec)[0]
+    w = next(w for w in _main_wagers(rec) if w.player_id not in used)
+    if w.player_id is not None:
+        used.add(w.player_id)
     w.amount = int(max(CHIP, (lim.min - CHIP) // CHIP * CHIP - CHIP * int(bd.ctx.rng.integers(0, 2))))
     w.net = w.expected = _settle_one(bd, i, w.bet, w.amount)  # TBAC-7.17: paid or collected once, in full
     rec.faulted = True

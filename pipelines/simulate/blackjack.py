@@ -349,6 +349,8 @@ def simulate_day(ctx: DayContext) -> None:
                ("duplicate_in_shoe", "dealer_extra_card", "under_min")}
     post = [x for x in tickets if x.variant not in pending]
     start_at = {k: sorted(f.integers(0, max(1, n - 40)) for _ in v) for k, v in pending.items()}
+    # a dealer blackjack against a doubled or split hand is rare: the shoe is arranged for one, per ticket
+    arrange = sorted(f.integers(0, max(1, n - 40)) for x in post if x.variant == "double_lost_to_dealer_blackjack")
     seat_sessions = [s for s in sessions if s.role != "back"]
     back_sessions = [s for s in sessions if s.role == "back"]
     sp = ctx.specials
@@ -410,6 +412,8 @@ def simulate_day(ctx: DayContext) -> None:
                     who[wid] = dict(info, bet="insurance", amount=amount, at=None)
         extra = 0
         rnd.play_seats(_basic, under)
+        if arrange and i >= arrange[0] and _arrange_dealer_blackjack(rnd, shoe):
+            arrange.pop(0)
         if pending["dealer_extra_card"] and i >= start_at["dealer_extra_card"][0]:
             need_total, _ = rnd.needs()
             if need_total and len(shoe.cards) - shoe.pos > 10:
@@ -436,6 +440,23 @@ def simulate_day(ctx: DayContext) -> None:
     for v in pending.values():
         ctx.leftover.extend(v)  # not placed (too few rounds left): the table runner counts them
     _plant_post(ctx, played, post)
+
+
+def _arrange_dealer_blackjack(rnd: Round, shoe: Shoe) -> bool:
+    """If a doubled or split hand is waiting on a dealer ace or ten, bring the card that makes the
+    dealer's blackjack to the top of the shoe (a swap: the shoe keeps its cards)."""
+    up = POINTS[rnd.up]
+    if up not in (1, 10):
+        return False
+    if not any(s.doubled or not s.original for hs in rnd.hands.values() for h in hs for s in h.stakes
+               if s.status == "live" and total(h.cards)[0] <= 21):
+        return False
+    want = 10 if up == 1 else 1
+    for k in range(shoe.pos + 1, min(len(shoe.cards), shoe.pos + 60)):
+        if POINTS[shoe.cards[k]] == want:
+            shoe.cards[shoe.pos], shoe.cards[k] = shoe.cards[k], shoe.cards[shoe.pos]
+            return True
+    return False
 
 
 def _plant_duplicate(rng, cards: np.ndarray, cut: int) -> tuple[int, int] | None:

@@ -84,6 +84,7 @@ class DayContext:
     #: rounds (index in the day) holding a card copy beyond the shoe's decks: (card, card it replaced, shoe id)
     duplicates: dict[int, tuple[int, int, str]] = field(default_factory=dict)
     fast: Stream | None = None
+    under_min_players: set = field(default_factory=set)  # players already given an under-minimum wager today
 
     def __post_init__(self) -> None:
         if self.fast is None:
