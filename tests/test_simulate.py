@@ -391,3 +391,82 @@ def test_same_seed_same_bytes_whatever_the_workers_and_another_seed_differs(tmp_
     assert _digest(a) == _digest(b)
     da, dc = _digest(a), _digest(c)
     assert da != dc and da["ground_truth.csv"] != dc["ground_truth.csv"]
+
+
+# ---- the planted behaviours are there to be found ---------------------------------------------------------
+
+
+def _corr(x: list[float], y: list[float]) -> float:
+    n = len(x)
+    mx, my = sum(x) / n, sum(y) / n
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
+    sxx = sum((a - mx) ** 2 for a in x)
+    syy = sum((b - my) ** 2 for b in y)
+    return sxy / math.sqrt(sxx * syy) if sxx and syy else 0.0
+
+
+def test_the_card_counter_bets_with_the_true_count_and_nobody_else_does(faulty):
+    """Hi-Lo true count from the device log before each round vs the main wager: strong for the counter only."""
+    _, night, truth = faulty
+    counter = next(r.player_id for r in truth if r.kind == "advantage_play")
+    hilo = {r: (1 if 1 <= r <= 5 else -1 if r in (0, 9, 10, 11, 12) else 0) for r in range(13)}
+    seen: dict[tuple[str, str], list[int]] = collections.defaultdict(list)
+    decks = night.decks_by_shoe()
+    true_count: dict[tuple[str, int], float] = {}
+    for e in night.events:  # events are in device order, file by file
+        key = (e.table_id, e.shoe_id)
+        if e.event == "card" and e.round_no is not None and (e.table_id, e.round_no) not in true_count:
+            cards = seen[key]
+            left = (decks[key] * 52 - len(cards)) / 52
+            true_count[(e.table_id, e.round_no)] = sum(hilo[c] for c in cards) / max(left, 0.5)
+        if e.event in ("card", "burn") and e.card and parse_card(e.card) >= 0:
+            seen[key].append(parse_card(e.card) // 4)
+    mine, others = ([], []), ([], [])
+    for rec in night.rounds:
+        if rec["game"] != "blackjack" or (rec["table_id"], rec["round_no"]) not in true_count:
+            continue
+        tc = true_count[(rec["table_id"], rec["round_no"])]
+        for w in rec["wagers"]:
+            if w["bet"] == "main" and w["player_id"]:
+                target = mine if w["player_id"] == counter else others
+                target[0].append(tc)
+                target[1].append(w["amount"] / rec["limits"]["min"])
+    assert len(mine[0]) > 100
+    assert _corr(*mine) > 0.6
+    assert abs(_corr(*others)) < 0.1
+
+
+def test_the_lucky_player_wins_side_bets_far_too_often(faulty):
+    _, night, truth = faulty
+    lucky = next(r.player_id for r in truth if r.kind == "player_luck_anomaly")
+    side = ("tie", "player_pair", "banker_pair", "tiger", "small_tiger", "big_tiger")
+    won = {True: [0, 0], False: [0, 0]}
+    for rec in night.rounds:
+        if rec["game"] != "baccarat" or rec["status"] != "settled":
+            continue
+        for w in rec["wagers"]:
+            if w["bet"] in side:
+                k = w["player_id"] == lucky
+                won[k][0] += w["net"] > 0
+                won[k][1] += 1
+    k, n = won[True]
+    p0 = won[False][0] / won[False][1]  # everybody else's side-bet win rate
+    assert n > 100
+    assert (k - n * p0) / math.sqrt(n * p0 * (1 - p0)) > 6  # at strength 1, six standard deviations and more
+
+
+def test_the_drifting_table_holds_far_below_the_others(faulty):
+    """Hold (collected minus paid over the amount wagered, Banker and Player bets) at the drift table vs the rest."""
+    _, night, truth = faulty
+    drift = next(r.table_id for r in truth if r.kind == "hold_anomaly")
+    flows: dict[bool, list[int]] = {True: [0, 0], False: [0, 0]}
+    for rec in night.rounds:
+        if rec["game"] != "baccarat":
+            continue
+        for w in rec["wagers"]:
+            if w["bet"] in ("banker", "player"):
+                flows[rec["table_id"] == drift][0] -= w["net"]
+                flows[rec["table_id"] == drift][1] += w["amount"]
+    hold_drift = flows[True][0] / flows[True][1]
+    hold_rest = flows[False][0] / flows[False][1]
+    assert hold_drift < -0.2 < 0 < hold_rest + 0.02
