@@ -25,6 +25,7 @@ class DatabaseError(RuntimeError):
 
 
 def _configure(con: duckdb.DuckDBPyConnection, db_path: Path | None) -> None:
+    con.execute("SET enable_progress_bar = false")  # the CLI draws its own; DuckDB's would garble it
     con.execute(f"SET memory_limit = '{os.environ.get('PITAUDIT_DUCKDB_MEMORY', DEFAULT_MEMORY_LIMIT)}'")
     if db_path is not None:
         spill = db_path.parent / (db_path.name + ".tmp")

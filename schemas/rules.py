@@ -47,22 +47,20 @@ def with_parsed_timestamps(frame: pl.DataFrame, names) -> pl.DataFrame:
     return frame.with_columns([parse_timestamp(pl.col(n)).alias(ts_column(n)) for n in names])
 
 
-def json_kind(literal: pl.Expr) -> pl.Expr:
+_KIND_BY_FIRST_CHAR = {'"': "string", "{": "object", "[": "array", "t": "boolean", "f": "boolean"}
+
+
+def json_kind(literal: pl.Expr, tell_integers: bool = True) -> pl.Expr:
     """The JSON kind of a literal as DuckDB's ``from_json(..., 'JSON')`` hands it back.
 
     ``string``, ``integer`` (digits only: ``100.0`` and ``1e2`` are not), ``number``, ``boolean``,
-    ``object``, ``array``; null for a missing field or a JSON null.
+    ``object``, ``array``; null for a missing field or a JSON null. With ``tell_integers=False``
+    every number is ``number`` (cheaper: for fields where any number is the wrong kind anyway).
     """
-    first = literal.str.slice(0, 1)
-    return (
-        pl.when(literal.is_null()).then(None)
-        .when(first == '"').then(pl.lit("string"))
-        .when(first == "{").then(pl.lit("object"))
-        .when(first == "[").then(pl.lit("array"))
-        .when(first.is_in(["t", "f"])).then(pl.lit("boolean"))
-        .when(literal.str.contains(INT_TEXT)).then(pl.lit("integer"))
-        .otherwise(pl.lit("number"))
-    )
+    by_first = literal.str.head(1).replace_strict(_KIND_BY_FIRST_CHAR, default="number", return_dtype=pl.String)
+    if tell_integers:
+        by_first = pl.when((by_first == "number") & literal.str.contains(INT_TEXT)).then(pl.lit("integer")).otherwise(by_first)
+    return pl.when(literal.is_null()).then(None).otherwise(by_first)
 
 
 def column_expr(rule: Rule, col: str, vocab: Vocabulary) -> pl.Expr:

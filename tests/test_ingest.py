@@ -270,3 +270,16 @@ def test_the_cli_prints_a_summary_with_reasons(tmp_path: Path) -> None:
     assert "2 loaded" in res.output and "unparseable JSON" in res.output and "quarantined: 1" in res.output
     res = CliRunner().invoke(app, ["ingest", "--input", str(tmp_path / "nope"), "--db", str(tmp_path / "db.duckdb")])
     assert res.exit_code != 0 and "does not exist" in res.output
+
+
+def test_progress_bar_run_loads_the_same(tmp_path: Path) -> None:
+    from pipelines.db import open_writer
+    from pipelines.ingest.run import ingest_folder
+
+    folder = tmp_path / "in"
+    write_table(folder, 2, 4)
+    con = open_writer(tmp_path / "a.duckdb")
+    s = ingest_folder(con, folder, progress=True)
+    assert s.count("loaded") == 2 and s.rows_accepted == s.lines_read > 0
+    plain, _ = ingest(folder, tmp_path / "b.duckdb")
+    assert snapshot(con) == snapshot(plain)

@@ -39,6 +39,9 @@ LIMIT_FIELDS = {"min": "limit_min", "max": "limit_max", "differential": "limit_d
 WAGER_FIELDS = ("wager_id", "seat", "player_id", "bet", "amount", "placed_at", "net")
 ACTION_FIELDS = ("seat", "hand", "action", "amount", "ts", "wager_ids")
 
+# fields whose contract kind is a JSON integer (the others are strings: any number is the wrong kind)
+INTEGER_FIELDS = frozenset({"round_no", "jackpot_meter", "seat", "hand", "amount", "net", *LIMIT_FIELDS.values()})
+
 STRUCTURE = json.dumps({
     **{f: "JSON" for f in ROUND_FIELDS},
     "limits": {k: "JSON" for k in LIMIT_FIELDS},
@@ -80,10 +83,10 @@ def decoded(frame: pl.DataFrame, names: tuple[str, ...] | list[str]) -> pl.DataF
     A string's text is the decoded string (escapes resolved; the rare literal with a backslash is
     decoded by ``json.loads``); any other value keeps its JSON text (``100.0``, ``{...}``).
     """
-    out = frame.with_columns([json_kind(pl.col(n)).alias(f"{n}__json") for n in names])
+    out = frame.with_columns([json_kind(pl.col(n), n in INTEGER_FIELDS).alias(f"{n}__json") for n in names])
     out = out.with_columns([
         pl.when(pl.col(f"{n}__json") == "string")
-        .then(pl.col(n).str.slice(1, pl.col(n).str.len_chars() - 2))
+        .then(pl.col(n).str.strip_prefix('"').str.strip_suffix('"'))
         .otherwise(pl.col(n)).alias(n)
         for n in names
     ])

@@ -215,11 +215,12 @@ def ingest_folder(con: duckdb.DuckDBPyConnection, input_dir: Path, gaming_day_st
         for rel, kind, path in files:
             summary.files.append(ingest_file(con, rel, kind, path, root, day_start, summary))
         return summary
+    from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     total = sum(p.stat().st_size for _, _, p in files)
     with Progress(TextColumn("ingest {task.fields[file]}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                  transient=True) as bar:
+                  console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("ingest", total=total, file="")
         done = 0
         for rel, kind, path in files:

@@ -163,7 +163,8 @@ def resolve_rounds(con: duckdb.DuckDBPyConnection, source_file: str, path: Path)
         SELECT k.*, c.source_file AS core_file, c.source_line AS core_line, f.table_id IS NOT NULL AS flagged,
                (k.n > 1 OR c.source_line IS NOT NULL OR f.table_id IS NOT NULL) AS hit, f.table_id IS NOT NULL AS conflict
         FROM k LEFT JOIN core_rounds c USING (table_id, round_no) LEFT JOIN f USING (table_id, round_no)""")
-    if con.execute("SELECT count(*) FROM _r_class WHERE hit").fetchall()[0][0]:
+    hits = con.execute("SELECT count(*) FROM _r_class WHERE hit").fetchall()[0][0]
+    if hits:
         con.execute(f"""CREATE OR REPLACE TEMP TABLE _r_hash AS
                         {_content_sql('stg_rounds', 'stg_wagers', 'stg_actions', ('source_line',))}
                         UNION ALL
@@ -216,6 +217,10 @@ def resolve_rounds(con: duckdb.DuckDBPyConnection, source_file: str, path: Path)
         WHERE NOT k.conflict AND (k.core_line IS NOT NULL OR s.source_line <> k.first_line)""",
                 [source_file, source_file])
     # 3. new rounds: the first copy, with its wagers and actions
+    if not hits:  # the common case: every round is new
+        for t in ("rounds", "wagers", "actions"):
+            con.execute(f"INSERT INTO core_{t} BY NAME SELECT * FROM stg_{t}")
+        return
     keep = """(SELECT s.source_line FROM stg_rounds s JOIN _r_class k USING (table_id, round_no)
                WHERE NOT k.conflict AND k.core_line IS NULL AND s.source_line = k.first_line)"""
     con.execute(f"INSERT INTO core_rounds BY NAME SELECT * FROM stg_rounds WHERE source_line IN {keep}")
@@ -223,18 +228,32 @@ def resolve_rounds(con: duckdb.DuckDBPyConnection, source_file: str, path: Path)
     con.execute(f"INSERT INTO core_actions BY NAME SELECT * FROM stg_actions WHERE source_line IN {keep}")
 
 
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
 def resolve_events(con: duckdb.DuckDBPyConnection, source_file: str, path: Path) -> None:
     """Move this file's staged device events into core_device_events, duplicates resolved.
 
     ``_e_class`` holds only the events whose key is already loaded or flagged (rare)."""
     same = " AND ".join(f"s.{c} IS NOT DISTINCT FROM c.{c}" for c in EVENT_CONTENT)
+    # Constant predicates per device let DuckDB skip the row groups of other devices (zone maps):
+    # a file is one device's export, so the loaded events it can collide with are few.
+    ranges = con.execute("SELECT device_id, min(event_seq), max(event_seq) FROM stg_events GROUP BY 1").fetchall()
+    if not ranges:
+        return
+    if len(ranges) <= 16:
+        near = " OR ".join(f"(device_id = {_lit(d)} AND event_seq BETWEEN {lo} AND {hi})" for d, lo, hi in ranges)
+    else:
+        near = "true"
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE _e_class AS
         WITH f AS (SELECT DISTINCT device_id, event_seq FROM core_device_event_flags WHERE flag = 'conflicting_duplicate')
         SELECT s.source_line, s.device_id, s.event_seq, c.source_file AS core_file, c.source_line AS core_line,
                (f.device_id IS NOT NULL OR (c.source_line IS NOT NULL AND NOT ({same}))) AS conflict
         FROM stg_events s
-        LEFT JOIN core_device_events c ON c.device_id = s.device_id AND c.event_seq = s.event_seq
+        LEFT JOIN (SELECT * FROM core_device_events WHERE {near}) c
+               ON c.device_id = s.device_id AND c.event_seq = s.event_seq
         LEFT JOIN f ON f.device_id = s.device_id AND f.event_seq = s.event_seq
         WHERE c.source_line IS NOT NULL OR f.device_id IS NOT NULL""")
     mine = con.sql("SELECT source_line, device_id, event_seq FROM _e_class WHERE conflict").pl()
