@@ -554,39 +554,45 @@ def _wagers(ctx, f, open_ms, close_ms, live, back_sessions, running, left, pendi
 
 def _record(ctx, f, rnd: Round, open_ms, close_ms, who, nets, shoe_idx, order):
     """Timestamps for the cards and decisions, the device's card events, and the table's round record."""
-    n_cards = len(rnd.cards)
-    marks: dict[int, list[int]] = {}
-    for k, a in enumerate(rnd.actions):
-        marks.setdefault(a[4], []).append(k)
-    t = close_ms + f.integers(800, 2000)
+    cards = rnd.cards
+    actions = rnd.actions
+    n_cards = len(cards)
+    u = f.take(n_cards + 2 * len(actions) + 3)
+    t = close_ms + 800 + int(u[0] * 1200)
     card_ts = []
-    action_ts = [0] * len(rnd.actions)
+    action_ts = []
+    k = 0  # next action
+    j = 1  # next uniform
     for c in range(n_cards + 1):
-        for k in marks.get(c, ()):
-            t += f.integers(1000, 4000)
-            action_ts[k] = t
-            t += f.integers(400, 1200)
+        while k < len(actions) and actions[k][4] == c:  # decisions made before card c
+            t += 1000 + int(u[j] * 3000)
+            action_ts.append(t)
+            t += 400 + int(u[j + 1] * 800)
+            j += 2
+            k += 1
         if c < n_cards:
             card_ts.append(t)
-            t += f.integers(1200, 2200)
-    last = card_ts[-1] if card_ts else t
-    settled = -(-(max(last, t) + f.integers(4000, 8000)) // 1000) * 1000
+            t += 1200 + int(u[j] * 1000)
+            j += 1
+    settled = -(-(t + 4000 + int(u[j] * 4000)) // 1000) * 1000
     rec = RoundRec(ctx.counters.round_no, ctx.events.shoe_ids[shoe_idx], ctx.dealer_at(open_ms),
                    open_ms, close_ms, settled, "settled", rnd.outcome(), None, [], [], card_ts[0] if card_ts else 0)
     ctx.counters.round_no += 1
-    ctx.events.many(card_ts, R.CARD, rec.round_no, rnd.cards, shoe_idx)
+    ctx.events.many(card_ts, R.CARD, rec.round_no, cards, shoe_idx)
+    wagers = rec.wagers
     for wid in order:
         w = who[wid]
-        rec.wagers.append(WagerRec(wid, w["seat"], w["player"], w["bet"], w["amount"], w["at"], nets[wid], nets[wid]))
-    ins_at = {}
-    for k, (seat, hand, action, amount, _) in enumerate(rnd.actions):
-        ts = -(-action_ts[k] // 1000) * 1000
+        net = nets[wid]
+        wagers.append(WagerRec(wid, w["seat"], w["player"], w["bet"], w["amount"], w["at"], net, net))
+    ins_at = []
+    for (seat, hand, action, amount, _), ts in zip(actions, action_ts):
+        ts = -(-ts // 1000) * 1000
         rec.actions.append(ActionRec(seat, hand, action, amount, ts))
         if action == "insurance":  # the insurance wager is placed when the decision is made
-            ins_at[len(ins_at)] = ts
-    for k, (wid, seat, amount) in enumerate(rnd.insurance):
-        rec.wagers.append(WagerRec(wid, seat, who[wid]["player"], "insurance", amount, ins_at[k], nets[wid], nets[wid]))
-    now = settled + f.integers(1, 5) * 1000
+            ins_at.append(ts)
+    for (wid, seat, amount), ts in zip(rnd.insurance, ins_at):
+        wagers.append(WagerRec(wid, seat, who[wid]["player"], "insurance", amount, ts, nets[wid], nets[wid]))
+    now = settled + 1000 + int(u[-1] * 4) * 1000
     return rec, now
 
 

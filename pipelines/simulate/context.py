@@ -49,6 +49,15 @@ class Stream:
         self._i += 1
         return v
 
+    def take(self, n: int) -> list[float]:
+        """``n`` uniforms at once (for loops that would otherwise call :meth:`random` per step)."""
+        if self._i + n > len(self._buf):
+            self._buf = self._buf[self._i:] + self._rng.random(max(8192, n)).tolist()
+            self._i = 0
+        out = self._buf[self._i:self._i + n]
+        self._i += n
+        return out
+
     def integers(self, lo: int, hi: int) -> int:
         """An integer in ``lo``..``hi - 1``."""
         return lo + int(self.random() * (hi - lo))

@@ -11,6 +11,7 @@ how many processes run the tables, or in which order they finish.
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import math
 from dataclasses import dataclass, replace
 
@@ -148,7 +149,18 @@ def _check_rule_sets(floor: tuple[Table, ...], first: dt.date, days: int) -> Non
 
 
 def make_plan(cfg: SimConfig) -> NightPlan:
-    """Everything the tables need to play the night, from the seed alone."""
+    """Everything the tables need to play the night, from the seed alone (garbage collector paused:
+    the plan is a large graph of small immutable records without cycles)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _make_plan(cfg)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _make_plan(cfg: SimConfig) -> NightPlan:
     ss = np.random.SeedSequence(cfg.seed, spawn_key=(0,))
     rng = np.random.default_rng(ss)
     n_tables = tables_for(cfg.rounds, cfg.tables)
