@@ -4,7 +4,7 @@ Parsing is DuckDB's: ``try(from_json(raw, STRUCTURE))`` over the whole chunk, wi
 the structure typed ``JSON``, so each value comes back as its JSON text and its kind is still
 visible (``100`` vs ``100.0`` vs ``"100"``): a wrong type is caught, never silently converted. A
 line that is not JSON becomes NULL under ``try`` and is quarantined as unparseable. (Measured: a
-``json.loads`` per line is ~5x slower than DuckDB on this machine; see docs/ingest.md.)
+``json.loads`` per line is 3x to 5x slower than DuckDB on this machine; see docs/ingest.md.)
 
 Then polars derives each field's kind and decoded text, the ``input_*`` pandera models judge the
 round, its wagers and its actions, and every line with a failure anywhere (a bad wager included)
