@@ -129,14 +129,12 @@ def _deal_and_time(ctx: DayContext) -> BaccaratDay:
     shoes: list[dict] = []
     done = 0
     now = ctx.day.open_ms
+    batch: list[tuple[np.ndarray, int, int, tuple | None, list[tuple[int, int]]]] = []
     while done < n:
-        shoe = rng.permutation(np.tile(np.arange(52, dtype=np.int16), decks))
-        burn_n = _burn_count(int(shoe[0]))
-        cut_at = len(shoe) - int(rng.integers(14, 31))
-        dup = None
-        if dup_tickets and n - done >= 90:
-            dup = _plant_duplicate(rng, shoe, burn_n, cut_at, decks)
-        rounds = V.deal_shoe(shoe, cut_at, start=burn_n, hands_after_cut=1, deal_order=params.deal_order)
+        if not batch:
+            batch = _shuffle_and_deal(rng, decks, max(2, (n - done) // 60 + 2), params.deal_order,
+                                      dup_tickets if n - done >= 90 else [])
+        shoe, burn_n, cut_at, dup, rounds = batch.pop(0)
         take = min(len(rounds), n - done)
         shoe_idx = ctx.events.new_shoe(ctx.next_shoe_id())
         # the device: shoe_start, burns one by one, then the rounds
@@ -148,9 +146,11 @@ def _deal_and_time(ctx: DayContext) -> BaccaratDay:
         first_open = -(-first_open // 1000) * 1000
         k = take
         sl = slice(done, done + k)
-        lens = np.array([len(r) for r in rounds[:k]], dtype=np.int64)
-        for i, r in enumerate(rounds[:k]):
-            cards[done + i, : len(r)] = r
+        lens = np.array([length for _, length in rounds[:k]], dtype=np.int64)
+        starts = np.array([start for start, _ in rounds[:k]], dtype=np.int64)
+        mask = np.arange(6)[None, :] < lens[:, None]
+        idx = np.minimum(starts[:, None] + np.arange(6)[None, :], len(shoe) - 1)
+        cards[sl] = np.where(mask, shoe[idx], NO_CARD)
         ncards[sl] = lens
         round_shoe[sl] = shoe_idx
         window = rng.integers(18, 29, k) * 1000
@@ -172,7 +172,7 @@ def _deal_and_time(ctx: DayContext) -> BaccaratDay:
         shoes.append({"idx": shoe_idx, "start": now, "burn_ts": burn_ts, "burn_codes": burn_codes, "end": end_ts,
                       "decks": decks})
         if dup is not None:
-            _record_duplicate(ctx, dup, shoe, burn_n, rounds[:k], done, shoe_idx, dup_tickets)
+            _record_duplicate(ctx, dup, shoe, burn_n, [shoe[a:a + b] for a, b in rounds[:k]], done, shoe_idx, dup_tickets)
         done += k
         now = end_ts + int(rng.integers(240_000, 420_000))  # the shoe change
         now -= now % 1000
@@ -180,6 +180,50 @@ def _deal_and_time(ctx: DayContext) -> BaccaratDay:
     bd = BaccaratDay(ctx, cards, ncards, card_ts, coups, V.result_class(coups), round_shoe, spare, shoes)
     bd.opens, bd.closes, bd.settles = opens, closes, settles  # type: ignore[attr-defined]
     return bd
+
+
+def _shuffle_and_deal(rng, decks: int, count: int, deal_order, dup_tickets) -> list:
+    """``count`` shoes shuffled, burned, cut and dealt into rounds: ``(shoe, burn, cut, duplicate, [(start, length)])``.
+
+    The rounds are those of ``rulebook.baccarat.vector.deal_shoe`` (the same walk over the same
+    ``required_at_each_card``), computed for all the shoes at once: the cards each position's round
+    needs come from one vectorised pass over the shoes laid end to end, six empty cards apart.
+    """
+    size = 52 * decks
+    perms = rng.permuted(np.tile(np.arange(52, dtype=np.int16), (count, decks)), axis=1)
+    out = []
+    for j in range(count):
+        shoe = perms[j]
+        burn_n = _burn_count(int(shoe[0]))
+        cut_at = size - int(rng.integers(14, 31))
+        dup = _plant_duplicate(rng, shoe, burn_n, cut_at, decks) if (j == 0 and dup_tickets) else None
+        out.append((shoe, burn_n, cut_at, dup))
+    gap = np.full((count, 6), NO_CARD, dtype=np.int16)
+    laid = np.concatenate([perms, gap], axis=1).ravel()
+    need = V.required_at_each_card(laid, deal_order).reshape(count, size + 6)[:, :size]
+    return [(shoe, burn_n, cut_at, dup, _walk(need[j], cut_at, burn_n)) for j, (shoe, burn_n, cut_at, dup) in enumerate(out)]
+
+
+def _walk(need: np.ndarray, cut_at: int, start: int, hands_after_cut: int = 1) -> list[tuple[int, int]]:
+    """The dealer's walk of ``vector.deal_shoe`` over precomputed needs: ``(start, length)`` of each round."""
+    need = need.tolist()
+    rounds: list[tuple[int, int]] = []
+    i, cut_seen, after = start, False, 0
+    while i < len(need):
+        if not cut_seen and i >= cut_at:
+            cut_seen = True  # the cut card came out before this round
+        if cut_seen:
+            if after >= hands_after_cut:
+                break
+            after += 1
+        r = need[i]
+        if r < 0:
+            break
+        rounds.append((i, r))
+        if not cut_seen and i + r > cut_at:
+            cut_seen = True  # the cut card came out during this round: it is completed
+        i += r
+    return rounds
 
 
 def _plant_duplicate(rng, shoe: np.ndarray, burn_n: int, cut_at: int, decks: int):

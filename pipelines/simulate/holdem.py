@@ -277,26 +277,23 @@ def _deal_and_decide(ctx, f, procedure, mode, deck, seats, open_ms, close_ms, pe
                    first_card_ms=events[0][2] if events else 0)
     ctx.counters.round_no += 1
     rec.actions = actions
+    wid = ctx.next_wager_id
+    wagers = rec.wagers
     for b in seats:
-        ids = ctx.wager_ids(5)
-        rec.wagers.append(WagerRec(ids[0], b.seat, b.player, "ante", b.ante, b.ante_at, 0, 0))
-        b.ids["ante"] = ids[0]
+        b.ids["ante"] = w_id = wid()
+        wagers.append(WagerRec(w_id, b.seat, b.player, "ante", b.ante, b.ante_at, 0, 0))
         if b.bonus:
-            rec.wagers.append(WagerRec(ids[1], b.seat, b.player, "bonus", b.bonus, b.ante_at + 1000, 0, 0))
-            b.ids["bonus"] = ids[1]
+            b.ids["bonus"] = w_id = wid()
+            wagers.append(WagerRec(w_id, b.seat, b.player, "bonus", b.bonus, b.ante_at + 1000, 0, 0))
         if b.progressive:
-            rec.wagers.append(WagerRec(ids[2], b.seat, b.player, "progressive", b.progressive, b.ante_at + 1000, 0, 0))
-            b.ids["progressive"] = ids[2]
-    by_seat_action = {}
-    for a in actions:
-        by_seat_action.setdefault((a.seat, a.action), a)
-    for b in seats:  # the Flop, Turn and River wagers go down when the decisions are made
-        ids = ctx.wager_ids(3)
-        for k, (street, amount) in enumerate((("flop", 2 * b.ante), ("turn", b.ante), ("river", b.ante))):
-            a = by_seat_action.get((b.seat, street))
-            if a is not None:
-                rec.wagers.append(WagerRec(ids[k], b.seat, b.player, street, amount, a.ts_ms, 0, 0))
-                b.ids[street] = ids[k]
+            b.ids["progressive"] = w_id = wid()
+            wagers.append(WagerRec(w_id, b.seat, b.player, "progressive", b.progressive, b.ante_at + 1000, 0, 0))
+    by_seat = {b.seat: b for b in seats}
+    for a in actions:  # the Flop, Turn and River wagers go down when the decisions are made
+        if a.action in ("flop", "turn", "river"):
+            b = by_seat[a.seat]
+            b.ids[a.action] = w_id = wid()
+            wagers.append(WagerRec(w_id, a.seat, b.player, a.action, a.amount, a.ts_ms, 0, 0))
     rec.wagers.sort(key=lambda w: w.placed_ms)
     hole = {s: tuple(v) for s, v in hole_cards.items() if len(v) == 2}
     return Played(rec, seats, events, hole, community, dealer, folded, forced, duplicate)
