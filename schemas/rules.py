@@ -131,3 +131,17 @@ def row_expr(rule: RowRule, vocab: Vocabulary) -> pl.Expr:
 
 
 RuleExpr = Callable[[Rule, str, Vocabulary], pl.Expr]
+
+
+def passes_all(table, vocab: Vocabulary, skip_codes: tuple[str, ...] = ()) -> pl.Expr:
+    """True where a row passes every check of ``table`` (required fields, column and row rules) but
+    those whose reason code is in ``skip_codes``: the same expressions the pandera model runs, in
+    one pass. The loader needs it where one row's check depends on which other rows are valid
+    (event_seq must rise above the valid earlier events of the device)."""
+    parts: list[pl.Expr] = []
+    for f in table.fields:
+        if f.required and "missing_field" not in skip_codes:
+            parts.append(pl.col(f.name).is_not_null())
+        parts += [column_expr(r, f.name, vocab) for r in f.rules if r.code not in skip_codes]
+    parts += [row_expr(r, vocab) for r in table.row_rules if r.code not in skip_codes]
+    return pl.all_horizontal(parts) if parts else pl.lit(True)

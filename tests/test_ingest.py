@@ -283,3 +283,19 @@ def test_progress_bar_run_loads_the_same(tmp_path: Path) -> None:
     assert s.count("loaded") == 2 and s.rows_accepted == s.lines_read > 0
     plain, _ = ingest(folder, tmp_path / "b.duckdb")
     assert snapshot(con) == snapshot(plain)
+
+
+def test_a_line_set_aside_is_not_evidence_of_the_sequence(tmp_path: Path) -> None:
+    """A mistyped event the device sent again with the same event_seq: the resent line is accepted
+    (the quarantined line does not count as the device's earlier event)."""
+    _, sp, _, events = write_table(tmp_path / "in", 0, 3)
+    bad = events[4].split(","); bad[5] = "crad"
+    events.insert(4, ",".join(bad))  # the mistyped copy, then the good line with the same event_seq
+    f = events[7].split(","); f[4] = "2026-11-24T19:00:00"  # no offset: set aside, and the next line still rises
+    events[7] = ",".join(f)
+    sp.write_text(CSV_HEADER + "\n" + "\n".join(events) + "\n", encoding="utf-8")
+    con, _ = ingest(tmp_path / "in", tmp_path / "db.duckdb")
+    assert con.execute("SELECT source_line, reason_code FROM core_quarantine ORDER BY 1").fetchall() == [
+        (6, "unknown_event"), (9, "ts_no_offset")]
+    seq = int(events[5].split(",")[3])
+    assert con.execute("SELECT source_line FROM core_device_events WHERE event_seq = ?", [seq]).fetchall() == [(7,)]

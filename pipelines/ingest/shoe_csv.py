@@ -19,7 +19,8 @@ from pipelines.ingest.quarantine import empty_failures, failures_at, from_valida
 from rulebook.cards import FOREIGN, NO_CARD, RANKS, SUITS, UNREADABLE
 from schemas.inputs import INPUT_SHOE_CSV, SHOE_CSV_COLUMNS
 from schemas.pandera_models import model, polars_schema, validate_frame
-from schemas.rules import INT_TEXT, with_parsed_timestamps
+from schemas.rules import INT_TEXT, passes_all, with_parsed_timestamps
+from schemas.vocabulary import builtin_vocabulary
 from schemas.tables import CORE_DEVICE_EVENTS
 
 KIND = "shoe_csv"
@@ -89,7 +90,7 @@ class ShoeParser:
         fields = fields.with_columns([
             pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c) for c in SHOE_CSV_COLUMNS
         ])
-        as_read = with_parsed_timestamps(self._with_prev_max(fields), ["ts"]).select(list(AS_READ_SCHEMA))
+        as_read = self._with_prev_max(with_parsed_timestamps(fields, ["ts"])).select(list(AS_READ_SCHEMA))
         fc = validate_frame(as_read, model(INPUT_SHOE_CSV.name))
         failures.append(from_validation(fc, as_read, INPUT_SHOE_CSV))
         all_failures = pl.concat(failures)
@@ -121,8 +122,12 @@ class ShoeParser:
         return frame.select("source_line", *self.header), failure_frame
 
     def _with_prev_max(self, fields: pl.DataFrame) -> pl.DataFrame:
-        """Add ``prev_max_event_seq``: the highest event_seq of the device on an earlier line."""
-        seq = pl.when(pl.col("event_seq").str.contains(INT_TEXT)).then(pl.col("event_seq").str.to_integer(strict=False))
+        """Add ``prev_max_event_seq``: the highest event_seq of the device on an earlier line that
+        passes every other check. A line set aside (say a mistyped event the device then sent
+        again with the same event_seq) is not evidence of the sequence."""
+        valid = passes_all(INPUT_SHOE_CSV, builtin_vocabulary(), skip_codes=("seq_backwards",))
+        seq = (pl.when(pl.col("event_seq").str.contains(INT_TEXT) & valid)
+               .then(pl.col("event_seq").str.to_integer(strict=False)))
         out = fields.with_columns(seq.alias("_seq"))
         out = out.with_columns(
             pl.col("_seq").cum_max().forward_fill().shift(1).over("device_id").alias("prev_max_event_seq")
