@@ -185,17 +185,18 @@ def _deal_and_decide(ctx, f, procedure, mode, deck, seats, open_ms, close_ms, pe
     folded: set[int] = set()
     decided = {"pre": False, "turn": False, "river": False}
     pos = 0
-    t = close_ms + f.integers(600, 1500)
+    u = f.take(len(deck))  # one uniform per card dealt (at most the deck) for the gaps between cards
+    t = close_ms + 600 + int(u[-1] * 900)
     any_progressive = any(b.progressive for b in seats)
     forced = None
-    gap = (700, 1400) if mode == "shoe" else (300, 700)
+    gap_lo, gap_width = (700, 700) if mode == "shoe" else (300, 400)
 
     def card(is_burn: bool) -> int:
         nonlocal pos, t
         c = deck[pos]
-        pos += 1
         events.append((c, is_burn, t))
-        t += f.integers(*gap)
+        t += gap_lo + int(u[pos] * gap_width)
+        pos += 1
         return c
 
     def decide(street: str) -> None:
@@ -204,7 +205,7 @@ def _deal_and_decide(ctx, f, procedure, mode, deck, seats, open_ms, close_ms, pe
             s = b.seat
             if s in folded or (street != "pre" and s not in played_flop):
                 continue
-            t += f.integers(3000, 10000) if street == "pre" else f.integers(2000, 6000)
+            t += 3000 + int(f.random() * 7000) if street == "pre" else 2000 + int(f.random() * 4000)
             ts = -(-t // 1000) * 1000
             hole = tuple(hole_cards[s])
             if street == "pre":
@@ -224,7 +225,7 @@ def _deal_and_decide(ctx, f, procedure, mode, deck, seats, open_ms, close_ms, pe
                 seen = community[:3] if street == "turn" else community[:4]
                 bet = made_hand(hole, seen)
                 actions.append(ActionRec(s, 1, street if bet else "check", b.ante if bet else None, ts))
-        t += f.integers(1000, 3000)
+        t += 1000 + int(f.random() * 2000)
 
     played_flop: set[int] = set()
     stopped = False

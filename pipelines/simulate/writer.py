@@ -129,19 +129,18 @@ _DICT_TEXT: dict[tuple, str] = {}
 
 
 def _value(v) -> str:
-    """A JSON scalar or a flat dict, exactly as ``json.dumps`` writes it (flat dicts remembered: results repeat)."""
-    if type(v) is dict:
-        key = tuple(v.items())
-        try:
-            return _DICT_TEXT[key]
-        except (KeyError, TypeError):
-            pass
-        text = "{" + ", ".join(f"\"{k}\": {_value(x)}" for k, x in v.items()) + "}"
-        try:
-            if len(_DICT_TEXT) < 100_000:
-                _DICT_TEXT[key] = text
-        except TypeError:
-            pass
+    """A JSON value as ``json.dumps`` writes it; flat dicts of scalars are remembered (results repeat)."""
+    t = type(v)
+    if t is dict:
+        items = tuple(v.items())
+        flat = all(type(x) is not list and type(x) is not dict for _, x in items)
+        if flat:
+            text = _DICT_TEXT.get(items)
+            if text is not None:
+                return text
+        text = "{" + ", ".join(f"\"{k}\": {_value(x)}" for k, x in items) + "}"
+        if flat and len(_DICT_TEXT) < 100_000:
+            _DICT_TEXT[items] = text
         return text
     if v is None:
         return "null"
@@ -149,12 +148,12 @@ def _value(v) -> str:
         return "true"
     if v is False:
         return "false"
-    if isinstance(v, int):
+    if t is int:
         return str(v)
-    if isinstance(v, str):
-        return json.dumps(v)
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"\"{k}\": {_value(x)}" for k, x in v.items()) + "}"
+    if t is str:
+        return f'"{v}"' if v.isascii() and '"' not in v and "\\" not in v and v.isprintable() else json.dumps(v)
+    if t is list:
+        return "[" + ", ".join(_value(x) for x in v) + "]"
     return json.dumps(v)
 
 
