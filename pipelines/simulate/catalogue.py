@@ -42,6 +42,12 @@ def _any(t: Table) -> bool:
     return True
 
 
+def _foreign_card_voids(t: Table) -> bool:
+    """Rule sets whose text voids a round with a foreign card (TBAC-7.1, BJ-7.14, HTB-7.1.1, MBS-5.1);
+    the player's guide states no irregularity rule (its engine leaves such wagers unsettled)."""
+    return t.ruleset != "guide-holdem-bonus-progressive"
+
+
 BAC = _game("baccarat")
 BJ = _game("blackjack")
 HTB = _game("holdem_bonus")
@@ -77,7 +83,8 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("wrong_winner_announced", "result_mismatch", BAC, 1, "the table recorded the other hand as the winner; the nets follow the cards (TBAC-7.16)"),
     # round status
     Variant("void_status_but_settled", "void_not_honoured", _any, 1, "the table declared the round void and settled its wagers anyway"),
-    Variant("foreign_card_settled", "void_not_honoured", _any, 1, "a foreign card voids the round, the table settled it anyway; also a card_integrity"),
+    Variant("foreign_card_settled", "void_not_honoured", _foreign_card_voids, 1,
+            "a foreign card voids the round, the table settled it anyway; also a card_integrity"),
     Variant("wager_on_free_hand", "free_hand_wager", BAC, 1, "wagers left on and settled in a Free Hand (TBAC-7.8)"),
     Variant("placed_after_close", "late_wager", _any, 1, "a wager placed after bets closed"),
     # the logs themselves
