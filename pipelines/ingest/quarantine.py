@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import polars as pl
 
+from functools import cache
+
 from schemas.metadata import Table
-from schemas.pandera_models import polars_schema
+from schemas.pandera_models import model, polars_schema, validate_frame
+from schemas.rules import passes_all
+from schemas.vocabulary import builtin_vocabulary
 from schemas.reasons import PRIORITY, REASONS
 from schemas.tables import CORE_QUARANTINE
 
@@ -90,3 +94,29 @@ def to_quarantine(failures: pl.DataFrame, raw: pl.DataFrame, source_file: str, k
         pl.when(pl.col("detail") == "").then(None).otherwise(pl.col("detail")).alias("detail"),
         pl.col("raw").fill_null(""),
     ).sort("source_line")
+
+
+@cache
+def _passes(table: Table) -> pl.Expr:
+    return passes_all(table, builtin_vocabulary())
+
+
+def checked(frame: pl.DataFrame, table: Table, prefix: str = "", order_col: str | None = None) -> pl.DataFrame:
+    """The failures of ``frame`` against ``table``'s pandera model, found cheaply.
+
+    One vectorised pass of the model's own check expressions (``schemas.rules.passes_all``, the
+    expressions pandera runs) finds the rows that fail anything; only those rows go through
+    pandera, which names every failure exactly as a validation of the whole frame would (its
+    failure cases keep the frame's row order). Pandera's fixed cost per check and call is then
+    paid only when a chunk holds a bad row. The frame's columns and dtypes are compared with the
+    model's here; a mismatch (a loader defect) goes to pandera whole, which raises.
+    """
+    if frame.schema != pl.Schema(polars_schema(table)):
+        return from_validation(validate_frame(frame, model(table.name)), frame, table, prefix, order_col)
+    if frame.is_empty():
+        return empty_failures()
+    ok = frame.select(_passes(table)).to_series()
+    if ok.all():
+        return empty_failures()
+    bad = frame.filter(~ok)
+    return from_validation(validate_frame(bad, model(table.name)), bad, table, prefix, order_col)

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from pipelines.ingest.lines import LineChunk
 from pipelines.ingest.duck import arrow, registered
-from pipelines.ingest.quarantine import empty_failures, failures_at, from_validation
+from pipelines.ingest.quarantine import checked, empty_failures, failures_at, from_validation
 from schemas.inputs import INPUT_ACTION, INPUT_ROUNDS_JSONL, INPUT_WAGER
 from schemas.pandera_models import model, polars_schema, validate_frame
 from schemas.rules import INT_TEXT, json_kind, utc_offset_minutes, with_parsed_timestamps
@@ -146,14 +146,11 @@ class RoundsParser:
                 .otherwise(pl.col("wager_ids__json")).alias("wager_ids__json")
             )
 
-        failures.append(from_validation(validate_frame(rounds_ar.select(list(ROUNDS_AS_READ)), model(INPUT_ROUNDS_JSONL.name)),
-                                        rounds_ar, INPUT_ROUNDS_JSONL))
+        failures.append(checked(rounds_ar.select(list(ROUNDS_AS_READ)), INPUT_ROUNDS_JSONL))
         wagers_ar = wagers_ar.select(list(WAGERS_AS_READ))
-        failures.append(from_validation(validate_frame(wagers_ar, model(INPUT_WAGER.name)), wagers_ar, INPUT_WAGER,
-                                        "wagers", "wager_order"))
+        failures.append(checked(wagers_ar, INPUT_WAGER, "wagers", "wager_order"))
         actions_ar = actions_ar.select(list(ACTIONS_AS_READ))
-        failures.append(from_validation(validate_frame(actions_ar, model(INPUT_ACTION.name)), actions_ar, INPUT_ACTION,
-                                        "actions", "action_order"))
+        failures.append(checked(actions_ar, INPUT_ACTION, "actions", "action_order"))
         all_failures = pl.concat(failures)
         failed = all_failures.select("source_line").unique()
         ok_rounds = rounds_ar.join(failed, on="source_line", how="anti")

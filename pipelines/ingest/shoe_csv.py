@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from pipelines.ingest.lines import LineChunk, UnreadableFile
-from pipelines.ingest.quarantine import empty_failures, failures_at, from_validation
+from pipelines.ingest.quarantine import checked, empty_failures, failures_at, from_validation
 from rulebook.cards import FOREIGN, NO_CARD, RANKS, SUITS, UNREADABLE
 from schemas.inputs import INPUT_SHOE_CSV, SHOE_CSV_COLUMNS
 from schemas.pandera_models import model, polars_schema, validate_frame
@@ -91,8 +91,7 @@ class ShoeParser:
             pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c) for c in SHOE_CSV_COLUMNS
         ])
         as_read = self._with_prev_max(with_parsed_timestamps(fields, ["ts"])).select(list(AS_READ_SCHEMA))
-        fc = validate_frame(as_read, model(INPUT_SHOE_CSV.name))
-        failures.append(from_validation(fc, as_read, INPUT_SHOE_CSV))
+        failures.append(checked(as_read, INPUT_SHOE_CSV))
         all_failures = pl.concat(failures)
         accepted = as_read.join(all_failures.select("source_line").unique(), on="source_line", how="anti")
         events = self._canonical(accepted)
