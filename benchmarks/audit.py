@@ -98,40 +98,45 @@ def end_to_end(folder: Path, work: Path) -> tuple[float, float, str]:
 
 
 def throughput(db: Path) -> None:
-    """Reconstruct + re-settle, per game: each game's rounds as one group, the audit's own functions, one core."""
-    from pipelines.audit.load import Night, partitions, read_night
-    from pipelines.audit.params import AuditParams
-    from pipelines.audit.partition import reconstruct_partition, settle_partition
-
+    """Reconstruct + re-settle, per game: each game's rounds as one group, the audit's own functions."""
     import polars as pl
 
-    params = AuditParams()
-    t = time.perf_counter()
-    night = read_night(db, params)
-    print(f"read the night back (this process): {time.perf_counter() - t:.1f} s")
-    print("re-settlement throughput (reconstruct + re-settle, each game's rounds as one group, this process):")
+    from pipelines.audit.load import load_partition, partition_keys
+    from pipelines.audit.params import AuditParams
+    from pipelines.audit.partition import reconstruct_partition, settle_partition
+    from pipelines.db import open_reader
+
+    params = AuditParams(workers=os.cpu_count() or 1)
+    con = open_reader(db)
+    try:
+        keys = partition_keys(con, params)
+        games = con.sql("SELECT DISTINCT table_id, game FROM core_rounds").pl()
+    finally:
+        con.close()
+    keys = keys.join(games, on="table_id", how="left")
+    print("re-settlement throughput (reconstruct + re-settle; each game's rounds as one group; "
+          f"blackjack on {params.workers} processes):")
     total_r = total_s = 0.0
-    for game in sorted(night.rounds["game"].unique().to_list()):
-        rounds = night.rounds.filter(pl.col("game") == game)
-        tables = rounds.select("table_id").unique()
-        keys = rounds.select("table_id", "round_no")
-        sub = Night(
-            rounds=rounds,
-            wagers=night.wagers.join(keys, on=["table_id", "round_no"], how="semi"),
-            actions=night.actions.join(keys, on=["table_id", "round_no"], how="semi"),
-            events=night.events.join(tables, on="table_id", how="semi"),
-            quarantine=night.quarantine,
-        )
-        part = partitions(sub, groups=1)[0]
+    for game in sorted(keys["game"].drop_nulls().unique().to_list()):
+        group = tuple(keys.filter(pl.col("game") == game).select("gaming_day", "table_id").iter_rows())
+        con = open_reader(db)
+        t = time.perf_counter()
+        try:
+            part = load_partition(con, group, params)
+        finally:
+            con.close()
+        load_s = time.perf_counter() - t
         t = time.perf_counter()
         recon = reconstruct_partition(part, params)
         settle_partition(part, recon, params)
         elapsed = time.perf_counter() - t
-        n = rounds.height
+        n = part.rounds.height
         total_r += n
         total_s += elapsed
-        print(f"  {game:13} {n:>9,} rounds, {part.wagers.height:>9,} wagers in {elapsed:7.1f} s = {n / elapsed:>9,.0f} rounds/s")
-    print(f"  {'all':13} {int(total_r):>9,} rounds in {total_s:7.1f} s = {total_r / total_s:>9,.0f} rounds/s")
+        print(f"  {game:13} {n:>9,} rounds, {part.wagers.height:>9,} wagers: {elapsed:7.1f} s = {n / elapsed:>9,.0f} rounds/s"
+              f"  (loading them: {load_s:.1f} s)")
+        del part, recon
+    print(f"  {'all':13} {int(total_r):>9,} rounds: {total_s:7.1f} s = {total_r / total_s:>9,.0f} rounds/s")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024
     print(f"  peak memory of this process: {peak:.2f} GB")
 

@@ -226,18 +226,16 @@ class NightBuilder:
             con.close()
         return path
 
-    def night(self, params=None):
-        """The frames as the audit reads them (pipelines.audit.load.Night), without a database."""
-        from pipelines.audit.load import EVENT_COLUMNS, Night
-        from pipelines.audit.params import AuditParams
-        from pipelines.audit.reconstruct import annotate_events
+    def connection(self):
+        """An in-memory database with the canonical tables holding this night (what the ingest would write)."""
+        from pipelines.db import open_memory_writer
 
-        f = self.frames()
-        params = params or AuditParams()
-        events = f["core_device_events"].select(EVENT_COLUMNS)
-        q = f["core_quarantine"].select("source_file", "source_line", "reason", "raw")
-        return Night(f["core_rounds"], f["core_wagers"], f["core_actions"],
-                     annotate_events(events, f["core_rounds"], params, q), q)
+        con = open_memory_writer()
+        for name, df in self.frames().items():
+            con.register("_frame", df.to_arrow())
+            con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _frame")
+            con.unregister("_frame")
+        return con
 
     def audit(self, params=None, groups: int | None = None):
         """Audit every partition with the plain functions; returns (settlements, findings) over the night.
@@ -245,13 +243,19 @@ class NightBuilder:
         ``groups``: run the partitions in that many groups (as the flow does) instead of one by one."""
         from pipelines.audit.detectors.gaps import detect_gaps
         from pipelines.audit.findings import finalize
-        from pipelines.audit.load import partitions
+        from pipelines.audit.load import groups as make_groups
+        from pipelines.audit.load import load_gap_evidence, load_partition, partition_keys
         from pipelines.audit.params import AuditParams
         from pipelines.audit.partition import audit_partition
 
         params = params or AuditParams()
-        night = self.night(params)
-        results = [audit_partition(p, params) for p in partitions(night, groups=groups)]
+        con = self.connection()
+        try:
+            plan = make_groups(partition_keys(con, params), groups)
+            results = [audit_partition(load_partition(con, g, params), params) for g in plan]
+            jumps, numbers = load_gap_evidence(con, params)
+        finally:
+            con.close()
         settlements = pl.concat([r.settlements for r in results]) if results else None
-        findings = finalize([r.findings for r in results] + [detect_gaps(night.events, night.rounds)])
+        findings = finalize([r.findings for r in results] + [detect_gaps(jumps, numbers)])
         return settlements, findings

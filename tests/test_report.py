@@ -18,6 +18,7 @@ import polars as pl
 import pytest
 
 from pipelines.audit.frames import FINDINGS_SCHEMA, SETTLEMENTS_SCHEMA, conform
+from pipelines.audit.publish import totals_of
 from pipelines.report import ReportInputs, render_report, write_report
 
 DAY = dt.date(2026, 11, 24)
@@ -83,7 +84,7 @@ def assert_offline(html: str) -> None:
 
 
 def test_report_embeds_plotly_and_loads_nothing_from_the_network():
-    html = render_report(ReportInputs(findings=_findings(), settlements=_settlements(), quarantined=2))
+    html = render_report(ReportInputs(findings=_findings(), totals=totals_of(_settlements()), quarantined=2))
     assert_offline(html)
     assert "Plotly.newPlot" in html and len(html) > 1_000_000  # plotly.js itself, inline
     assert "cdn.plot.ly/plotly" not in html.split("</head>", 1)[1]
@@ -93,28 +94,28 @@ def test_report_embeds_plotly_and_loads_nothing_from_the_network():
 
 
 def test_report_escapes_what_the_input_says():
-    html = render_report(ReportInputs(findings=_findings(), settlements=_settlements()))
+    html = render_report(ReportInputs(findings=_findings(), totals=totals_of(_settlements())))
     body = html.split("</head>", 1)[1]
     assert "<script>alert(1)</script>" not in body.replace("\\u003c", "<").split("<h2>Top findings</h2>", 1)[1].split("</table>")[0]
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
 
 
 def test_report_shows_totals_and_money_at_stake():
-    html = render_report(ReportInputs(findings=_findings(), settlements=_settlements(), quarantined=2))
+    html = render_report(ReportInputs(findings=_findings(), totals=totals_of(_settlements()), quarantined=2))
     assert '<div class="v">3</div><div class="k">findings</div>' in html
     assert '<div class="v">2</div><div class="k">input lines quarantined</div>' in html
     assert ">80,000<" in html  # at stake: |120,000 - 200,000|
 
 
 def test_report_with_no_findings_still_renders():
-    html = render_report(ReportInputs(findings=conform(pl.DataFrame(), FINDINGS_SCHEMA), settlements=_settlements()))
+    html = render_report(ReportInputs(findings=conform(pl.DataFrame(), FINDINGS_SCHEMA), totals=totals_of(_settlements())))
     assert_offline(html)
     assert "No findings." in html
 
 
 def test_the_same_inputs_give_the_same_report():
-    a = render_report(ReportInputs(findings=_findings(), settlements=_settlements()))
-    b = render_report(ReportInputs(findings=_findings(), settlements=_settlements()))
+    a = render_report(ReportInputs(findings=_findings(), totals=totals_of(_settlements())))
+    b = render_report(ReportInputs(findings=_findings(), totals=totals_of(_settlements())))
     assert a == b
 
 
@@ -123,7 +124,7 @@ CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/ch
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium to render the report with")
 def test_report_renders_headless_without_network(tmp_path):
-    path = write_report(tmp_path / "report.html", ReportInputs(findings=_findings(), settlements=_settlements()))
+    path = write_report(tmp_path / "report.html", ReportInputs(findings=_findings(), totals=totals_of(_settlements())))
     shot = tmp_path / "shot.png"
     subprocess.run(
         [CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--proxy-server=127.0.0.1:9",

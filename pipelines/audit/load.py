@@ -1,23 +1,37 @@
-"""Read the night from the canonical tables and cut it into partitions (gaming day x table).
+"""Read the night from the canonical tables, one group of partitions (gaming day x table) at a time.
 
-The database is opened read-only here; only the flow's writer task writes. Everything the
-per-partition steps need is read once, annotated where the whole shoe or the whole night matters
-(decks, card copies, gaming days of device-only rounds), and split so that each partition's frames
-are self-contained: the same task can run on this machine or, later, on a cluster worker.
+A night of a million rounds is some eight million device events and five million wagers: held
+whole as frames, with a copy cut into partitions, it would not fit the 4 GB the audit is allowed.
+So the night is never read whole. :func:`partition_keys` lists the partitions (with their round
+counts, to balance the work); :func:`load_partition` reads one group of them with a query of its own,
+letting DuckDB do what needs a whole shoe or a device's whole event stream (window functions over
+the group's devices) before the rows leave the database:
+
+- the shoe's decks, from its ``shoe_start`` (``shoe_decks``);
+- each card's copy number in its shoe (``copy_no``: a card seen more often than the decks hold it is
+  an excess card, TBAC-7.1, HTB-7.1.3, BJ-7.14, MBS-5.2), counted only for the rare (shoe, card)
+  pairs seen more often than that (null elsewhere: no excess);
+- the device's ``event_seq`` gaps just before and after each event (``lost_before``, ``lost_after``)
+  and how many of the missing numbers are lines of the device's log set aside in quarantine
+  (``quarantined_before``);
+- the gaming day of a dealt card: its round's, or for a round the table system never recorded, the
+  local date of the card at the table's UTC offset shifted back by the gaming day's start.
+
+The same functions read a file database or an in-memory one (the tests'), through any DuckDB
+connection: the loader never writes.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from pipelines.audit.params import AuditParams
-from pipelines.audit.reconstruct import annotate_events
-from pipelines.db import open_reader
 
+# columns of a partition's frames, in the canonical tables' names
 ROUND_COLUMNS = (
     "table_id", "round_no", "game", "ruleset", "shoe_id", "dealer_id", "currency", "deal_mode", "limit_min",
     "limit_max", "limit_differential", "limit_side_min", "limit_side_max", "bets_open_at", "bets_closed_at",
@@ -33,38 +47,27 @@ ACTION_COLUMNS = (
     "table_id", "round_no", "action_order", "seat", "hand", "action", "amount", "ts", "wager_ids", "source_file",
     "source_line",
 )
+# an annotated device event (what reconstruct reads)
 EVENT_COLUMNS = (
-    "device_id", "table_id", "shoe_id", "event_seq", "ts", "event", "round_no", "card", "card_code", "decks",
-    "source_file", "source_line",
+    "device_id", "table_id", "shoe_id", "event_seq", "ts", "event", "round_no", "card", "card_code",
+    "shoe_decks", "copy_no", "gaming_day", "source_file", "source_line",
+    "lost_before", "quarantined_before", "lost_after",
 )
 
 
 @dataclass(frozen=True)
-class Night:
-    """Everything read from the database, with device events annotated over whole shoes."""
-
-    rounds: pl.DataFrame
-    wagers: pl.DataFrame
-    actions: pl.DataFrame
-    events: pl.DataFrame  # annotated (reconstruct.annotate_events)
-    quarantine: pl.DataFrame
-    source_files: pl.DataFrame | None = None  # core_source_files: what each input file contributed
-
-
-@dataclass(frozen=True)
 class Partition:
-    """Gaming day x table partition(s): every frame a per-partition step reads.
+    """Gaming day x table partition(s): every frame the per-partition steps read.
 
-    Usually one (gaming day, table); the flow hands several to one task run (``partitions(night,
-    groups=n)``): the steps key every row by table and round, so the same functions read one
-    partition or many alike, and the fixed cost of a step is paid once per group, not per table.
+    One (gaming day, table), or a group of them handed to one task run: the steps key every row by
+    table and round, so the same functions read one partition or many alike.
     """
 
     keys: tuple[tuple[dt.date, str], ...]
     rounds: pl.DataFrame
     wagers: pl.DataFrame
     actions: pl.DataFrame
-    events: pl.DataFrame
+    events: pl.DataFrame  # annotated device events of the partitions' rounds
 
     @property
     def gaming_day(self) -> dt.date:
@@ -75,39 +78,13 @@ class Partition:
         return self.keys[0][1]
 
     @property
-    def key(self) -> tuple[dt.date, str]:
-        return self.keys[0]
-
-    @property
     def label(self) -> str:
         first = f"{self.keys[0][0].isoformat()} {self.keys[0][1]}"
         return first if len(self.keys) == 1 else f"{first} and {len(self.keys) - 1} more partition(s)"
 
 
-def read_night(db_path: Path, params: AuditParams) -> Night:
-    """The canonical tables, read-only, as polars frames (device events annotated)."""
-    con = open_reader(db_path)
-    try:
-        rounds = _read(con, "core_rounds", ROUND_COLUMNS, "table_id, round_no")
-        wagers = _read(con, "core_wagers", WAGER_COLUMNS, "table_id, round_no, wager_order")
-        actions = _read(con, "core_actions", ACTION_COLUMNS, "table_id, round_no, action_order")
-        events = _read(con, "core_device_events", EVENT_COLUMNS, "device_id, event_seq",
-                       select={"card": "CASE WHEN card_code < 0 THEN card END AS card"})
-        quarantine = con.sql(
-            "SELECT source_file, source_line, reason, raw FROM core_quarantine ORDER BY source_file, source_line, reason"
-        ).pl()
-        source_files = con.sql(
-            "SELECT source_file, kind, lines_read, rows_accepted, rows_quarantined, status, error "
-            "FROM core_source_files ORDER BY source_file"
-        ).pl()
-    finally:
-        con.close()
-    return Night(rounds, wagers, actions, annotate_events(events, rounds, params, quarantine), quarantine, source_files)
-
-
-def _read(con, table: str, columns: tuple[str, ...], order: str, select: dict[str, str] | None = None) -> pl.DataFrame:
-    exprs = [(select or {}).get(c, c) for c in columns]
-    df = con.sql(f"SELECT {', '.join(exprs)} FROM {table} ORDER BY {order}").pl()
+def _frame(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
+    df = con.sql(sql).pl()
     # DuckDB hands TIMESTAMPTZ back in the session's zone name (e.g. Etc/UTC): one zone, UTC, everywhere
     return df.with_columns(
         pl.col(c).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
@@ -115,60 +92,174 @@ def _read(con, table: str, columns: tuple[str, ...], order: str, select: dict[st
     )
 
 
-def partitions(night: Night, groups: int | None = None) -> list[Partition]:
-    """The night cut into (gaming day, table) partitions, in a stable order.
-
-    With ``groups``, the partitions are dealt into at most that many groups of about equal work
-    (rounds; the largest first to the lightest group), each group one :class:`Partition` holding
-    several keys: how the flow spreads a night of a thousand tables over a few workers.
+def _device_round_days(day_start_minutes: int) -> str:
+    """SQL: (table_id, round_no, gaming_day, source_file, source_line) of every round the device dealt."""
+    return f"""
+        SELECT e.table_id, e.round_no,
+               coalesce(r.gaming_day, CAST((min(e.ts) AT TIME ZONE 'UTC')
+                        + to_minutes(coalesce(o.off, 0) - {int(day_start_minutes)}) AS DATE)) AS gaming_day,
+               arg_min(e.source_file, e.event_seq) AS source_file, arg_min(e.source_line, e.event_seq) AS source_line,
+               r.round_no IS NOT NULL AS has_table_record
+        FROM core_device_events e
+        LEFT JOIN core_rounds r USING (table_id, round_no)
+        LEFT JOIN (SELECT table_id, min(utc_offset_minutes) AS off FROM core_rounds GROUP BY table_id) o USING (table_id)
+        WHERE e.round_no IS NOT NULL AND e.event IN ('card', 'burn')
+        GROUP BY e.table_id, e.round_no, r.gaming_day, r.round_no, o.off
     """
-    keys_rounds = night.rounds.select("gaming_day", "table_id")
-    keys_events = night.events.filter(pl.col("round_no").is_not_null()).select("gaming_day", "table_id")
-    keys = pl.concat([keys_rounds, keys_events]).group_by(["gaming_day", "table_id"]).len().sort(["gaming_day", "table_id"])
-    key_list = [(d, t) for d, t, _ in keys.iter_rows()]
-    if groups is None:
-        group_of = {k: i for i, k in enumerate(key_list)}
-    else:
-        group_of = _balanced(key_list, keys["len"].to_list(), groups)
-    key_frame = pl.DataFrame(
-        {"gaming_day": [k[0] for k in key_list], "table_id": [k[1] for k in key_list],
-         "_group": [group_of[k] for k in key_list]},
-        schema={"gaming_day": pl.Date, "table_id": pl.String, "_group": pl.Int64},
-    )
-    day_of = night.rounds.select("table_id", "round_no", "gaming_day")
-
-    def split(df: pl.DataFrame, with_day: bool) -> dict[int, pl.DataFrame]:
-        if not with_day:
-            df = df.join(day_of, on=["table_id", "round_no"], how="left")
-        df = df.join(key_frame, on=["gaming_day", "table_id"], how="left")
-        return {k[0]: v.drop("_group") for k, v in df.partition_by(["_group"], as_dict=True, maintain_order=True).items()}
-
-    rounds = split(night.rounds, True)
-    wagers = split(night.wagers, False)
-    actions = split(night.actions, False)
-    events = split(night.events.filter(pl.col("round_no").is_not_null()), True)
-    members: dict[int, list[tuple[dt.date, str]]] = {}
-    for k in key_list:
-        members.setdefault(group_of[k], []).append(k)
-    out = []
-    for g in sorted(members, key=lambda g: members[g][0]):
-        out.append(Partition(
-            keys=tuple(members[g]),
-            rounds=rounds.get(g, night.rounds.clear()),
-            wagers=wagers.get(g, night.wagers.clear()).drop("gaming_day", strict=False),
-            actions=actions.get(g, night.actions.clear()).drop("gaming_day", strict=False),
-            events=events.get(g, night.events.clear()),
-        ))
-    return out
 
 
-def _balanced(keys: list[tuple[dt.date, str]], work: list[int], groups: int) -> dict[tuple[dt.date, str], int]:
-    """Deal ``keys`` into ``groups`` of about equal ``work`` (the LPT rule), so that a pool of workers finishes together."""
-    n = max(1, min(groups, len(keys)))
-    loads = [0] * n
-    out = {}
-    for i in sorted(range(len(keys)), key=lambda i: (-work[i], i)):
-        g = min(range(n), key=lambda j: (loads[j], j))
-        out[keys[i]] = g
+def partition_keys(con: duckdb.DuckDBPyConnection, params: AuditParams) -> pl.DataFrame:
+    """Every (gaming_day, table_id) with its number of rounds (either side's), in order."""
+    return _frame(con, f"""
+        WITH device AS ({_device_round_days(params.day_start_minutes)})
+        SELECT gaming_day, table_id, count(*) AS rounds FROM (
+            SELECT gaming_day, table_id, round_no FROM core_rounds
+            UNION
+            SELECT gaming_day, table_id, round_no FROM device WHERE NOT has_table_record
+        ) GROUP BY gaming_day, table_id ORDER BY gaming_day, table_id
+    """)
+
+
+def groups(keys: pl.DataFrame, n: int | None) -> list[tuple[tuple[dt.date, str], ...]]:
+    """The partitions dealt into at most ``n`` groups of about equal work (rounds): the largest first to the
+    lightest group (the LPT rule), so that a pool of workers finishes together. ``None``: one partition a group."""
+    key_list = [(d, t) for d, t in keys.select("gaming_day", "table_id").iter_rows()]
+    if n is None:
+        return [(k,) for k in key_list]
+    work = keys["rounds"].to_list()
+    m = max(1, min(n, len(key_list)))
+    loads = [0] * m
+    members: list[list[int]] = [[] for _ in range(m)]
+    for i in sorted(range(len(key_list)), key=lambda i: (-work[i], i)):
+        g = min(range(m), key=lambda j: (loads[j], j))
+        members[g].append(i)
         loads[g] += max(1, work[i])
-    return out
+    out = [tuple(key_list[i] for i in sorted(mem)) for mem in members if mem]
+    return sorted(out)
+
+
+def _register_keys(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...]) -> None:
+    frame = pl.DataFrame(
+        {"gaming_day": [k[0] for k in keys], "table_id": [k[1] for k in keys]},
+        schema={"gaming_day": pl.Date, "table_id": pl.String},
+    )
+    con.register("_audit_keys", frame.to_arrow())
+
+
+def annotated_events_sql(day_start_minutes: int, devices: str) -> str:
+    """SQL: every event of the devices selected by ``devices`` (a subquery of device_id), annotated (module docstring)."""
+    return f"""
+        WITH ev AS (
+            SELECT device_id, table_id, shoe_id, event_seq, ts, event, round_no,
+                   CASE WHEN card_code < 0 THEN card END AS card, card_code, decks, source_file, source_line,
+                   event_seq - lag(event_seq) OVER dev - 1 AS gap,
+                   lead(event_seq) OVER dev - event_seq - 1 AS gap_after,
+                   lag(source_file) OVER dev AS prev_file, lag(source_line) OVER dev AS prev_line
+            FROM core_device_events
+            WHERE device_id IN ({devices})
+            WINDOW dev AS (PARTITION BY device_id ORDER BY event_seq)
+        ),
+        jumps AS (SELECT device_id, event_seq, source_file, source_line, prev_file, prev_line FROM ev WHERE gap > 0),
+        quarantined AS (  -- quarantined lines between the event kept before the jump and the one after it
+            SELECT device_id, event_seq, sum(n) AS n FROM (
+                SELECT j.device_id, j.event_seq, count(*) AS n
+                FROM jumps j JOIN core_quarantine q ON q.source_file = j.source_file
+                WHERE q.source_line < j.source_line AND (j.prev_file <> j.source_file OR q.source_line > j.prev_line)
+                GROUP BY j.device_id, j.event_seq
+                UNION ALL
+                SELECT j.device_id, j.event_seq, count(*) AS n
+                FROM jumps j JOIN core_quarantine q ON q.source_file = j.prev_file
+                WHERE j.prev_file <> j.source_file AND q.source_line > j.prev_line
+                GROUP BY j.device_id, j.event_seq
+            ) GROUP BY device_id, event_seq
+        ),
+        offsets AS (SELECT table_id, min(utc_offset_minutes) AS off FROM core_rounds GROUP BY table_id),
+        shoes AS (  -- decks per shoe, from its first shoe_start
+            SELECT table_id, shoe_id, CAST(arg_min(decks, event_seq) AS BIGINT) AS shoe_decks
+            FROM ev WHERE event = 'shoe_start' GROUP BY table_id, shoe_id
+        ),
+        crowded AS (  -- the few (shoe, card) pairs seen more often than the shoe's decks hold: number their copies
+            SELECT c.device_id, c.event_seq,
+                   row_number() OVER (PARTITION BY c.table_id, c.shoe_id, c.card_code ORDER BY c.device_id, c.event_seq) AS copy_no
+            FROM ev c
+            JOIN (SELECT ev.table_id, ev.shoe_id, ev.card_code FROM ev JOIN shoes USING (table_id, shoe_id)
+                  WHERE ev.card_code >= 0 GROUP BY ev.table_id, ev.shoe_id, ev.card_code
+                  HAVING count(*) > max(shoes.shoe_decks)) x
+              ON x.table_id = c.table_id AND x.shoe_id = c.shoe_id AND x.card_code = c.card_code
+        ),
+        annotated AS (
+            SELECT ev.device_id, ev.table_id, ev.shoe_id, ev.event_seq, ev.ts, ev.event, ev.round_no, ev.card,
+                   ev.card_code, s.shoe_decks, c.copy_no,
+                   coalesce(r.gaming_day, CAST((ev.ts AT TIME ZONE 'UTC')
+                        + to_minutes(coalesce(o.off, 0) - {int(day_start_minutes)}) AS DATE)) AS gaming_day,
+                   ev.source_file, ev.source_line,
+                   greatest(coalesce(ev.gap, 0), 0) AS lost_before,
+                   coalesce(q.n, 0) AS quarantined_before,
+                   greatest(coalesce(ev.gap_after, 0), 0) AS lost_after
+            FROM ev
+            LEFT JOIN shoes s ON s.table_id = ev.table_id AND s.shoe_id = ev.shoe_id
+            LEFT JOIN crowded c ON c.device_id = ev.device_id AND c.event_seq = ev.event_seq
+            LEFT JOIN core_rounds r ON r.table_id = ev.table_id AND r.round_no = ev.round_no
+            LEFT JOIN offsets o ON o.table_id = ev.table_id
+            LEFT JOIN quarantined q ON q.device_id = ev.device_id AND q.event_seq = ev.event_seq
+        )
+        SELECT * FROM annotated
+    """
+
+
+def load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...], params: AuditParams) -> Partition:
+    """Every frame of a group of partitions, read with the connection ``con`` (see the module docstring)."""
+    cur = con.cursor()
+    try:
+        _register_keys(cur, keys)
+        in_keys = "(gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _audit_keys)"
+        rounds = _frame(cur, f"""
+            SELECT {', '.join(ROUND_COLUMNS)} FROM core_rounds WHERE {in_keys} ORDER BY table_id, round_no""")
+        of_rounds = f"""JOIN (SELECT table_id, round_no FROM core_rounds WHERE {in_keys}) k USING (table_id, round_no)"""
+        wagers = _frame(cur, f"""
+            SELECT {', '.join('w.' + c if c not in ('table_id', 'round_no') else c for c in WAGER_COLUMNS)}
+            FROM core_wagers w {of_rounds} ORDER BY table_id, round_no, wager_order""")
+        actions = _frame(cur, f"""
+            SELECT {', '.join('a.' + c if c not in ('table_id', 'round_no') else c for c in ACTION_COLUMNS)}
+            FROM core_actions a {of_rounds} ORDER BY table_id, round_no, action_order""")
+        devices = """SELECT DISTINCT device_id FROM core_device_events
+                     WHERE table_id IN (SELECT DISTINCT table_id FROM _audit_keys)"""
+        events = _frame(cur, f"""
+            SELECT {', '.join(EVENT_COLUMNS)} FROM ({annotated_events_sql(params.day_start_minutes, devices)})
+            WHERE round_no IS NOT NULL AND {in_keys}
+            ORDER BY device_id, event_seq""")
+        cur.unregister("_audit_keys")
+    finally:
+        cur.close()
+    return Partition(keys=tuple(keys), rounds=rounds, wagers=wagers, actions=actions, events=events)
+
+
+def load_gap_evidence(con: duckdb.DuckDBPyConnection, params: AuditParams) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """What the gap detectors need of the whole night: the device events just after an ``event_seq`` jump
+    (annotated), and every round number either side saw (table_id, round_no, gaming_day, source)."""
+    cur = con.cursor()
+    try:
+        jumps = _frame(cur, f"""
+            SELECT {', '.join(EVENT_COLUMNS)}
+            FROM ({annotated_events_sql(params.day_start_minutes, 'SELECT DISTINCT device_id FROM core_device_events')})
+            WHERE lost_before > 0 ORDER BY device_id, event_seq""")
+        numbers = _frame(cur, f"""
+            WITH device AS ({_device_round_days(params.day_start_minutes)})
+            SELECT table_id, round_no, gaming_day, source_file, source_line FROM core_rounds
+            UNION ALL
+            SELECT table_id, round_no, gaming_day, source_file, source_line FROM device WHERE NOT has_table_record
+            ORDER BY table_id, round_no""")
+    finally:
+        cur.close()
+    return jumps, numbers
+
+
+def load_quarantine(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return _frame(con.cursor(), """
+        SELECT source_file, source_line, reason, raw FROM core_quarantine ORDER BY source_file, source_line, reason""")
+
+
+def load_source_files(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return _frame(con.cursor(), """
+        SELECT source_file, kind, lines_read, rows_accepted, rows_quarantined, status, error
+        FROM core_source_files ORDER BY source_file""")

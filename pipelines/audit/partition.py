@@ -19,11 +19,14 @@ from pipelines.audit.settle import Settled, published_settlements, settle
 @dataclass(frozen=True)
 class PartitionResult:
     keys: tuple  # the (gaming day, table) partitions covered
-    settlements: pl.DataFrame  # the published columns (SETTLEMENTS_SCHEMA)
-    findings: pl.DataFrame  # FINDINGS_SCHEMA
+    settlements: pl.DataFrame | None  # the published columns (SETTLEMENTS_SCHEMA); None once staged
+    findings: pl.DataFrame | None  # FINDINGS_SCHEMA; None once staged
     rounds: int  # table-system rounds
     device_rounds: int  # rounds the device dealt
     engine_errors: int  # rounds an engine refused with an unexpected error (a defect to report)
+
+    def counts_only(self) -> "PartitionResult":
+        return PartitionResult(self.keys, None, None, self.rounds, self.device_rounds, self.engine_errors)
 
 
 def reconstruct_partition(part: Partition, params: AuditParams) -> pl.DataFrame:

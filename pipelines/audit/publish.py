@@ -1,23 +1,29 @@
 """Publish the audit: the ``out_`` tables in DuckDB (the flow's one writer) and the files of the output contract.
 
-- ``out_findings`` and ``out_settlements`` are replaced partition by partition (gaming day x table)
-  inside one transaction, so a re-run over the same input leaves the same rows.
-- ``findings.csv`` (the contract's columns first, then ``game, ruleset, ruleset_version, currency,
-  device_id``), ``settlements.parquet`` (one row per wager), ``quarantine.csv`` (every line set
-  aside) and ``report.html`` (self-contained). Rows are sorted and nothing depends on the clock, so
-  the same input yields byte-identical CSV files.
+Each group of partitions leaves its settlements and findings in a staging folder (one Parquet file
+each, :func:`stage`) as soon as it is done, so a night of five million wagers is never held whole.
+Then, in one transaction, the audited partitions' rows of ``out_findings`` and ``out_settlements``
+are replaced by the staged ones (:func:`write_database`): a re-run over the same input leaves the
+same rows. The files are exported from those tables (:func:`write_files`):
+
+- ``findings.csv``: the contract's columns first, then ``game, ruleset, ruleset_version, currency,
+  device_id``; sorted by gaming day, table, round, kind, wager, id; nothing depends on the clock, so
+  the same input yields the same bytes;
+- ``settlements.parquet``: one row per wager, sorted by gaming day, table, round, wager order;
+- ``quarantine.csv``: every input line set aside, with its reason.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 from pathlib import Path
 
 import polars as pl
 
-from pipelines.audit.frames import FINDINGS_SCHEMA, SETTLEMENTS_SCHEMA, conform
 from pipelines.audit.findings import sort_findings
-from pipelines.db import open_writer
+from pipelines.audit.frames import FINDINGS_SCHEMA, SETTLEMENTS_SCHEMA, conform
+from pipelines.db import open_reader, open_writer
 
 _DUCK_TYPES = {
     pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Int16: "SMALLINT", pl.Int32: "INTEGER", pl.Date: "DATE",
@@ -28,10 +34,12 @@ OUT_TABLES: dict[str, dict[str, pl.DataType]] = {
     "out_findings": FINDINGS_SCHEMA,
     "out_settlements": SETTLEMENTS_SCHEMA,
 }
+STAGE_PREFIX = {"out_findings": "findings", "out_settlements": "settlements"}
+SETTLEMENT_ORDER = "gaming_day, table_id, round_no, wager_order, wager_id"
 
 
 def _ddl(name: str, schema: dict[str, pl.DataType]) -> str:
-    cols = ",\n    ".join(f"{c} {_DUCK_TYPES[type(t) if not isinstance(t, type) else t]}" for c, t in schema.items())
+    cols = ",\n    ".join(f"{c} {_DUCK_TYPES[t if isinstance(t, type) else type(t)]}" for c, t in schema.items())
     return f"CREATE TABLE {name} (\n    {cols}\n)"
 
 
@@ -47,38 +55,87 @@ def _ensure(con, name: str, schema: dict[str, pl.DataType]) -> None:
     con.execute(_ddl(name, schema))
 
 
-def write_database(
-    db_path: Path, keys: list[tuple[dt.date, str]], findings: pl.DataFrame, settlements: pl.DataFrame
-) -> None:
-    """Replace the audited partitions' rows of out_findings and out_settlements, in one transaction."""
+def stage(stage_dir: Path, index: int, findings: pl.DataFrame, settlements: pl.DataFrame) -> None:
+    """One group's results into the staging folder, in the published schemas."""
+    stage_dir.mkdir(parents=True, exist_ok=True)
+    conform(findings, FINDINGS_SCHEMA).write_parquet(stage_dir / f"findings-{index:05d}.parquet")
+    conform(settlements, SETTLEMENTS_SCHEMA).write_parquet(stage_dir / f"settlements-{index:05d}.parquet")
+
+
+def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Path) -> None:
+    """Replace the audited partitions' rows of out_findings and out_settlements by the staged ones, in one transaction."""
     con = open_writer(db_path)
     try:
         for name, schema in OUT_TABLES.items():
             _ensure(con, name, schema)
         key_frame = pl.DataFrame(keys, schema={"gaming_day": pl.Date, "table_id": pl.String}, orient="row")
+        con.register("_keys", key_frame.to_arrow())
         con.execute("BEGIN TRANSACTION")
         try:
-            con.register("_keys", key_frame.to_arrow())
-            for name, df in (("out_findings", findings), ("out_settlements", settlements)):
-                con.execute(
-                    f"DELETE FROM {name} WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)"
-                )
-                con.register("_rows", conform(df, OUT_TABLES[name]).to_arrow())
-                con.execute(f"INSERT INTO {name} SELECT * FROM _rows")
-                con.unregister("_rows")
-            con.unregister("_keys")
+            for name, schema in OUT_TABLES.items():
+                con.execute(f"DELETE FROM {name} WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)")
+                files = sorted(stage_dir.glob(f"{STAGE_PREFIX[name]}-*.parquet"))
+                if files:
+                    listing = ", ".join("'" + f.as_posix().replace("'", "''") + "'" for f in files)
+                    con.execute(f"INSERT INTO {name} SELECT {', '.join(schema)} FROM read_parquet([{listing}])")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
+        con.unregister("_keys")
     finally:
         con.close()
 
 
-def write_files(
-    out_dir: Path, findings: pl.DataFrame, settlements: pl.DataFrame, quarantine: pl.DataFrame
-) -> dict[str, Path]:
-    """findings.csv, settlements.parquet and quarantine.csv (the report is written by pipelines.report)."""
+def _key_filter(keys: list[tuple[dt.date, str]]) -> pl.DataFrame:
+    return pl.DataFrame(keys, schema={"gaming_day": pl.Date, "table_id": pl.String}, orient="row")
+
+
+def read_findings(db_path: Path, keys: list[tuple[dt.date, str]]) -> pl.DataFrame:
+    """The audited partitions' findings, sorted (a night has thousands, not millions)."""
+    con = open_reader(db_path)
+    try:
+        con.register("_keys", _key_filter(keys).to_arrow())
+        df = con.sql("SELECT * FROM out_findings WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)").pl()
+    finally:
+        con.close()
+    return sort_findings(conform(df, FINDINGS_SCHEMA))
+
+
+def settlement_totals(db_path: Path, keys: list[tuple[dt.date, str]]) -> pl.DataFrame:
+    """Per currency: rounds, wagers, amounts wagered, nets recorded and expected, wagers not settleable."""
+    con = open_reader(db_path)
+    try:
+        con.register("_keys", _key_filter(keys).to_arrow())
+        df = con.sql(f"""
+            SELECT {TOTALS_SQL} FROM out_settlements
+            WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)
+            GROUP BY currency ORDER BY currency""").pl()
+    finally:
+        con.close()
+    return df
+
+
+TOTALS_SQL = """currency, count(DISTINCT (table_id, round_no)) AS rounds, count(*) AS wagers,
+    CAST(sum(amount) AS BIGINT) AS wagered, CAST(sum(recorded_net) AS BIGINT) AS recorded,
+    CAST(sum(expected_net) AS BIGINT) AS expected, count(*) FILTER (WHERE expected_net IS NULL) AS unsettled"""
+
+
+def totals_of(settlements: pl.DataFrame) -> pl.DataFrame:
+    """:func:`settlement_totals` of a settlements frame (the same shape; for reports built without a database)."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.register("s", conform(settlements, SETTLEMENTS_SCHEMA).to_arrow())
+        return con.sql(f"SELECT {TOTALS_SQL} FROM s GROUP BY currency ORDER BY currency").pl()
+    finally:
+        con.close()
+
+
+def write_files(out_dir: Path, db_path: Path, keys: list[tuple[dt.date, str]], findings: pl.DataFrame,
+                quarantine: pl.DataFrame) -> dict[str, Path]:
+    """findings.csv, settlements.parquet (exported by DuckDB, sorted) and quarantine.csv."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
         "findings": out_dir / "findings.csv",
@@ -86,10 +143,22 @@ def write_files(
         "quarantine": out_dir / "quarantine.csv",
     }
     sort_findings(conform(findings, FINDINGS_SCHEMA)).write_csv(paths["findings"], date_format="%Y-%m-%d")
-    conform(settlements, SETTLEMENTS_SCHEMA).sort(
-        ["gaming_day", "table_id", "round_no", "wager_order", "wager_id"], nulls_last=True
-    ).write_parquet(paths["settlements"], statistics=False)
+    con = open_reader(db_path)
+    try:
+        con.register("_keys", _key_filter(keys).to_arrow())
+        target = paths["settlements"].as_posix().replace("'", "''")
+        con.execute(f"""
+            COPY (SELECT {', '.join(SETTLEMENTS_SCHEMA)} FROM out_settlements
+                  WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)
+                  ORDER BY {SETTLEMENT_ORDER})
+            TO '{target}' (FORMAT parquet, COMPRESSION zstd)""")
+    finally:
+        con.close()
     quarantine.select("source_file", "source_line", "reason", "raw").sort(
         ["source_file", "source_line", "reason"]
     ).write_csv(paths["quarantine"])
     return paths
+
+
+def clear_stage(stage_dir: Path) -> None:
+    shutil.rmtree(stage_dir, ignore_errors=True)

@@ -5,10 +5,9 @@ A round's evidence is the device's card and burn events carrying its ``round_no`
 decks is the shoe's ``shoe_start``. The table system's record only says which round it is and what
 was wagered; where the two disagree, or one is missing, the round's ``note`` says so in a sentence.
 
-Two annotations need the whole shoe, not one round, and are computed once over all events
-(:func:`annotate_events`) before the night is cut into partitions: how many decks the shoe holds,
-and how many times each card has been seen in the shoe so far (a card seen more often than the
-decks hold it is an excess card: TBAC-7.1, HTB-7.1.3, BJ-7.14, MBS-5.2).
+What needs a whole shoe or a device's whole event stream, not one round (how many decks the shoe
+holds, each card's copy number in the shoe, gaps in the device's event numbering) is annotated on
+every event by the loader's query (:mod:`pipelines.audit.load`), before the rows leave DuckDB.
 """
 
 from __future__ import annotations
@@ -19,102 +18,11 @@ from pipelines.audit.frames import RECON_SCHEMA, conform
 from pipelines.audit.params import AuditParams
 from rulebook.cards import FOREIGN, NO_CARD
 
-# the columns of an annotated device event (what a partition's ``events`` frame holds)
-EVENT_COLUMNS: tuple[str, ...] = (
-    "device_id", "table_id", "shoe_id", "event_seq", "ts", "event", "round_no", "card", "card_code",
-    "shoe_decks", "copy_no", "gaming_day", "source_file", "source_line",
-    "lost_before", "quarantined_before", "lost_after",
-)
-
-
-def local_gaming_day(ts: pl.Expr, offset_minutes: pl.Expr, day_start_minutes: int) -> pl.Expr:
-    """The gaming day of a UTC instant at a UTC offset: the local date, shifted back by the day's start."""
-    local = ts.dt.replace_time_zone(None) + pl.duration(minutes=offset_minutes - day_start_minutes)
-    return local.dt.date()
-
-
-def annotate_events(
-    events: pl.DataFrame, rounds: pl.DataFrame, params: AuditParams, quarantine: pl.DataFrame | None = None
-) -> pl.DataFrame:
-    """Every device event with its shoe's decks, the card's copy number in the shoe, its gaming day, and gaps.
-
-    The gaming day of a dealt card is its round's (the table system's, from ``bets_closed_at``);
-    for a round the table system never recorded it is the local date of the card at the table's UTC
-    offset (from the table's other rounds; UTC when the table has none).
-
-    ``lost_before`` is how many events the device's ``event_seq`` skips just before this one (and
-    ``lost_after`` just after); ``quarantined_before`` how many of those are explained by lines of
-    the device's log set aside in ``quarantine`` between the two events that were kept.
-    """
-    if events.height == 0:
-        return pl.DataFrame(schema={c: _EVENT_DTYPES[c] for c in EVENT_COLUMNS})
-    ev = events.sort(["device_id", "event_seq"], maintain_order=True)
-    shoe_decks = (
-        ev.filter(pl.col("event") == "shoe_start")
-        .group_by(["table_id", "shoe_id"])
-        .agg(pl.col("decks").first().cast(pl.Int64).alias("shoe_decks"))
-    )
-    ev = ev.join(shoe_decks, on=["table_id", "shoe_id"], how="left")
-    ev = ev.with_columns(
-        pl.when(pl.col("card_code") >= 0)
-        .then(pl.int_range(1, pl.len() + 1).over(["table_id", "shoe_id", "card_code"]))
-        .otherwise(None)
-        .cast(pl.Int64)
-        .alias("copy_no")
-    )
-    day_of_round = rounds.select("table_id", "round_no", pl.col("gaming_day").alias("_round_day"))
-    offsets = rounds.group_by("table_id").agg(pl.col("utc_offset_minutes").first().cast(pl.Int64).alias("_offset"))
-    ev = ev.join(day_of_round, on=["table_id", "round_no"], how="left").join(offsets, on="table_id", how="left")
-    ev = ev.with_columns(
-        pl.coalesce(
-            pl.col("_round_day"),
-            local_gaming_day(pl.col("ts"), pl.col("_offset").fill_null(0), params.day_start_minutes),
-        ).alias("gaming_day")
-    )
-    ev = ev.sort(["device_id", "event_seq"]).with_columns(
-        (pl.col("event_seq") - pl.col("event_seq").shift(1).over("device_id") - 1).fill_null(0).clip(lower_bound=0)
-        .alias("lost_before"),
-        pl.col("source_file").shift(1).over("device_id").alias("_prev_file"),
-        pl.col("source_line").shift(1).over("device_id").alias("_prev_line"),
-    )
-    ev = ev.with_columns(_quarantined_between(ev, quarantine).alias("quarantined_before"))
-    ev = ev.with_columns(pl.col("lost_before").shift(-1).over("device_id").fill_null(0).alias("lost_after"))
-    return ev.select(EVENT_COLUMNS)
-
-
-def _quarantined_between(ev: pl.DataFrame, quarantine: pl.DataFrame | None) -> pl.Series:
-    """Per event: quarantined lines of its device's log(s) between it and the device's previous kept event."""
-    counts = [0] * ev.height
-    if quarantine is None or quarantine.height == 0:
-        return pl.Series(counts, dtype=pl.Int64)
-    by_file: dict[str, list[int]] = {}
-    for f, line in quarantine.select("source_file", "source_line").iter_rows():
-        by_file.setdefault(f, []).append(line)
-    idx = ev.with_row_index("_i").filter(pl.col("lost_before") > 0)
-    for i, file, line, pfile, pline in idx.select("_i", "source_file", "source_line", "_prev_file", "_prev_line").iter_rows():
-        if pfile is None:
-            continue
-        if file == pfile:
-            n = sum(1 for q in by_file.get(file, ()) if pline < q < line)
-        else:
-            n = sum(1 for q in by_file.get(pfile, ()) if q > pline) + sum(1 for q in by_file.get(file, ()) if q < line)
-        counts[i] = n
-    return pl.Series(counts, dtype=pl.Int64)
-
-
-_EVENT_DTYPES: dict[str, pl.DataType] = {
-    "device_id": pl.String, "table_id": pl.String, "shoe_id": pl.String, "event_seq": pl.Int64,
-    "ts": pl.Datetime("us", "UTC"), "event": pl.String, "round_no": pl.Int64, "card": pl.String,
-    "card_code": pl.Int16, "shoe_decks": pl.Int64, "copy_no": pl.Int64, "gaming_day": pl.Date,
-    "source_file": pl.String, "source_line": pl.Int64, "lost_before": pl.Int64, "quarantined_before": pl.Int64,
-    "lost_after": pl.Int64,
-}
-
 
 def reconstruct(events: pl.DataFrame, rounds: pl.DataFrame, params: AuditParams) -> pl.DataFrame:
     """One row per round of the partition: the device's card sequence beside the table system's record.
 
-    ``events`` are annotated device events (:func:`annotate_events`); ``rounds`` the table system's
+    ``events`` are annotated device events (``pipelines.audit.load.EVENT_COLUMNS``); ``rounds`` the table system's
     rounds (core_rounds). Rounds seen by only one side are kept, with a note saying which.
     """
     dealt = events.filter(pl.col("round_no").is_not_null() & pl.col("event").is_in(["card", "burn"]))

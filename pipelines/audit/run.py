@@ -101,8 +101,9 @@ def summary_text(outcome) -> str:
     by_kind = sorted(f.group_by("kind").len().iter_rows(), key=lambda kv: (-kv[1], kv[0])) if f.height else []
     money = f.filter(pl.col("difference").is_not_null() & (pl.col("difference") != 0))
     stake = money.group_by("currency").agg(pl.col("difference").abs().sum()).sort("currency") if money.height else None
-    s = outcome.settlements
-    unsettled = s.filter(pl.col("expected_net").is_null()).height
+    t = outcome.totals
+    wagers = int(t["wagers"].sum() or 0) if t.height else 0
+    unsettled = int(t["unsettled"].sum() or 0) if t.height else 0
     lines = []
     ing = outcome.ingest
     if ing is not None and hasattr(ing, "files"):
@@ -114,7 +115,7 @@ def summary_text(outcome) -> str:
         lines += [f"  {f.status}: {f.source_file}: {f.error}" for f in ing.files if f.status in ("unreadable", "changed")]
     lines += [
         f"audited {outcome.rounds:,} table rounds ({outcome.device_rounds:,} with device cards), "
-        f"{s.height:,} wagers ({unsettled:,} not settleable from the evidence) in {outcome.partitions} partition(s); "
+        f"{wagers:,} wagers ({unsettled:,} not settleable from the evidence) in {outcome.partitions} partition(s); "
         f"{outcome.quarantined:,} input line(s) quarantined",
         f"findings: {f.height:,} ({by_sev.get('high', 0):,} high, {by_sev.get('medium', 0):,} medium, {by_sev.get('low', 0):,} low)"
         + (": " + ", ".join(f"{k} {n:,}" for k, n in by_kind) if by_kind else ""),

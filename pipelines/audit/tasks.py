@@ -1,8 +1,9 @@
 """The audit's Prefect tasks: thin wrappers around the plain functions, one job each.
 
 No task caches (``NO_CACHE``: the inputs are large frames, and a re-run must re-read the database)
-and no task persists its result; the flow holds the results in memory and the write task is the
-only one that opens the database read-write.
+and no task persists its result. Reading tasks open the database read-only for the length of one
+query; the ingest task and the write task are the only ones that open it read-write, one after the
+other, never while a reader is open.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from pipelines.audit.detectors.gaps import detect_gaps
-from pipelines.audit.load import Night, Partition, read_night
+from pipelines.audit.load import Partition, load_gap_evidence, load_partition, partition_keys
 from pipelines.audit.params import AuditParams
 from pipelines.audit.partition import (
     PartitionResult, detect_in_partition, reconstruct_partition, settle_partition, summarise,
 )
-from pipelines.audit.publish import write_database, write_files
+from pipelines.audit.publish import stage, write_database
 from pipelines.audit.settle import Settled
+from pipelines.db import open_reader
 
 TASK = {"cache_policy": NO_CACHE, "persist_result": False, "retries": 0}
 
@@ -39,14 +41,32 @@ def ingest_task(input_dir: Path, db_path: Path, gaming_day_start: str):
         con.close()
 
 
-@task(name="read night", **TASK)
-def read_night_task(db_path: Path, params: AuditParams) -> Night:
-    return read_night(db_path, params)
+@task(name="partition keys", **TASK)
+def keys_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
+    con = open_reader(db_path)
+    try:
+        return partition_keys(con, params)
+    finally:
+        con.close()
 
 
 @task(name="sequence gaps", **TASK)
-def gaps_task(events: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
-    return detect_gaps(events, rounds)
+def gaps_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
+    con = open_reader(db_path)
+    try:
+        jumps, numbers = load_gap_evidence(con, params)
+    finally:
+        con.close()
+    return detect_gaps(jumps, numbers)
+
+
+@task(name="load", task_run_name="load {label}", **TASK)
+def load_task(db_path: Path, keys: tuple[tuple[dt.date, str], ...], params: AuditParams, label: str = "") -> Partition:
+    con = open_reader(db_path)
+    try:
+        return load_partition(con, keys, params)
+    finally:
+        con.close()
 
 
 @task(name="reconstruct", task_run_name="reconstruct {part.label}", **TASK)
@@ -64,17 +84,43 @@ def detect_task(part: Partition, recon: pl.DataFrame, settled: Settled, params: 
     return summarise(part, recon, settled, detect_in_partition(recon, settled, params))
 
 
+@task(name="stage", task_run_name="stage group {index}", **TASK)
+def stage_task(stage_dir: Path, index: int, result: PartitionResult) -> PartitionResult:
+    """Leave the group's results on disk; hand back only its counts (the frames are freed)."""
+    stage(stage_dir, index, result.findings, result.settlements)
+    return result.counts_only()
+
+
+@task(name="audit group", task_run_name="audit {label}", **TASK)
+def audit_group_task(db_path: Path, stage_dir: Path, index: int, keys: tuple[tuple[dt.date, str], ...],
+                     params: AuditParams, label: str = "") -> PartitionResult:
+    """One group of partitions through every step, each step a task run of its own (called, not submitted:
+    a chain of submitted tasks would hold the pool's threads waiting on one another)."""
+    part = load_task(db_path, keys, params, label)
+    recon = reconstruct_task(part, params)
+    settled = settle_task(part, recon, params)
+    result = detect_task(part, recon, settled, params)
+    return stage_task(stage_dir, index, result)
+
+
 @task(name="write database", **TASK)
-def write_database_task(db_path: Path, keys: list[tuple[dt.date, str]], findings: pl.DataFrame,
-                        settlements: pl.DataFrame) -> None:
-    write_database(db_path, keys, findings, settlements)
+def write_database_task(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Path) -> None:
+    write_database(db_path, keys, stage_dir)
 
 
 @task(name="publish", **TASK)
-def publish_task(out_dir: Path, findings: pl.DataFrame, settlements: pl.DataFrame, quarantine: pl.DataFrame,
-                 report_inputs) -> dict[str, Path]:
-    from pipelines.report import write_report
+def publish_task(out_dir: Path, db_path: Path, keys: list[tuple[dt.date, str]], quarantine_and_files) -> dict:
+    """findings.csv, settlements.parquet, quarantine.csv and report.html, from the written tables."""
+    from pipelines.audit.publish import read_findings, settlement_totals, write_files
+    from pipelines.report import ReportInputs, write_report
 
-    paths = write_files(out_dir, findings, settlements, quarantine)
-    paths["report"] = write_report(out_dir / "report.html", report_inputs)
-    return paths
+    quarantine, files = quarantine_and_files
+    findings = read_findings(db_path, keys)
+    totals = settlement_totals(db_path, keys)
+    paths = write_files(out_dir, db_path, keys, findings, quarantine)
+    report = ReportInputs(
+        findings=findings, totals=totals, days=tuple(sorted({k[0] for k in keys})),
+        tables=len({k[1] for k in keys}), quarantined=quarantine.height, input_files=files,
+    )
+    paths["report"] = write_report(out_dir / "report.html", report)
+    return {"paths": paths, "findings": findings, "totals": totals}

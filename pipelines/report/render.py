@@ -19,7 +19,10 @@ SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 @dataclass(frozen=True)
 class ReportInputs:
     findings: pl.DataFrame  # the published findings (FINDINGS_SCHEMA)
-    settlements: pl.DataFrame  # the published settlements (SETTLEMENTS_SCHEMA)
+    # per currency: rounds, wagers, wagered, recorded, expected, unsettled (pipelines.audit.publish.settlement_totals)
+    totals: pl.DataFrame
+    days: tuple = ()  # the gaming days audited
+    tables: int = 0  # the tables audited
     quarantined: int = 0
     input_files: tuple[tuple[str, str, int, int, int], ...] = ()  # (source_file, kind, lines, accepted, quarantined)
     extra: dict = field(default_factory=dict)  # label -> value, shown with the totals
@@ -51,20 +54,17 @@ def _table(headers: list[str], rows: list[list], numeric: set[int] = frozenset()
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _money_table(findings: pl.DataFrame, settlements: pl.DataFrame) -> str:
+def _money_table(findings: pl.DataFrame, totals: pl.DataFrame) -> str:
     money = findings.filter(pl.col("difference").is_not_null() & (pl.col("difference") != 0))
-    wagered = settlements.group_by("currency").agg(
-        pl.col("amount").sum().alias("wagered"),
-        pl.col("recorded_net").sum().alias("recorded"),
-        pl.col("expected_net").sum().alias("expected"),
-    )
     at_stake = money.group_by("currency").agg(
         pl.col("difference").abs().sum().alias("at_stake"),
         pl.col("difference").filter(pl.col("difference") > 0).sum().alias("overpaid"),
         (-pl.col("difference").filter(pl.col("difference") < 0)).sum().alias("underpaid"),
         pl.len().alias("n"),
     )
-    t = wagered.join(at_stake, on="currency", how="full", coalesce=True).sort("currency", nulls_last=True)
+    t = totals.select("currency", "wagered", "recorded", "expected").join(
+        at_stake, on="currency", how="full", coalesce=True
+    ).sort("currency", nulls_last=True)
     rows = [
         [r["currency"], r["wagered"], r["recorded"], r["expected"], r["n"] or 0, r["at_stake"] or 0, r["overpaid"] or 0,
          r["underpaid"] or 0]
@@ -105,17 +105,15 @@ def _top_table(findings: pl.DataFrame, n: int) -> str:
 
 def render_report(inputs: ReportInputs) -> str:
     """The whole report as one HTML string (plotly.js inline)."""
-    f, s = inputs.findings, inputs.settlements
-    days = sorted({d for d in s["gaming_day"].drop_nulls().to_list()} | {d for d in f["gaming_day"].drop_nulls().to_list()})
+    f, t = inputs.findings, inputs.totals
+    days = sorted(set(inputs.days) | set(f["gaming_day"].drop_nulls().to_list()))
     days_text = ", ".join(d.isoformat() for d in days) if days else "none"
-    tables = len(set(s["table_id"].drop_nulls().to_list()) | set(f["table_id"].drop_nulls().to_list()))
+    tables = inputs.tables or f["table_id"].drop_nulls().n_unique()
     by_sev = {k: v for k, v in f.group_by("severity").len().iter_rows()} if f.height else {}
-    rounds = s.select("table_id", "round_no").unique().height
-    unsettled = s.filter(pl.col("expected_net").is_null()).height
     cards = [
-        _card(rounds, "rounds with wagers"),
-        _card(s.height, "wagers re-settled"),
-        _card(unsettled, "wagers the evidence cannot settle"),
+        _card(int(t["rounds"].sum() or 0), "rounds with wagers"),
+        _card(int(t["wagers"].sum() or 0), "wagers re-settled"),
+        _card(int(t["unsettled"].sum() or 0), "wagers the evidence cannot settle"),
         _card(f.height, "findings"),
         _card(by_sev.get("high", 0), "high (money)"),
         _card(by_sev.get("medium", 0), "medium (procedure)"),
@@ -131,7 +129,7 @@ def render_report(inputs: ReportInputs) -> str:
         days=html.escape(days_text),
         tables=tables,
         cards="\n".join(cards),
-        money_table=_money_table(f, s),
+        money_table=_money_table(f, t),
         fig_kind=figures.fragment(figures.findings_by_kind(f), "fig-kind"),
         fig_money=figures.fragment(figures.money_by_kind(f), "fig-money"),
         fig_table=figures.fragment(figures.findings_by_table(f), "fig-table"),

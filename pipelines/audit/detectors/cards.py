@@ -3,7 +3,7 @@
 The engine names each irregularity with its finding kind (``card_integrity``,
 ``drawing_rule_violation``, ``illegal_action``, ...) and clause; they become findings as they are.
 A card seen more often in one shoe than the shoe's decks hold it needs the whole shoe, which the
-engine never sees: the audit counts copies itself (pipelines.audit.reconstruct.annotate_events)
+engine never sees: the audit counts copies itself (the loader's query, pipelines.audit.load)
 and cites the rule text's clause for extra cards (TBAC-7.1, HTB-7.1.3, BJ-7.14, MBS-5.2).
 Procedure findings: ``medium``.
 """

@@ -81,15 +81,7 @@ def round_no_gaps(round_numbers: pl.DataFrame) -> pl.DataFrame:
     return with_ids(out, pl.lit("round_no"))
 
 
-def detect_gaps(events: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
-    """Both kinds of gap over the whole night: annotated device ``events`` and the table system's ``rounds``."""
-    device_rounds = (
-        events.filter(pl.col("round_no").is_not_null())
-        .group_by(["table_id", "round_no"])
-        .agg(pl.col("gaming_day").first(), pl.col("source_file").first(), pl.col("source_line").min())
-    )
-    numbers = pl.concat([
-        rounds.select("table_id", "round_no", "gaming_day", "source_file", "source_line"),
-        device_rounds.select("table_id", "round_no", "gaming_day", "source_file", "source_line"),
-    ])
-    return finalize([event_seq_gaps(events), round_no_gaps(numbers)])
+def detect_gaps(jumps: pl.DataFrame, round_numbers: pl.DataFrame) -> pl.DataFrame:
+    """Both kinds of gap over the whole night (``pipelines.audit.load.load_gap_evidence``): annotated device
+    events just after an ``event_seq`` jump, and every round number either side saw."""
+    return finalize([event_seq_gaps(jumps), round_no_gaps(round_numbers)])
