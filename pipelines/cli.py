@@ -18,6 +18,17 @@ app = typer.Typer(
 )
 
 
+def publish_for_readers(db: Path) -> None:
+    """After a run, hand readers a consistent copy so they never hold the writer's file (pipelines/db.py)."""
+    from pipelines.db import DatabaseError, publish_snapshot
+
+    try:
+        target = publish_snapshot(db)
+    except (DatabaseError, OSError) as exc:
+        fail(f"the run finished but its read-only snapshot could not be published: {exc}")
+    typer.echo(f"read-only snapshot for investigators and notebooks: {target}")
+
+
 def fail(message: str, code: int = 2) -> None:
     """Stop with a one-line reason (never a traceback) and a non-zero exit status."""
     typer.secho(f"pitaudit: {message}", err=True, fg=typer.colors.RED)
@@ -117,6 +128,7 @@ def ingest(
         fail(str(exc))
     except InvariantError as exc:
         fail(f"internal error, nothing of the file was kept: {exc}", code=3)
+    publish_for_readers(db)
 
 
 @app.command()
@@ -133,6 +145,7 @@ def audit(
         run_audit(input_dir=input, db_path=db, out_dir=out, gaming_day_start=day_start)
     except AuditError as exc:
         fail(str(exc))
+    publish_for_readers(db)
 
 
 @app.command()
@@ -147,6 +160,7 @@ def demo(
         run_demo(out)
     except AuditError as exc:
         fail(str(exc))
+    publish_for_readers(out / "pitaudit.duckdb")
 
 
 def main() -> None:  # pragma: no cover - console entry point

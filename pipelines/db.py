@@ -1,14 +1,20 @@
 """The database: one writer, any number of read-only readers (the datasette rule).
 
 Only the ingest/audit writer opens the DuckDB file read-write (``open_writer``); it creates the
-canonical tables from ``schemas.ddl`` on first use. Reports, notebooks and tests open it with
-``open_reader`` (``read_only=True``), so nothing but the writer can change the evidence. DuckDB
-itself refuses a second read-write process on the same file.
+canonical tables from ``schemas.ddl`` on first use. The flow's own steps read it with
+``open_reader`` (``read_only=True``) between writes, so nothing but the writer can change the evidence.
+
+DuckDB locks the file: a reader *process* holding it open would stop the next nightly run from
+opening it for writing. So people (investigators, notebooks, dashboards) never open the writer's
+file: at the end of every run the writer publishes a consistent read-only copy beside it
+(``publish_snapshot``: checkpoint, copy, atomic rename), and ``open_snapshot`` opens that copy.
+A reader can keep the snapshot open for a week; the writer replaces it by rename and is never blocked.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -83,3 +89,36 @@ def set_meta(con: duckdb.DuckDBPyConnection, name: str, value: str) -> None:
         "INSERT INTO meta_schema VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
         [name, value],
     )
+
+
+def snapshot_path(db_path: Path | str) -> Path:
+    """Where readers find the published copy of ``db_path``: ``audit.duckdb`` -> ``audit.readonly.duckdb``."""
+    path = Path(db_path)
+    return path.with_name(f"{path.stem}.readonly{path.suffix or '.duckdb'}")
+
+
+def publish_snapshot(db_path: Path | str) -> Path:
+    """Checkpoint the database and publish a read-only copy for readers, replacing the last one atomically.
+
+    Called by the writer process at the end of a run, when no write is in flight: the checkpoint folds
+    the write-ahead log into the file, so the copy is complete and consistent.
+    """
+    path = Path(db_path)
+    con = open_writer(path)
+    try:
+        con.execute("CHECKPOINT")
+        target = snapshot_path(path)
+        partial = target.with_name(target.name + ".partial")
+        shutil.copyfile(path, partial)
+    finally:
+        con.close()
+    os.replace(partial, target)
+    return target
+
+
+def open_snapshot(db_path: Path | str) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the last published snapshot of ``db_path`` (what people should read)."""
+    target = snapshot_path(db_path)
+    if not target.exists():
+        raise DatabaseError(f"no published snapshot at {target}: run `pitaudit ingest` or `pitaudit audit` first")
+    return open_reader(target)

@@ -1,0 +1,67 @@
+"""One writer; readers never block it (datasette's rule, pipelines/db.py).
+
+DuckDB locks its file, so a reader process holding the writer's file would stop the next nightly
+run. Readers open the published snapshot instead: this test keeps a reader process on it while
+the writer writes and publishes again.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from pipelines.db import DatabaseError, open_snapshot, open_writer, publish_snapshot, snapshot_path
+
+HOLD_SNAPSHOT = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1], read_only=True)
+print(con.execute("select count(*) from t").fetchone()[0], flush=True)
+time.sleep(30)
+"""
+
+
+def _write(db, rows):
+    con = open_writer(db)
+    con.execute("create table if not exists t(a int)")
+    con.executemany("insert into t values (?)", [(r,) for r in rows])
+    con.close()
+
+
+def test_a_reader_on_the_snapshot_does_not_block_the_writer(tmp_path):
+    db = tmp_path / "audit.duckdb"
+    _write(db, [1, 2])
+    snap = publish_snapshot(db)
+    assert snap == snapshot_path(db) and snap.name == "audit.readonly.duckdb"
+    reader = subprocess.Popen([sys.executable, "-c", HOLD_SNAPSHOT, str(snap)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout.readline().strip() == "2"  # the reader holds the snapshot open from here on
+        _write(db, [3])  # the writer opens its own file: not blocked
+        publish_snapshot(db)  # and replaces the snapshot under the reader
+        con = open_snapshot(db)
+        assert con.execute("select count(*) from t").fetchone()[0] == 3
+        con.close()
+        assert reader.poll() is None, "the reader was disturbed"
+    finally:
+        reader.kill()
+        reader.wait()
+
+
+def test_the_writers_own_file_is_what_a_reader_would_block(tmp_path):
+    """Why the snapshot exists: a reader process on the writer's file does lock the writer out."""
+    db = tmp_path / "audit.duckdb"
+    _write(db, [1])
+    reader = subprocess.Popen([sys.executable, "-c", HOLD_SNAPSHOT, str(db)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout.readline().strip() == "1"
+        with pytest.raises(Exception):
+            _write(db, [2])
+    finally:
+        reader.kill()
+        reader.wait()
+
+
+def test_no_snapshot_yet_is_a_one_line_reason(tmp_path):
+    with pytest.raises(DatabaseError, match="no published snapshot"):
+        open_snapshot(tmp_path / "audit.duckdb")
