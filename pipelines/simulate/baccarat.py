@@ -244,18 +244,20 @@ def _plant_duplicate(rng, shoe: np.ndarray, burn_n: int, cut_at: int, decks: int
 
 
 def _record_duplicate(ctx: DayContext, dup, shoe, burn_n, rounds, first_round, shoe_idx, tickets) -> None:
+    """Find the round that deals the copy beyond the decks; every round holding a copy is kept clear of
+    other faults (an unread or unlogged copy would hide the evidence)."""
     x, p, replaced = dup
-    pos = burn_n
     copies = 0
+    holding = []
     for i, r in enumerate(rounds):
-        for c in r:
-            if int(c) == x:
-                copies += 1
-                if copies == ctx.table.decks + 1:
-                    ctx.duplicates[first_round + i] = (x, replaced, ctx.events.shoe_ids[shoe_idx])
-                    tickets.pop(0)
-                    return
-        pos += len(r)
+        if any(int(c) == x for c in r):
+            holding.append(first_round + i)
+            copies += sum(1 for c in r if int(c) == x)
+            if copies >= ctx.table.decks + 1:
+                ctx.duplicates[first_round + i] = (x, replaced, ctx.events.shoe_ids[shoe_idx])
+                ctx.protected.update(holding)
+                tickets.pop(0)
+                return
 
 
 # ---- wagers ---------------------------------------------------------------------------------------
@@ -388,6 +390,8 @@ def _bet_and_settle(bd: BaccaratDay) -> None:
             rec.wagers = [WagerRec(ids[j], w_seat_l[j], players[j], BET_NAMES[w_bet_l[j]], w_amt_l[j], w_at_l[j],
                                    net_l[j], net_l[j]) for j in range(starts_l[i], starts_l[i + 1])]
         recs.append(rec)
+    for r in ctx.protected:
+        recs[r].faulted = True
     for r, (x, replaced, sid) in sorted(ctx.duplicates.items()):
         rec = recs[r]
         rec.faulted = True

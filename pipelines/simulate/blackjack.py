@@ -361,6 +361,7 @@ def simulate_day(ctx: DayContext) -> None:
     cut = 0
     running = 0  # Hi-Lo running count of the cards seen since the shuffle
     dup: tuple[int, int] | None = None  # card with one copy too many in this shoe, copies dealt so far
+    holding: list[int] = []  # rounds of this shoe that dealt a copy of it
     played: list[tuple[RoundRec, Round, dict]] = []
     live: list = []  # seat sessions under way (sessions are sorted by start)
     nxt = 0
@@ -372,6 +373,7 @@ def simulate_day(ctx: DayContext) -> None:
             cards = rng.permutation(np.tile(np.arange(52, dtype=np.int64), decks))
             cut = int(len(cards) * f.uniform(0.75, 0.80))
             dup = None
+            holding = []
             if pending["duplicate_in_shoe"] and n - i >= 40 and i >= start_at["duplicate_in_shoe"][0]:
                 dup = _plant_duplicate(rng, cards, cut)
             shoe = Shoe(cards.tolist())
@@ -425,12 +427,14 @@ def simulate_day(ctx: DayContext) -> None:
         nets, tags = rnd.settle()
         for c in rnd.cards:
             running += HILO[c]
-        if dup is not None:
+        if dup is not None and dup[0] in rnd.cards:
             dup = (dup[0], dup[1] + rnd.cards.count(dup[0]))
+            holding.append(i)
         rec, now = _record(ctx, f, rnd, open_ms, close_ms, who, nets, shoe_idx, order)
         meta = {"tags": tags, "extra": extra, "dup": None}
         if dup is not None and dup[1] >= decks + 1:
             meta["dup"] = (dup[0], ctx.events.shoe_ids[shoe_idx])
+            ctx.protected.update(holding)  # other faults keep off the rounds holding the evidence
             dup = None
             pending["duplicate_in_shoe"].pop(0)
             start_at["duplicate_in_shoe"].pop(0)
@@ -601,8 +605,10 @@ def _record(ctx, f, rnd: Round, open_ms, close_ms, who, nets, shoe_idx, order):
 
 def _plant_post(ctx: DayContext, played, post) -> None:
     rng = ctx.rng
-    for rec, rnd, meta in played:
+    for k, (rec, rnd, meta) in enumerate(played):
         ctx.rounds.append(rec)
+        if k in ctx.protected:
+            rec.faulted = True
         if meta["dup"] is not None:
             x, sid = meta["dup"]
             rec.faulted = True
@@ -614,7 +620,7 @@ def _plant_post(ctx: DayContext, played, post) -> None:
                           f"after standing on {total(rnd.dealer)[0]} (BJ-4.14.3, 7.3); settled on the right cards")
     for rec, _, meta in played:
         for w in rec.wagers:
-            if w.bet == "main" and w.amount < ctx.table.limits.min and not rec.faulted:
+            if w.bet == "main" and w.amount < ctx.table.limits.min:  # planted before the play: always recorded
                 rec.faulted = True
                 ctx.add_truth("limit_breach", rec, f"under_min: main {w.amount} below the table minimum "
                               f"{ctx.table.limits.min}; settled in full: {w.net}", wager=w)

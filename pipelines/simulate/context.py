@@ -92,6 +92,8 @@ class DayContext:
     leftover: list[Ticket] = field(default_factory=list)
     #: rounds (index in the day) holding a card copy beyond the shoe's decks: (card, card it replaced, shoe id)
     duplicates: dict[int, tuple[int, int, str]] = field(default_factory=dict)
+    #: rounds (index in the day) no other fault may touch (they hold the evidence of a planted one)
+    protected: set[int] = field(default_factory=set)
     fast: Stream | None = None
     under_min_players: set = field(default_factory=set)  # players already given an under-minimum wager today
 

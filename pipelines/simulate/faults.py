@@ -168,7 +168,14 @@ def choose_garbles(ctx: DayContext, events: Events, tickets: list[Ticket]) -> tu
     json_g, csv_g = [], []
     for t in tickets:
         if t.variant in JSON_GARBLES and ctx.rounds:
-            json_g.append(Garble(t.variant, int(rng.integers(len(ctx.rounds)))))
+            k = int(rng.integers(len(ctx.rounds)))
+            if t.variant == "float_amount":  # a decimal amount needs a wager to put it on
+                with_wagers = [i for i, r in enumerate(ctx.rounds) if r.wagers]
+                if not with_wagers:
+                    ctx.count("unplaced_" + t.variant)
+                    continue
+                k = with_wagers[k % len(with_wagers)]
+            json_g.append(Garble(t.variant, k))
         elif t.variant in CSV_GARBLES and len(events):
             csv_g.append(Garble(t.variant, int(rng.integers(len(events)))))
         else:

@@ -376,7 +376,7 @@ def _plant_post(ctx: DayContext, played: list[Played], post, params) -> None:
                               wager=w)
     for rec_p in played:
         for w in rec_p.rec.wagers:
-            if w.bet == "ante" and w.amount < ctx.table.limits.min and not rec_p.rec.faulted:
+            if w.bet == "ante" and w.amount < ctx.table.limits.min:  # planted before the play: always recorded
                 rec_p.rec.faulted = True
                 ctx.add_truth("limit_breach", rec_p.rec, f"under_min: Ante {w.amount} below the table minimum "
                               f"{ctx.table.limits.min}; settled in full: {w.net} (HTB-7.10)", wager=w)

@@ -208,10 +208,7 @@ def garble_json_line(line: str, variant: str, rng_pick: int) -> tuple[str, str]:
         return line[: max(20, len(line) * (30 + rng_pick % 40) // 100)], "json_unparseable"
     if variant == "float_amount":
         data = json.loads(line)
-        if data["wagers"]:
-            data["wagers"][0]["amount"] = data["wagers"][0]["amount"] + 0.5
-        else:
-            data["limits"]["min"] = data["limits"]["min"] + 0.5
+        data["wagers"][0]["amount"] = data["wagers"][0]["amount"] + 0.5
         return json.dumps(data), "non_integer_amount"
     if variant == "timestamp_without_offset":
         data = json.loads(line)
