@@ -19,7 +19,7 @@ import numpy as np
 from pipelines.simulate import records as R
 from pipelines.simulate.config import CHIP
 from pipelines.simulate.context import DayContext, chips, sessions_per_round
-from pipelines.simulate.records import ActionRec, RoundRec, WagerRec  # noqa: F401  (ActionRec: none at baccarat)
+from pipelines.simulate.records import RoundRec, WagerRec
 from rulebook.baccarat import vector as V
 from rulebook.cards import NO_CARD, card_text
 from rulebook.money import Odds

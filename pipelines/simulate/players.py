@@ -62,10 +62,6 @@ def draw_profiles(rng: np.random.Generator, n: int) -> list[Profile]:
                                         hunch.tolist())]
 
 
-def draw_profile(rng: np.random.Generator) -> Profile:
-    return draw_profiles(rng, 1)[0]
-
-
 class PlayerPool:
     """Rated players by game family, created on demand, with their profiles and when they are free."""
 
