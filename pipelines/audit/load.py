@@ -92,30 +92,31 @@ def _frame(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
     )
 
 
-def _device_round_days(day_start_minutes: int) -> str:
-    """SQL: (table_id, round_no, gaming_day, source_file, source_line) of every round the device dealt."""
+def _orphan_rounds(day_start_minutes: int) -> str:
+    """SQL: (table_id, round_no, gaming_day, source_file, source_line) of every round the device dealt that the
+    table system never recorded (its gaming day from its first card, at the table's UTC offset)."""
     return f"""
         SELECT e.table_id, e.round_no,
-               coalesce(r.gaming_day, CAST((min(e.ts) AT TIME ZONE 'UTC')
-                        + to_minutes(coalesce(o.off, 0) - {int(day_start_minutes)}) AS DATE)) AS gaming_day,
-               arg_min(e.source_file, e.event_seq) AS source_file, arg_min(e.source_line, e.event_seq) AS source_line,
-               r.round_no IS NOT NULL AS has_table_record
+               CAST((min(e.ts) AT TIME ZONE 'UTC') + to_minutes(coalesce(min(o.off), 0) - {int(day_start_minutes)}) AS DATE)
+                   AS gaming_day,
+               arg_min(e.source_file, e.event_seq) AS source_file, arg_min(e.source_line, e.event_seq) AS source_line
         FROM core_device_events e
-        LEFT JOIN core_rounds r USING (table_id, round_no)
-        LEFT JOIN (SELECT table_id, min(utc_offset_minutes) AS off FROM core_rounds GROUP BY table_id) o USING (table_id)
+        ANTI JOIN core_rounds r ON r.table_id = e.table_id AND r.round_no = e.round_no
+        LEFT JOIN (SELECT table_id, min(utc_offset_minutes) AS off FROM core_rounds GROUP BY table_id) o
+               ON o.table_id = e.table_id
         WHERE e.round_no IS NOT NULL AND e.event IN ('card', 'burn')
-        GROUP BY e.table_id, e.round_no, r.gaming_day, r.round_no, o.off
+        GROUP BY e.table_id, e.round_no
     """
 
 
 def partition_keys(con: duckdb.DuckDBPyConnection, params: AuditParams) -> pl.DataFrame:
     """Every (gaming_day, table_id) with its number of rounds (either side's), in order."""
     return _frame(con, f"""
-        WITH device AS ({_device_round_days(params.day_start_minutes)})
+        WITH orphans AS ({_orphan_rounds(params.day_start_minutes)})
         SELECT gaming_day, table_id, count(*) AS rounds FROM (
-            SELECT gaming_day, table_id, round_no FROM core_rounds
-            UNION
-            SELECT gaming_day, table_id, round_no FROM device WHERE NOT has_table_record
+            SELECT gaming_day, table_id FROM core_rounds
+            UNION ALL
+            SELECT gaming_day, table_id FROM orphans
         ) GROUP BY gaming_day, table_id ORDER BY gaming_day, table_id
     """)
 
@@ -146,6 +147,23 @@ def _register_keys(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, st
     con.register("_audit_keys", frame.to_arrow())
 
 
+# SQL over a CTE ``jumps`` (device_id, event_seq, source_file, source_line, prev_file, prev_line): the quarantined
+# lines between the event kept before each jump and the one after it (two equi-joins on the file, no OR-join)
+_QUARANTINED_BETWEEN = """
+    SELECT device_id, event_seq, sum(n) AS n FROM (
+        SELECT j.device_id, j.event_seq, count(*) AS n
+        FROM jumps j JOIN core_quarantine q ON q.source_file = j.source_file
+        WHERE q.source_line < j.source_line AND (j.prev_file <> j.source_file OR q.source_line > j.prev_line)
+        GROUP BY j.device_id, j.event_seq
+        UNION ALL
+        SELECT j.device_id, j.event_seq, count(*) AS n
+        FROM jumps j JOIN core_quarantine q ON q.source_file = j.prev_file
+        WHERE j.prev_file <> j.source_file AND q.source_line > j.prev_line
+        GROUP BY j.device_id, j.event_seq
+    ) GROUP BY device_id, event_seq
+"""
+
+
 def annotated_events_sql(day_start_minutes: int, devices: str) -> str:
     """SQL: every event of the devices selected by ``devices`` (a subquery of device_id), annotated (module docstring)."""
     return f"""
@@ -153,26 +171,17 @@ def annotated_events_sql(day_start_minutes: int, devices: str) -> str:
             SELECT device_id, table_id, shoe_id, event_seq, ts, event, round_no,
                    CASE WHEN card_code < 0 THEN card END AS card, card_code, decks, source_file, source_line,
                    event_seq - lag(event_seq) OVER dev - 1 AS gap,
-                   lead(event_seq) OVER dev - event_seq - 1 AS gap_after,
-                   lag(source_file) OVER dev AS prev_file, lag(source_line) OVER dev AS prev_line
+                   lead(event_seq) OVER dev - event_seq - 1 AS gap_after
             FROM core_device_events
             WHERE device_id IN ({devices})
             WINDOW dev AS (PARTITION BY device_id ORDER BY event_seq)
         ),
-        jumps AS (SELECT device_id, event_seq, source_file, source_line, prev_file, prev_line FROM ev WHERE gap > 0),
-        quarantined AS (  -- quarantined lines between the event kept before the jump and the one after it
-            SELECT device_id, event_seq, sum(n) AS n FROM (
-                SELECT j.device_id, j.event_seq, count(*) AS n
-                FROM jumps j JOIN core_quarantine q ON q.source_file = j.source_file
-                WHERE q.source_line < j.source_line AND (j.prev_file <> j.source_file OR q.source_line > j.prev_line)
-                GROUP BY j.device_id, j.event_seq
-                UNION ALL
-                SELECT j.device_id, j.event_seq, count(*) AS n
-                FROM jumps j JOIN core_quarantine q ON q.source_file = j.prev_file
-                WHERE j.prev_file <> j.source_file AND q.source_line > j.prev_line
-                GROUP BY j.device_id, j.event_seq
-            ) GROUP BY device_id, event_seq
+        jumps AS (
+            SELECT j.device_id, j.event_seq, j.source_file, j.source_line, p.source_file AS prev_file, p.source_line AS prev_line
+            FROM ev j JOIN ev p ON p.device_id = j.device_id AND p.event_seq = j.event_seq - j.gap - 1
+            WHERE j.gap > 0
         ),
+        quarantined AS ({_QUARANTINED_BETWEEN}),
         offsets AS (SELECT table_id, min(utc_offset_minutes) AS off FROM core_rounds GROUP BY table_id),
         shoes AS (  -- decks per shoe, from its first shoe_start
             SELECT table_id, shoe_id, CAST(arg_min(decks, event_seq) AS BIGINT) AS shoe_decks
@@ -234,20 +243,46 @@ def load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, st
     return Partition(keys=tuple(keys), rounds=rounds, wagers=wagers, actions=actions, events=events)
 
 
+JUMP_COLUMNS = ("device_id", "table_id", "event_seq", "round_no", "gaming_day", "source_file", "source_line",
+                "lost_before", "quarantined_before")
+
+
 def load_gap_evidence(con: duckdb.DuckDBPyConnection, params: AuditParams) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """What the gap detectors need of the whole night: the device events just after an ``event_seq`` jump
-    (annotated), and every round number either side saw (table_id, round_no, gaming_day, source)."""
+    """What the gap detectors need of the whole night: each device event just after a jump in its ``event_seq``
+    (with the numbers skipped and how many of them are quarantined lines), and every round number either side
+    saw (table_id, round_no, gaming_day, source). One window over the device events' numbers; the rest is joins."""
     cur = con.cursor()
     try:
         jumps = _frame(cur, f"""
-            SELECT {', '.join(EVENT_COLUMNS)}
-            FROM ({annotated_events_sql(params.day_start_minutes, 'SELECT DISTINCT device_id FROM core_device_events')})
-            WHERE lost_before > 0 ORDER BY device_id, event_seq""")
+            WITH gaps AS (
+                SELECT device_id, event_seq, event_seq - lag(event_seq) OVER dev - 1 AS gap
+                FROM core_device_events
+                WINDOW dev AS (PARTITION BY device_id ORDER BY event_seq)
+            ),
+            jumps AS (
+                SELECT e.device_id, e.table_id, e.event_seq, e.round_no, e.ts, e.source_file, e.source_line, g.gap,
+                       p.source_file AS prev_file, p.source_line AS prev_line
+                FROM gaps g
+                JOIN core_device_events e ON e.device_id = g.device_id AND e.event_seq = g.event_seq
+                JOIN core_device_events p ON p.device_id = g.device_id AND p.event_seq = g.event_seq - g.gap - 1
+                WHERE g.gap > 0
+            ),
+            quarantined AS ({_QUARANTINED_BETWEEN}),
+            offsets AS (SELECT table_id, min(utc_offset_minutes) AS off FROM core_rounds GROUP BY table_id)
+            SELECT j.device_id, j.table_id, j.event_seq, j.round_no,
+                   coalesce(r.gaming_day, CAST((j.ts AT TIME ZONE 'UTC')
+                        + to_minutes(coalesce(o.off, 0) - {int(params.day_start_minutes)}) AS DATE)) AS gaming_day,
+                   j.source_file, j.source_line, j.gap AS lost_before, coalesce(q.n, 0) AS quarantined_before
+            FROM jumps j
+            LEFT JOIN core_rounds r ON r.table_id = j.table_id AND r.round_no = j.round_no
+            LEFT JOIN offsets o ON o.table_id = j.table_id
+            LEFT JOIN quarantined q ON q.device_id = j.device_id AND q.event_seq = j.event_seq
+            ORDER BY j.device_id, j.event_seq""")
         numbers = _frame(cur, f"""
-            WITH device AS ({_device_round_days(params.day_start_minutes)})
+            WITH orphans AS ({_orphan_rounds(params.day_start_minutes)})
             SELECT table_id, round_no, gaming_day, source_file, source_line FROM core_rounds
             UNION ALL
-            SELECT table_id, round_no, gaming_day, source_file, source_line FROM device WHERE NOT has_table_record
+            SELECT table_id, round_no, gaming_day, source_file, source_line FROM orphans
             ORDER BY table_id, round_no""")
     finally:
         cur.close()

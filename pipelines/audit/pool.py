@@ -38,6 +38,14 @@ def _pool(workers: int) -> ProcessPoolExecutor:
         return _POOL
 
 
+def _reset() -> None:
+    global _POOL
+    with _LOCK:
+        if _POOL is not None:
+            _POOL.shutdown(wait=False, cancel_futures=True)
+        _POOL = None
+
+
 @atexit.register
 def _shutdown() -> None:
     if _POOL is not None:
@@ -72,7 +80,16 @@ def settle_in_processes(inputs: list[RoundInput], workers: int) -> list[tuple[Ro
     chunk = max(1, -(-len(inputs) // (workers * 4)))
     pieces = [inputs[i:i + chunk] for i in range(0, len(inputs), chunk)]
     results: list[tuple[RoundResult, str | None]] = []
-    for part in _pool(workers).map(_settle_chunk, pieces):
+    try:
+        parts = list(_pool(workers).map(_settle_chunk, pieces))
+    except Exception as exc:  # noqa: BLE001 - a pool that cannot start (no __main__ guard, no /dev/shm ...): one process
+        import warnings
+
+        warnings.warn(f"the engine's process pool failed ({type(exc).__name__}: {exc}); settling in this process",
+                      RuntimeWarning, stacklevel=2)
+        _reset()
+        parts = [_settle_chunk(piece) for piece in pieces]
+    for part in parts:
         for settlements, unsettled, irregular, void, outcome, error in part:
             results.append((RoundResult(
                 settlements={k: Settlement(*v) for k, v in settlements.items()},
