@@ -87,13 +87,22 @@ def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Pa
         con.close()
 
 
+def _reader(db_path: Path):
+    """A read-only connection whose DuckDB spills to disk past a bounded memory (the audit's 4 GB goal)."""
+    import os
+
+    con = open_reader(db_path)
+    con.execute(f"SET memory_limit = '{os.environ.get('PITAUDIT_DUCKDB_MEMORY', '1GB')}'")
+    return con
+
+
 def _key_filter(keys: list[tuple[dt.date, str]]) -> pl.DataFrame:
     return pl.DataFrame(keys, schema={"gaming_day": pl.Date, "table_id": pl.String}, orient="row")
 
 
 def read_findings(db_path: Path, keys: list[tuple[dt.date, str]]) -> pl.DataFrame:
     """The audited partitions' findings, sorted (a night has thousands, not millions)."""
-    con = open_reader(db_path)
+    con = _reader(db_path)
     try:
         con.register("_keys", _key_filter(keys).to_arrow())
         df = con.sql("SELECT * FROM out_findings WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)").pl()
@@ -104,7 +113,7 @@ def read_findings(db_path: Path, keys: list[tuple[dt.date, str]]) -> pl.DataFram
 
 def settlement_totals(db_path: Path, keys: list[tuple[dt.date, str]]) -> pl.DataFrame:
     """Per currency: rounds, wagers, amounts wagered, nets recorded and expected, wagers not settleable."""
-    con = open_reader(db_path)
+    con = _reader(db_path)
     try:
         con.register("_keys", _key_filter(keys).to_arrow())
         df = con.sql(f"""
@@ -143,7 +152,7 @@ def write_files(out_dir: Path, db_path: Path, keys: list[tuple[dt.date, str]], f
         "quarantine": out_dir / "quarantine.csv",
     }
     sort_findings(conform(findings, FINDINGS_SCHEMA)).write_csv(paths["findings"], date_format="%Y-%m-%d")
-    con = open_reader(db_path)
+    con = _reader(db_path)
     try:
         con.register("_keys", _key_filter(keys).to_arrow())
         target = paths["settlements"].as_posix().replace("'", "''")
