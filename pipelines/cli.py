@@ -68,7 +68,10 @@ def odds(
         rs = builtin().latest(ruleset)
     except UnknownRuleSet as exc:
         fail(str(exc))
-    report = house_edges(rs, decks, rounds=rounds, seed=seed)
+    try:
+        report = house_edges(rs, decks, rounds=rounds, seed=seed)
+    except ValueError as exc:  # e.g. a deck count the game is not dealt with
+        fail(str(exc))
     if as_json:
         typer.echo(json.dumps(report.as_json()))
         return

@@ -39,3 +39,11 @@ def test_unknown_ruleset_is_a_one_line_reason_not_a_traceback():
     assert result.exit_code == 2
     assert "Traceback" not in result.output
     assert "unknown rule set 'vegas-craps'" in result.output
+
+
+def test_a_deck_count_the_game_is_not_dealt_with_is_a_one_line_reason():
+    result = runner.invoke(app, ["odds", "--ruleset", "hoiana-holdem-bonus", "--decks", "8"])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert "one deck" in result.output
+    assert len(result.output.strip().splitlines()) == 1
