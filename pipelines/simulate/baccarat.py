@@ -201,29 +201,7 @@ def _shuffle_and_deal(rng, decks: int, count: int, deal_order, dup_tickets) -> l
     gap = np.full((count, 6), NO_CARD, dtype=np.int16)
     laid = np.concatenate([perms, gap], axis=1).ravel()
     need = V.required_at_each_card(laid, deal_order).reshape(count, size + 6)[:, :size]
-    return [(shoe, burn_n, cut_at, dup, _walk(need[j], cut_at, burn_n)) for j, (shoe, burn_n, cut_at, dup) in enumerate(out)]
-
-
-def _walk(need: np.ndarray, cut_at: int, start: int, hands_after_cut: int = 1) -> list[tuple[int, int]]:
-    """The dealer's walk of ``vector.deal_shoe`` over precomputed needs: ``(start, length)`` of each round."""
-    need = need.tolist()
-    rounds: list[tuple[int, int]] = []
-    i, cut_seen, after = start, False, 0
-    while i < len(need):
-        if not cut_seen and i >= cut_at:
-            cut_seen = True  # the cut card came out before this round
-        if cut_seen:
-            if after >= hands_after_cut:
-                break
-            after += 1
-        r = need[i]
-        if r < 0:
-            break
-        rounds.append((i, r))
-        if not cut_seen and i + r > cut_at:
-            cut_seen = True  # the cut card came out during this round: it is completed
-        i += r
-    return rounds
+    return [(shoe, burn_n, cut_at, dup, V.walk_shoe(need[j], cut_at, burn_n)) for j, (shoe, burn_n, cut_at, dup) in enumerate(out)]
 
 
 def _plant_duplicate(rng, shoe: np.ndarray, burn_n: int, cut_at: int, decks: int):

@@ -589,19 +589,30 @@ def deal_shoe(
     if not 0 <= start <= len(s):
         raise ValueError(f"start must be within the shoe (0..{len(s)}), got {start}")
     need = required_at_each_card(s, deal_order)
-    rounds: list[np.ndarray] = []
+    return [s[i : i + r] for i, r in walk_shoe(need, cut_at, start, hands_after_cut)]
+
+
+def walk_shoe(need: np.ndarray, cut_at: int, start: int = 0, hands_after_cut: int = 1) -> list[tuple[int, int]]:
+    """The dealer's walk through a shoe: ``(first card, card count)`` of each round dealt.
+
+    ``need[i]`` is the number of cards a round starting at card ``i`` takes
+    (:func:`required_at_each_card`, negative when the shoe cannot complete it). The cut card rule of
+    :func:`deal_shoe` lives here once, for it and for callers that precompute ``need`` for many shoes.
+    """
+    needs = need.tolist()
+    rounds: list[tuple[int, int]] = []
     i, cut_seen, after = start, False, 0
-    while i < len(s):
+    while i < len(needs):
         if not cut_seen and i >= cut_at:
             cut_seen = True  # the cut card came out before this round
         if cut_seen:
             if after >= hands_after_cut:
                 break
             after += 1
-        r = int(need[i])
+        r = int(needs[i])
         if r < 0:
             break
-        rounds.append(s[i : i + r])
+        rounds.append((i, r))
         if not cut_seen and i + r > cut_at:
             cut_seen = True  # the cut card came out during this round: it is completed
         i += r
