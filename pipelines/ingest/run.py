@@ -98,14 +98,12 @@ def _without_header(chunk: LineChunk) -> LineChunk:
 
 
 def _load(con: duckdb.DuckDBPyConnection, rel: str, kind: str, path: Path, day_start: int,
-          advance: Callable[[int], None]) -> tuple[int, Counter, int]:
-    """Write every line of one file (inside the open transaction); returns lines read, reasons and
-    the rows that passed the line checks (before duplicates are resolved)."""
+          advance: Callable[[int], None]) -> tuple[int, Counter]:
+    """Stage every line of one file (inside the open transaction); returns lines read and reasons."""
     lines_read = 0
     reasons: Counter = Counter()
     shoe: ShoeParser | None = None
     rounds = RoundsParser(con, rel, day_start) if kind == "rounds_jsonl" else None
-    writer = store.FileWriter(con, kind, rel)
     for chunk in iter_lines(path):
         advance(int(chunk.lines.str.len_bytes().sum() or 0) + len(chunk))
         if kind == "shoe_csv":
@@ -117,18 +115,23 @@ def _load(con: duckdb.DuckDBPyConnection, rel: str, kind: str, path: Path, day_s
                 if len(chunk) == 0:
                     continue
             events, failures, raw = shoe.parse(chunk)
-            writer.write({"events": events})
+            store.stage(con, "events", events)
         else:
             r, w, a, failures, raw = rounds.parse(chunk)
-            writer.write({"rounds": r, "wagers": w, "actions": a})
+            store.stage(con, "rounds", r)
+            store.stage(con, "wagers", w)
+            store.stage(con, "actions", a)
         q = to_quarantine(failures, raw, rel, kind)
         store.stage(con, "quarantine", q)
         reasons.update(q["reason"].to_list())
         lines_read += len(chunk)
     if kind == "shoe_csv" and shoe is None:
         raise UnreadableFile("empty file: no header line")
-    writer.resolve(path)
-    return lines_read, reasons, writer.rows
+    if kind == "shoe_csv":
+        store.resolve_events(con, rel, path)
+    else:
+        store.resolve_rounds(con, rel, path)
+    return lines_read, reasons
 
 
 def ingest_file(con: duckdb.DuckDBPyConnection, rel: str, kind: str, path: Path, input_root: Path,
@@ -156,12 +159,12 @@ def ingest_file(con: duckdb.DuckDBPyConnection, rel: str, kind: str, path: Path,
         return _unreadable(con, rel, kind, sha, size, f"cannot read the file: {exc.strerror or exc}", input_root)
     store.begin_file(con)
     try:
-        lines_read, reasons, rows_written = _load(con, rel, kind, path, day_start, advance)
+        lines_read, reasons = _load(con, rel, kind, path, day_start, advance)
         moved_before = con.execute(
             "SELECT count(*) FROM core_quarantine WHERE reason_code = 'conflicting_duplicate' AND source_file <> ?",
             [rel]).fetchall()[0][0]
         counts = store.finish_file(con, source_file=rel, kind=kind, sha256=sha, size=size,
-                                   lines_read=lines_read, input_root=str(input_root), rows_written=rows_written)
+                                   lines_read=lines_read, input_root=str(input_root))
     except store.InvariantError:
         con.execute("ROLLBACK")
         raise

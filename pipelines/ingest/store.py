@@ -67,84 +67,6 @@ def stage(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> Non
         con.execute(f"INSERT INTO stg_{name} BY NAME SELECT * FROM _stage_frame")
 
 
-class FileWriter:
-    """Writes one file's rows, chunk by chunk, inside the file's transaction.
-
-    While no key of the file can be a duplicate (the common case: not loaded before, not flagged,
-    not repeated in the file), chunks go straight into the core tables: the rows would reach them
-    unchanged through staging anyway, and writing them once saves a copy of every row. The first
-    chunk holding a key that is already in a core table (an earlier file's, or this file's own
-    earlier chunk), flagged, or repeated in the chunk moves this file's rows back from the core
-    tables into the staging tables and stages from then on, so duplicates are resolved exactly as
-    before (``resolve_rounds`` / ``resolve_events``).
-    """
-
-    def __init__(self, con: duckdb.DuckDBPyConnection, kind: str, source_file: str):
-        self.con, self.kind, self.source_file = con, kind, source_file
-        self.direct = True
-        self.rows = 0  # rounds or device events written (either way)
-
-    def _tables(self) -> tuple[str, ...]:
-        return ("rounds", "wagers", "actions") if self.kind == "rounds_jsonl" else ("events",)
-
-    def _hits(self, frame: pl.DataFrame) -> bool:
-        con = self.con
-        if self.kind == "rounds_jsonl":
-            keys = frame.select("table_id", "round_no")
-            with registered(con, "_chunk_keys", arrow(keys)):
-                return con.execute("""
-                    SELECT (SELECT count(*) FROM (SELECT 1 FROM _chunk_keys GROUP BY table_id, round_no HAVING count(*) > 1))
-                         + (SELECT count(*) FROM _chunk_keys k JOIN core_rounds c USING (table_id, round_no))
-                         + (SELECT count(*) FROM _chunk_keys k JOIN core_round_flags f USING (table_id, round_no)
-                            WHERE f.flag = 'conflicting_duplicate')""").fetchall()[0][0] > 0
-        keys = frame.select("device_id", "event_seq")
-        ranges = keys.group_by("device_id").agg(pl.col("event_seq").min().alias("lo"), pl.col("event_seq").max().alias("hi"))
-        if ranges.height <= 16:  # zone maps: skip the row groups of other devices
-            near = " OR ".join(f"(device_id = {_lit(d)} AND event_seq BETWEEN {lo} AND {hi})"
-                               for d, lo, hi in ranges.iter_rows())
-        else:
-            near = "true"
-        with registered(con, "_chunk_keys", arrow(keys)):
-            return con.execute(f"""
-                SELECT (SELECT count(*) FROM (SELECT 1 FROM _chunk_keys GROUP BY device_id, event_seq HAVING count(*) > 1))
-                     + (SELECT count(*) FROM _chunk_keys k
-                        JOIN (SELECT device_id, event_seq FROM core_device_events WHERE {near}) c USING (device_id, event_seq))
-                     + (SELECT count(*) FROM _chunk_keys k JOIN core_device_event_flags f USING (device_id, event_seq)
-                        WHERE f.flag = 'conflicting_duplicate')""").fetchall()[0][0] > 0
-
-    def _to_staging(self) -> None:
-        for t in self._tables():
-            core = STAGING[t]
-            self.con.execute(f"INSERT INTO stg_{t} BY NAME SELECT * FROM {core} WHERE source_file = ?", [self.source_file])
-            self.con.execute(f"DELETE FROM {core} WHERE source_file = ?", [self.source_file])
-        self.direct = False
-
-    def write(self, frames: dict[str, pl.DataFrame]) -> None:
-        """One chunk's canonical rows: ``rounds``/``wagers``/``actions`` or ``events``."""
-        main = frames["rounds" if self.kind == "rounds_jsonl" else "events"]
-        if main.is_empty():
-            return
-        if self.direct and self._hits(main):
-            self._to_staging()
-        self.rows += main.height
-        for t in self._tables():
-            frame = frames[t]
-            if frame.is_empty():
-                continue
-            target = STAGING[t] if self.direct else f"stg_{t}"
-            with registered(self.con, "_stage_frame", arrow(frame)):
-                self.con.execute(f"INSERT INTO {target} BY NAME SELECT * FROM _stage_frame")
-
-    def resolve(self, path: Path) -> None:
-        """At the end of the file: nothing left to do when every chunk went straight in."""
-        if self.direct:
-            return
-        if self.kind == "rounds_jsonl":
-            resolve_rounds(self.con, self.source_file, path)
-        else:
-            resolve_events(self.con, self.source_file, path)
-
-
 def read_lines(path: Path, wanted: set[int]) -> dict[int, str]:
     """The text of some lines of a file (to quarantine a copy that was accepted earlier)."""
     found: dict[int, str] = {}
@@ -370,14 +292,14 @@ def resolve_events(con: duckdb.DuckDBPyConnection, source_file: str, path: Path)
 
 
 def finish_file(con: duckdb.DuckDBPyConnection, *, source_file: str, kind: str, sha256: str, size: int,
-                lines_read: int, input_root: str, rows_written: int) -> FileCounts:
-    """Quarantine, account, record the file, check the invariant, commit.
-
-    ``rows_written``: the rounds or device events of the file that passed every line check
-    (``FileWriter.rows``), whether they went straight to the core tables or through staging."""
+                lines_read: int, input_root: str) -> FileCounts:
+    """Quarantine, account, record the file, check the invariant, commit."""
     con.execute("INSERT INTO core_quarantine BY NAME SELECT * FROM stg_quarantine")
     quarantined = con.execute("SELECT count(*) FROM stg_quarantine").fetchall()[0][0]
-    staged = rows_written
+    if kind == "rounds_jsonl":
+        staged = con.execute("SELECT count(*) FROM stg_rounds").fetchall()[0][0]
+    else:
+        staged = con.execute("SELECT count(*) FROM stg_events").fetchall()[0][0]
     conflicts = con.execute("SELECT count(*) FROM stg_quarantine WHERE reason_code = 'conflicting_duplicate'").fetchall()[0][0]
     accepted = staged - conflicts
     duplicate = con.execute("SELECT count(*) FROM core_duplicate_lines WHERE source_file = ?", [source_file]).fetchall()[0][0]
