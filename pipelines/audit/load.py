@@ -24,6 +24,7 @@ connection: the loader never writes.
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from dataclasses import dataclass
 
 import duckdb
@@ -216,8 +217,21 @@ def annotated_events_sql(day_start_minutes: int, devices: str) -> str:
     """
 
 
+# One read of the database at a time per process (partitions here, keys and gaps in tasks.py): the flow's tasks run
+# in threads, and two threads registering
+# Arrow frames on cursors of one DuckDB connection at once intermittently failed inside DuckDB 2.0.1
+# ("Table Function with name python_arrow_scan does not exist", seen in a CI run). Reads are short;
+# the settling and checking that follow still run in parallel.
+READ_LOCK = threading.Lock()
+
+
 def load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...], params: AuditParams) -> Partition:
     """Every frame of a group of partitions, read with the connection ``con`` (see the module docstring)."""
+    with READ_LOCK:
+        return _load_partition(con, keys, params)
+
+
+def _load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...], params: AuditParams) -> Partition:
     cur = con.cursor()
     try:
         _register_keys(cur, keys)
