@@ -30,9 +30,9 @@ def _child_bare(input_dir: Path, db: Path) -> dict:
     t = time.perf_counter()
     con = duckdb.connect(str(db))
     con.execute(f"CREATE TABLE raw_rounds AS SELECT * FROM read_json('{input_dir.as_posix()}/**/rounds_*.jsonl', "
-                "format = 'newline_delimited')")
+                "format = 'newline_delimited', ignore_errors = true, union_by_name = true)")
     con.execute(f"CREATE TABLE raw_events AS SELECT * FROM read_csv('{input_dir.as_posix()}/**/shoe_*.csv', "
-                "header = true, all_varchar = false)")
+                "header = true, ignore_errors = true, union_by_name = true)")
     rounds = con.execute("SELECT count(*) FROM raw_rounds").fetchall()[0][0]
     events = con.execute("SELECT count(*) FROM raw_events").fetchall()[0][0]
     con.close()
@@ -55,7 +55,10 @@ def _child_ingest(input_dir: Path, db: Path) -> dict:
 
 def _run_child(mode: str, input_dir: Path, db: Path) -> dict:
     out = subprocess.run([sys.executable, "-m", "benchmarks.ingest", "--child", mode, "--input", str(input_dir),
-                          "--db", str(db)], capture_output=True, text=True, check=True)
+                          "--db", str(db)], capture_output=True, text=True)
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        raise SystemExit(f"benchmark: the {mode} run failed: {last}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -20,6 +20,8 @@ from typing import BinaryIO, Iterator
 
 import polars as pl
 
+from pipelines.ingest.quarantine import empty_failures, failures_at
+
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a round with a thousand wagers is ~150 KB
 RAW_KEEP_BYTES = 1 << 16  # what the quarantine keeps of a line that is too long
 CHUNK_BYTES = 64 << 20
@@ -32,15 +34,57 @@ class UnreadableFile(Exception):
 
 @dataclass
 class LineChunk:
-    """Consecutive lines of a file. ``lines[i]`` is physical line ``first_line + i``."""
+    """Lines of a file. ``lines[i]`` is physical line ``first_line + i``, unless ``numbers`` says
+    otherwise (a batch of several files numbers its lines itself: ``pipelines.ingest.batch``)."""
 
     first_line: int
     lines: pl.Series  # String, without line ends
     not_utf8: list[int] = field(default_factory=list)  # offsets in this chunk
     too_long: dict[int, int] = field(default_factory=dict)  # offset -> length in bytes
+    numbers: pl.Series | None = None  # Int64, one per line, when not first_line + i
 
     def __len__(self) -> int:
         return len(self.lines)
+
+    def line_numbers(self) -> pl.Series:
+        if self.numbers is not None:
+            return self.numbers.alias("source_line")
+        return pl.int_range(self.first_line, self.first_line + len(self), eager=True, dtype=pl.Int64).alias("source_line")
+
+    def without_first(self) -> "LineChunk":
+        """The chunk without its first line (a CSV header)."""
+        return LineChunk(
+            self.first_line + 1, self.lines.slice(1),
+            [i - 1 for i in self.not_utf8 if i > 0], {i - 1: v for i, v in self.too_long.items() if i > 0},
+            None if self.numbers is None else self.numbers.slice(1),
+        )
+
+
+def screen(chunk: LineChunk) -> tuple[pl.DataFrame, list[pl.DataFrame], pl.DataFrame]:
+    """The judgement every line gets before its format is parsed, the same for CSV and JSONL.
+
+    Returns ``raw`` (source_line, raw: every line, for the quarantine), the failures found here
+    (not UTF-8, too long, blank) and the lines left to parse (source_line, raw).
+    """
+    n = len(chunk)
+    raw = pl.DataFrame({"source_line": chunk.line_numbers(), "raw": chunk.lines})
+    failures = [empty_failures()]
+    bad = pl.Series("bad", [False] * n, dtype=pl.Boolean)
+    if chunk.not_utf8:
+        idx = pl.Series(chunk.not_utf8, dtype=pl.UInt32)
+        failures.append(failures_at(raw["source_line"].gather(idx), "not_utf8"))
+        bad = bad.scatter(idx, True)
+    if chunk.too_long:
+        idx = pl.Series(list(chunk.too_long), dtype=pl.UInt32)
+        failures.append(failures_at(raw["source_line"].gather(idx), "line_too_long",
+                                    pl.Series([f"{v} bytes" for v in chunk.too_long.values()])))
+        bad = bad.scatter(idx, True)
+    blank_text = pl.col("raw").str.strip_chars() == ""
+    frame = raw.with_columns(bad=bad)
+    blank = frame.filter(~pl.col("bad") & blank_text)
+    failures.append(failures_at(blank["source_line"], "blank_line"))
+    todo = frame.filter(~pl.col("bad") & ~blank_text).select("source_line", "raw")
+    return raw, failures, todo
 
 
 def sha256_of(path: Path) -> tuple[str, int]:

@@ -22,11 +22,11 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
-from pipelines.ingest.lines import LineChunk
+from pipelines.ingest.lines import LineChunk, screen
 from pipelines.ingest.duck import arrow, registered
-from pipelines.ingest.quarantine import checked, empty_failures, failures_at, from_validation
+from pipelines.ingest.quarantine import checked, failures_at
 from schemas.inputs import INPUT_ACTION, INPUT_ROUNDS_JSONL, INPUT_WAGER
-from schemas.pandera_models import model, polars_schema, validate_frame
+from schemas.pandera_models import polars_schema
 from schemas.rules import INT_TEXT, json_kind, utc_offset_minutes, with_parsed_timestamps
 from schemas.tables import CORE_ACTIONS, CORE_ROUNDS, CORE_WAGERS
 
@@ -109,26 +109,7 @@ class RoundsParser:
 
     def parse(self, chunk: LineChunk) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame]:
         """One chunk -> (rounds, wagers, actions, failures, raw lines)."""
-        n = len(chunk)
-        raw = pl.DataFrame({
-            "source_line": pl.int_range(chunk.first_line, chunk.first_line + n, eager=True, dtype=pl.Int64),
-            "raw": chunk.lines,
-        })
-        failures = [empty_failures()]
-        bad = pl.Series("bad", [False] * n)
-        if chunk.not_utf8:
-            idx = pl.Series(chunk.not_utf8, dtype=pl.UInt32)
-            failures.append(failures_at(raw["source_line"].gather(idx), "not_utf8"))
-            bad = bad.scatter(idx, True)
-        if chunk.too_long:
-            idx = pl.Series(list(chunk.too_long), dtype=pl.UInt32)
-            failures.append(failures_at(raw["source_line"].gather(idx), "line_too_long",
-                                        pl.Series([f"{v} bytes" for v in chunk.too_long.values()])))
-            bad = bad.scatter(idx, True)
-        frame = raw.with_columns(bad=bad)
-        blank = frame.filter(~pl.col("bad") & (pl.col("raw").str.strip_chars() == ""))
-        failures.append(failures_at(blank["source_line"], "blank_line"))
-        todo = frame.filter(~pl.col("bad") & (pl.col("raw").str.strip_chars() != "")).select("source_line", "raw")
+        raw, failures, todo = screen(chunk)
 
         rounds_lit, wagers_lit, actions_lit, line_fail = self._duck_parse(todo)
         failures.append(line_fail)
@@ -156,11 +137,7 @@ class RoundsParser:
         ok_rounds = rounds_ar.join(failed, on="source_line", how="anti")
         rounds, wagers, actions = self._canonical(ok_rounds, wagers_ar, actions_ar)
 
-        contract = [
-            from_validation(validate_frame(rounds, model(CORE_ROUNDS.name)), rounds, CORE_ROUNDS),
-            from_validation(validate_frame(wagers, model(CORE_WAGERS.name)), wagers, CORE_WAGERS),
-            from_validation(validate_frame(actions, model(CORE_ACTIONS.name)), actions, CORE_ACTIONS),
-        ]
+        contract = [checked(rounds, CORE_ROUNDS), checked(wagers, CORE_WAGERS), checked(actions, CORE_ACTIONS)]
         contract_fail = pl.concat(contract)
         if not contract_fail.is_empty():  # rule-set/game mismatch lands here; other checks never should
             contract_fail = contract_fail.with_columns(

@@ -1,6 +1,7 @@
 """``pitaudit ingest``: every shoe_*.csv and rounds_*.jsonl under a folder into the DuckDB file.
 
-Files are taken in the order of their relative paths, one transaction each (``store``), so a run
+Files are taken in the order of their relative paths, in batches of one kind (``batch``: the fixed
+costs of a load are paid per batch, not per file), one transaction per batch (``store``), so a run
 that is killed leaves every file either fully loaded or not at all, and the next run loads what is
 missing. A file already loaded with the same SHA-256 is skipped. The run never stops on bad input:
 a file that cannot be read is recorded as unreadable with its reason; only a broken line
@@ -21,10 +22,11 @@ import polars as pl
 
 from pipelines.db import DatabaseError, get_meta, open_writer, set_meta
 from pipelines.ingest import store
-from pipelines.ingest.lines import LineChunk, UnreadableFile, iter_lines, sha256_of, sniff
+from pipelines.ingest.batch import BATCH_BYTES, InputFile, plan_batches, read_big_file, read_small_files
+from pipelines.ingest.lines import UnreadableFile, sha256_of, sniff
 from pipelines.ingest.quarantine import to_quarantine
 from pipelines.ingest.rounds_jsonl import RoundsParser
-from pipelines.ingest.shoe_csv import ShoeParser, read_header
+from pipelines.ingest.shoe_csv import ShoeParser
 from schemas.reasons import REASONS
 
 PATTERNS = {"shoe_csv": re.compile(r"^shoe_.*\.csv$"), "rounds_jsonl": re.compile(r"^rounds_.*\.jsonl$")}
@@ -90,66 +92,68 @@ def discover(input_dir: Path) -> list[tuple[str, str, Path]]:
     return sorted(found)
 
 
-def _without_header(chunk: LineChunk) -> LineChunk:
-    return LineChunk(
-        chunk.first_line + 1, chunk.lines.slice(1),
-        [i - 1 for i in chunk.not_utf8 if i > 0], {i - 1: v for i, v in chunk.too_long.items() if i > 0},
-    )
+def _stage_batch(con: duckdb.DuckDBPyConnection, files: list[InputFile], input_root: Path, day_start: int,
+                 advance: Callable[[int], None]) -> tuple[list[store.StagedFile], dict[str, str], Counter]:
+    """Read, parse and stage every line of a batch (inside the open transaction).
 
-
-def _load(con: duckdb.DuckDBPyConnection, rel: str, kind: str, path: Path, day_start: int,
-          advance: Callable[[int], None]) -> tuple[int, Counter]:
-    """Stage every line of one file (inside the open transaction); returns lines read and reasons."""
-    lines_read = 0
+    Returns the files staged (with their lines read), the files that could not be read as lines
+    at all (with the reason) and the quarantine reasons."""
+    kind = files[0].kind
     reasons: Counter = Counter()
-    shoe: ShoeParser | None = None
-    rounds = RoundsParser(con, rel, day_start) if kind == "rounds_jsonl" else None
-    for chunk in iter_lines(path):
-        advance(int(chunk.lines.str.len_bytes().sum() or 0) + len(chunk))
+    if len(files) == 1 and files[0].size > BATCH_BYTES:
+        parts, unreadable, streamed = read_big_file(files[0]), {}, True
+    else:
+        parts, unreadable = read_small_files(files)
+        streamed = False
+        advance(sum(f.size for f in files))
+    lines_read: Counter = Counter()
+    shoe: dict[tuple[str, ...], ShoeParser] = {}
+    # the parsers name the rows after the first file (the core checks want a name); relabel corrects it
+    rounds = RoundsParser(con, files[0].rel, day_start) if kind == "rounds_jsonl" else None
+    for part in parts:
+        chunk = part.chunk
+        if streamed:
+            advance(int(chunk.lines.str.len_bytes().sum() or 0) + len(chunk))
         if kind == "shoe_csv":
-            if shoe is None:
-                if 0 in chunk.not_utf8 or 0 in chunk.too_long:
-                    raise UnreadableFile("first line (the header) is not readable UTF-8 text")
-                shoe = ShoeParser(rel, read_header(chunk.lines[0]))
-                chunk = _without_header(chunk)
-                if len(chunk) == 0:
-                    continue
-            events, failures, raw = shoe.parse(chunk)
-            store.stage(con, "events", events)
+            key = tuple(part.header)
+            if key not in shoe or not streamed:  # one file's chunks share a parser (it carries event_seq)
+                shoe[key] = ShoeParser(files[0].rel, part.header, file_starts=None if streamed else part.starts)
+            events, failures, raw = shoe[key].parse(chunk)
+            store.stage(con, "events", part.relabel(events))
         else:
             r, w, a, failures, raw = rounds.parse(chunk)
-            store.stage(con, "rounds", r)
-            store.stage(con, "wagers", w)
-            store.stage(con, "actions", a)
-        q = to_quarantine(failures, raw, rel, kind)
+            store.stage(con, "rounds", part.relabel(r))
+            store.stage(con, "wagers", part.relabel(w))
+            store.stage(con, "actions", part.relabel(a))
+        q = part.relabel(to_quarantine(failures, raw, files[0].rel, kind))
         store.stage(con, "quarantine", q)
         reasons.update(q["reason"].to_list())
-        lines_read += len(chunk)
-    if kind == "shoe_csv" and shoe is None:
-        raise UnreadableFile("empty file: no header line")
-    if kind == "shoe_csv":
-        store.resolve_events(con, rel, path)
-    else:
-        store.resolve_rounds(con, rel, path)
-    return lines_read, reasons
+        lines_read.update(part.lines_read)
+    staged = [store.StagedFile(f.rel, f.kind, f.sha256, f.size, lines_read.get(f.rel, 0), str(input_root), f.path)
+              for f in files if f.rel not in unreadable]
+    return staged, unreadable, reasons
 
 
-def ingest_file(con: duckdb.DuckDBPyConnection, rel: str, kind: str, path: Path, input_root: Path,
-                day_start: int, summary: IngestSummary, advance: Callable[[int], None] = lambda n: None) -> FileOutcome:
-    """Load one file in one transaction; record it whatever happens (but a broken invariant)."""
+def _conflict_rows(con: duckdb.DuckDBPyConnection, names: list[str]) -> tuple[int, int]:
+    """Conflicting-duplicate quarantine rows: (of these files, of every other file)."""
+    return con.execute("""
+        SELECT count(*) FILTER (WHERE list_contains(?, source_file)), count(*) FILTER (WHERE NOT list_contains(?, source_file))
+        FROM core_quarantine WHERE reason_code = 'conflicting_duplicate'""", [names, names]).fetchall()[0]
+
+
+def screen_file(con: duckdb.DuckDBPyConnection, rel: str, kind: str, path: Path,
+                input_root: Path) -> InputFile | FileOutcome:
+    """Hash and sniff a file: the file to load, or its outcome when it is not to be loaded."""
     try:
         sha, size = sha256_of(path)
     except OSError as exc:
-        sha, size = "", 0
-        error = f"cannot read the file: {exc.strerror or exc}"
-        return _unreadable(con, rel, kind, sha, size, error, input_root)
+        return _unreadable(con, rel, kind, "", 0, f"cannot read the file: {exc.strerror or exc}", input_root)
     rows = con.execute("SELECT sha256 FROM core_source_files WHERE source_file = ?", [rel]).fetchall()
-    known = rows[0] if rows else None
-    if known is not None:
-        if known[0] == sha:
+    if rows:
+        if rows[0][0] == sha:
             return FileOutcome(rel, kind, "already loaded")
         return FileOutcome(rel, kind, "changed",
-                           error=f"changed since it was loaded (sha256 {known[0][:12]}… -> {sha[:12]}…); not re-read: "
+                           error=f"changed since it was loaded (sha256 {rows[0][0][:12]}… -> {sha[:12]}…); not re-read: "
                                  "give the new export a new name")
     try:
         sniff(path)
@@ -157,35 +161,53 @@ def ingest_file(con: duckdb.DuckDBPyConnection, rel: str, kind: str, path: Path,
         return _unreadable(con, rel, kind, sha, size, str(exc), input_root)
     except OSError as exc:
         return _unreadable(con, rel, kind, sha, size, f"cannot read the file: {exc.strerror or exc}", input_root)
-    store.begin_file(con)
+    return InputFile(rel, kind, path, sha, size)
+
+
+def ingest_batch(con: duckdb.DuckDBPyConnection, files: list[InputFile], input_root: Path, day_start: int,
+                 summary: IngestSummary, advance: Callable[[int], None] = lambda n: None) -> list[FileOutcome]:
+    """Load a batch of files of one kind in one transaction; record each file whatever happens
+    (but a broken invariant). A batch that fails as a whole is retried file by file, so that only
+    the file at fault is recorded as unreadable."""
+    names = [f.rel for f in files]
+    store.begin_batch(con)
     try:
-        lines_read, reasons = _load(con, rel, kind, path, day_start, advance)
-        moved_before = con.execute(
-            "SELECT count(*) FROM core_quarantine WHERE reason_code = 'conflicting_duplicate' AND source_file <> ?",
-            [rel]).fetchall()[0][0]
-        counts = store.finish_file(con, source_file=rel, kind=kind, sha256=sha, size=size,
-                                   lines_read=lines_read, input_root=str(input_root))
+        here_before, others_before = _conflict_rows(con, names)
+        staged, unreadable, reasons = _stage_batch(con, files, input_root, day_start, advance)
+        for f in files:
+            if f.rel in unreadable:
+                store.record_unreadable(con, source_file=f.rel, kind=f.kind, sha256=f.sha256, size=f.size,
+                                        error=unreadable[f.rel], input_root=str(input_root))
+        counts = store.finish_batch(con, files[0].kind, staged)
     except store.InvariantError:
         con.execute("ROLLBACK")
         raise
     except (UnreadableFile, OSError, UnicodeError, duckdb.Error, pl.exceptions.PolarsError, ValueError) as exc:
         con.execute("ROLLBACK")
+        if len(files) > 1:
+            return [o for f in files for o in ingest_batch(con, [f], input_root, day_start, summary)]
+        f = files[0]
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        if not isinstance(exc, UnreadableFile):
+        if isinstance(exc, OSError):
+            msg = f"cannot read the file: {exc.strerror or exc}"
+        elif not isinstance(exc, UnreadableFile):
             msg = f"could not be loaded ({type(exc).__name__}): {msg}"
-        return _unreadable(con, rel, kind, sha, size, msg, input_root)
-    conflicts_here = con.execute(
-        "SELECT count(*) FROM core_quarantine WHERE reason_code = 'conflicting_duplicate' AND source_file = ?",
-        [rel]).fetchall()[0][0]
-    moved_after = con.execute(
-        "SELECT count(*) FROM core_quarantine WHERE reason_code = 'conflicting_duplicate' AND source_file <> ?",
-        [rel]).fetchall()[0][0]
-    summary.earlier_lines_quarantined += moved_after - moved_before
-    if conflicts_here + moved_after - moved_before:
-        reasons[REASONS["conflicting_duplicate"]] += conflicts_here + (moved_after - moved_before)
+        return [_unreadable(con, f.rel, f.kind, f.sha256, f.size, msg, input_root)]
+    here, others = _conflict_rows(con, names)
+    moved = others - others_before
+    summary.earlier_lines_quarantined += moved
+    if here - here_before + moved:
+        reasons[REASONS["conflicting_duplicate"]] += here - here_before + moved
     summary.quarantined_by_reason.update(reasons)
-    return FileOutcome(rel, kind, "loaded", counts.lines_read, counts.rows_accepted, counts.rows_quarantined,
-                       counts.rows_duplicate)
+    out = []
+    for f in files:
+        if f.rel in unreadable:
+            out.append(FileOutcome(f.rel, f.kind, "unreadable", error=unreadable[f.rel]))
+        else:
+            c = counts[f.rel]
+            out.append(FileOutcome(f.rel, f.kind, "loaded", c.lines_read, c.rows_accepted, c.rows_quarantined,
+                                   c.rows_duplicate))
+    return out
 
 
 def _unreadable(con, rel, kind, sha, size, error, input_root) -> FileOutcome:
@@ -211,24 +233,35 @@ def ingest_folder(con: duckdb.DuckDBPyConnection, input_dir: Path, gaming_day_st
     files = discover(input_dir)
     summary = IngestSummary()
     root = input_dir.resolve()
-    if not progress:
-        for rel, kind, path in files:
-            summary.files.append(ingest_file(con, rel, kind, path, root, day_start, summary))
-        return summary
-    from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+    outcomes: dict[str, FileOutcome] = {}
+    ready: list[InputFile] = []
+    for rel, kind, path in files:
+        screened = screen_file(con, rel, kind, path, root)
+        if isinstance(screened, InputFile):
+            ready.append(screened)
+        else:
+            outcomes[rel] = screened
+    batches = plan_batches(ready)
 
-    total = sum(p.stat().st_size for _, _, p in files)
-    with Progress(TextColumn("ingest {task.fields[file]}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("ingest", total=total, file="")
-        done = 0
-        for rel, kind, path in files:
-            bar.update(task, file=rel)
-            summary.files.append(ingest_file(con, rel, kind, path, root, day_start, summary,
-                                             lambda n: bar.advance(task, n)))
-            done += path.stat().st_size
-            bar.update(task, completed=done)
+    def run(advance: Callable[[int], None], started: Callable[[list[InputFile]], None] = lambda b: None) -> None:
+        for batch in batches:
+            started(batch)
+            for o in ingest_batch(con, batch, root, day_start, summary, advance):
+                outcomes[o.source_file] = o
+
+    if not progress:
+        run(lambda n: None)
+    else:
+        from rich.console import Console
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+        total = sum(f.size for f in ready)
+        with Progress(TextColumn("ingest {task.fields[file]}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                      console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("ingest", total=total, file="")
+            run(lambda n: bar.advance(task, n),
+                lambda b: bar.update(task, file=b[0].rel + (f" (+{len(b) - 1} files)" if len(b) > 1 else "")))
+    summary.files = [outcomes[rel] for rel, _, _ in files]
     return summary
 
 

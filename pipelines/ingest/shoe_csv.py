@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from pipelines.ingest.lines import LineChunk, UnreadableFile
-from pipelines.ingest.quarantine import checked, empty_failures, failures_at, from_validation
+from pipelines.ingest.lines import LineChunk, UnreadableFile, screen
+from pipelines.ingest.quarantine import checked, empty_failures, failures_at
 from rulebook.cards import FOREIGN, NO_CARD, RANKS, SUITS, UNREADABLE
 from schemas.inputs import INPUT_SHOE_CSV, SHOE_CSV_COLUMNS
-from schemas.pandera_models import model, polars_schema, validate_frame
+from schemas.pandera_models import polars_schema
 from schemas.rules import INT_TEXT, passes_all, with_parsed_timestamps
 from schemas.vocabulary import builtin_vocabulary
 from schemas.tables import CORE_DEVICE_EVENTS
@@ -42,34 +42,18 @@ def read_header(line: str) -> list[str]:
 
 @dataclass
 class ShoeParser:
-    """Parses the chunks of one file; keeps the highest event_seq seen per device across chunks."""
+    """Parses the chunks of one file (keeping the highest event_seq seen per device across chunks),
+    or, in one call, a batch of files with the same header: ``file_starts`` holds the first line
+    number of each file, so that a device's sequence is judged within its own file."""
 
     source_file: str
     header: list[str]
     max_seq: dict[str, int] = field(default_factory=dict)
+    file_starts: pl.Series | None = None
 
     def parse(self, chunk: LineChunk) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
         """One chunk -> (canonical events, failures, raw lines (source_line, raw))."""
-        n = len(chunk)
-        raw = pl.DataFrame({
-            "source_line": pl.int_range(chunk.first_line, chunk.first_line + n, eager=True, dtype=pl.Int64),
-            "raw": chunk.lines,
-        })
-        failures = [empty_failures()]
-        bad = pl.Series("bad", [False] * n)
-        if chunk.not_utf8:
-            idx = pl.Series(chunk.not_utf8, dtype=pl.UInt32)
-            failures.append(failures_at(raw["source_line"].gather(idx), "not_utf8"))
-            bad = bad.scatter(idx, True)
-        if chunk.too_long:
-            idx = pl.Series(list(chunk.too_long), dtype=pl.UInt32)
-            failures.append(failures_at(raw["source_line"].gather(idx), "line_too_long",
-                                        pl.Series([f"{v} bytes" for v in chunk.too_long.values()])))
-            bad = bad.scatter(idx, True)
-        frame = raw.with_columns(bad=bad)
-        blank = frame.filter(~pl.col("bad") & (pl.col("raw").str.strip_chars() == ""))
-        failures.append(failures_at(blank["source_line"], "blank_line"))
-        frame = frame.filter(~pl.col("bad") & (pl.col("raw").str.strip_chars() != ""))
+        raw, failures, frame = screen(chunk)
 
         quoted = frame.filter(pl.col("raw").str.contains('"', literal=True))
         plain = frame.filter(~pl.col("raw").str.contains('"', literal=True))
@@ -95,9 +79,9 @@ class ShoeParser:
         all_failures = pl.concat(failures)
         accepted = as_read.join(all_failures.select("source_line").unique(), on="source_line", how="anti")
         events = self._canonical(accepted)
-        fc2 = validate_frame(events, model(CORE_DEVICE_EVENTS.name))
-        if not fc2.is_empty():  # never expected: the input checks guard every conversion
-            bad2 = from_validation(fc2, events, CORE_DEVICE_EVENTS).with_columns(code=pl.lit("contract_violation"))
+        bad2 = checked(events, CORE_DEVICE_EVENTS)
+        if not bad2.is_empty():  # never expected: the input checks guard every conversion
+            bad2 = bad2.with_columns(code=pl.lit("contract_violation"))
             all_failures = pl.concat([all_failures, bad2])
             events = events.join(bad2.select("source_line").unique(), on="source_line", how="anti")
         return events, all_failures, raw
@@ -128,9 +112,15 @@ class ShoeParser:
         seq = (pl.when(pl.col("event_seq").str.contains(INT_TEXT) & valid)
                .then(pl.col("event_seq").str.to_integer(strict=False)))
         out = fields.with_columns(seq.alias("_seq"))
+        window = ["device_id"]
+        if self.file_starts is not None:
+            out = out.with_columns(self.file_starts.search_sorted(out["source_line"], side="right").alias("_file"))
+            window = ["_file", "device_id"]
         out = out.with_columns(
-            pl.col("_seq").cum_max().forward_fill().shift(1).over("device_id").alias("prev_max_event_seq")
+            pl.col("_seq").cum_max().forward_fill().shift(1).over(window).alias("prev_max_event_seq")
         )
+        if self.file_starts is not None:  # a batch is parsed in one call: nothing to carry
+            return out.drop("_seq", "_file")
         if self.max_seq:
             carried = pl.DataFrame({"device_id": list(self.max_seq), "_carried": list(self.max_seq.values())},
                                    schema={"device_id": pl.String, "_carried": pl.Int64})

@@ -1,9 +1,10 @@
-"""Write one file's rows: staged, de-duplicated against what is already loaded, committed at once.
+"""Write a batch of files' rows: staged, de-duplicated against what is already loaded, committed at once.
 
-Each file loads in one transaction. Its rows are first appended to temporary staging tables chunk
-by chunk; at the end of the file, duplicates are resolved in SQL and the rows are moved to the
-core tables, the file's line accounting is checked, and everything commits together. A process
-that dies before the commit leaves the database exactly as it was before the file.
+Each batch of files (``pipelines.ingest.batch``; a big file is a batch of its own) loads in one
+transaction. Its rows are first appended to temporary staging tables chunk by chunk; at the end,
+duplicates are resolved in SQL and the rows are moved to the core tables, every file's line
+accounting is checked, and everything commits together. A process that dies before the commit
+leaves the database exactly as it was before the batch.
 
 Duplicates (the same round, ``table_id``/``round_no``; the same device event,
 ``device_id``/``event_seq``):
@@ -46,7 +47,20 @@ class FileCounts:
     rows_duplicate: int
 
 
-def begin_file(con: duckdb.DuckDBPyConnection) -> None:
+@dataclass(frozen=True)
+class StagedFile:
+    """What the core_source_files row of a file loaded in this batch needs."""
+
+    source_file: str
+    kind: str
+    sha256: str
+    size: int
+    lines_read: int
+    input_root: str
+    path: Path
+
+
+def begin_batch(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("BEGIN TRANSACTION")
     for stg, core in STAGING.items():
         con.execute(f"CREATE OR REPLACE TEMP TABLE stg_{stg} AS SELECT * FROM {core} LIMIT 0")
@@ -55,6 +69,7 @@ def begin_file(con: duckdb.DuckDBPyConnection) -> None:
 def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
     for stg in STAGING:
         con.execute(f"DROP TABLE IF EXISTS stg_{stg}")
+        con.execute(f"DROP TABLE IF EXISTS bat_{stg}")
     for t in ("_r_class", "_r_hash", "_e_class"):
         con.execute(f"DROP TABLE IF EXISTS {t}")
 
@@ -291,30 +306,77 @@ def resolve_events(con: duckdb.DuckDBPyConnection, source_file: str, path: Path)
                        WHERE source_line NOT IN (SELECT source_line FROM _e_class)""")
 
 
-def finish_file(con: duckdb.DuckDBPyConnection, *, source_file: str, kind: str, sha256: str, size: int,
-                lines_read: int, input_root: str) -> FileCounts:
-    """Quarantine, account, record the file, check the invariant, commit."""
-    con.execute("INSERT INTO core_quarantine BY NAME SELECT * FROM stg_quarantine")
-    quarantined = con.execute("SELECT count(*) FROM stg_quarantine").fetchall()[0][0]
-    if kind == "rounds_jsonl":
-        staged = con.execute("SELECT count(*) FROM stg_rounds").fetchall()[0][0]
+def _batch_collides(con: duckdb.DuckDBPyConnection, kind: str) -> bool:
+    """Whether any staged key of the batch is staged twice, already loaded, or flagged (rare)."""
+    stg, key, core, flags = (("stg_rounds", "table_id, round_no", "core_rounds", "core_round_flags")
+                             if kind == "rounds_jsonl" else
+                             ("stg_events", "device_id, event_seq", "core_device_events", "core_device_event_flags"))
+    # inner joins, so DuckDB hashes the (small) batch and streams the (big) core table past it
+    sql = f"""
+        WITH k AS (SELECT {key}, count(*) AS n FROM {stg} GROUP BY ALL)
+        SELECT (SELECT count(*) FROM k WHERE n > 1)
+             + (SELECT count(*) FROM k JOIN (SELECT {key} FROM {core}) USING ({key}))
+             + (SELECT count(*) FROM k JOIN (SELECT DISTINCT {key} FROM {flags}) USING ({key}))"""
+    return con.execute(sql).fetchall()[0][0] > 0
+
+
+def finish_batch(con: duckdb.DuckDBPyConnection, kind: str, files: list[StagedFile]) -> dict[str, FileCounts]:
+    """Move the batch's staged rows into the core tables, account every file, commit.
+
+    The common case (no key of the batch staged twice, loaded before or flagged) moves every
+    table with one statement. Otherwise the files are resolved one by one, in order, exactly as
+    if each were loaded alone: the batch's rows are set aside and each file's slice is staged,
+    de-duplicated and moved before the next.
+    """
+    tables = ("rounds", "wagers", "actions") if kind == "rounds_jsonl" else ("events",)
+    counts: dict[str, FileCounts] = {}
+    if not _batch_collides(con, kind):
+        for t in tables:
+            con.execute(f"INSERT INTO {STAGING[t]} BY NAME SELECT * FROM stg_{t}")
+        con.execute("INSERT INTO core_quarantine BY NAME SELECT * FROM stg_quarantine")
+        first = "stg_rounds" if kind == "rounds_jsonl" else "stg_events"
+        staged = dict(con.execute(f"SELECT source_file, count(*) FROM {first} GROUP BY 1").fetchall())
+        quarantined = dict(con.execute("SELECT source_file, count(*) FROM stg_quarantine GROUP BY 1").fetchall())
+        for f in files:
+            counts[f.source_file] = _record(con, f, staged.get(f.source_file, 0), quarantined.get(f.source_file, 0), 0)
     else:
-        staged = con.execute("SELECT count(*) FROM stg_events").fetchall()[0][0]
-    conflicts = con.execute("SELECT count(*) FROM stg_quarantine WHERE reason_code = 'conflicting_duplicate'").fetchall()[0][0]
-    accepted = staged - conflicts
-    duplicate = con.execute("SELECT count(*) FROM core_duplicate_lines WHERE source_file = ?", [source_file]).fetchall()[0][0]
-    counts = FileCounts(lines_read, accepted, quarantined, duplicate)
-    if accepted + quarantined != lines_read:
-        raise InvariantError(
-            f"{source_file}: lines read {lines_read} != accepted {accepted} + quarantined {quarantined}")
-    con.execute(
-        "INSERT INTO core_source_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, now(), 'loaded', NULL, ?)",
-        [source_file, kind, sha256, size, lines_read, accepted, quarantined, duplicate, input_root],
-    )
+        for t in (*tables, "quarantine"):
+            con.execute(f"CREATE OR REPLACE TEMP TABLE bat_{t} AS SELECT * FROM stg_{t}")
+        for f in files:
+            for t in (*tables, "quarantine"):
+                con.execute(f"DELETE FROM stg_{t}")
+                con.execute(f"INSERT INTO stg_{t} SELECT * FROM bat_{t} WHERE source_file = ?", [f.source_file])
+            if kind == "rounds_jsonl":
+                resolve_rounds(con, f.source_file, f.path)
+            else:
+                resolve_events(con, f.source_file, f.path)
+            counts[f.source_file] = _account_file(con, f)
     check_all_files(con)
     drop_staging(con)
     con.execute("COMMIT")
     return counts
+
+
+def _account_file(con: duckdb.DuckDBPyConnection, f: StagedFile) -> FileCounts:
+    """One file resolved on its own (its rows in the stg_* tables): quarantine and account it."""
+    con.execute("INSERT INTO core_quarantine BY NAME SELECT * FROM stg_quarantine")
+    quarantined = con.execute("SELECT count(*) FROM stg_quarantine").fetchall()[0][0]
+    staged = con.execute(f"SELECT count(*) FROM {'stg_rounds' if f.kind == 'rounds_jsonl' else 'stg_events'}").fetchall()[0][0]
+    conflicts = con.execute("SELECT count(*) FROM stg_quarantine WHERE reason_code = 'conflicting_duplicate'").fetchall()[0][0]
+    duplicate = con.execute("SELECT count(*) FROM core_duplicate_lines WHERE source_file = ?", [f.source_file]).fetchall()[0][0]
+    return _record(con, f, staged - conflicts, quarantined, duplicate)
+
+
+def _record(con: duckdb.DuckDBPyConnection, f: StagedFile, accepted: int, quarantined: int, duplicate: int) -> FileCounts:
+    """The file's core_source_files row, after checking its line accounting."""
+    if accepted + quarantined != f.lines_read:
+        raise InvariantError(
+            f"{f.source_file}: lines read {f.lines_read} != accepted {accepted} + quarantined {quarantined}")
+    con.execute(
+        "INSERT INTO core_source_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, now(), 'loaded', NULL, ?)",
+        [f.source_file, f.kind, f.sha256, f.size, f.lines_read, accepted, quarantined, duplicate, f.input_root],
+    )
+    return FileCounts(f.lines_read, accepted, quarantined, duplicate)
 
 
 def check_all_files(con: duckdb.DuckDBPyConnection) -> None:
