@@ -49,7 +49,11 @@ def hand_total(cards: Sequence[int]) -> tuple[int, bool]:
 
 def min_total(cards: Sequence[int]) -> int:
     """The lowest total of the readable cards (aces as 1): above 21 the hand is bust whatever the unread cards are."""
-    return sum(POINTS[c >> 2] for c in cards if c >= 0)
+    total = 0
+    for c in cards:  # a loop, not sum() over a generator: called on every card of every hand
+        if c >= 0:
+            total += POINTS[c >> 2]
+    return total
 
 
 def is_two_card_21(cards: Sequence[int]) -> bool:

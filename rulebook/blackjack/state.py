@@ -200,6 +200,34 @@ class BlackjackState(NamedTuple):
         return self.taken > self.initial_cards or any(h.decided for h in self.hands)
 
 
+def _quick_replace(cls: type) -> None:
+    """Give a NamedTuple of this module a faster ``_replace`` (same result, same errors).
+
+    ``collections.namedtuple``'s own pops every field name from the keyword dictionary; a round of
+    Blackjack makes some fifty new states, and with twenty fields that was a fifth of the engine's
+    time. Here only the fields that change are touched.
+    """
+    index = {name: i for i, name in enumerate(cls._fields)}
+    new = tuple.__new__
+
+    def _replace(self, **changes):
+        values = list(self)
+        try:
+            for name, value in changes.items():
+                values[index[name]] = value
+        except KeyError:
+            raise ValueError(f"Got unexpected field names: {[n for n in changes if n not in index]!r}") from None
+        return new(type(self), values)
+
+    _replace.__doc__ = f"A new {cls.__name__} with the given fields replaced."
+    type.__setattr__(cls, "_replace", _replace)
+
+
+for _cls in (Stake, Hand, InsuranceBet, Returned, BlackjackState):
+    _quick_replace(_cls)
+del _cls
+
+
 # -- small pure helpers the transitions share ------------------------------------------------
 def note(state: BlackjackState, what: str, clause: str) -> BlackjackState:
     return state._replace(steps=state.steps + (Step(what, clause),))
