@@ -388,8 +388,12 @@ def payout_table(params: BaccaratParams) -> tuple[np.ndarray, np.ndarray, np.nda
 
 def _main_table(params: BaccaratParams) -> np.ndarray:
     """_MAIN[bet, result class] -> Reason, for the bets decided by the main result."""
+    return _main_table_of(params.variant)
+
+
+def _main_table_of(variant: Variant) -> np.ndarray:
     R = Reason
-    on_six = R.BANKER_WINS_ON_SIX if params.variant is Variant.NO_COMMISSION else R.BANKER_WINS
+    on_six = R.BANKER_WINS_ON_SIX if variant is Variant.NO_COMMISSION else R.BANKER_WINS
     t = np.zeros((8, 5), dtype=np.int8)
     #                     Player wins        Tie                Banker (not 6)     Banker 6, 2 cards        Banker 6, 3 cards
     t[BET_BANKER] = [R.BANKER_LOSES, R.BANKER_STANDOFF, R.BANKER_WINS, on_six, on_six]
@@ -437,9 +441,15 @@ def reason_table(params: BaccaratParams) -> np.ndarray:
     """``table[state, bet]`` -> :class:`Reason`, for every round state and bet (column 8: not a bet).
 
     Built by plain rules from :func:`_main_table` (the main bets) and the pair rules; settling is
-    then one lookup per wager.
+    then one lookup per wager. The table depends on the variant alone, so it is built once per
+    variant when the module loads (a constant, read-only; building it costs ~10 ms, more than
+    settling a partition's baccarat wagers).
     """
-    main = _main_table(params)
+    return _REASON_TABLES[params.variant]
+
+
+def _build_reason_table(variant: Variant) -> np.ndarray:
+    main = _main_table_of(variant)
     R = Reason
     lut = np.empty((2, 10, 4, 4, len(C.BETS) + 1), dtype=np.int8)
     for void in range(2):
@@ -460,7 +470,12 @@ def reason_table(params: BaccaratParams) -> np.ndarray:
                         else:
                             r = _MAIN_CAUSES[m - 5]
                         lut[void, m, pp, bp, bet] = r
-    return lut.reshape(_STATES, len(C.BETS) + 1)
+    table = lut.reshape(_STATES, len(C.BETS) + 1)
+    table.flags.writeable = False
+    return table
+
+
+_REASON_TABLES: Final = {variant: _build_reason_table(variant) for variant in Variant}
 
 
 def settle_reasons(coups: Coups, round_index: np.ndarray, bet_code: np.ndarray, params: BaccaratParams) -> np.ndarray:
