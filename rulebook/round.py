@@ -62,6 +62,9 @@ class RoundInput:
     jackpot_meter: int | None = None
     currency: str | None = None
     limits: Limits = field(default_factory=Limits)
+    # False: the caller does not read the card-by-card narrative (the nightly audit), so an engine may
+    # leave ``RoundResult.steps`` empty and save writing it; every other field of the result is the same
+    with_steps: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,7 +112,9 @@ def _scalar(
     params: AuditParams, with_rounds: bool,
 ) -> EngineOutput:
     """Rounds through the scalar engine (or a game's batch of it). The RoundInputs are built from flat
-    columns sliced per round (no per-row dictionaries): on a big night this costs less than the engine."""
+    columns sliced per round (no per-row dictionaries): on a big night this costs less than the engine.
+    They ask for no steps (``with_steps=False``): the audit never reads them, and writing them was a
+    fifth of the Blackjack engine's time."""
     ctx = ctx.with_row_index("_ri")
     n = ctx.height
     keys = ctx.select("table_id", "round_no", "_ri")
@@ -151,6 +153,7 @@ def _scalar(
             jackpot_meter=None if meter is None else int(meter),
             currency=cols["currency"][i],
             limits=limits,
+            with_steps=False,
         ))
     results = _settle_batch(inputs, rs, params)
 

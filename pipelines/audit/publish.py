@@ -56,10 +56,13 @@ def _ensure(con, name: str, schema: dict[str, pl.DataType]) -> None:
 
 
 def stage(stage_dir: Path, index: int, findings: pl.DataFrame, settlements: pl.DataFrame) -> None:
-    """One group's results into the staging folder, in the published schemas."""
+    """One group's results into the staging folder, in the published schemas.
+
+    LZ4, not zstd: the files live for one run and are read once, and LZ4 writes a quarter faster.
+    """
     stage_dir.mkdir(parents=True, exist_ok=True)
-    conform(findings, FINDINGS_SCHEMA).write_parquet(stage_dir / f"findings-{index:05d}.parquet")
-    conform(settlements, SETTLEMENTS_SCHEMA).write_parquet(stage_dir / f"settlements-{index:05d}.parquet")
+    conform(findings, FINDINGS_SCHEMA).write_parquet(stage_dir / f"findings-{index:05d}.parquet", compression="lz4")
+    conform(settlements, SETTLEMENTS_SCHEMA).write_parquet(stage_dir / f"settlements-{index:05d}.parquet", compression="lz4")
 
 
 def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Path) -> None:

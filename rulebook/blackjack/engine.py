@@ -61,14 +61,16 @@ def settle_round(round_input: RoundInput) -> RoundResult:
         return voided
 
     wagers, unsettled, early_steps = _usable_wagers(round_input.wagers)
+    record = round_input.with_steps
     shoe = []
     for ev in round_input.cards:
         if ev.is_burn:
-            early_steps.append(Step(f"burn {card_text(ev.code) or '(not read)'}", "BJ-7.1"))
+            if record:
+                early_steps.append(Step(f"burn {card_text(ev.code) or '(not read)'}", "BJ-7.1"))
         else:
             shoe.append(ev.code)
 
-    state = open_round(params, shoe, [w for w in wagers if w.bet != "insurance"], round_input.limits.min)
+    state = open_round(params, shoe, [w for w in wagers if w.bet != "insurance"], round_input.limits.min, record=record)
     if not state.seats:
         for w in wagers:
             unsettled.setdefault(w.wager_id, "no main or pair wager on the table: nothing was dealt (BJ-4.7.2)")
@@ -112,7 +114,7 @@ def settle_round(round_input: RoundInput) -> RoundResult:
     unsettled.update(more_unsettled)
     steps = tuple(early_steps) + state.steps + tuple(
         Step(f"settle {wid}: {s.net:+d} ({s.detail})", s.clause) for wid, s in settlements.items()
-    )
+    ) if record else ()
     return RoundResult(
         settlements=settlements,
         unsettled=unsettled,

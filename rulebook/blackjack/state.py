@@ -177,6 +177,7 @@ class BlackjackState(NamedTuple):
     dealer_status: str = ""
     steps: tuple[Step, ...] = ()
     irregularities: tuple[Irregularity, ...] = ()
+    record: bool = True  # False: no steps are written (RoundInput.with_steps); all else is the same
 
     # -- looking things up ------------------------------------------------------------------
     def hand(self, seat: int, number: int) -> Hand | None:
@@ -230,11 +231,15 @@ del _cls
 
 # -- small pure helpers the transitions share ------------------------------------------------
 def note(state: BlackjackState, what: str, clause: str) -> BlackjackState:
+    if not state.record:
+        return state
     return state._replace(steps=state.steps + (Step(what, clause),))
 
 
 def flag(state: BlackjackState, kind: str, clause: str, detail: str, voids: bool = False) -> BlackjackState:
     irr = Irregularity(kind=kind, clause=clause, detail=detail, voids_round=voids)
+    if not state.record:
+        return state._replace(irregularities=state.irregularities + (irr,))
     return state._replace(irregularities=state.irregularities + (irr,), steps=state.steps + (Step(f"irregularity: {detail}", clause),))
 
 
@@ -257,11 +262,13 @@ def open_round(
     shoe: Iterable[int],
     wagers: Iterable[Wager],
     table_min: int | None = None,
+    record: bool = True,
 ) -> BlackjackState:
     """Seat the wagers. A seat with a main or pair wager is dealt cards (BJ-4.7.2); the first main
     wager placed on a seat controls its hand (formats); at most ``max_wagers_per_seat`` main
     wagers (BJ-4.6) and three pair wagers (BJ-4.8.3) per seat are accepted, the others returned.
-    Insurance wagers are decisions taken after the deal: see ``decisions.insurance``."""
+    Insurance wagers are decisions taken after the deal: see ``decisions.insurance``. ``record=False``:
+    the state writes no steps (see ``BlackjackState.record``)."""
     mains: dict[int, list[Stake]] = {}
     pairs: list[Wager] = []
     pair_count: dict[int, int] = {}
@@ -279,7 +286,8 @@ def open_round(
                 continue
             on_seat.append(Stake(w.wager_id, w.amount, original=True))
             players.append((w.wager_id, w.player_id))
-            steps.append(Step(f"wager {w.wager_id}: {w.amount} on seat {w.seat}{' (controls the hand)' if len(on_seat) == 1 else ' (back bet)'}", "BJ-4.7.1"))
+            if record:
+                steps.append(Step(f"wager {w.wager_id}: {w.amount} on seat {w.seat}{' (controls the hand)' if len(on_seat) == 1 else ' (back bet)'}", "BJ-4.7.1"))
         elif w.bet == "pair":
             n = pair_count.get(w.seat, 0)
             if n >= 3:
@@ -289,7 +297,8 @@ def open_round(
                 continue
             pair_count[w.seat] = n + 1
             pairs.append(w)
-            steps.append(Step(f"pair wager {w.wager_id}: {w.amount} on seat {w.seat}", "BJ-4.8.1"))
+            if record:
+                steps.append(Step(f"pair wager {w.wager_id}: {w.amount} on seat {w.seat}", "BJ-4.8.1"))
     seats = tuple(sorted(set(mains) | set(pair_count)))
     hands = tuple(Hand(seat=s, number=1, cards=(), stakes=tuple(mains.get(s, ()))) for s in seats)
     return BlackjackState(
@@ -303,6 +312,7 @@ def open_round(
         main_players=tuple(players),
         steps=tuple(steps),
         irregularities=tuple(irregular),
+        record=record,
     )
 
 
@@ -312,19 +322,23 @@ def deal_initial(state: BlackjackState) -> BlackjackState:
         raise RuleViolation("the initial deal has already been made", "BJ-4.7.2")
     hands = list(state.hands)
     steps = list(state.steps)
+    record = state.record
     for rnd in (1, 2):
         for i, h in enumerate(hands):
             state, c = take(state)
             hands[i] = h._replace(cards=h.cards + (c,))
-            steps.append(Step(f"{h.label()} card {rnd}: {show(c)}", "BJ-4.7.2"))
+            if record:
+                steps.append(Step(f"{h.label()} card {rnd}: {show(c)}", "BJ-4.7.2"))
         if rnd == 1:
             state, c = take(state)
             dealer = (c,)
-            steps.append(Step(f"dealer's card: {show(c)} (no second card until the players are done)", "BJ-4.7.2"))
+            if record:
+                steps.append(Step(f"dealer's card: {show(c)} (no second card until the players are done)", "BJ-4.7.2"))
     for i, h in enumerate(hands):
         if h.is_blackjack:
             hands[i] = h._replace(done="blackjack")
-            steps.append(Step(f"{h.label()}: blackjack", "BJ-2.1"))
+            if record:
+                steps.append(Step(f"{h.label()}: blackjack", "BJ-2.1"))
     state = state._replace(
         hands=tuple(hands),
         dealer=dealer,
