@@ -130,7 +130,7 @@ def ingest(
     except IngestError as exc:
         fail(str(exc))
     except InvariantError as exc:
-        fail(f"internal error, nothing of the file was kept: {exc}", code=3)
+        fail(f"internal error (line accounting), nothing of that batch of files was kept: {exc}", code=3)
     publish_for_readers(db)
 
 
