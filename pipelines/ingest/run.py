@@ -13,16 +13,14 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import duckdb
 import polars as pl
 
-from pipelines.db import DatabaseError, get_meta, open_writer, parse_connection, set_meta
+from pipelines.db import DatabaseError, get_meta, open_writer, set_meta
 from pipelines.ingest import store
 from pipelines.ingest.batch import BATCH_BYTES, InputFile, plan_batches, read_big_file, read_small_files
 from pipelines.ingest.lines import UnreadableFile, sha256_of, sniff
@@ -94,69 +92,46 @@ def discover(input_dir: Path) -> list[tuple[str, str, Path]]:
     return sorted(found)
 
 
-@dataclass
-class Parsed:
-    """A batch read and parsed, ready to stage: (staging table, rows) in order, and what was found."""
+def _stage_batch(con: duckdb.DuckDBPyConnection, files: list[InputFile], input_root: Path, day_start: int,
+                 advance: Callable[[int], None]) -> tuple[list[store.StagedFile], dict[str, str], Counter]:
+    """Read, parse and stage every line of a batch (inside the open transaction).
 
-    frames: list[tuple[str, pl.DataFrame]] = field(default_factory=list)
-    unreadable: dict[str, str] = field(default_factory=dict)  # file -> why it cannot be read as lines
-    reasons: Counter = field(default_factory=Counter)  # quarantine reason -> lines
-    lines_read: Counter = field(default_factory=Counter)  # file -> lines
-
-
-def _parsed_parts(parts, files: list[InputFile], day_start: int, parse_con: duckdb.DuckDBPyConnection,
-                  streamed: bool, found: Parsed) -> Iterator[list[tuple[str, pl.DataFrame]]]:
-    """Parse each part; yield its frames (relabelled to each file's own lines) for staging."""
+    Returns the files staged (with their lines read), the files that could not be read as lines
+    at all (with the reason) and the quarantine reasons."""
     kind = files[0].kind
+    reasons: Counter = Counter()
+    if len(files) == 1 and files[0].size > BATCH_BYTES:
+        parts, unreadable, streamed = read_big_file(files[0]), {}, True
+    else:
+        parts, unreadable = read_small_files(files)
+        streamed = False
+        advance(sum(f.size for f in files))
+    lines_read: Counter = Counter()
     shoe: dict[tuple[str, ...], ShoeParser] = {}
     # the parsers name the rows after the first file (the core checks want a name); relabel corrects it
-    rounds = RoundsParser(parse_con, files[0].rel, day_start) if kind == "rounds_jsonl" else None
+    rounds = RoundsParser(con, files[0].rel, day_start) if kind == "rounds_jsonl" else None
     for part in parts:
+        chunk = part.chunk
+        if streamed:
+            advance(int(chunk.lines.str.len_bytes().sum() or 0) + len(chunk))
         if kind == "shoe_csv":
             key = tuple(part.header)
             if key not in shoe or not streamed:  # one file's chunks share a parser (it carries event_seq)
                 shoe[key] = ShoeParser(files[0].rel, part.header, file_starts=None if streamed else part.starts)
-            events, failures, raw = shoe[key].parse(part.chunk)
-            frames = [("events", part.relabel(events))]
+            events, failures, raw = shoe[key].parse(chunk)
+            store.stage(con, "events", part.relabel(events))
         else:
-            r, w, a, failures, raw = rounds.parse(part.chunk)
-            frames = [("rounds", part.relabel(r)), ("wagers", part.relabel(w)), ("actions", part.relabel(a))]
+            r, w, a, failures, raw = rounds.parse(chunk)
+            store.stage(con, "rounds", part.relabel(r))
+            store.stage(con, "wagers", part.relabel(w))
+            store.stage(con, "actions", part.relabel(a))
         q = part.relabel(to_quarantine(failures, raw, files[0].rel, kind))
-        found.reasons.update(q["reason"].to_list())
-        found.lines_read.update(part.lines_read)
-        yield frames + [("quarantine", q)]
-
-
-def parse_small_batch(files: list[InputFile], day_start: int, parse_con: duckdb.DuckDBPyConnection) -> Parsed:
-    """Read and parse a batch of small files, touching no database but ``parse_con`` (so it can
-    run in a thread beside the writer, which stages and commits the batch before it)."""
-    parts, unreadable = read_small_files(files)
-    found = Parsed(unreadable=unreadable)
-    for frames in _parsed_parts(parts, files, day_start, parse_con, False, found):
-        found.frames += frames
-    return found
-
-
-def _stage_batch(con: duckdb.DuckDBPyConnection, files: list[InputFile], input_root: Path, day_start: int,
-                 advance: Callable[[int], None], parsed: Parsed | None) -> tuple[list[store.StagedFile], Parsed]:
-    """Stage every line of a batch (inside the open transaction), parsing it here unless ``parsed``.
-
-    A file too big for a batch is read, parsed and staged chunk by chunk, so that memory stays
-    bounded by the chunk whatever the file's size."""
-    if len(files) == 1 and files[0].size > BATCH_BYTES:
-        found = Parsed()
-        for frames in _parsed_parts(read_big_file(files[0]), files, day_start, con, True, found):
-            advance(sum(f.estimated_size() for _, f in frames))
-            for name, frame in frames:
-                store.stage(con, name, frame)
-    else:
-        found = parsed if parsed is not None else parse_small_batch(files, day_start, con)
-        for name, frame in found.frames:
-            store.stage(con, name, frame)
-        advance(sum(f.size for f in files))
-    staged = [store.StagedFile(f.rel, f.kind, f.sha256, f.size, found.lines_read.get(f.rel, 0), str(input_root), f.path)
-              for f in files if f.rel not in found.unreadable]
-    return staged, found
+        store.stage(con, "quarantine", q)
+        reasons.update(q["reason"].to_list())
+        lines_read.update(part.lines_read)
+    staged = [store.StagedFile(f.rel, f.kind, f.sha256, f.size, lines_read.get(f.rel, 0), str(input_root), f.path)
+              for f in files if f.rel not in unreadable]
+    return staged, unreadable, reasons
 
 
 def _conflict_rows(con: duckdb.DuckDBPyConnection, names: list[str]) -> tuple[int, int]:
@@ -190,19 +165,15 @@ def screen_file(con: duckdb.DuckDBPyConnection, rel: str, kind: str, path: Path,
 
 
 def ingest_batch(con: duckdb.DuckDBPyConnection, files: list[InputFile], input_root: Path, day_start: int,
-                 summary: IngestSummary, advance: Callable[[int], None] = lambda n: None,
-                 parsed: Future | None = None) -> list[FileOutcome]:
+                 summary: IngestSummary, advance: Callable[[int], None] = lambda n: None) -> list[FileOutcome]:
     """Load a batch of files of one kind in one transaction; record each file whatever happens
-    (but a broken invariant). ``parsed`` is the batch already being parsed in a thread
-    (``parse_small_batch``). A batch that fails as a whole is retried file by file, so that only
+    (but a broken invariant). A batch that fails as a whole is retried file by file, so that only
     the file at fault is recorded as unreadable."""
     names = [f.rel for f in files]
     store.begin_batch(con)
     try:
         here_before, others_before = _conflict_rows(con, names)
-        staged, found = _stage_batch(con, files, input_root, day_start, advance,
-                                     parsed.result() if parsed is not None else None)
-        unreadable, reasons = found.unreadable, found.reasons
+        staged, unreadable, reasons = _stage_batch(con, files, input_root, day_start, advance)
         for f in files:
             if f.rel in unreadable:
                 store.record_unreadable(con, source_file=f.rel, kind=f.kind, sha256=f.sha256, size=f.size,
@@ -273,21 +244,10 @@ def ingest_folder(con: duckdb.DuckDBPyConnection, input_dir: Path, gaming_day_st
     batches = plan_batches(ready)
 
     def run(advance: Callable[[int], None], started: Callable[[list[InputFile]], None] = lambda b: None) -> None:
-        # Two-stage pipeline: a thread reads and parses the next batch (with its own in-memory
-        # DuckDB) while this thread stages and commits the current one. Big files stream in-line.
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-parse") as pool, \
-                closing(parse_connection()) as parse_con:
-            def ahead(i: int) -> Future | None:
-                if i >= len(batches) or (len(batches[i]) == 1 and batches[i][0].size > BATCH_BYTES):
-                    return None
-                return pool.submit(parse_small_batch, batches[i], day_start, parse_con)
-
-            coming = ahead(0)
-            for i, batch in enumerate(batches):
-                current, coming = coming, ahead(i + 1)
-                started(batch)
-                for o in ingest_batch(con, batch, root, day_start, summary, advance, current):
-                    outcomes[o.source_file] = o
+        for batch in batches:
+            started(batch)
+            for o in ingest_batch(con, batch, root, day_start, summary, advance):
+                outcomes[o.source_file] = o
 
     if not progress:
         run(lambda n: None)
