@@ -33,7 +33,8 @@ def _pool(workers: int) -> ProcessPoolExecutor:
         if _POOL is None or _WORKERS != workers:
             if _POOL is not None:
                 _POOL.shutdown(wait=False, cancel_futures=True)
-            _POOL = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+            _POOL = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=_start_worker)
             _WORKERS = workers
         return _POOL
 
@@ -50,6 +51,14 @@ def _reset() -> None:
 def _shutdown() -> None:
     if _POOL is not None:
         _POOL.shutdown(wait=False, cancel_futures=True)
+
+
+def _start_worker() -> None:
+    """In a new worker: the engine imported once, and the audit's collector thresholds (collector.tune_gc)."""
+    import rulebook.engine  # noqa: F401 - imported before the freeze, not per chunk
+    from pipelines.audit.collector import tune_gc
+
+    tune_gc()
 
 
 def _settle_chunk(inputs: list[RoundInput]) -> list[tuple]:

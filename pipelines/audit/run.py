@@ -76,11 +76,13 @@ def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: s
     input_dir, db_path, out_dir = Path(input_dir), Path(db_path), Path(out_dir)
     check_can_run(input_dir, db_path, out_dir, gaming_day_start)
     prefect_defaults()
+    from pipelines.audit.collector import tuned_gc
     from pipelines.audit.flow import audit_flow
     from pipelines.ingest.run import IngestError
 
     try:
-        outcome = audit_flow(input_dir, db_path, out_dir, gaming_day_start, params=params, progress=progress)
+        with tuned_gc():
+            outcome = audit_flow(input_dir, db_path, out_dir, gaming_day_start, params=params, progress=progress)
     except AuditError:
         raise
     except IngestError as exc:
