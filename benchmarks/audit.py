@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.audit                       # a 1,000,000-round night (simulated once, cached)
     .venv/bin/python -m benchmarks.audit --input night/        # an existing night
     .venv/bin/python -m benchmarks.audit --rounds 100000       # a smaller one
+    .venv/bin/python -m benchmarks.audit --stages-of audit.duckdb   # the stages after ingest, on a loaded database
 
 Measured in the same run, on the same files:
 
@@ -15,6 +16,11 @@ Measured in the same run, on the same files:
    functions over the partitions of the database step 2 wrote, one game at a time, in this process.
 
 Goals (issue 5): end-to-end within 3x the bare load, under 60 s, under 4 GB.
+
+``--stages-of DB`` measures only what follows the ingest, on a database an audit already loaded: the
+flow's steps (load, reconstruct, re-settle, detect, stage) one group after another in this process,
+per game, in CPU seconds (steadier than wall time on a busy machine; the engines run in this process,
+no pool) and wall seconds, then the write and publish steps. The outputs go to a temporary folder.
 """
 
 from __future__ import annotations
@@ -147,6 +153,90 @@ def throughput(db: Path) -> None:
     print(f"  peak memory of this process: {peak:.2f} GB")
 
 
+def stages(db: Path, groups_of: int = 25_000) -> None:
+    """The post-ingest stages of the flow, one after another (see the module docstring)."""
+    import polars as pl
+
+    from pipelines.audit.detectors.gaps import detect_gaps
+    from pipelines.audit.load import groups, load_gap_evidence, load_partition, partition_keys
+    from pipelines.audit.params import AuditParams
+    from pipelines.audit.partition import detect_in_partition, reconstruct_partition, settle_partition, summarise
+    from pipelines.audit.publish import clear_stage, stage, write_database
+    from pipelines.db import open_reader
+
+    try:  # what the flow does for its run (absent before the collector was tuned)
+        from pipelines.audit.collector import tune_gc
+
+        tune_gc()
+    except ImportError:
+        pass
+    params = AuditParams(workers=1)  # every engine in this process: its CPU time counts it all
+    cpu: dict[str, float] = {}
+    wall: dict[str, float] = {}
+
+    def timed(name: str, fn, *args):
+        c, w = time.process_time(), time.perf_counter()
+        out = fn(*args)
+        cpu[name] = cpu.get(name, 0.0) + time.process_time() - c
+        wall[name] = wall.get(name, 0.0) + time.perf_counter() - w
+        return out
+
+    def read(fn, *args):
+        con = open_reader(db)
+        try:
+            return fn(con, *args)
+        finally:
+            con.close()
+
+    keys = read(partition_keys, params)
+    games = read(lambda con: con.sql("SELECT DISTINCT table_id, game FROM core_rounds").pl())
+    keys = keys.join(games, on="table_id", how="left")
+    work = Path(tempfile.mkdtemp(prefix="pitaudit-stages-"))
+    try:
+        timed("gaps", lambda: detect_gaps(*read(load_gap_evidence, params)))
+        index = 0
+        all_keys = []
+        for game in sorted(keys["game"].drop_nulls().unique().to_list()):
+            of_game = keys.filter(pl.col("game") == game)
+            for group in groups(of_game, max(1, -(-int(of_game["rounds"].sum()) // groups_of))):
+                all_keys += list(group)
+                part = timed(f"{game} load", read, load_partition, group, params)
+                recon = timed(f"{game} reconstruct", reconstruct_partition, part, params)
+                settled = timed(f"{game} re-settle", settle_partition, part, recon, params)
+                result = timed(f"{game} detect", lambda: summarise(part, recon, settled, detect_in_partition(recon, settled, params)))
+                timed(f"{game} stage", stage, work / "stage", index, result.findings, result.settlements)
+                index += 1
+        # write and publish into a copy of the database (the original is left as it was)
+        copy = work / "copy.duckdb"
+        shutil.copyfile(db, copy)
+        timed("write", write_database, copy, sorted(set(all_keys)), work / "stage")
+        clear_stage(work / "stage")
+        timed("publish", _publish, copy, sorted(set(all_keys)), work / "out")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"post-ingest stages on {db} (one process, no pool, groups of ~{groups_of:,} rounds):")
+    for name in cpu:
+        print(f"  {name:24} {cpu[name]:7.2f} CPU s {wall[name]:7.2f} s")
+    for step in ("load", "reconstruct", "re-settle", "detect", "stage"):
+        c = sum(v for k, v in cpu.items() if k.endswith(" " + step))
+        w = sum(v for k, v in wall.items() if k.endswith(" " + step))
+        print(f"  {'all games ' + step:24} {c:7.2f} CPU s {w:7.2f} s")
+    print(f"  {'total':24} {sum(cpu.values()):7.2f} CPU s {sum(wall.values()):7.2f} s")
+
+
+def _publish(db: Path, keys, out: Path) -> None:
+    from pipelines.audit.load import load_quarantine
+    from pipelines.audit.tasks import publish_task
+    from pipelines.db import open_reader
+
+    con = open_reader(db)
+    try:
+        quarantine = load_quarantine(con)
+    finally:
+        con.close()
+    publish_task.fn(out, db, keys, (quarantine, ()))
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--input", help="an existing night (shoe_*.csv, rounds_*.jsonl); default: simulate one")
@@ -154,7 +244,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tables", type=int, default=0, help="tables for the simulated night (default: sized from the rounds)")
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--keep", action="store_true", help="keep the databases and outputs (printed)")
+    ap.add_argument("--stages-of", metavar="DB", help="only the stages after ingest, on a database an audit loaded")
     args = ap.parse_args(argv)
+    if args.stages_of:
+        stages(Path(args.stages_of))
+        return
 
     folder = _night(args)
     n_files, n_bytes = _size(folder)
