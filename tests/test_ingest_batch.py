@@ -46,6 +46,14 @@ def _messy_folder(folder: Path) -> None:
     ev6 = events[6].split(","); ev6[7] = "Kh" if ev6[7] != "Kh" else "Qh"
     (sp.parent / (sp.stem + "_copy.csv")).write_text(
         CSV_HEADER + "\n" + events[5] + "\n" + ",".join(ev6) + "\n", encoding="utf-8")
+    # a long log of two devices whose last line repeats the first device's first event: event_seq
+    # going back, seen only by carrying the device's highest event_seq from chunk to chunk when streamed
+    _, long_sp, _, long_events = write_table(folder / "long", 5, 150)
+    _, _, _, other_events = write_table(folder / "other", 6, 200)
+    shutil.rmtree(folder / "other")
+    long_sp.write_text(CSV_HEADER + "\n" + "\n".join(long_events + other_events + [long_events[0]]) + "\n",
+                       encoding="utf-8")
+    assert len("\n".join(other_events)) > 2 * 32_768  # the repeat's chunk holds no other line of its device
     (sp.parent / (sp.stem + "_header_only.csv")).write_text(CSV_HEADER + "\n", encoding="utf-8")
     (sp.parent / (sp.stem + "_not_a_log.csv")).write_text("hello,world\n1,2\n", encoding="utf-8")
 
@@ -72,6 +80,28 @@ def test_a_batched_load_equals_a_file_by_file_load(tmp_path: Path, monkeypatch: 
     assert (status["shoe_AE-0000_copy.csv"].rows_duplicate, status["shoe_AE-0000_copy.csv"].rows_quarantined) == (1, 1)
     assert status["shoe_AE-0000_not_a_log.csv"].status == "unreadable"
     assert status["shoe_AE-0000_header_only.csv"].lines_read == 0
+    assert batched.quarantined_by_reason["event_seq goes backwards"] >= 1
+
+
+def test_files_streamed_in_small_chunks_load_as_one_batch_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The path of a file too big for a batch: read, parsed and staged chunk by chunk (here 32 KiB
+    chunks, so every file of the sample spans many), event_seq carried from chunk to chunk."""
+    folder = tmp_path / "in"
+    _messy_folder(folder)
+    con, batched = ingest(folder, tmp_path / "batched.duckdb")
+    want = snapshot(con)
+    con.close()
+    import pipelines.ingest.batch as batch
+
+    monkeypatch.setattr(ingest_run, "BATCH_BYTES", 0)  # every file is "too big": streamed on its own
+    monkeypatch.setattr(ingest_run, "plan_batches", functools.partial(plan_batches, max_files=1))
+    monkeypatch.setattr(batch, "iter_lines", functools.partial(batch.iter_lines, chunk_bytes=32_768))
+    con, streamed = ingest(folder, tmp_path / "streamed.duckdb")
+    got = snapshot(con)
+    con.close()
+    assert got == want
+    assert [(f.source_file, f.status, f.lines_read, f.rows_quarantined) for f in streamed.files] == \
+           [(f.source_file, f.status, f.lines_read, f.rows_quarantined) for f in batched.files]
 
 
 def test_batches_keep_the_path_order_of_each_kind_and_their_size_bound() -> None:
