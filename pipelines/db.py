@@ -51,6 +51,13 @@ def open_writer(db_path: Path | str) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def parse_connection() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB holding no evidence, for the loader's parsing thread (its JSON parser)."""
+    con = duckdb.connect(":memory:")
+    _configure(con, None)
+    return con
+
+
 def create_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Create the canonical tables unless this schema version is already there (one transaction)."""
     have = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'meta_schema'").fetchall()[0][0]

@@ -74,6 +74,17 @@ def test_a_batched_load_equals_a_file_by_file_load(tmp_path: Path, monkeypatch: 
            [(f.source_file, f.status, f.lines_read, f.rows_accepted, f.rows_quarantined, f.rows_duplicate)
             for f in one_by_one.files]
     assert batched.quarantined_by_reason == one_by_one.quarantined_by_reason
+    # parsed by two worker processes, in batches of 4 files, as a big night is
+    monkeypatch.setattr(ingest_run, "plan_batches", functools.partial(plan_batches, max_files=4))
+    monkeypatch.setattr(ingest_run, "POOL_MIN_BYTES", 0)
+    monkeypatch.setenv("PITAUDIT_INGEST_WORKERS", "2")
+    con, in_workers = ingest(folder, tmp_path / "workers.duckdb")
+    assert snapshot(con) == want
+    con.close()
+    assert [(f.source_file, f.status, f.lines_read, f.rows_accepted, f.rows_quarantined, f.rows_duplicate)
+            for f in in_workers.files] == \
+           [(f.source_file, f.status, f.lines_read, f.rows_accepted, f.rows_quarantined, f.rows_duplicate)
+            for f in one_by_one.files]
     # and the batch really did interact: duplicates and conflicts were found
     status = {f.source_file: f for f in batched.files}
     assert status["rounds_BAC-00_late.jsonl"].rows_duplicate == 2

@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter
+from concurrent.futures import BrokenExecutor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import duckdb
 import polars as pl
@@ -27,7 +28,10 @@ from pipelines.ingest.lines import UnreadableFile, sha256_of, sniff
 from pipelines.ingest.quarantine import to_quarantine
 from pipelines.ingest.rounds_jsonl import RoundsParser
 from pipelines.ingest.shoe_csv import ShoeParser
+from pipelines.ingest.workers import parse_batch, parse_pool, worker_count
 from schemas.reasons import REASONS
+
+POOL_MIN_BYTES = 2 * BATCH_BYTES  # less than this is parsed in the writer's process
 
 PATTERNS = {"shoe_csv": re.compile(r"^shoe_.*\.csv$"), "rounds_jsonl": re.compile(r"^rounds_.*\.jsonl$")}
 
@@ -92,46 +96,69 @@ def discover(input_dir: Path) -> list[tuple[str, str, Path]]:
     return sorted(found)
 
 
-def _stage_batch(con: duckdb.DuckDBPyConnection, files: list[InputFile], input_root: Path, day_start: int,
-                 advance: Callable[[int], None]) -> tuple[list[store.StagedFile], dict[str, str], Counter]:
-    """Read, parse and stage every line of a batch (inside the open transaction).
+@dataclass
+class Parsed:
+    """A batch read and parsed, ready to stage: (staging table, rows) in order, and what was found."""
 
-    Returns the files staged (with their lines read), the files that could not be read as lines
-    at all (with the reason) and the quarantine reasons."""
+    frames: list[tuple[str, pl.DataFrame]] = field(default_factory=list)
+    unreadable: dict[str, str] = field(default_factory=dict)  # file -> why it cannot be read as lines
+    reasons: Counter = field(default_factory=Counter)  # quarantine reason -> lines
+    lines_read: Counter = field(default_factory=Counter)  # file -> lines
+
+
+def _parsed_parts(parts, files: list[InputFile], day_start: int, parse_con: duckdb.DuckDBPyConnection,
+                  streamed: bool, found: Parsed) -> Iterator[list[tuple[str, pl.DataFrame]]]:
+    """Parse each part; yield its frames (relabelled to each file's own lines) for staging."""
     kind = files[0].kind
-    reasons: Counter = Counter()
-    if len(files) == 1 and files[0].size > BATCH_BYTES:
-        parts, unreadable, streamed = read_big_file(files[0]), {}, True
-    else:
-        parts, unreadable = read_small_files(files)
-        streamed = False
-        advance(sum(f.size for f in files))
-    lines_read: Counter = Counter()
     shoe: dict[tuple[str, ...], ShoeParser] = {}
     # the parsers name the rows after the first file (the core checks want a name); relabel corrects it
-    rounds = RoundsParser(con, files[0].rel, day_start) if kind == "rounds_jsonl" else None
+    rounds = RoundsParser(parse_con, files[0].rel, day_start) if kind == "rounds_jsonl" else None
     for part in parts:
-        chunk = part.chunk
-        if streamed:
-            advance(int(chunk.lines.str.len_bytes().sum() or 0) + len(chunk))
         if kind == "shoe_csv":
             key = tuple(part.header)
             if key not in shoe or not streamed:  # one file's chunks share a parser (it carries event_seq)
                 shoe[key] = ShoeParser(files[0].rel, part.header, file_starts=None if streamed else part.starts)
-            events, failures, raw = shoe[key].parse(chunk)
-            store.stage(con, "events", part.relabel(events))
+            events, failures, raw = shoe[key].parse(part.chunk)
+            frames = [("events", part.relabel(events))]
         else:
-            r, w, a, failures, raw = rounds.parse(chunk)
-            store.stage(con, "rounds", part.relabel(r))
-            store.stage(con, "wagers", part.relabel(w))
-            store.stage(con, "actions", part.relabel(a))
+            r, w, a, failures, raw = rounds.parse(part.chunk)
+            frames = [("rounds", part.relabel(r)), ("wagers", part.relabel(w)), ("actions", part.relabel(a))]
         q = part.relabel(to_quarantine(failures, raw, files[0].rel, kind))
-        store.stage(con, "quarantine", q)
-        reasons.update(q["reason"].to_list())
-        lines_read.update(part.lines_read)
-    staged = [store.StagedFile(f.rel, f.kind, f.sha256, f.size, lines_read.get(f.rel, 0), str(input_root), f.path)
-              for f in files if f.rel not in unreadable]
-    return staged, unreadable, reasons
+        found.reasons.update(q["reason"].to_list())
+        found.lines_read.update(part.lines_read)
+        yield frames + [("quarantine", q)]
+
+
+def parse_small_batch(files: list[InputFile], day_start: int, parse_con: duckdb.DuckDBPyConnection) -> Parsed:
+    """Read and parse a batch of small files, touching no database but ``parse_con`` (so it can
+    run in a thread beside the writer, which stages and commits the batch before it)."""
+    parts, unreadable = read_small_files(files)
+    found = Parsed(unreadable=unreadable)
+    for frames in _parsed_parts(parts, files, day_start, parse_con, False, found):
+        found.frames += frames
+    return found
+
+
+def _stage_batch(con: duckdb.DuckDBPyConnection, files: list[InputFile], input_root: Path, day_start: int,
+                 advance: Callable[[int], None], parsed: Parsed | None) -> tuple[list[store.StagedFile], Parsed]:
+    """Stage every line of a batch (inside the open transaction), parsing it here unless ``parsed``.
+
+    A file too big for a batch is read, parsed and staged chunk by chunk, so that memory stays
+    bounded by the chunk whatever the file's size."""
+    if len(files) == 1 and files[0].size > BATCH_BYTES:
+        found = Parsed()
+        for frames in _parsed_parts(read_big_file(files[0]), files, day_start, con, True, found):
+            advance(sum(f.estimated_size() for _, f in frames))
+            for name, frame in frames:
+                store.stage(con, name, frame)
+    else:
+        found = parsed if parsed is not None else parse_small_batch(files, day_start, con)
+        for name, frame in found.frames:
+            store.stage(con, name, frame)
+        advance(sum(f.size for f in files))
+    staged = [store.StagedFile(f.rel, f.kind, f.sha256, f.size, found.lines_read.get(f.rel, 0), str(input_root), f.path)
+              for f in files if f.rel not in found.unreadable]
+    return staged, found
 
 
 def _conflict_rows(con: duckdb.DuckDBPyConnection, names: list[str]) -> tuple[int, int]:
@@ -165,15 +192,19 @@ def screen_file(con: duckdb.DuckDBPyConnection, rel: str, kind: str, path: Path,
 
 
 def ingest_batch(con: duckdb.DuckDBPyConnection, files: list[InputFile], input_root: Path, day_start: int,
-                 summary: IngestSummary, advance: Callable[[int], None] = lambda n: None) -> list[FileOutcome]:
+                 summary: IngestSummary, advance: Callable[[int], None] = lambda n: None,
+                 parsed: Future | None = None) -> list[FileOutcome]:
     """Load a batch of files of one kind in one transaction; record each file whatever happens
-    (but a broken invariant). A batch that fails as a whole is retried file by file, so that only
+    (but a broken invariant). ``parsed`` is the batch already being parsed by a worker process
+    (``parse_small_batch``). A batch that fails as a whole is retried file by file, so that only
     the file at fault is recorded as unreadable."""
     names = [f.rel for f in files]
     store.begin_batch(con)
     try:
         here_before, others_before = _conflict_rows(con, names)
-        staged, unreadable, reasons = _stage_batch(con, files, input_root, day_start, advance)
+        staged, found = _stage_batch(con, files, input_root, day_start, advance,
+                                     parsed.result() if parsed is not None else None)
+        unreadable, reasons = found.unreadable, found.reasons
         for f in files:
             if f.rel in unreadable:
                 store.record_unreadable(con, source_file=f.rel, kind=f.kind, sha256=f.sha256, size=f.size,
@@ -182,9 +213,10 @@ def ingest_batch(con: duckdb.DuckDBPyConnection, files: list[InputFile], input_r
     except store.InvariantError:
         con.execute("ROLLBACK")
         raise
-    except (UnreadableFile, OSError, UnicodeError, duckdb.Error, pl.exceptions.PolarsError, ValueError) as exc:
+    except (UnreadableFile, OSError, UnicodeError, duckdb.Error, pl.exceptions.PolarsError, ValueError,
+            BrokenExecutor) as exc:
         con.execute("ROLLBACK")
-        if len(files) > 1:
+        if len(files) > 1 or isinstance(exc, BrokenExecutor):  # a worker died: parse here
             return [o for f in files for o in ingest_batch(con, [f], input_root, day_start, summary)]
         f = files[0]
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -244,10 +276,33 @@ def ingest_folder(con: duckdb.DuckDBPyConnection, input_dir: Path, gaming_day_st
     batches = plan_batches(ready)
 
     def run(advance: Callable[[int], None], started: Callable[[list[InputFile]], None] = lambda b: None) -> None:
-        for batch in batches:
-            started(batch)
-            for o in ingest_batch(con, batch, root, day_start, summary, advance):
-                outcomes[o.source_file] = o
+        small = [i for i, b in enumerate(batches) if not (len(b) == 1 and b[0].size > BATCH_BYTES)]
+        workers = worker_count()
+        if workers < 2 or len(small) < 2 or sum(f.size for i in small for f in batches[i]) < POOL_MIN_BYTES:
+            # too little to parse to be worth starting processes (~1 s each): parse here
+            for batch in batches:
+                started(batch)
+                for o in ingest_batch(con, batch, root, day_start, summary, advance):
+                    outcomes[o.source_file] = o
+            return
+        # Worker processes parse the batches ahead (a few at a time, to bound memory) while this
+        # process stages and commits them in order. Big files stream here, chunk by chunk.
+        with parse_pool(workers) as pool:
+            pending: dict[int, Future] = {}
+            queue = iter(small)
+
+            def top_up() -> None:
+                while len(pending) < workers + 1:
+                    i = next(queue, None)
+                    if i is None:
+                        return
+                    pending[i] = pool.submit(parse_batch, batches[i], day_start)
+
+            for i, batch in enumerate(batches):
+                top_up()
+                started(batch)
+                for o in ingest_batch(con, batch, root, day_start, summary, advance, pending.pop(i, None)):
+                    outcomes[o.source_file] = o
 
     if not progress:
         run(lambda n: None)
