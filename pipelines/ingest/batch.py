@@ -85,19 +85,23 @@ class Part:
         )
 
 
-def _file_lines(f: InputFile) -> LineChunk | None:
-    """Every line of a small file as one chunk (None for an empty file)."""
-    chunks = list(iter_lines(f.path))
-    if not chunks:
-        return None
-    if len(chunks) == 1:
-        return chunks[0]
+def _concat(chunks: list[LineChunk]) -> tuple[pl.Series, list[int], dict[int, int]]:
+    """Chunks' lines one after the other, with their not-UTF-8 and too-long offsets shifted to match."""
     offset, not_utf8, too_long = 0, [], {}
     for c in chunks:
         not_utf8 += [i + offset for i in c.not_utf8]
         too_long.update({i + offset: v for i, v in c.too_long.items()})
         offset += len(c)
-    return LineChunk(1, pl.concat([c.lines for c in chunks]), not_utf8, too_long)
+    lines = pl.concat([c.lines for c in chunks]) if chunks else pl.Series("raw", [], dtype=pl.String)
+    return lines, not_utf8, too_long
+
+
+def _file_lines(f: InputFile) -> LineChunk | None:
+    """Every line of a small file as one chunk (None for an empty file)."""
+    chunks = list(iter_lines(f.path))
+    if len(chunks) <= 1:
+        return chunks[0] if chunks else None
+    return LineChunk(1, *_concat(chunks))
 
 
 def _header_of(chunk: LineChunk | None) -> list[str]:
@@ -110,22 +114,17 @@ def _header_of(chunk: LineChunk | None) -> list[str]:
 
 def _merge(items: list[tuple[InputFile, LineChunk]], header: list[str] | None) -> Part:
     """Files' chunks (headers already removed for CSV) -> one part numbered across the files."""
-    lines, numbers, not_utf8, too_long = [], [], [], {}
-    names, bases, lines_read = [], [], {}
-    base = offset = 0
+    numbers, names, bases, lines_read = [], [], [], {}
+    base = 0
     skip = 1 if header is not None else 0  # a CSV chunk here starts at physical line 2
     for f, c in items:
         n = len(c)
         names.append(f.rel)
         bases.append(base)
         lines_read[f.rel] = n
-        lines.append(c.lines)
         numbers.append(pl.int_range(base + 1 + skip, base + 1 + skip + n, eager=True, dtype=pl.Int64))
-        not_utf8 += [i + offset for i in c.not_utf8]
-        too_long.update({i + offset: v for i, v in c.too_long.items()})
-        offset += n
         base += n + skip
-    chunk = LineChunk(1, pl.concat(lines) if lines else pl.Series("raw", [], dtype=pl.String), not_utf8, too_long,
+    chunk = LineChunk(1, *_concat([c for _, c in items]),
                       pl.concat(numbers) if numbers else pl.Series([], dtype=pl.Int64))
     b = pl.Series("bases", bases, dtype=pl.Int64)
     return Part(chunk, header, pl.Series("names", names, dtype=pl.String), b, b + 1, lines_read)

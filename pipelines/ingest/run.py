@@ -23,7 +23,7 @@ import polars as pl
 
 from pipelines.db import DatabaseError, get_meta, open_writer, set_meta
 from pipelines.ingest import store
-from pipelines.ingest.batch import BATCH_BYTES, InputFile, plan_batches, read_big_file, read_small_files
+from pipelines.ingest.batch import BATCH_BYTES, InputFile, Part, plan_batches, read_big_file, read_small_files
 from pipelines.ingest.lines import UnreadableFile, sha256_of, sniff
 from pipelines.ingest.quarantine import to_quarantine
 from pipelines.ingest.rounds_jsonl import RoundsParser
@@ -107,8 +107,8 @@ class Parsed:
 
 
 def _parsed_parts(parts, files: list[InputFile], day_start: int, parse_con: duckdb.DuckDBPyConnection,
-                  streamed: bool, found: Parsed) -> Iterator[list[tuple[str, pl.DataFrame]]]:
-    """Parse each part; yield its frames (relabelled to each file's own lines) for staging."""
+                  streamed: bool, found: Parsed) -> Iterator[tuple[Part, list[tuple[str, pl.DataFrame]]]]:
+    """Parse each part; yield it with its frames (relabelled to each file's own lines) for staging."""
     kind = files[0].kind
     shoe: dict[tuple[str, ...], ShoeParser] = {}
     # the parsers name the rows after the first file (the core checks want a name); relabel corrects it
@@ -126,15 +126,15 @@ def _parsed_parts(parts, files: list[InputFile], day_start: int, parse_con: duck
         q = part.relabel(to_quarantine(failures, raw, files[0].rel, kind))
         found.reasons.update(q["reason"].to_list())
         found.lines_read.update(part.lines_read)
-        yield frames + [("quarantine", q)]
+        yield part, frames + [("quarantine", q)]
 
 
 def parse_small_batch(files: list[InputFile], day_start: int, parse_con: duckdb.DuckDBPyConnection) -> Parsed:
-    """Read and parse a batch of small files, touching no database but ``parse_con`` (so it can
-    run in a thread beside the writer, which stages and commits the batch before it)."""
+    """Read and parse a batch of small files, touching no database but ``parse_con`` (so a worker
+    process can do it while the writer stages and commits the batch before it)."""
     parts, unreadable = read_small_files(files)
     found = Parsed(unreadable=unreadable)
-    for frames in _parsed_parts(parts, files, day_start, parse_con, False, found):
+    for _, frames in _parsed_parts(parts, files, day_start, parse_con, False, found):
         found.frames += frames
     return found
 
@@ -147,8 +147,8 @@ def _stage_batch(con: duckdb.DuckDBPyConnection, files: list[InputFile], input_r
     bounded by the chunk whatever the file's size."""
     if len(files) == 1 and files[0].size > BATCH_BYTES:
         found = Parsed()
-        for frames in _parsed_parts(read_big_file(files[0]), files, day_start, con, True, found):
-            advance(sum(f.estimated_size() for _, f in frames))
+        for part, frames in _parsed_parts(read_big_file(files[0]), files, day_start, con, True, found):
+            advance(int(part.chunk.lines.str.len_bytes().sum() or 0) + len(part.chunk))  # bytes read, as the bar counts
             for name, frame in frames:
                 store.stage(con, name, frame)
     else:
