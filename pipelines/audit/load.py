@@ -140,12 +140,19 @@ def groups(keys: pl.DataFrame, n: int | None) -> list[tuple[tuple[dt.date, str],
     return sorted(out)
 
 
-def _register_keys(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...]) -> None:
-    frame = pl.DataFrame(
-        {"gaming_day": [k[0] for k in keys], "table_id": [k[1] for k in keys]},
-        schema={"gaming_day": pl.Date, "table_id": pl.String},
+def _create_keys_table(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...]) -> None:
+    """The group's keys as a temporary table of the cursor ``con`` (read-only databases allow temporary tables).
+
+    Bound as two list parameters rather than a registered Arrow frame: registering Python objects on readers that
+    threads open and close intermittently failed inside DuckDB 2.0.1 ("Table Function with name python_arrow_scan
+    does not exist", seen in two CI runs, the second with every registration already serialised), and parameters
+    need no escaping of table ids that come from the input.
+    """
+    con.execute(
+        "CREATE TEMP TABLE _audit_keys AS "
+        "SELECT unnest($1::DATE[]) AS gaming_day, unnest($2::VARCHAR[]) AS table_id",
+        [[k[0] for k in keys], [k[1] for k in keys]],
     )
-    con.register("_audit_keys", frame.to_arrow())
 
 
 # SQL over a CTE ``jumps`` (device_id, event_seq, source_file, source_line, prev_file, prev_line): the quarantined
@@ -218,10 +225,8 @@ def annotated_events_sql(day_start_minutes: int, devices: str) -> str:
 
 
 # One read of the database at a time per process (partitions here, keys and gaps in tasks.py): the flow's tasks run
-# in threads, and two threads registering
-# Arrow frames on cursors of one DuckDB connection at once intermittently failed inside DuckDB 2.0.1
-# ("Table Function with name python_arrow_scan does not exist", seen in a CI run). Reads are short;
-# the settling and checking that follow still run in parallel.
+# in threads, DuckDB already spreads one query over the cores, and reads are short; the settling and checking that
+# follow still run in parallel.
 READ_LOCK = threading.Lock()
 
 
@@ -234,7 +239,7 @@ def load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, st
 def _load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...], params: AuditParams) -> Partition:
     cur = con.cursor()
     try:
-        _register_keys(cur, keys)
+        _create_keys_table(cur, keys)
         in_keys = "(gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _audit_keys)"
         rounds = _frame(cur, f"""
             SELECT {', '.join(ROUND_COLUMNS)} FROM core_rounds WHERE {in_keys} ORDER BY table_id, round_no""")
@@ -251,7 +256,7 @@ def _load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, s
             SELECT {', '.join(EVENT_COLUMNS)} FROM ({annotated_events_sql(params.day_start_minutes, devices)})
             WHERE round_no IS NOT NULL AND {in_keys}
             ORDER BY device_id, event_seq""")
-        cur.unregister("_audit_keys")
+        cur.execute("DROP TABLE _audit_keys")
     finally:
         cur.close()
     return Partition(keys=tuple(keys), rounds=rounds, wagers=wagers, actions=actions, events=events)
