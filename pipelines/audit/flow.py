@@ -14,7 +14,6 @@ Prefect runs embedded (no server to install; ``pipelines.audit.run`` switches te
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -24,18 +23,17 @@ from typing import Callable
 import polars as pl
 from prefect import flow
 from prefect.futures import as_completed
-from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipelines.audit.load import groups as make_groups
 from pipelines.audit.params import AuditParams
 from pipelines.audit.publish import clear_stage
+from pipelines.audit.runner import WORKERS, server_for_workers, task_runner
 from pipelines.audit.tasks import (
     audit_group_task, gaps_task, ingest_task, keys_task, publish_task, write_database_task,
 )
 
-# partitions run on a pool of this many workers, in a few groups each so that they finish together;
-# the games settled one round at a time (blackjack) also use that many processes
-WORKERS = max(2, os.cpu_count() or 1)
+# partitions run on a pool of WORKERS threads or processes (pipelines.audit.runner), in a few groups each so that
+# they finish together; on threads, the games settled one round at a time (blackjack) use that many processes
 GROUPS_PER_WORKER = 4
 
 
@@ -65,7 +63,7 @@ def _progress_printer(stream=None) -> Callable[[str], None]:
 
 
 @flow(name="pitaudit-audit", log_prints=False, persist_result=False, validate_parameters=False,
-      task_runner=ThreadPoolTaskRunner(max_workers=WORKERS))
+      task_runner=task_runner(0))
 def audit_flow(
     input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: str = "06:00",
     params: AuditParams | None = None, progress: bool = True,
@@ -85,11 +83,12 @@ def audit_flow(
     say(f"audit: {total_rounds:,} rounds in {keys.height} partition(s) (gaming day x table), {len(plan)} group(s)")
     stage_dir = Path(str(db_path) + ".stage")
     clear_stage(stage_dir)
-    gaps = gaps_task.submit(db_path, params)
     staged = {}
-    for index, group in enumerate(plan):
-        label = f"{group[0][0].isoformat()} {group[0][1]}" + (f" and {len(group) - 1} more" if len(group) > 1 else "")
-        staged[audit_group_task.submit(db_path, stage_dir, index, group, params, label)] = group
+    with server_for_workers():
+        gaps = gaps_task.submit(db_path, params)
+        for index, group in enumerate(plan):
+            label = f"{group[0][0].isoformat()} {group[0][1]}" + (f" and {len(group) - 1} more" if len(group) > 1 else "")
+            staged[audit_group_task.submit(db_path, stage_dir, index, group, params, label)] = group
     results = []
     done_keys = done_rounds = 0
     for future in as_completed(list(staged)):

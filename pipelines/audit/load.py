@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import duckdb
@@ -228,6 +230,14 @@ def annotated_events_sql(day_start_minutes: int, devices: str) -> str:
 # in threads, DuckDB already spreads one query over the cores, and reads are short; the settling and checking that
 # follow still run in parallel.
 READ_LOCK = threading.Lock()
+
+
+@contextmanager
+def one_reader() -> Iterator[None]:
+    """Hold :data:`READ_LOCK`; a function rather than the lock itself, so that a task that uses it still pickles
+    (a task sent to a worker process carries the globals its function names, and a lock cannot travel)."""
+    with READ_LOCK:
+        yield
 
 
 def load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...], params: AuditParams) -> Partition:

@@ -78,11 +78,16 @@ def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: s
     prefect_defaults()
     from pipelines.audit.collector import tuned_gc
     from pipelines.audit.flow import audit_flow
+    from pipelines.audit.params import AuditParams
+    from pipelines.audit.runner import WORKERS, group_params, group_processes, task_runner
     from pipelines.ingest.run import IngestError
 
+    processes = group_processes(input_dir)
+    params = group_params(params or AuditParams(gaming_day_start=gaming_day_start, workers=WORKERS), processes)
+    flow_fn = audit_flow.with_options(task_runner=task_runner(processes)) if processes else audit_flow
     try:
         with tuned_gc():
-            outcome = audit_flow(input_dir, db_path, out_dir, gaming_day_start, params=params, progress=progress)
+            outcome = flow_fn(input_dir, db_path, out_dir, gaming_day_start, params=params, progress=progress)
     except AuditError:
         raise
     except IngestError as exc:

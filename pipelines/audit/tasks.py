@@ -16,7 +16,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from pipelines.audit.detectors.gaps import detect_gaps
-from pipelines.audit.load import READ_LOCK, Partition, load_gap_evidence, load_partition, partition_keys
+from pipelines.audit.load import Partition, load_gap_evidence, load_partition, one_reader, partition_keys
 from pipelines.audit.params import AuditParams
 from pipelines.audit.partition import (
     PartitionResult, detect_in_partition, reconstruct_partition, settle_partition, summarise,
@@ -52,7 +52,7 @@ def ingest_task(input_dir: Path, db_path: Path, gaming_day_start: str):
 
 @task(name="partition keys", **TASK)
 def keys_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
-    with READ_LOCK:
+    with one_reader():
         con = _reader(db_path)
         try:
             return partition_keys(con, params)
@@ -62,7 +62,7 @@ def keys_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
 
 @task(name="sequence gaps", **TASK)
 def gaps_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
-    with READ_LOCK:
+    with one_reader():
         con = _reader(db_path)
         try:
             jumps, numbers = load_gap_evidence(con, params)

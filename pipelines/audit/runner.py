@@ -1,0 +1,100 @@
+"""Where the audit's groups run: threads for a small night, worker processes for a big one.
+
+Reconstructing, re-settling and checking a group is Python that holds the interpreter lock most of
+the time, so groups on threads take turns on one core; on a 1,000,000-round night that made the
+audit stage as long as the sum of its groups. Prefect's ``ProcessPoolTaskRunner`` runs each
+``audit group`` task (and the step tasks it calls, reported to the same flow run) in a spawned worker
+process instead: each reads its partitions from the database read-only, as DuckDB lets several
+processes do while nobody writes, and leaves its results in the staging folder; the flow's process
+stays the only writer. Workers cost a few seconds to start (Prefect and polars imported in each),
+so a night under :data:`PROCESS_MIN_BYTES` of input keeps to threads. A Dask task runner would be
+the same swap, over a cluster.
+
+``PITAUDIT_AUDIT_PROCESSES`` overrides the choice: ``0`` threads, ``N`` that many processes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pipelines.audit.params import AuditParams
+
+PROCESS_MIN_BYTES = 128 * 2**20
+WORKERS = max(2, os.cpu_count() or 1)
+
+
+def input_bytes(input_dir: Path) -> int:
+    """The size of the log files the ingest would read under ``input_dir``."""
+    from pipelines.ingest.run import discover
+
+    total = 0
+    for _kind, _rel, path in discover(Path(input_dir)):
+        try:
+            total += path.stat().st_size
+        except OSError:
+            pass  # the ingest reports the file it cannot read
+    return total
+
+
+def group_processes(input_dir: Path) -> int:
+    """How many worker processes the groups run on; 0 = threads of the flow's process (see the module docstring)."""
+    text = os.environ.get("PITAUDIT_AUDIT_PROCESSES", "").strip()
+    if text.isdigit():
+        n = int(text)
+        return n if n >= 1 else 0
+    return WORKERS if input_bytes(input_dir) >= PROCESS_MIN_BYTES else 0
+
+
+def task_runner(processes: int):
+    """The flow's task runner: a pool of ``processes`` workers, or threads when 0."""
+    if processes:
+        from prefect.task_runners import ProcessPoolTaskRunner
+
+        return ProcessPoolTaskRunner(max_workers=processes, initializer=start_group_worker)
+    from prefect.task_runners import ThreadPoolTaskRunner
+
+    return ThreadPoolTaskRunner(max_workers=WORKERS)
+
+
+def group_params(params: AuditParams, processes: int) -> AuditParams:
+    """In worker processes the groups already fill the cores: the engine's own pool (blackjack) stays off."""
+    if processes and params.workers > 1:
+        from dataclasses import replace
+
+        return replace(params, workers=1)
+    return params
+
+
+def start_group_worker() -> None:
+    """In a new worker: one polars thread (the workers share the cores) and the audit's collector thresholds."""
+    os.environ.setdefault("POLARS_MAX_THREADS", "1")  # before polars is imported in this process
+    from pipelines.audit.collector import tune_gc
+
+    tune_gc()
+
+
+@contextmanager
+def server_for_workers() -> Iterator[None]:
+    """Tasks submitted inside the block tell their worker processes the address of the flow's Prefect server.
+
+    The embedded server's address is not a setting (it is chosen when the server starts); a worker that is not
+    told starts an embedded server of its own (seconds each) and records its task runs there, apart from the
+    flow run. Nothing changes when the flow's task runner is not a process pool or an API address is set.
+    """
+    from prefect.context import FlowRunContext
+    from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
+    from prefect.task_runners import ProcessPoolTaskRunner
+
+    context = FlowRunContext.get()
+    if context is None or not isinstance(context.task_runner, ProcessPoolTaskRunner) or get_current_settings().api.url:
+        yield
+        return
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        url = str(client.api_url)
+    with temporary_settings(updates={PREFECT_API_URL: url}):
+        yield
