@@ -104,7 +104,8 @@ def end_to_end(folder: Path, work: Path) -> tuple[float, float, str]:
         raise SystemExit(f"pitaudit audit failed with status {proc.returncode}")
     stages = next((line for line in reversed(stderr.splitlines()) if re.match(r"audit: ingest", line)), "")
     print(f"pitaudit audit end to end: {elapsed:.1f} s, peak memory {peak:.2f} GB (the process and its workers "
-          f"together; largest single process {largest:.2f} GB)")
+          f"together, PSS; largest single process {largest:.2f} GB RSS)")
+    print(f"  at the peak, GB: {tree.describe()}")
     print("  " + stages.replace("audit: ", "stages: "))
     for line in stdout.strip().splitlines():
         print("  " + line)

@@ -74,3 +74,27 @@ def test_every_planted_malformed_line_is_in_quarantine(sample_night):
     truth = pl.read_csv(SAMPLE / "ground_truth.csv", infer_schema_length=0).filter(pl.col("kind") == "quarantine")
     quarantine = pl.read_csv(sample_night / "out" / "quarantine.csv", infer_schema_length=0)
     assert quarantine.height == truth.height > 0
+
+
+def test_groups_on_worker_processes_give_the_same_files_with_one_prefect_server(sample_night, tmp_path):
+    """pipelines.audit.runner: a big night's groups run in spawned worker processes. Forced here on the sample
+    night (``PITAUDIT_AUDIT_PROCESSES=2``), through the CLI as a user runs it (Prefect's embedded server, no test
+    harness): the files must be those of the run on threads, and the workers must report to the flow's own
+    server rather than start one each (Prefect logs each start of a temporary server)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PITAUDIT_AUDIT_PROCESSES="2", PREFECT_HOME=str(tmp_path / "prefect"),
+               PREFECT_LOGGING_LEVEL="INFO")
+    env.pop("PREFECT_API_URL", None)
+    cli = Path(sys.executable).parent / "pitaudit"
+    out = tmp_path / "out"
+    done = subprocess.run([str(cli), "audit", "--input", str(SAMPLE), "--db", str(tmp_path / "audit.duckdb"), "--out", str(out)],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stderr.count("Starting temporary server") == 1, done.stderr[-3000:]
+    assert "Task run 're-settle" in done.stderr  # the step tasks ran, in the workers, reported to the flow's server
+    for name in ("findings.csv", "quarantine.csv"):
+        assert (out / name).read_bytes() == (sample_night / "out" / name).read_bytes(), name
+    assert pl.read_parquet(out / "settlements.parquet").equals(pl.read_parquet(sample_night / "out" / "settlements.parquet"))

@@ -14,6 +14,7 @@ Prefect runs embedded (no server to install; ``pipelines.audit.run`` switches te
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -32,9 +33,18 @@ from pipelines.audit.tasks import (
     audit_group_task, gaps_task, ingest_task, keys_task, publish_task, write_database_task,
 )
 
-# partitions run on a pool of WORKERS threads or processes (pipelines.audit.runner), in a few groups each so that
-# they finish together; on threads, the games settled one round at a time (blackjack) use that many processes
+# partitions run on a pool of WORKERS threads or processes (pipelines.audit.runner), in at least a few groups each
+# so that they finish together, and in groups of at most about GROUP_ROUNDS rounds, so that what a worker holds at
+# once stays small on a big night; on threads, the games settled one round at a time (blackjack) use WORKERS processes
 GROUPS_PER_WORKER = 4
+GROUP_ROUNDS = 50_000
+
+
+def group_count(total_rounds: int) -> int:
+    """How many groups the night's partitions are dealt into (``PITAUDIT_GROUP_ROUNDS`` overrides GROUP_ROUNDS)."""
+    text = os.environ.get("PITAUDIT_GROUP_ROUNDS", "").strip()
+    per_group = int(text) if text.isdigit() and int(text) > 0 else GROUP_ROUNDS
+    return max(GROUPS_PER_WORKER * WORKERS, -(-total_rounds // per_group))
 
 
 @dataclass
@@ -77,9 +87,9 @@ def audit_flow(
 
     t = time.perf_counter()
     keys = keys_task(db_path, params)
-    plan = make_groups(keys, GROUPS_PER_WORKER * WORKERS)
     work = dict(zip(keys.select("gaming_day", "table_id").iter_rows(), keys["rounds"].to_list()))
     total_rounds = max(1, sum(work.values()))
+    plan = make_groups(keys, group_count(total_rounds))
     say(f"audit: {total_rounds:,} rounds in {keys.height} partition(s) (gaming day x table), {len(plan)} group(s)")
     stage_dir = Path(str(db_path) + ".stage")
     clear_stage(stage_dir)

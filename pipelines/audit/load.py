@@ -192,7 +192,11 @@ def annotated_events_sql(day_start_minutes: int, devices: str) -> str:
             WHERE j.gap > 0
         ),
         quarantined AS ({_QUARANTINED_BETWEEN}),
-        offsets AS (SELECT table_id, min(utc_offset_minutes) AS off FROM core_rounds GROUP BY table_id),
+        rounds_of AS (  -- the rounds of the tables these events come from (not the whole night's, on every call)
+            SELECT table_id, round_no, gaming_day, utc_offset_minutes FROM core_rounds
+            WHERE table_id IN (SELECT DISTINCT table_id FROM ev)
+        ),
+        offsets AS (SELECT table_id, min(utc_offset_minutes) AS off FROM rounds_of GROUP BY table_id),
         shoes AS (  -- decks per shoe, from its first shoe_start
             SELECT table_id, shoe_id, CAST(arg_min(decks, event_seq) AS BIGINT) AS shoe_decks
             FROM ev WHERE event = 'shoe_start' GROUP BY table_id, shoe_id
@@ -218,7 +222,7 @@ def annotated_events_sql(day_start_minutes: int, devices: str) -> str:
             FROM ev
             LEFT JOIN shoes s ON s.table_id = ev.table_id AND s.shoe_id = ev.shoe_id
             LEFT JOIN crowded c ON c.device_id = ev.device_id AND c.event_seq = ev.event_seq
-            LEFT JOIN core_rounds r ON r.table_id = ev.table_id AND r.round_no = ev.round_no
+            LEFT JOIN rounds_of r ON r.table_id = ev.table_id AND r.round_no = ev.round_no
             LEFT JOIN offsets o ON o.table_id = ev.table_id
             LEFT JOIN quarantined q ON q.device_id = ev.device_id AND q.event_seq = ev.event_seq
         )
