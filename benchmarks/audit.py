@@ -170,7 +170,7 @@ def stages(db: Path, groups_of: int = 25_000) -> None:
     from pipelines.audit.load import groups, load_gap_evidence, load_partition, partition_keys
     from pipelines.audit.params import AuditParams
     from pipelines.audit.partition import detect_in_partition, reconstruct_partition, settle_partition, summarise
-    from pipelines.audit.publish import clear_stage, stage, write_database
+    from pipelines.audit.publish import clear_stage, export_settlements, stage, write_database
     from pipelines.db import open_reader
 
     try:  # what the flow does for its run (absent before the collector was tuned)
@@ -219,8 +219,9 @@ def stages(db: Path, groups_of: int = 25_000) -> None:
         copy = work / "copy.duckdb"
         shutil.copyfile(db, copy)
         timed("write", write_database, copy, sorted(set(all_keys)), work / "stage")
+        partial = timed("export settlements (beside write)", export_settlements, work / "stage", work / "out")
         clear_stage(work / "stage")
-        timed("publish", _publish, copy, sorted(set(all_keys)), work / "out")
+        timed("publish", _publish, copy, sorted(set(all_keys)), work / "out", partial)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"post-ingest stages on {db} (one process, no pool, groups of ~{groups_of:,} rounds):")
@@ -233,7 +234,7 @@ def stages(db: Path, groups_of: int = 25_000) -> None:
     print(f"  {'total':24} {sum(cpu.values()):7.2f} CPU s {sum(wall.values()):7.2f} s")
 
 
-def _publish(db: Path, keys, out: Path) -> None:
+def _publish(db: Path, keys, out: Path, partial: Path) -> None:
     from pipelines.audit.load import load_quarantine
     from pipelines.audit.tasks import publish_task
     from pipelines.db import open_reader
@@ -243,7 +244,7 @@ def _publish(db: Path, keys, out: Path) -> None:
         quarantine = load_quarantine(con)
     finally:
         con.close()
-    publish_task.fn(out, db, keys, (quarantine, ()))
+    publish_task.fn(out, db, keys, (quarantine, ()), partial)
 
 
 def main(argv: list[str] | None = None) -> None:

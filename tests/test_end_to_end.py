@@ -82,10 +82,12 @@ def test_groups_on_worker_processes_give_the_same_files_with_one_prefect_server(
     harness): the files must be those of the run on threads, and the workers must report to the flow's own
     server rather than start one each (Prefect logs each start of a temporary server)."""
     import os
+    import re
     import subprocess
     import sys
 
-    env = dict(os.environ, PITAUDIT_AUDIT_PROCESSES="2", PREFECT_HOME=str(tmp_path / "prefect"),
+    # groups of ~150 rounds: a dozen groups, so that settlements.parquet is put together from many staged files
+    env = dict(os.environ, PITAUDIT_AUDIT_PROCESSES="2", PITAUDIT_GROUP_ROUNDS="150", PREFECT_HOME=str(tmp_path / "prefect"),
                PREFECT_LOGGING_LEVEL="INFO")
     env.pop("PREFECT_API_URL", None)
     cli = Path(sys.executable).parent / "pitaudit"
@@ -97,4 +99,9 @@ def test_groups_on_worker_processes_give_the_same_files_with_one_prefect_server(
     assert "Task run 're-settle" in done.stderr  # the step tasks ran, in the workers, reported to the flow's server
     for name in ("findings.csv", "quarantine.csv"):
         assert (out / name).read_bytes() == (sample_night / "out" / name).read_bytes(), name
-    assert pl.read_parquet(out / "settlements.parquet").equals(pl.read_parquet(sample_night / "out" / "settlements.parquet"))
+    settlements = pl.read_parquet(out / "settlements.parquet")
+    assert settlements.equals(pl.read_parquet(sample_night / "out" / "settlements.parquet"))
+    keys = ["gaming_day", "table_id", "round_no", "wager_order", "wager_id"]
+    assert settlements.select(keys).equals(settlements.select(keys).sort(keys))  # in key order without a sort
+    groups = re.search(r"(\d+) group\(s\)", done.stderr)
+    assert groups and int(groups.group(1)) >= 10, done.stderr[-2000:]

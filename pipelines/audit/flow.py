@@ -1,13 +1,15 @@
 """The nightly audit as a Prefect flow: ingest, load, reconstruct, re-settle, detect, stage, write, publish.
 
-The night is cut into partitions (gaming day x table), dealt into a few groups of about equal work;
-each group runs a chain of tasks (load -> reconstruct -> re-settle -> detect -> stage, inside one
-"audit group" task run) and the groups run side by side on the task runner, so the same tasks can later be mapped over a cluster (a Dask
-task runner) without change: a task reads what it needs from the database itself and leaves its
-results in a staging folder. The event and round-number gaps need the whole night and run once.
-The flow is the only writer of the database: the ingest task loads the core tables; the write task
-replaces the audited partitions' ``out_`` rows by the staged ones in one transaction; the publish
-task exports the files of the output contract from them.
+The night is cut into partitions (gaming day x table), and the partitions, in key order, into runs
+of about equal work (``load.contiguous_groups``); each group runs a chain of tasks (load ->
+reconstruct -> re-settle -> detect -> stage, inside one "audit group" task run) and the groups run
+side by side on the task runner: threads for a small night, worker processes for a big one
+(``runner``); a Dask task runner would be the same swap, over a cluster. A task reads what it needs
+from the database itself and leaves its results in a staging folder. The event and round-number
+gaps need the whole night and run once. The flow is the only writer of the database: the ingest
+task loads the core tables; the write task replaces the audited partitions' ``out_`` rows by the
+staged ones in one transaction while settlements.parquet is exported from the same staged files;
+the publish task writes the other files of the output contract from the tables.
 
 Prefect runs embedded (no server to install; ``pipelines.audit.run`` switches telemetry off).
 """
@@ -25,12 +27,12 @@ import polars as pl
 from prefect import flow
 from prefect.futures import as_completed
 
-from pipelines.audit.load import groups as make_groups
+from pipelines.audit.load import contiguous_groups
 from pipelines.audit.params import AuditParams
 from pipelines.audit.publish import clear_stage
-from pipelines.audit.runner import WORKERS, server_for_workers, task_runner
+from pipelines.audit.runner import WORKERS, server_for_workers, task_runner, where_groups_run
 from pipelines.audit.tasks import (
-    audit_group_task, gaps_task, ingest_task, keys_task, publish_task, write_database_task,
+    audit_group_task, export_settlements_task, gaps_task, ingest_task, keys_task, publish_task, write_database_task,
 )
 
 # partitions run on a pool of WORKERS threads or processes (pipelines.audit.runner), in at least a few groups each
@@ -89,14 +91,18 @@ def audit_flow(
     keys = keys_task(db_path, params)
     work = dict(zip(keys.select("gaming_day", "table_id").iter_rows(), keys["rounds"].to_list()))
     total_rounds = max(1, sum(work.values()))
-    plan = make_groups(keys, group_count(total_rounds))
-    say(f"audit: {total_rounds:,} rounds in {keys.height} partition(s) (gaming day x table), {len(plan)} group(s)")
+    plan = contiguous_groups(keys, group_count(total_rounds))
+    cost = dict(zip(keys.select("gaming_day", "table_id").iter_rows(), keys["work"].to_list()))
+    say(f"audit: {total_rounds:,} rounds in {keys.height} partition(s) (gaming day x table), {len(plan)} group(s) "
+        f"on {where_groups_run()}")
     stage_dir = Path(str(db_path) + ".stage")
     clear_stage(stage_dir)
     staged = {}
     with server_for_workers():
         gaps = gaps_task.submit(db_path, params)
-        for index, group in enumerate(plan):
+        # the heaviest groups first, so that the workers finish together; a group's index is its place in key order
+        for index in sorted(range(len(plan)), key=lambda i: (-sum(cost[k] for k in plan[i]), i)):
+            group = plan[index]
             label = f"{group[0][0].isoformat()} {group[0][1]}" + (f" and {len(group) - 1} more" if len(group) > 1 else "")
             staged[audit_group_task.submit(db_path, stage_dir, index, group, params, label)] = group
     results = []
@@ -119,8 +125,18 @@ def audit_flow(
     all_keys = sorted(set(work) | set(gap_findings.select("gaming_day", "table_id").drop_nulls().iter_rows()))
 
     t = time.perf_counter()
-    write_database_task(db_path, all_keys, stage_dir)
-    clear_stage(stage_dir)
+    with server_for_workers():  # settlements.parquet from the staged files while the database loads them
+        exported = export_settlements_task.submit(stage_dir, out_dir)
+    try:
+        write_database_task(db_path, all_keys, stage_dir)
+        settlements_partial = exported.result()
+    except BaseException:
+        exported.wait()
+        (out_dir / ".settlements.parquet.partial").unlink(missing_ok=True)
+        raise
+    finally:
+        exported.wait()
+        clear_stage(stage_dir)
     timings["write"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -136,7 +152,7 @@ def audit_flow(
         (r["source_file"], r["kind"], r["lines_read"], r["rows_accepted"], r["rows_quarantined"])
         for r in source_files.iter_rows(named=True)
     )
-    published = publish_task(out_dir, db_path, all_keys, (quarantine, files))
+    published = publish_task(out_dir, db_path, all_keys, (quarantine, files), settlements_partial)
     timings["publish"] = time.perf_counter() - t
     say("audit: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
     return AuditOutcome(

@@ -4,18 +4,24 @@ Each group of partitions leaves its settlements and findings in a staging folder
 each, :func:`stage`) as soon as it is done, so a night of five million wagers is never held whole.
 Then, in one transaction, the audited partitions' rows of ``out_findings`` and ``out_settlements``
 are replaced by the staged ones (:func:`write_database`): a re-run over the same input leaves the
-same rows. The files are exported from those tables (:func:`write_files`):
+same rows. The files (:func:`write_files`):
 
 - ``findings.csv``: the contract's columns first, then ``game, ruleset, ruleset_version, currency,
   device_id``; sorted by gaming day, table, round, kind, wager, id; nothing depends on the clock, so
-  the same input yields the same bytes;
+  the same input yields the same bytes; exported from ``out_findings``;
 - ``settlements.parquet``: one row per wager, sorted by gaming day, table, round, wager order;
+  exported from the same staged files the write step loads into ``out_settlements``, while it loads
+  them (:func:`export_settlements`): the groups are runs of partitions in key order and each stages
+  its rows sorted, so the files read in order are the night in order, and millions of rows need no
+  sort (sorting them inside DuckDB's memory limit spilled to disk: 14 s of a 1,000,000-round night);
+  it takes its name only once the database holds the same rows;
 - ``quarantine.csv``: every input line set aside, with its reason.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
 from pathlib import Path
 
@@ -35,7 +41,7 @@ OUT_TABLES: dict[str, dict[str, pl.DataType]] = {
     "out_settlements": SETTLEMENTS_SCHEMA,
 }
 STAGE_PREFIX = {"out_findings": "findings", "out_settlements": "settlements"}
-SETTLEMENT_ORDER = "gaming_day, table_id, round_no, wager_order, wager_id"
+SETTLEMENT_KEYS = ["gaming_day", "table_id", "round_no", "wager_order", "wager_id"]
 
 
 def _ddl(name: str, schema: dict[str, pl.DataType]) -> str:
@@ -62,7 +68,36 @@ def stage(stage_dir: Path, index: int, findings: pl.DataFrame, settlements: pl.D
     """
     stage_dir.mkdir(parents=True, exist_ok=True)
     conform(findings, FINDINGS_SCHEMA).write_parquet(stage_dir / f"findings-{index:05d}.parquet", compression="lz4")
-    conform(settlements, SETTLEMENTS_SCHEMA).write_parquet(stage_dir / f"settlements-{index:05d}.parquet", compression="lz4")
+    conform(settlements, SETTLEMENTS_SCHEMA).sort(SETTLEMENT_KEYS).write_parquet(
+        stage_dir / f"settlements-{index:05d}.parquet", compression="lz4")
+
+
+def export_settlements(stage_dir: Path, out_dir: Path) -> Path:
+    """The staged settlements, files in name (group) order, into ``out_dir/.settlements.parquet.partial``.
+
+    ``preserve_insertion_order`` (DuckDB's default, set here all the same) keeps the files' and rows' order; the
+    groups' order is the key order (:func:`pipelines.audit.load.contiguous_groups`). :func:`write_files` gives
+    the file its name.
+    """
+    import duckdb
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    partial = out_dir / ".settlements.parquet.partial"
+    files = sorted(stage_dir.glob("settlements-*.parquet"))
+    if not files:
+        empty_frame = pl.DataFrame(schema=SETTLEMENTS_SCHEMA)
+        empty_frame.write_parquet(partial, compression="zstd")
+        return partial
+    listing = ", ".join("'" + f.as_posix().replace("'", "''") + "'" for f in files)
+    target = partial.as_posix().replace("'", "''")
+    con = duckdb.connect()
+    try:
+        con.execute("SET preserve_insertion_order = true")
+        con.execute(f"""COPY (SELECT {', '.join(SETTLEMENTS_SCHEMA)} FROM read_parquet([{listing}]))
+                        TO '{target}' (FORMAT parquet, COMPRESSION zstd)""")
+    finally:
+        con.close()
+    return partial
 
 
 def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Path) -> None:
@@ -92,7 +127,6 @@ def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Pa
 
 def _reader(db_path: Path):
     """A read-only connection whose DuckDB spills to disk past a bounded memory (the audit's 4 GB goal)."""
-    import os
 
     con = open_reader(db_path)
     con.execute(f"SET memory_limit = '{os.environ.get('PITAUDIT_DUCKDB_MEMORY', '1GB')}'")
@@ -145,9 +179,8 @@ def totals_of(settlements: pl.DataFrame) -> pl.DataFrame:
         con.close()
 
 
-def write_files(out_dir: Path, db_path: Path, keys: list[tuple[dt.date, str]], findings: pl.DataFrame,
-                quarantine: pl.DataFrame) -> dict[str, Path]:
-    """findings.csv, settlements.parquet (exported by DuckDB, sorted) and quarantine.csv."""
+def write_files(out_dir: Path, findings: pl.DataFrame, quarantine: pl.DataFrame, settlements_partial: Path) -> dict[str, Path]:
+    """findings.csv, quarantine.csv, and settlements.parquet (the file :func:`export_settlements` wrote, renamed)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
         "findings": out_dir / "findings.csv",
@@ -155,20 +188,10 @@ def write_files(out_dir: Path, db_path: Path, keys: list[tuple[dt.date, str]], f
         "quarantine": out_dir / "quarantine.csv",
     }
     sort_findings(conform(findings, FINDINGS_SCHEMA)).write_csv(paths["findings"], date_format="%Y-%m-%d")
-    con = _reader(db_path)
-    try:
-        con.register("_keys", _key_filter(keys).to_arrow())
-        target = paths["settlements"].as_posix().replace("'", "''")
-        con.execute(f"""
-            COPY (SELECT {', '.join(SETTLEMENTS_SCHEMA)} FROM out_settlements
-                  WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)
-                  ORDER BY {SETTLEMENT_ORDER})
-            TO '{target}' (FORMAT parquet, COMPRESSION zstd)""")
-    finally:
-        con.close()
     quarantine.select("source_file", "source_line", "reason", "raw").sort(
         ["source_file", "source_line", "reason"]
     ).write_csv(paths["quarantine"])
+    os.replace(settlements_partial, paths["settlements"])
     return paths
 
 

@@ -98,3 +98,15 @@ def server_for_workers() -> Iterator[None]:
         url = str(client.api_url)
     with temporary_settings(updates={PREFECT_API_URL: url}):
         yield
+
+
+def where_groups_run() -> str:
+    """For the progress line: the flow's task runner, in words."""
+    from prefect.context import FlowRunContext
+    from prefect.task_runners import ProcessPoolTaskRunner
+
+    context = FlowRunContext.get()
+    runner = context.task_runner if context is not None else None
+    if isinstance(runner, ProcessPoolTaskRunner):
+        return "worker processes"
+    return "threads"

@@ -21,7 +21,7 @@ from pipelines.audit.params import AuditParams
 from pipelines.audit.partition import (
     PartitionResult, detect_in_partition, reconstruct_partition, settle_partition, summarise,
 )
-from pipelines.audit.publish import stage, write_database
+from pipelines.audit.publish import export_settlements, stage, write_database
 from pipelines.audit.settle import Settled
 from pipelines.db import open_reader
 
@@ -119,16 +119,23 @@ def write_database_task(db_path: Path, keys: list[tuple[dt.date, str]], stage_di
     write_database(db_path, keys, stage_dir)
 
 
+@task(name="export settlements", **TASK)
+def export_settlements_task(stage_dir: Path, out_dir: Path) -> Path:
+    """The staged settlements into a partial settlements.parquet (named by the publish task)."""
+    return export_settlements(stage_dir, out_dir)
+
+
 @task(name="publish", **TASK)
-def publish_task(out_dir: Path, db_path: Path, keys: list[tuple[dt.date, str]], quarantine_and_files) -> dict:
-    """findings.csv, settlements.parquet, quarantine.csv and report.html, from the written tables."""
+def publish_task(out_dir: Path, db_path: Path, keys: list[tuple[dt.date, str]], quarantine_and_files,
+                 settlements_partial: Path) -> dict:
+    """findings.csv, quarantine.csv and report.html from the written tables; settlements.parquet named."""
     from pipelines.audit.publish import read_findings, settlement_totals, write_files
     from pipelines.report import ReportInputs, write_report
 
     quarantine, files = quarantine_and_files
     findings = read_findings(db_path, keys)
     totals = settlement_totals(db_path, keys)
-    paths = write_files(out_dir, db_path, keys, findings, quarantine)
+    paths = write_files(out_dir, findings, quarantine, settlements_partial)
     report = ReportInputs(
         findings=findings, totals=totals, days=tuple(sorted({k[0] for k in keys})),
         tables=len({k[1] for k in keys}), quarantined=quarantine.height, input_files=files,
