@@ -69,7 +69,7 @@ class TreePeak:
     """``with TreePeak(pid) as peak: ...`` then ``peak.bytes`` (the highest tree total sampled) and ``peak.breakdown``
     (the processes at that moment, largest first: ``[(name, bytes)]``)."""
 
-    def __init__(self, pid: int, interval: float = 0.25):
+    def __init__(self, pid: int, interval: float = 1.0):
         self.pid, self.interval, self.bytes = pid, interval, 0
         self.breakdown: list[tuple[str, int]] = []
         self._stop = threading.Event()
