@@ -117,7 +117,7 @@ def throughput(db: Path) -> None:
     night to its workers), with the audit's own functions, in this process."""
     import polars as pl
 
-    from pipelines.audit.load import groups, load_partition, partition_keys
+    from pipelines.audit.load import contiguous_groups, load_partition, partition_keys
     from pipelines.audit.params import AuditParams
     from pipelines.audit.partition import reconstruct_partition, settle_partition
     from pipelines.db import open_reader
@@ -135,7 +135,7 @@ def throughput(db: Path) -> None:
     total_r = total_s = 0.0
     for game in sorted(keys["game"].drop_nulls().unique().to_list()):
         of_game = keys.filter(pl.col("game") == game)
-        plan = groups(of_game, max(1, -(-int(of_game["rounds"].sum()) // 62_500)))
+        plan = contiguous_groups(of_game, max(1, -(-int(of_game["rounds"].sum()) // 62_500)))
         n = wagers = 0
         elapsed = load_s = 0.0
         for group in plan:
@@ -167,7 +167,7 @@ def stages(db: Path, groups_of: int = 25_000) -> None:
     import polars as pl
 
     from pipelines.audit.detectors.gaps import detect_gaps
-    from pipelines.audit.load import groups, load_gap_evidence, load_partition, partition_keys
+    from pipelines.audit.load import contiguous_groups, load_gap_evidence, load_partition, partition_keys
     from pipelines.audit.params import AuditParams
     from pipelines.audit.partition import detect_in_partition, reconstruct_partition, settle_partition, summarise
     from pipelines.audit.publish import clear_stage, export_settlements, stage, write_database
@@ -207,7 +207,7 @@ def stages(db: Path, groups_of: int = 25_000) -> None:
         all_keys = []
         for game in sorted(keys["game"].drop_nulls().unique().to_list()):
             of_game = keys.filter(pl.col("game") == game)
-            for group in groups(of_game, max(1, -(-int(of_game["rounds"].sum()) // groups_of))):
+            for group in contiguous_groups(of_game, max(1, -(-int(of_game["rounds"].sum()) // groups_of))):
                 all_keys += list(group)
                 part = timed(f"{game} load", read, load_partition, group, params)
                 recon = timed(f"{game} reconstruct", reconstruct_partition, part, params)

@@ -98,6 +98,23 @@ def set_meta(con: duckdb.DuckDBPyConnection, name: str, value: str) -> None:
     )
 
 
+def create_keys_table(con: duckdb.DuckDBPyConnection, name: str, keys) -> None:
+    """``keys`` ((gaming_day, table_id) pairs) as a temporary table ``name`` of the connection ``con``.
+
+    Read-only databases allow temporary tables. Bound as two list parameters rather than a registered
+    Arrow frame: registering Python objects while threads opened and closed connections intermittently
+    failed inside DuckDB 2.0.1 ("Table Function with name python_arrow_scan does not exist", in two CI
+    runs, the second with every registration already serialised); parameters also need no escaping of
+    table ids, which come from the input.
+    """
+    keys = list(keys)
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {name} AS "
+        "SELECT unnest($1::DATE[]) AS gaming_day, unnest($2::VARCHAR[]) AS table_id",
+        [[k[0] for k in keys], [k[1] for k in keys]],
+    )
+
+
 def snapshot_path(db_path: Path | str) -> Path:
     """Where readers find the published copy of ``db_path``: ``audit.duckdb`` -> ``audit.readonly.duckdb``."""
     path = Path(db_path)

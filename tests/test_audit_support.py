@@ -243,7 +243,7 @@ class NightBuilder:
         ``groups``: run the partitions in that many groups (as the flow does) instead of one by one."""
         from pipelines.audit.detectors.gaps import detect_gaps
         from pipelines.audit.findings import finalize
-        from pipelines.audit.load import groups as make_groups
+        from pipelines.audit.load import contiguous_groups
         from pipelines.audit.load import load_gap_evidence, load_partition, partition_keys
         from pipelines.audit.params import AuditParams
         from pipelines.audit.partition import audit_partition
@@ -251,7 +251,8 @@ class NightBuilder:
         params = params or AuditParams()
         con = self.connection()
         try:
-            plan = make_groups(partition_keys(con, params), groups)
+            keys = partition_keys(con, params)
+            plan = contiguous_groups(keys, groups) if groups else [(k,) for k in keys.select("gaming_day", "table_id").iter_rows()]
             results = [audit_partition(load_partition(con, g, params), params) for g in plan]
             jumps, numbers = load_gap_evidence(con, params)
         finally:

@@ -33,6 +33,7 @@ import duckdb
 import polars as pl
 
 from pipelines.audit.params import AuditParams
+from pipelines.db import create_keys_table
 
 # columns of a partition's frames, in the canonical tables' names
 ROUND_COLUMNS = (
@@ -132,29 +133,11 @@ def partition_keys(con: duckdb.DuckDBPyConnection, params: AuditParams) -> pl.Da
     """)
 
 
-def groups(keys: pl.DataFrame, n: int | None) -> list[tuple[tuple[dt.date, str], ...]]:
-    """The partitions dealt into at most ``n`` groups of about equal work (rounds): the largest first to the
-    lightest group (the LPT rule), so that a pool of workers finishes together. ``None``: one partition a group."""
-    key_list = [(d, t) for d, t in keys.select("gaming_day", "table_id").iter_rows()]
-    if n is None:
-        return [(k,) for k in key_list]
-    work = keys["rounds"].to_list()
-    m = max(1, min(n, len(key_list)))
-    loads = [0] * m
-    members: list[list[int]] = [[] for _ in range(m)]
-    for i in sorted(range(len(key_list)), key=lambda i: (-work[i], i)):
-        g = min(range(m), key=lambda j: (loads[j], j))
-        members[g].append(i)
-        loads[g] += max(1, work[i])
-    out = [tuple(key_list[i] for i in sorted(mem)) for mem in members if mem]
-    return sorted(out)
-
-
 def contiguous_groups(keys: pl.DataFrame, n: int) -> list[tuple[tuple[dt.date, str], ...]]:
     """The partitions, in key order, cut into at most ``n`` runs of about equal work (``work``, else ``rounds``).
 
-    Runs rather than the LPT deal of :func:`groups`: the groups' results, each sorted, put end to end in group
-    order are the night's results in key order, so the settlements file needs no sort of millions of rows
+    Runs, not the largest-first deal of partitions to groups: the groups' results, each sorted, put end to end in
+    group order are the night's results in key order, so the settlements file needs no sort of millions of rows
     (pipelines.audit.publish). The flow hands the heaviest groups out first, so the workers still finish together.
     """
     key_list = [(d, t) for d, t in keys.select("gaming_day", "table_id").iter_rows()]
@@ -175,21 +158,6 @@ def contiguous_groups(keys: pl.DataFrame, n: int) -> list[tuple[tuple[dt.date, s
     if current:
         out.append(tuple(current))
     return out
-
-
-def _create_keys_table(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...]) -> None:
-    """The group's keys as a temporary table of the cursor ``con`` (read-only databases allow temporary tables).
-
-    Bound as two list parameters rather than a registered Arrow frame: registering Python objects on readers that
-    threads open and close intermittently failed inside DuckDB 2.0.1 ("Table Function with name python_arrow_scan
-    does not exist", seen in two CI runs, the second with every registration already serialised), and parameters
-    need no escaping of table ids that come from the input.
-    """
-    con.execute(
-        "CREATE TEMP TABLE _audit_keys AS "
-        "SELECT unnest($1::DATE[]) AS gaming_day, unnest($2::VARCHAR[]) AS table_id",
-        [[k[0] for k in keys], [k[1] for k in keys]],
-    )
 
 
 # SQL over a CTE ``jumps`` (device_id, event_seq, source_file, source_line, prev_file, prev_line): the quarantined
@@ -288,7 +256,7 @@ def load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, st
 def _load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...], params: AuditParams) -> Partition:
     cur = con.cursor()
     try:
-        _create_keys_table(cur, keys)
+        create_keys_table(cur, "_audit_keys", keys)
         in_keys = "(gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _audit_keys)"
         rounds = _frame(cur, f"""
             SELECT {', '.join(ROUND_COLUMNS)} FROM core_rounds WHERE {in_keys} ORDER BY table_id, round_no""")

@@ -29,7 +29,7 @@ import polars as pl
 
 from pipelines.audit.findings import sort_findings
 from pipelines.audit.frames import FINDINGS_SCHEMA, SETTLEMENTS_SCHEMA, conform
-from pipelines.db import open_reader, open_writer
+from pipelines.db import create_keys_table, open_reader, open_writer
 
 _DUCK_TYPES = {
     pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Int16: "SMALLINT", pl.Int32: "INTEGER", pl.Date: "DATE",
@@ -106,8 +106,7 @@ def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Pa
     try:
         for name, schema in OUT_TABLES.items():
             _ensure(con, name, schema)
-        key_frame = pl.DataFrame(keys, schema={"gaming_day": pl.Date, "table_id": pl.String}, orient="row")
-        con.register("_keys", key_frame.to_arrow())
+        create_keys_table(con, "_keys", keys)
         con.execute("BEGIN TRANSACTION")
         try:
             for name, schema in OUT_TABLES.items():
@@ -120,7 +119,7 @@ def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Pa
         except BaseException:
             con.execute("ROLLBACK")
             raise
-        con.unregister("_keys")
+        con.execute("DROP TABLE _keys")
     finally:
         con.close()
 
@@ -133,15 +132,11 @@ def _reader(db_path: Path):
     return con
 
 
-def _key_filter(keys: list[tuple[dt.date, str]]) -> pl.DataFrame:
-    return pl.DataFrame(keys, schema={"gaming_day": pl.Date, "table_id": pl.String}, orient="row")
-
-
 def read_findings(db_path: Path, keys: list[tuple[dt.date, str]]) -> pl.DataFrame:
     """The audited partitions' findings, sorted (a night has thousands, not millions)."""
     con = _reader(db_path)
     try:
-        con.register("_keys", _key_filter(keys).to_arrow())
+        create_keys_table(con, "_keys", keys)
         df = con.sql("SELECT * FROM out_findings WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)").pl()
     finally:
         con.close()
@@ -152,7 +147,7 @@ def settlement_totals(db_path: Path, keys: list[tuple[dt.date, str]]) -> pl.Data
     """Per currency: rounds, wagers, amounts wagered, nets recorded and expected, wagers not settleable."""
     con = _reader(db_path)
     try:
-        con.register("_keys", _key_filter(keys).to_arrow())
+        create_keys_table(con, "_keys", keys)
         df = con.sql(f"""
             SELECT {TOTALS_SQL} FROM out_settlements
             WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)
