@@ -113,8 +113,8 @@ def end_to_end(folder: Path, work: Path) -> tuple[float, float, str]:
 
 
 def throughput(db: Path) -> None:
-    """Reconstruct + re-settle, per game, in groups of about 62,500 rounds (as the flow deals a million-round
-    night to its workers), with the audit's own functions, in this process."""
+    """Reconstruct + re-settle, per game, in groups of about 62,500 rounds (kept from earlier sessions so that the
+    figures compare), with the audit's own functions, in this process (Blackjack on the engine's own pool)."""
     import polars as pl
 
     from pipelines.audit.load import contiguous_groups, load_partition, partition_keys
