@@ -78,6 +78,17 @@ def open_reader(db_path: Path | str) -> duckdb.DuckDBPyConnection:
         raise DatabaseError(f"cannot open {path} read-only: {str(exc).splitlines()[0]}") from exc
 
 
+READER_MEMORY_LIMIT = "1GB"
+
+
+def open_bounded_reader(db_path: Path | str) -> duckdb.DuckDBPyConnection:
+    """A read-only connection whose DuckDB spills to disk past a bounded memory (the audit's readers: several may
+    run at once, one per worker, under the 4 GB goal). ``PITAUDIT_DUCKDB_MEMORY`` overrides the bound."""
+    con = open_reader(db_path)
+    con.execute(f"SET memory_limit = '{os.environ.get('PITAUDIT_DUCKDB_MEMORY', READER_MEMORY_LIMIT)}'")
+    return con
+
+
 def open_memory_writer() -> duckdb.DuckDBPyConnection:
     """An in-memory database with the canonical tables (tests)."""
     con = duckdb.connect()

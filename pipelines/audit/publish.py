@@ -29,7 +29,7 @@ import polars as pl
 
 from pipelines.audit.findings import sort_findings
 from pipelines.audit.frames import FINDINGS_SCHEMA, SETTLEMENTS_SCHEMA, conform
-from pipelines.db import create_keys_table, open_reader, open_writer
+from pipelines.db import create_keys_table, open_bounded_reader, open_writer
 
 _DUCK_TYPES = {
     pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Int16: "SMALLINT", pl.Int32: "INTEGER", pl.Date: "DATE",
@@ -124,17 +124,9 @@ def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Pa
         con.close()
 
 
-def _reader(db_path: Path):
-    """A read-only connection whose DuckDB spills to disk past a bounded memory (the audit's 4 GB goal)."""
-
-    con = open_reader(db_path)
-    con.execute(f"SET memory_limit = '{os.environ.get('PITAUDIT_DUCKDB_MEMORY', '1GB')}'")
-    return con
-
-
 def read_findings(db_path: Path, keys: list[tuple[dt.date, str]]) -> pl.DataFrame:
     """The audited partitions' findings, sorted (a night has thousands, not millions)."""
-    con = _reader(db_path)
+    con = open_bounded_reader(db_path)
     try:
         create_keys_table(con, "_keys", keys)
         df = con.sql("SELECT * FROM out_findings WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)").pl()
@@ -145,7 +137,7 @@ def read_findings(db_path: Path, keys: list[tuple[dt.date, str]]) -> pl.DataFram
 
 def settlement_totals(db_path: Path, keys: list[tuple[dt.date, str]]) -> pl.DataFrame:
     """Per currency: rounds, wagers, amounts wagered, nets recorded and expected, wagers not settleable."""
-    con = _reader(db_path)
+    con = open_bounded_reader(db_path)
     try:
         create_keys_table(con, "_keys", keys)
         df = con.sql(f"""

@@ -23,18 +23,9 @@ from pipelines.audit.partition import (
 )
 from pipelines.audit.publish import export_settlements, stage, write_database
 from pipelines.audit.settle import Settled
-from pipelines.db import open_reader
+from pipelines.db import open_bounded_reader
 
 TASK = {"cache_policy": NO_CACHE, "persist_result": False, "retries": 0}
-
-
-def _reader(db_path: Path):
-    """A read-only connection whose DuckDB spills to disk past a bounded memory (the audit's 4 GB goal)."""
-    import os
-
-    con = open_reader(db_path)
-    con.execute(f"SET memory_limit = '{os.environ.get('PITAUDIT_DUCKDB_MEMORY', '1GB')}'")
-    return con
 
 
 @task(name="ingest", **TASK)
@@ -53,7 +44,7 @@ def ingest_task(input_dir: Path, db_path: Path, gaming_day_start: str):
 @task(name="partition keys", **TASK)
 def keys_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
     with one_reader():
-        con = _reader(db_path)
+        con = open_bounded_reader(db_path)
         try:
             return partition_keys(con, params)
         finally:
@@ -63,7 +54,7 @@ def keys_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
 @task(name="sequence gaps", **TASK)
 def gaps_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
     with one_reader():
-        con = _reader(db_path)
+        con = open_bounded_reader(db_path)
         try:
             jumps, numbers = load_gap_evidence(con, params)
         finally:
@@ -73,7 +64,7 @@ def gaps_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
 
 @task(name="load", task_run_name="load {label}", **TASK)
 def load_task(db_path: Path, keys: tuple[tuple[dt.date, str], ...], params: AuditParams, label: str = "") -> Partition:
-    con = _reader(db_path)
+    con = open_bounded_reader(db_path)
     try:
         return load_partition(con, keys, params)
     finally:
