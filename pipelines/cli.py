@@ -133,15 +133,25 @@ def ingest(
 ) -> None:
     """Load the card-device and table-system logs into DuckDB; every line is accepted or quarantined with a reason."""
     settings = settings_or_fail()
-    from pipelines.ingest.run import IngestError, run_ingest
+    from pipelines.console import ingest_progress, print_ingest_summary
+    from pipelines.db import DatabaseError, open_writer
+    from pipelines.ingest.run import IngestError, ingest_folder
     from pipelines.ingest.store import InvariantError
 
     try:
-        run_ingest(input_dir=input, db_path=db, gaming_day_start=day_start, settings=settings)
+        con = open_writer(db, settings.writer_memory)
+    except DatabaseError as exc:
+        fail(str(exc))
+    try:
+        with ingest_progress() as progress:
+            summary = ingest_folder(con, input, day_start, settings=settings, progress=progress)
     except IngestError as exc:
         fail(str(exc))
     except InvariantError as exc:
         fail(f"internal error (line accounting), nothing of that batch of files was kept: {exc}", code=3)
+    finally:
+        con.close()
+    print_ingest_summary(summary)
     publish_for_readers(db, settings)
 
 
