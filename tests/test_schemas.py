@@ -47,7 +47,8 @@ def test_canonical_tables_required_by_the_audit_exist_with_their_columns() -> No
         "core_wagers": "table_id round_no wager_order wager_id seat player_id bet amount placed_at net source_file source_line",
         "core_actions": "table_id round_no action_order seat hand action amount ts wager_ids source_file source_line",
         "core_quarantine": "source_file source_line reason reason_code raw",
-        "core_round_flags": "table_id round_no flag detail source_file source_line",
+        "core_source_changes": "kind row_key table_id round_no device_id event_seq gaming_day earlier_source_file "
+                               "earlier_source_line earlier_content later_source_file later_source_line later_content",
     }
     for name, cols in expected.items():
         assert set(cols.split()) <= set(TABLES_BY_NAME[name].column_names), name

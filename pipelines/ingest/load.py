@@ -46,8 +46,8 @@ def check_day_start(con: duckdb.DuckDBPyConnection, day_start_minutes: int) -> N
 
 def known_sources(con: duckdb.DuckDBPyConnection) -> Loaded:
     """What earlier runs loaded: contents, the prefixes of each name's reads, the unreadable files recorded."""
-    contents = frozenset(r[0] for r in con.execute(
-        "SELECT DISTINCT sha256 FROM core_source_files WHERE status = 'loaded'").fetchall())
+    contents = frozenset(con.execute(
+        "SELECT DISTINCT kind, sha256 FROM core_source_files WHERE status = 'loaded'").fetchall())
     prefixes: dict[str, list[tuple[int, int, str]]] = {}
     for rel, n, lines, sha in con.execute("""
             SELECT DISTINCT source_file, prefix_bytes, prefix_lines, prefix_sha256 FROM core_source_files

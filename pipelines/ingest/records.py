@@ -75,7 +75,7 @@ class Loaded:
     """What is known before a run (``load.known_sources``, queried once): the contents already loaded, the
     prefixes of earlier reads by name (to recognise a file that grew), the unreadable files already recorded."""
 
-    contents: frozenset[str] = frozenset()
+    contents: frozenset[tuple[str, str]] = frozenset()  # (kind, sha256): a CSV and a JSONL of equal bytes differ
     prefixes: dict[str, tuple[tuple[int, int, str], ...]] = field(default_factory=dict)  # rel -> (bytes, lines, sha)
     # (rel, sha256) -> (reason code, error) of the files recorded unreadable or refused (sha256 '' when unhashed)
     unreadable: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
