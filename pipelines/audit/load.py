@@ -325,9 +325,46 @@ def load_gap_evidence(con: duckdb.DuckDBPyConnection, params: AuditParams) -> tu
     return jumps, numbers
 
 
+def load_source_changes(con: duckdb.DuckDBPyConnection, day_start_minutes: int, keys=None) -> pl.DataFrame:
+    """Every core_source_changes row (of the partitions ``keys``, else all) with the partition it lies in now: the
+    round's gaming day (for a device event, its round's, or the local date of its time shifted by the day's
+    start) and the round's dealer, game, rule set and currency."""
+    cur = con.cursor()
+    try:
+        where = ""
+        if keys is not None:
+            create_keys_table(cur, "_change_keys", keys)
+            where = "WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _change_keys)"
+        return _frame(cur, f"""
+            WITH offsets AS (SELECT table_id, min(utc_offset_minutes) AS off FROM core_rounds GROUP BY table_id),
+            placed AS (
+                SELECT c.kind, c.row_key, coalesce(e.table_id, c.table_id) AS table_id,
+                       coalesce(e.round_no, c.round_no) AS round_no, c.device_id,
+                       coalesce(r.gaming_day, c.gaming_day, CAST((e.ts AT TIME ZONE 'UTC')
+                           + to_minutes(coalesce(o.off, 0) - {int(day_start_minutes)}) AS DATE)) AS gaming_day,
+                       r.dealer_id, r.game, r.ruleset, r.currency,
+                       c.earlier_source_file, c.earlier_source_line, c.earlier_content,
+                       c.later_source_file, c.later_source_line, c.later_content
+                FROM core_source_changes c
+                LEFT JOIN core_device_events e ON e.device_id = c.device_id AND e.event_seq = c.event_seq
+                LEFT JOIN core_rounds r ON r.table_id = coalesce(e.table_id, c.table_id)
+                                       AND r.round_no = coalesce(e.round_no, c.round_no)
+                LEFT JOIN offsets o ON o.table_id = coalesce(e.table_id, c.table_id)
+            )
+            SELECT * FROM placed {where}
+            ORDER BY gaming_day, table_id, round_no, row_key, later_source_file, later_source_line""")
+    finally:
+        cur.close()
+
+
 def load_quarantine(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Every quarantined line, and every file that was not read (unreadable, or a refused link) as a row of its own
+    with an empty source_line and its reason (quarantine.csv shows both)."""
     return _frame(con.cursor(), """
-        SELECT source_file, source_line, reason, raw FROM core_quarantine ORDER BY source_file, source_line, reason""")
+        SELECT source_file, source_line, reason, raw FROM core_quarantine
+        UNION ALL
+        SELECT source_file, NULL::BIGINT, error, '' FROM core_source_files WHERE status <> 'loaded'
+        ORDER BY source_file, source_line NULLS FIRST, reason""")
 
 
 def load_source_files(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:

@@ -15,8 +15,10 @@ import polars as pl
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from pipelines.audit.detectors.changes import source_changed
 from pipelines.audit.detectors.gaps import detect_gaps
-from pipelines.audit.load import Partition, load_gap_evidence, load_partition, one_reader, partition_keys
+from pipelines.audit.findings import finalize
+from pipelines.audit.load import Partition, load_gap_evidence, load_partition, load_source_changes, one_reader, partition_keys
 from pipelines.audit.params import AuditParams
 from pipelines.audit.partition import (
     PartitionResult, detect_in_partition, reconstruct_partition, settle_partition, summarise,
@@ -53,15 +55,17 @@ def keys_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
             con.close()
 
 
-@task(name="sequence gaps", **TASK)
+@task(name="sequence gaps and source changes", **TASK)
 def gaps_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
+    """The findings that need the whole night: numbering gaps, and rounds or events re-exported with other content."""
     with one_reader():
         con = open_bounded_reader(db_path, params.settings.reader_memory)
         try:
             jumps, numbers = load_gap_evidence(con, params)
+            changes = load_source_changes(con, params.day_start_minutes)
         finally:
             con.close()
-    return detect_gaps(jumps, numbers)
+    return finalize([detect_gaps(jumps, numbers), source_changed(changes)])
 
 
 @task(name="load", task_run_name="load {label}", **TASK)

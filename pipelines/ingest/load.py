@@ -79,7 +79,7 @@ def record_skipped(con: duckdb.DuckDBPyConnection, outcomes: Iterable[FileOutcom
     con.execute("BEGIN TRANSACTION")
     try:
         for o in rows:
-            _insert_source(con, None, o, input_root)
+            _insert_source(con, None, o, input_root, sha=o.sha256)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

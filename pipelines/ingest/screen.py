@@ -75,7 +75,8 @@ def screen(found: list[FoundFile], loaded: Loaded) -> Screened:
 
     def unreadable(f: FoundFile, sha: str, code: str, error: str, status: FileStatus = FileStatus.UNREADABLE) -> None:
         again = loaded.unreadable.get((f.rel, sha)) == (code, error)
-        skipped.append(FileOutcome(f.rel, f.kind, status, error=error, reason_code=code, recorded=not again))
+        skipped.append(FileOutcome(f.rel, f.kind, status, error=error, reason_code=code, recorded=not again,
+                                   sha256=sha))
 
     for f in found:
         if f.problem is not None:

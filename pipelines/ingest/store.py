@@ -160,7 +160,8 @@ def resolve_rounds(con: duckdb.DuckDBPyConnection, source_file: str) -> tuple[in
     for t in ("rounds", "wagers", "actions"):
         con.execute(f"INSERT INTO core_{t} BY NAME SELECT * FROM stg_{t} WHERE source_line IN {keep}")
     con.execute("""UPDATE core_rounds c SET content_hash = r.h FROM _runs r
-                   WHERE r.starts AND r.run = r.last_run AND c.table_id = r.table_id AND c.round_no = r.round_no""")
+                   WHERE r.starts AND r.run = r.last_run AND NOT r.core
+                     AND c.table_id = r.table_id AND c.round_no = r.round_no""")
     con.execute("DROP TABLE _replaced")
     con.execute("DROP TABLE _runs")
     return duplicates, changes
