@@ -44,7 +44,7 @@ def test_canonical_tables_required_by_the_audit_exist_with_their_columns() -> No
                        "limit_differential limit_side_min limit_side_max bets_open_at bets_closed_at settled_at status "
                        "recorded_winner recorded_player_points recorded_banker_points recorded_result jackpot_meter "
                        "gaming_day utc_offset_minutes source_file source_line",
-        "core_wagers": "table_id round_no wager_order wager_id seat player_id bet amount placed_at net source_file source_line",
+        "core_wagers": "table_id round_no wager_order wager_id seat player_id bet amount placed_at net hand source_file source_line",
         "core_actions": "table_id round_no action_order seat hand action amount ts wager_ids source_file source_line",
         "core_quarantine": "source_file source_line reason reason_code raw",
         "core_round_flags": "table_id round_no flag detail source_file source_line",
@@ -82,7 +82,9 @@ def test_ddl_check_constraints_reject_what_the_metadata_forbids() -> None:
     with pytest.raises(Exception, match="(?i)constraint"):
         con.execute("""INSERT INTO core_quarantine VALUES ('f', 1, 'pdf', 'r', 'c', NULL, 'x')""")
     with pytest.raises(Exception, match="(?i)constraint"):
-        con.execute("""INSERT INTO core_wagers VALUES ('T', 1, 1, 'W', 1, NULL, 'banker', -5, now(), 0, 'f', 1)""")
+        con.execute("""INSERT INTO core_wagers VALUES ('T', 1, 1, 'W', 1, NULL, 'banker', -5, now(), 0, NULL, 'f', 1)""")
+    with pytest.raises(Exception, match="(?i)constraint"):  # a split-time pair wager's hand counts from 1
+        con.execute("""INSERT INTO core_wagers VALUES ('T', 1, 1, 'W', 1, NULL, 'pair', 5, now(), 0, 0, 'f', 1)""")
 
 
 @pytest.mark.parametrize("table", ALL_TABLES, ids=lambda t: t.name)

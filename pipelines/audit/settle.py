@@ -152,7 +152,7 @@ def settle(
     )
     extra = ["category", "limit_issue", "limit_clause", "differential_issue", "differential_clause", "override",
              "override_clause", "override_detail", "clause_prefix", "placed_at", "bets_closed_at", "first_card_at", "rules_void",
-             "cards_net_detail"]
+             "cards_net_detail", "hand"]
     w = w.with_columns(pl.col("_pay_detail").alias("cards_net_detail"))
     published = conform(w, SETTLEMENTS_SCHEMA)
     wagers_out = pl.concat([published, w.select(extra)], how="horizontal").sort(["table_id", "round_no", "wager_order"])
