@@ -594,3 +594,43 @@ def test_insurance_with_an_unreadable_dealer_card_is_unsettled():
     r = settle_round(bj_round("Ts ?? 9d Kc", [MAIN, ("I1", 1, "insurance", 500)], [(1, 1, "stand")]))
     assert {"W1", "I1"} <= set(r.unsettled)
     assert ("card_integrity", "BJ-4.3") in kinds(r)
+
+
+# -- a doubled hand that busts before the dealer's blackjack (BJ-4.13.3 against 4.9.5): a rule-set choice --------
+DOUBLE_BUST_THEN_DEALER_BJ = "7s Ac 5d Kh Kc"  # 7+5 doubles, draws Kh: 22, bust; the dealer's ace draws Kc: blackjack
+
+
+def test_a_doubled_hand_that_busts_loses_the_double_too_though_the_dealer_then_has_blackjack_BJ_4_13_3():
+    assert RS.params.bust_before_dealer_blackjack == "loses_all"
+    r = settle_round(bj_round(DOUBLE_BUST_THEN_DEALER_BJ, [MAIN], [(1, 1, "double")]))
+    assert nets(r) == {"W1": -2000}
+    assert r.settlements["W1"].clause == "BJ-4.13.3"
+
+
+def test_a_rule_set_reading_4_9_5_over_the_bust_returns_the_double_BJ_4_9_5():
+    rs = dataclasses.replace(RS, params=dataclasses.replace(RS.params, bust_before_dealer_blackjack="original_only"))
+    r = settle_round(bj_round(DOUBLE_BUST_THEN_DEALER_BJ, [MAIN], [(1, 1, "double")], ruleset=rs))
+    assert nets(r) == {"W1": -1000}
+    assert r.settlements["W1"].clause == "BJ-4.9.5"
+    # the near miss: no dealer blackjack, the bust takes everything on the hand under either reading
+    r = settle_round(bj_round("7s Ac 5d Kh 9c", [MAIN], [(1, 1, "double")], ruleset=rs))
+    assert nets(r) == {"W1": -2000}
+    # a split hand that busts: its split wager is returned (4.10.8), the original hand's wager lost
+    r = settle_round(bj_round("8s Ac 8d 9h Kd 5c Kc", [MAIN], [(1, 1, "split"), (1, 1, "stand"), (1, 2, "hit")], ruleset=rs))
+    assert nets(r) == {"W1": -1000}  # hand 1 8+9 loses the original; hand 2 8+K+5 bust, its wager returned
+
+
+def test_the_bust_reading_has_no_default_the_rule_set_must_state_it():
+    import tomllib
+
+    from rulebook.catalogue import parse_ruleset_text
+    from rulebook.strict import RuleSetError
+
+    path = __import__("pathlib").Path(__file__).parents[1] / "rulebook/rulesets/hoiana-blackjack/2020-06-13.toml"
+    text = path.read_text()
+    assert tomllib.loads(text)["params"]["bust_before_dealer_blackjack"] == "loses_all"
+    without = "\n".join(l for l in text.splitlines() if not l.startswith("bust_before_dealer_blackjack"))
+    with pytest.raises(RuleSetError, match="bust_before_dealer_blackjack"):
+        parse_ruleset_text(without, "test")
+    with pytest.raises(RuleSetError, match="bust_before_dealer_blackjack"):
+        parse_ruleset_text(text.replace('"loses_all"', '"sometimes"'), "test")

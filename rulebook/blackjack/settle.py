@@ -98,7 +98,7 @@ def settle_stake(state: BlackjackState, hand: Hand, stake: Stake, dealer: Dealer
         won = p.pay_table.even_money.odds.win(stake.amount, p.rounding, p.rounding_unit)
         return Part(won, p.pay_table.even_money.clause, f"{where} blackjack takes even money: +{won}")
     if hand.busted:
-        return Part(-risked, "BJ-4.13.3", f"{where} bust: -{risked}")
+        return _bust(state, hand, stake, dealer)
     if not hand.known:
         return f"{where} holds a card the device could not read or did not log (BJ-4.3)"
     mine = hand_total(hand.cards)[0]
@@ -139,6 +139,25 @@ def settle_stake(state: BlackjackState, hand: Hand, stake: Stake, dealer: Dealer
     if mine < d:
         return Part(-risked, "BJ-6.2.2", f"{where} {mine} loses to dealer {d}: -{risked}")
     return Part(0, "BJ-6.2.3", f"{where} {mine} ties dealer {d}: stand-off")
+
+
+def _bust(state: BlackjackState, hand: Hand, stake: Stake, dealer: DealerView) -> Part | str:
+    """A busted hand's stake (BJ-4.13.3). Where the rule set reads BJ-4.9.5 / 4.10.8 over the bust
+    (``bust_before_dealer_blackjack = "original_only"``), a dealer blackjack afterwards takes only the
+    original wager and returns the doubling and the split wager."""
+    p = state.params
+    where = hand.label()
+    risked = stake.amount + stake.doubled
+    extra = risked - (stake.amount if stake.original else 0)  # what original-only would return
+    if p.bust_before_dealer_blackjack == "loses_all" or not p.dealer_blackjack_takes_original_only or extra == 0:
+        return Part(-risked, "BJ-4.13.3", f"{where} bust: -{risked}")
+    if dealer.blackjack is None:
+        return f"{where} bust: whether the dealer's blackjack returns {extra} is not known: {dealer.why_unknown}"
+    if not dealer.blackjack:
+        return Part(-risked, "BJ-4.13.3", f"{where} bust: -{risked}")
+    lost = stake.amount if stake.original else 0
+    clause = "BJ-4.9.5" if stake.doubled else "BJ-4.10.8"
+    return Part(-lost, clause, f"{where} bust, then the dealer's blackjack takes only the original wager: -{lost}, {extra} returned")
 
 
 # -- the round ------------------------------------------------------------------------------------
