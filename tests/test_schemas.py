@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from pipelines.db import open_memory_writer
-from schemas.ddl import all_ddl, create_table_sql
+from schemas.ddl import SCHEMA_VERSION, all_ddl, create_table_sql
 from schemas.inputs import INPUT_TABLES
 from schemas.metadata import Field, Rule, Table
 from schemas.pandera_models import model, polars_schema, validate_frame
@@ -132,3 +132,22 @@ def test_create_table_sql_marks_required_columns_not_null() -> None:
     assert "gaming_day DATE NOT NULL" in sql
     assert "UNIQUE (table_id, round_no)" in sql
     assert polars_schema(TABLES_BY_NAME["core_wagers"])["amount"] == pl.Int64
+
+
+def test_a_database_of_schema_version_1_gets_the_wagers_hand_column_when_opened(tmp_path) -> None:
+    """One database holds every night: a column added since (core_wagers.hand, version 2) must not stop the next load."""
+    from pipelines.db import get_meta, open_writer
+
+    path = tmp_path / "old.duckdb"
+    con = open_writer(path)
+    con.execute("ALTER TABLE core_wagers DROP COLUMN hand")
+    con.execute("UPDATE meta_schema SET value = '1' WHERE name = 'schema_version'")
+    con.execute("INSERT INTO core_wagers (table_id, round_no, wager_order, wager_id, seat, bet, amount, placed_at, net, "
+                "source_file, source_line) VALUES ('T', 1, 1, 'W', 1, 'main', 5, now(), 0, 'f', 1)")
+    con.close()
+    con = open_writer(path)
+    try:
+        assert con.execute("SELECT wager_id, hand FROM core_wagers").fetchall() == [("W", None)]
+        assert get_meta(con, "schema_version") == str(SCHEMA_VERSION) == "2"
+    finally:
+        con.close()
