@@ -337,14 +337,14 @@ class RuleDocuments:
             except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
                 raise RuleDocsError(f"{index} is not valid TOML: {exc}") from None
             docs.update(parse_index(data, folder))
+        found = cls(folder, docs)
         missing = {p.upper(): t for p, t in (titles or {}).items() if p.upper() not in docs}
         if missing:
             named = {d.path.resolve() for d in docs.values()}
             files = sorted(p for p in folder.iterdir()
                            if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES and p.resolve() not in named)
-            rd = cls(folder, {})
-            docs.update(recognise({p: rd._text(p) for p in files}, missing))
-        return cls(folder, docs)
+            found.documents.update(recognise({p: found._text(p) for p in files}, missing))
+        return found
 
     def _text(self, path: Path) -> str:
         if path not in self._texts:
@@ -377,6 +377,15 @@ class RuleDocuments:
     def text(self, clause_id: str) -> str | None:
         c = self.clause(clause_id)
         return c.text if c else None
+
+
+def open_configured(folder: Path | None) -> RuleDocuments | None:
+    """The rule documents of ``folder`` (say, the settings' folder), recognised against the shipped
+    rule sets' titles; None when no folder is configured (show the clause id alone). A folder that is
+    configured but unusable raises :class:`RuleDocsError`: a person asked for texts and should know."""
+    if folder is None:
+        return None
+    return RuleDocuments.open(folder, catalogue_titles())
 
 
 def catalogue_titles() -> dict[str, str]:

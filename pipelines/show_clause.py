@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipelines.rule_texts import RULE_DOCS_ENV, RuleDocsError, RuleDocuments, catalogue_titles, configured_folder
+from pipelines.rule_texts import RULE_DOCS_ENV, RuleDocsError, configured_folder, open_configured
 
 NOT_FOUND = 1  # the documents do not hold the clause
 CANNOT_RUN = 2  # no folder, or a folder that cannot be used
@@ -31,9 +31,10 @@ def clause_answer(clause_id: str, folder: Path | None) -> Answer:
         return Answer(CANNOT_RUN, f"no folder of rule documents is configured (set {RULE_DOCS_ENV} or pass "
                                   f"--rule-docs DIR): only the clause id {clause_id} can be shown")
     try:
-        docs = RuleDocuments.open(folder, catalogue_titles())
+        docs = open_configured(folder)
     except RuleDocsError as exc:
         return Answer(CANNOT_RUN, str(exc))
+    assert docs is not None
     found = docs.document_for(clause_id)
     if found is None:
         known = ", ".join(sorted(docs.documents)) or "none"

@@ -20,9 +20,11 @@ from pipelines.rule_texts import (
     RuleDocsError,
     RuleDocuments,
     clause_spans,
+    catalogue_titles,
     configured_folder,
     heading_clause,
     numbered_clause,
+    open_configured,
 )
 
 # A numbered rule text in the shape of the casino's (its wording is the test's own).
@@ -283,6 +285,20 @@ def test_the_setting_names_the_folder():
     assert configured_folder({}) is None
     assert configured_folder({"PITAUDIT_RULE_DOCS": "  "}) is None
     assert configured_folder({"PITAUDIT_RULE_DOCS": "/srv/rules"}) == Path("/srv/rules")
+
+
+def test_the_shipped_rule_sets_give_a_title_for_every_clause_prefix(tmp_path):
+    titles = catalogue_titles()
+    assert set(titles) == {"TBAC", "BJ", "HTB", "MBS", "THB-G"}
+    assert titles["BJ"] == "Blackjack Game Rules"
+    assert all(t and "/" not in t for t in titles.values())  # a title, not a path
+    # a folder holding a document with that title, and no index
+    (tmp_path / "bj.txt").write_text(NUMBERED.replace("EXAMPLE CARD GAME RULES", "BLACKJACK\nGAME RULES"),
+                                     encoding="utf-8")
+    docs = open_configured(tmp_path)
+    assert sorted(docs.documents) == ["BJ"]
+    assert docs.text("BJ-4.1") == "- 4.1. A card dealt in error begins the next hand, a Free Hand."
+    assert open_configured(None) is None
 
 
 # --- a round trip over generated documents -------------------------------------------------------------
