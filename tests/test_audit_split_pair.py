@@ -91,7 +91,7 @@ def test_the_same_night_from_the_files_through_the_ingest_BJ_4_10_1_2(tmp_path):
     check(settlements, findings)
 
 
-def test_a_split_time_pair_wager_placed_before_the_deal_timing_is_still_not_late_but_an_initial_one_is_BJ_4_5():
+def test_a_pair_wager_placed_at_the_split_is_not_late_but_one_without_a_hand_is_BJ_4_5():
     nb = NightBuilder()
     # the near miss: the same pair wager placed at the same moment without a hand is a late wager
     nb.round("BJ-01", 1, SPLIT_8S, [("W1", "main", 10000, 20000), split_pair("P1", 1, -1000),

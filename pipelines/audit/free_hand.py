@@ -18,7 +18,7 @@ card dealt in error on its own round (a ``drawing_rule_violation`` whose clause 
   keeps its own cards.
 
 The partitions are gaming day x table, and a shoe is inside a table: both rounds are in one partition,
-except a shoe that runs across the gaming day's start (the pair is then not checked; docs/interpretations/audit.md).
+except a shoe that runs across the gaming day's start (the pair is then not checked; docs/interpretations/baccarat.md).
 """
 
 from __future__ import annotations
