@@ -174,6 +174,20 @@ def audit(
 
 
 @app.command()
+def clause(
+    clause_id: str = typer.Argument(..., metavar="ID", help="A clause id as findings cite it, e.g. TBAC-7.7, BJ-4.10.1.2, THB-G-SETTLEMENT."),
+    rule_docs: Optional[Path] = typer.Option(None, "--rule-docs", help="Folder of the casino's rule documents (default: PITAUDIT_RULE_DOCS; see docs/rule-documents.md)."),
+) -> None:
+    """Print the text of a rule clause (with its sub-clauses), read from the casino's rule documents."""
+    from pipelines.show_clause import clause_answer
+
+    answer = clause_answer(clause_id, rule_docs)
+    if answer.status:
+        fail(answer.text, code=answer.status)
+    typer.echo(answer.text)
+
+
+@app.command()
 def demo(
     out: Path = typer.Option(Path("out"), "--out", help="Where to write the database and the report."),
 ) -> None:

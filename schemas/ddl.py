@@ -3,6 +3,11 @@
 Only checks whose vocabulary is the formats contract's own become SQL CHECK constraints; checks
 against the rule-set catalogue (which grows) stay in the pandera models, so an existing database
 never rejects a rule set added later.
+
+A database written by an earlier schema version gets the nullable columns added since
+(``ALTER TABLE ... ADD COLUMN IF NOT EXISTS``, e.g. ``core_wagers.hand`` in version 2): one database
+holds every night, so a new column must not stop the next night from loading. Such a column has no
+CHECK constraint there (the pandera models still check every row the ingest writes).
 """
 
 from __future__ import annotations
@@ -10,9 +15,10 @@ from __future__ import annotations
 from schemas.metadata import Field, Table
 from schemas.tables import CANONICAL_TABLES
 
-# 2: files known by content (core_source_files one row per load, grown files), core_source_changes replaces the
-# conflicting-duplicate flags
-SCHEMA_VERSION = 2
+# 2: core_wagers.hand (a blackjack Pair wager placed when splitting)
+# 3: files known by content (core_source_files one row per read, grown files); core_source_changes replaces the
+#    conflicting-duplicate flags
+SCHEMA_VERSION = 3
 
 
 def _quote(text: str) -> str:
@@ -51,6 +57,11 @@ def create_table_sql(t: Table) -> str:
     return f"CREATE TABLE IF NOT EXISTS {t.name} (\n" + ",\n".join(lines) + "\n);"
 
 
+def add_columns_sql(t: Table) -> list[str]:
+    """Every nullable column, added to a table an earlier schema version created without it (a no-op otherwise)."""
+    return [f"ALTER TABLE {t.name} ADD COLUMN IF NOT EXISTS {f.name} {f.duckdb_type};" for f in t.fields if not f.required]
+
+
 def comment_sql(t: Table) -> list[str]:
     out = [f"COMMENT ON TABLE {t.name} IS {_quote(t.description)};"]
     out += [f"COMMENT ON COLUMN {t.name}.{f.name} IS {_quote(f.description)};" for f in t.fields]
@@ -64,11 +75,37 @@ def all_ddl(tables: tuple[Table, ...] = CANONICAL_TABLES) -> list[str]:
     ]
     for t in tables:
         stmts.append(create_table_sql(t))
+        stmts += add_columns_sql(t)
         stmts += comment_sql(t)
     stmts.append(
-        f"INSERT INTO meta_schema VALUES ('schema_version', '{SCHEMA_VERSION}') ON CONFLICT (name) DO NOTHING;"
+        f"INSERT INTO meta_schema VALUES ('schema_version', '{SCHEMA_VERSION}') "
+        "ON CONFLICT (name) DO UPDATE SET value = excluded.value;"
     )
     return stmts
+
+
+def upgrade_sql(version: int) -> list[str]:
+    """What turns the tables of an earlier schema ``version`` into this one's, before :func:`all_ddl` runs.
+
+    Version 3 keeps one core_source_files row per read of a file (no longer one per name: the next night's file
+    may reuse the name), with where the read started and the prefix it covered: the table is rebuilt without
+    its primary key, each earlier row a read from the start of its file (its prefix unknown: a file loaded
+    before the upgrade that grows is read again whole, its repeated lines identical duplicates). The
+    conflicting-duplicate flags of versions 1 and 2 are left as they were (nothing writes them any more).
+    """
+    if version >= 3:
+        return []
+    from schemas.tables import CORE_SOURCE_FILES
+
+    return [
+        "ALTER TABLE core_source_files RENAME TO core_source_files_v2;",
+        create_table_sql(CORE_SOURCE_FILES),
+        """INSERT INTO core_source_files (source_file, kind, sha256, size_bytes, first_line, start_byte, lines_read,
+               rows_accepted, rows_quarantined, rows_duplicate, ingested_at, status, error, input_root)
+           SELECT source_file, kind, sha256, size_bytes, 1, 0, lines_read, rows_accepted, rows_quarantined,
+                  rows_duplicate, ingested_at, status, error, input_root FROM core_source_files_v2;""",
+        "DROP TABLE core_source_files_v2;",
+    ]
 
 
 def ddl_text() -> str:
