@@ -359,12 +359,22 @@ def load_source_changes(con: duckdb.DuckDBPyConnection, day_start_minutes: int, 
 
 def load_quarantine(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Every quarantined line, and every file that was not read (unreadable, or a refused link) as a row of its own
-    with an empty source_line and its reason (quarantine.csv shows both)."""
-    return _frame(con.cursor(), """
-        SELECT source_file, source_line, reason, raw FROM core_quarantine
-        UNION ALL
-        SELECT source_file, NULL::BIGINT, error, '' FROM core_source_files WHERE status <> 'loaded'
-        ORDER BY source_file, source_line NULLS FIRST, reason""")
+    with an empty source_line and its reason: the reason's text, then why (quarantine.csv shows both kinds)."""
+    from schemas.reasons import FILE_REASONS
+
+    lines = _frame(con.cursor(), """
+        SELECT source_file, source_line, reason, raw FROM core_quarantine""")
+    files = _frame(con.cursor(), """
+        SELECT source_file, NULL::BIGINT AS source_line, reason_code, coalesce(error, '') AS error, '' AS raw
+        FROM core_source_files WHERE status <> 'loaded'""")
+    text = pl.col("reason_code").replace_strict(FILE_REASONS, default="file not read", return_dtype=pl.String)
+    files = files.select(
+        "source_file", "source_line",
+        pl.when(pl.col("error").str.starts_with(text)).then(pl.col("error"))
+        .otherwise(pl.concat_str([text, pl.lit(": "), pl.col("error")])).alias("reason"),
+        "raw")
+    return pl.concat([lines, files.cast(lines.schema)]).sort(["source_file", "source_line", "reason"],
+                                                              nulls_last=False)
 
 
 def load_source_files(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:

@@ -23,14 +23,13 @@ from pipelines.db import parse_connection
 from pipelines.gaming_day import parse_day_start
 from pipelines.ingest.discover import discover
 from pipelines.ingest.lines import UnreadableFile
-from pipelines.ingest.load import BatchLoaded, DayStartMismatch, check_day_start, known_sources, load_batch, \
-    record_failed, record_skipped
+from pipelines.ingest.load import BatchLoaded, DayStartMismatch, InvariantError, check_day_start, known_sources, \
+    load_batch, record_failed, record_skipped
 from pipelines.ingest.parallel import parse_ahead
 from pipelines.ingest.parse import parse_big_file, parse_small_batch
 from pipelines.ingest.plan import BATCH_BYTES, is_big, plan_batches
 from pipelines.ingest.records import FileOutcome, IngestSummary, InputFile, ParseOptions, Progress
 from pipelines.ingest.screen import screen
-from pipelines.ingest.store import InvariantError
 from pipelines.settings import Settings
 
 POOL_MIN_BYTES = 2 * BATCH_BYTES  # less than this is parsed in the writer's process (a worker costs ~1 s to start)

@@ -1,0 +1,46 @@
+"""The ingest reads as a straight line: each stage imports only the stages before it, the parse workers import
+nothing that writes, and only the load stage names the writer's transaction."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+INGEST = ROOT / "pipelines" / "ingest"
+ORDER = ("discover", "screen", "plan", "parse", "parallel", "load", "run")
+HELPERS = {"records", "lines", "batch", "quarantine", "rounds_jsonl", "shoe_csv", "duck", "synthetic"}
+
+
+def _ingest_imports(module: str) -> set[str]:
+    tree = ast.parse((INGEST / f"{module}.py").read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pipelines.ingest."):
+            names.add(node.module.removeprefix("pipelines.ingest."))
+    return names
+
+
+def test_each_stage_imports_only_the_stages_before_it() -> None:
+    for i, stage in enumerate(ORDER):
+        later = set(ORDER[i + 1:]) - ({"parallel"} if stage == "parse" else set())
+        assert not (_ingest_imports(stage) & later), (stage, _ingest_imports(stage) & later)
+    assert _ingest_imports("parallel") - HELPERS == {"parse"}
+    assert "store" in _ingest_imports("load") and "store" not in set().union(*(_ingest_imports(s) for s in ORDER if s != "load"))
+
+
+def test_only_the_load_stage_begins_commits_or_rolls_back() -> None:
+    for path in INGEST.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if path.stem != "load":
+            assert "BEGIN TRANSACTION" not in text and '"COMMIT"' not in text and '"ROLLBACK"' not in text, path.name
+
+
+def test_a_parse_worker_imports_nothing_that_writes() -> None:
+    code = ("import sys, pipelines.ingest.parallel; "
+            "print(sorted(m for m in sys.modules if m in ('pipelines.ingest.load', 'pipelines.ingest.store', "
+            "'pipelines.ingest.run', 'pipelines.db')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
