@@ -312,3 +312,19 @@ def test_markup_in_a_file_name_or_a_line_is_printed_as_text(tmp_path: Path) -> N
         con.close()
     assert summary.count("loaded") == 2
     assert "ingest night[/]/rounds_BAC-00.jsonl" in terminal.file.getvalue()
+
+
+def test_the_summary_names_the_partitions_a_run_read(tmp_path: Path) -> None:
+    """What the audit needs to re-settle only what changed: the (gaming day, table) of every round read."""
+    from test_ingest_helpers import ingest
+
+    folder = tmp_path / "in"
+    night_files(folder, 0)
+    con, first = ingest(folder, tmp_path / "audit.duckdb")
+    con.close()
+    night_files(folder, 1)
+    con, second = ingest(folder, tmp_path / "audit.duckdb")
+    con.close()
+    day0, day1 = dt.date(2026, 11, 24), dt.date(2026, 11, 25)
+    assert first.partitions == ((day0, "BAC-00"), (day0, "BJ-01")) and first.gaming_days == (day0,)
+    assert second.partitions == ((day1, "BAC-00"), (day1, "BJ-01"))

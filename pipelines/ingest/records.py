@@ -131,7 +131,13 @@ class IngestSummary:
     files: tuple[FileOutcome, ...] = ()
     quarantined_by_reason: Counter = field(default_factory=Counter)
     source_changes: int = 0  # rounds and device events that arrived again with different content
-    gaming_days: tuple = ()  # the gaming days of the rounds read this run (sorted)
+    # (gaming_day, table_id) of the rounds read this run, sorted (a round's new version included); the
+    # partitions of device events read without their rounds are not known here (their day needs the round)
+    partitions: tuple = ()
+
+    @property
+    def gaming_days(self) -> tuple:
+        return tuple(sorted({day for day, _ in self.partitions}))
 
     def count(self, status: str) -> int:
         return sum(1 for f in self.files if f.status == status)

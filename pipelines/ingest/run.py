@@ -60,7 +60,7 @@ class _Run:
         self.outcomes: dict[str, FileOutcome] = {}
         self.reasons: Counter = Counter()
         self.changes = 0
-        self.days: set = set()
+        self.partitions: set = set()
 
     def _here(self):
         if self.parse_con is None:  # an in-memory DuckDB of the writer's process, holding no evidence
@@ -97,7 +97,7 @@ class _Run:
             self.outcomes[o.source_file] = o
         self.reasons.update(done.reasons)
         self.changes += done.source_changes
-        self.days |= done.gaming_days
+        self.partitions |= done.partitions
 
     def close(self) -> None:
         if self.parse_con is not None:
@@ -122,7 +122,7 @@ def ingest_folder(con: duckdb.DuckDBPyConnection, input_dir: Path, gaming_day_st
         raise IngestError(str(exc)) from None
     root = input_dir.resolve()
     found = discover(root)                                   # 1. the files
-    screened = screen(found, known_sources(con))             # 2. against what is known, queried once
+    screened = screen(found, known_sources(con, [f.rel for f in found]))  # 2. against what is known, queried once
     record_skipped(con, screened.skipped, root)
     batches = plan_batches(screened.to_load)                 # 3. batches
     progress.planned(sum(f.bytes_to_read for f in screened.to_load))
@@ -149,5 +149,5 @@ def ingest_folder(con: duckdb.DuckDBPyConnection, input_dir: Path, gaming_day_st
         files=tuple(run.outcomes[rel] for rel in order if rel in run.outcomes),
         quarantined_by_reason=run.reasons,
         source_changes=run.changes,
-        gaming_days=tuple(sorted(run.days)),
+        partitions=tuple(sorted(run.partitions)),
     )
