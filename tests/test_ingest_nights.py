@@ -328,3 +328,22 @@ def test_the_summary_names_the_partitions_a_run_read(tmp_path: Path) -> None:
     day0, day1 = dt.date(2026, 11, 24), dt.date(2026, 11, 25)
     assert first.partitions == ((day0, "BAC-00"), (day0, "BJ-01")) and first.gaming_days == (day0,)
     assert second.partitions == ((day1, "BAC-00"), (day1, "BJ-01"))
+
+
+def test_a_round_moved_to_another_gaming_day_names_both_partitions(tmp_path: Path) -> None:
+    from test_ingest_helpers import ingest
+
+    folder = tmp_path / "in"
+    written = night_files(folder, 0, tables=1)
+    con, _ = ingest(folder, tmp_path / "audit.duckdb")
+    con.close()
+    name = next(n for n in written if n.startswith("rounds_"))
+    r = json.loads(written[name][0])
+    r["bets_closed_at"] = "2026-11-25T12:00:00+07:00"  # re-exported a day later: it moves to the 25th
+    again = tmp_path / "again"
+    again.mkdir()
+    (again / "rounds_fix.jsonl").write_text(json.dumps(r) + "\n", encoding="utf-8")
+    con, summary = ingest(again, tmp_path / "audit.duckdb")
+    con.close()
+    assert summary.source_changes == 1
+    assert summary.partitions == ((dt.date(2026, 11, 24), "BAC-00"), (dt.date(2026, 11, 25), "BAC-00"))

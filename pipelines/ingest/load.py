@@ -30,7 +30,7 @@ class BatchLoaded:
     outcomes: tuple[FileOutcome, ...]
     reasons: Counter
     source_changes: int
-    partitions: frozenset  # (gaming_day, table_id) of the rounds read
+    partitions: frozenset  # (gaming_day, table_id) of the rounds read, and of the versions they replaced
 
 
 def check_day_start(con: duckdb.DuckDBPyConnection, day_start_minutes: int) -> None:
@@ -110,10 +110,10 @@ def load_batch(con: duckdb.DuckDBPyConnection, files: tuple[InputFile, ...], par
             unreadable.update(part.unreadable)
             reasons.update(part.reasons)
             lines_read.update(part.lines_read)
-        partitions = frozenset(con.execute("SELECT DISTINCT gaming_day, table_id FROM stg_rounds").fetchall()) \
-            if kind == "rounds_jsonl" else frozenset()
+        read = set(con.execute("SELECT DISTINCT gaming_day, table_id FROM stg_rounds").fetchall())
         readable = tuple(f for f in files if f.rel not in unreadable)
         counts, changes = move_batch(con, kind, readable, lines_read)
+        partitions = frozenset(read | set(con.execute("SELECT * FROM _left").fetchall()))
         outcomes = []
         for f in files:
             if f.rel in unreadable:

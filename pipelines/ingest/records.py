@@ -131,8 +131,9 @@ class IngestSummary:
     files: tuple[FileOutcome, ...] = ()
     quarantined_by_reason: Counter = field(default_factory=Counter)
     source_changes: int = 0  # rounds and device events that arrived again with different content
-    # (gaming_day, table_id) of the rounds read this run, sorted (a round's new version included); the
-    # partitions of device events read without their rounds are not known here (their day needs the round)
+    # (gaming_day, table_id) of the rounds read this run and of the versions they replaced (a round re-exported
+    # with another bets_closed_at may leave a gaming day), sorted; the partitions of device events read without
+    # their rounds are not known here (their day needs the round)
     partitions: tuple = ()
 
     @property
