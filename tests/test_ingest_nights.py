@@ -347,3 +347,36 @@ def test_a_round_moved_to_another_gaming_day_names_both_partitions(tmp_path: Pat
     con.close()
     assert summary.source_changes == 1
     assert summary.partitions == ((dt.date(2026, 11, 24), "BAC-00"), (dt.date(2026, 11, 25), "BAC-00"))
+
+
+def test_a_grown_file_streamed_in_chunks_loads_as_a_whole_one(tmp_path: Path, monkeypatch) -> None:
+    """The path of a file too big for a batch: a grown file is streamed from where its last read ended, its CSV
+    header taken from its first line, chunk by chunk."""
+    import functools
+
+    import pipelines.ingest.batch as batch
+    import pipelines.ingest.run as ingest_run
+    from test_ingest_helpers import ingest
+
+    full = tmp_path / "full"
+    written = night_files(full, 0)
+    con, _ = ingest(full, tmp_path / "clean.duckdb")
+    want = snapshot(con)
+    con.close()
+    monkeypatch.setattr(ingest_run, "BATCH_BYTES", 0)  # every file is "too big": streamed on its own
+    monkeypatch.setattr(batch, "iter_lines", functools.partial(batch.iter_lines, chunk_bytes=512))
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in written:
+        data = (full / name).read_bytes()
+        (folder / name).write_bytes(data[: data.index(b"\n", len(data) // 3) + 1])
+    con, _ = ingest(folder, tmp_path / "grown.duckdb")
+    con.close()
+    for name in written:
+        shutil.copyfile(full / name, folder / name)
+    con, summary = ingest(folder, tmp_path / "grown.duckdb")
+    got = snapshot(con)
+    con.close()
+    assert all(f.first_line > 1 for f in summary.files)
+    for table in ("core_rounds", "core_wagers", "core_actions", "core_device_events", "core_quarantine"):
+        assert got[table] == want[table], table
