@@ -44,3 +44,29 @@ def test_a_parse_worker_imports_nothing_that_writes() -> None:
             "'pipelines.ingest.run', 'pipelines.db')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_screen_decides_from_content_without_a_database(tmp_path: Path) -> None:
+    """Stage 2 with hand-made records: known content is skipped whatever its name, a grown file is read from the
+    end of its last read, new content under a known name is read whole."""
+    import hashlib
+
+    from pipelines.ingest.records import FileStatus, FoundFile, Kind, Loaded
+    from pipelines.ingest.screen import fingerprint, screen
+
+    old = b'{"a": 1}\n{"a": 2}\n'
+    (tmp_path / "rounds_copy.jsonl").write_bytes(old)
+    (tmp_path / "rounds_grown.jsonl").write_bytes(old + b'{"a": 3}\n{"a"')  # still being copied
+    (tmp_path / "rounds_new.jsonl").write_bytes(b'{"b": 1}\n')
+    fp = fingerprint(tmp_path / "rounds_grown.jsonl", (len(old),))
+    assert (fp.prefix_bytes, fp.prefix_lines) == (len(old) + 9, 3) and dict(fp.at)[len(old)] == hashlib.sha256(old).hexdigest()
+    loaded = Loaded(contents=frozenset({("rounds_jsonl", hashlib.sha256(old).hexdigest())}),
+                    prefixes={"rounds_grown.jsonl": ((len(old), 2, hashlib.sha256(old).hexdigest()),),
+                              "rounds_new.jsonl": ((4, 1, "0" * 64),)})
+    found = [FoundFile(n, Kind.ROUNDS_JSONL, tmp_path / n) for n in ("rounds_copy.jsonl", "rounds_grown.jsonl",
+                                                                       "rounds_new.jsonl")]
+    got = screen(found, loaded)
+    assert [(o.source_file, o.status) for o in got.skipped] == [("rounds_copy.jsonl", FileStatus.ALREADY_LOADED)]
+    grown, new = got.to_load
+    assert (grown.rel, grown.start_byte, grown.first_line) == ("rounds_grown.jsonl", len(old), 3)
+    assert (new.rel, new.start_byte, new.first_line) == ("rounds_new.jsonl", 0, 1)
