@@ -120,6 +120,15 @@ def test_no_royal_or_straight_flush_won_no_envy_even_unstated_THB_G_BONUS_JACKPO
     assert not r.unsettled
 
 
+def test_a_simulated_guide_table_offers_no_bonus_jackpot_it_does_not_state():
+    from pipelines.simulate.holdem import _as_the_table_plays
+
+    table = _as_the_table_plays(GUIDE)
+    r = both_paths(round_input(table, ROYAL, JACKPOT_SEATS, JACKPOT_PLAY, currency="AUD", jackpot_meter=1))
+    assert not r.unsettled and r.settlements["P2"].net == -100
+    assert _as_the_table_plays(MBS) is MBS and GUIDE.params.progressive.envy_royal_flush == UNSTATED
+
+
 def night_with_envy(paid_to_p2: int) -> NightBuilder:
     nb = NightBuilder()
     wagers = [("A1", "ante", 2500, 2500, 1), ("P1", "progressive", 100, 5_000_000 - 100, 1), ("F1", "flop", 5000, 5000, 1),
