@@ -1,4 +1,4 @@
-"""Texas Hold'em Bonus: Hoiana (shared/rules/000, HTB), MBS progressive (002, MBS), a player's guide (003, THB-G).
+"""Texas Hold'em Bonus: Hoiana (HTB-), MBS progressive (MBS-), a player's guide (THB-G-).
 
 - ``params``: the rule set's parameters (pay tables, Ante qualifier, deal procedures and their clauses,
   decision and showdown clauses, irregularity effects, the progressive jackpot's lines and semantics;

@@ -1,4 +1,4 @@
-"""The parameters of a Texas Hold'em Bonus rule set (shared/rules 000, 002, 003).
+"""The parameters of a Texas Hold'em Bonus rule set (HTB-, MBS-, THB-G- rule texts).
 
 Everything a rule text fixes, or leaves open and we decided (docs/interpretations/holdem_bonus.md),
 is a field here, loaded strictly from the rule set's TOML file, so that the engine holds no rule of
