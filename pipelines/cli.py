@@ -174,7 +174,7 @@ def clause(
     """Print the text of a rule clause (with its sub-clauses), read from the casino's rule documents."""
     from pipelines.show_clause import clause_answer
 
-    answer = clause_answer(clause_id, rule_docs)
+    answer = clause_answer(clause_id, rule_docs if rule_docs is not None else settings_or_fail().rule_docs)
     if answer.status:
         fail(answer.text, code=answer.status)
     typer.echo(answer.text)
