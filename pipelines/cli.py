@@ -39,7 +39,14 @@ def publish_for_readers(db: Path, settings=None) -> None:
     typer.echo(f"read-only snapshot for investigators and notebooks: {target}")
 
 
-def fail(message: str, code: int = 2) -> None:
+# exit statuses a scheduler can act on (README, "Exit statuses")
+EXIT_AUDITED = 0  # the audit ran, whatever it found
+EXIT_COULD_NOT_RUN = 2  # a bad option or setting, an unreadable folder, a database another run holds, a failure
+EXIT_INTERNAL = 3  # a defect of the loader (its line accounting): report it
+EXIT_NOTHING_TO_AUDIT = 4  # the input (or the days asked for) held no round: not a clean night
+
+
+def fail(message: str, code: int = EXIT_COULD_NOT_RUN) -> None:
     """Stop with a one-line reason (never a traceback) and a non-zero exit status."""
     typer.secho(f"pitaudit: {message}", err=True, fg=typer.colors.RED)
     raise typer.Exit(code)
@@ -136,13 +143,16 @@ def ingest(
     from pipelines.ingest.run import IngestError, run_ingest
     from pipelines.ingest.store import InvariantError
 
+    from pipelines.writer_lock import WriterBusy, writer_lock
+
     try:
-        run_ingest(input_dir=input, db_path=db, gaming_day_start=day_start, settings=settings)
-    except IngestError as exc:
+        with writer_lock(db, settings.lock_wait, lambda text: typer.echo(f"pitaudit: {text}", err=True)):
+            run_ingest(input_dir=input, db_path=db, gaming_day_start=day_start, settings=settings)
+            publish_for_readers(db, settings)
+    except (IngestError, WriterBusy) as exc:
         fail(str(exc))
     except InvariantError as exc:
-        fail(f"internal error (line accounting), nothing of that batch of files was kept: {exc}", code=3)
-    publish_for_readers(db, settings)
+        fail(f"internal error (line accounting), nothing of that batch of files was kept: {exc}", code=EXIT_INTERNAL)
 
 
 @app.command()
@@ -151,16 +161,26 @@ def audit(
     db: Path = typer.Option(..., "--db", help="DuckDB file (created if missing); findings are kept there too."),
     out: Path = typer.Option(..., "--out", help="Folder for findings.csv, settlements.parquet, quarantine.csv, report.html."),
     day_start: str = typer.Option("06:00", "--gaming-day-start", help="Local time at which a gaming day begins."),
+    gaming_day: Optional[str] = typer.Option(None, "--gaming-day", help="Audit and report this gaming day only (YYYY-MM-DD); default: the gaming days of the input."),
+    from_day: Optional[str] = typer.Option(None, "--from", help="Backfill: the first gaming day to re-audit (with --to)."),
+    to_day: Optional[str] = typer.Option(None, "--to", help="Backfill: the last gaming day to re-audit (with --from)."),
 ) -> None:
-    """The nightly audit: ingest, reconstruct every round from the cards, re-settle every wager, flag every finding, publish."""
+    """The nightly audit: ingest, reconstruct every round from the cards, re-settle every wager, flag every finding, publish.
+
+    Exit status: 0 audited (whatever it found), 4 nothing to audit (no round in the input or the days asked for),
+    2 could not run (the reason on one line; PITAUDIT_DEBUG=1 shows the traceback)."""
     settings = settings_or_fail()
-    from pipelines.audit.run import AuditError, run_audit
+    from pipelines.audit.run import AuditError, NothingToAudit, run_audit
+    from pipelines.db import snapshot_path
 
     try:
-        run_audit(input_dir=input, db_path=db, out_dir=out, gaming_day_start=day_start, settings=settings)
+        run_audit(input_dir=input, db_path=db, out_dir=out, gaming_day_start=day_start, settings=settings,
+                  gaming_day=gaming_day, from_day=from_day, to_day=to_day)
+    except NothingToAudit as exc:
+        fail(str(exc), code=EXIT_NOTHING_TO_AUDIT)
     except AuditError as exc:
         fail(str(exc))
-    publish_for_readers(db, settings)
+    typer.echo(f"read-only snapshot for investigators and notebooks: {snapshot_path(db)}")
 
 
 @app.command()
@@ -172,11 +192,13 @@ def demo(
     from pipelines.audit.run import AuditError
     from pipelines.demo import run_demo
 
+    from pipelines.db import snapshot_path
+
     try:
         run_demo(out, settings=settings)
     except AuditError as exc:
         fail(str(exc))
-    publish_for_readers(out / "pitaudit.duckdb", settings)
+    typer.echo(f"read-only snapshot for investigators and notebooks: {snapshot_path(out / 'pitaudit.duckdb')}")
 
 
 def main() -> None:  # pragma: no cover - console entry point

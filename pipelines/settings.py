@@ -80,6 +80,12 @@ class Settings(BaseSettings):
         description="the largest amount (smallest currency unit) an input may carry; beyond it the line is "
                     "quarantined (amount_beyond_bound)")
     debug: bool = Field(False, description="1 shows the traceback behind a one-line error")
+    lock_wait: float = Field(
+        300.0, ge=0, description="seconds a run waits for another run writing the same database to finish; "
+                                 "0 stops at once with a one-line reason")
+    notify_url: str | None = Field(
+        None, description="an Apprise URL (e.g. mailto://..., slack://...) told when an audit fails or finds "
+                          "high-severity findings; unset: no notification")
 
     @property
     def writer_memory(self) -> str:
@@ -119,5 +125,17 @@ def load_settings() -> Settings:
     """The settings from the environment; :class:`SettingsError` (one line, naming the variable) when malformed."""
     try:
         return Settings()
+    except ValidationError as exc:
+        raise SettingsError(_one_line(exc)) from None
+
+
+def settings_with(overrides: dict | None = None) -> Settings:
+    """The environment's settings with ``overrides`` (field -> value) on top: how a flow run that was handed plain
+    parameters (a Prefect deployment's) gets its settings. One-line :class:`SettingsError` when malformed."""
+    base = load_settings()
+    if not overrides:
+        return base
+    try:
+        return Settings.model_validate({**base.model_dump(), **overrides})
     except ValidationError as exc:
         raise SettingsError(_one_line(exc)) from None

@@ -123,8 +123,8 @@ class Partition:
         return first if len(self.keys) == 1 else f"{first} and {len(self.keys) - 1} more partition(s)"
 
 
-def _frame(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
-    df = con.sql(sql).pl()
+def _frame(con: duckdb.DuckDBPyConnection, sql: str, parameters: list | None = None) -> pl.DataFrame:
+    df = con.execute(sql, parameters).pl() if parameters is not None else con.sql(sql).pl()
     # DuckDB hands TIMESTAMPTZ back in the session's zone name (e.g. Etc/UTC): one zone, UTC, everywhere
     return df.with_columns(
         pl.col(c).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
@@ -389,3 +389,18 @@ def load_source_files(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return _frame(con.cursor(), """
         SELECT source_file, kind, lines_read, rows_accepted, rows_quarantined, status, error
         FROM core_source_files ORDER BY source_file""")
+
+
+def load_quarantine_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl.DataFrame:
+    """The quarantined lines of the input files ``files`` (relative paths): this run's input, not the history's."""
+    return _frame(con.cursor(), """
+        SELECT source_file, source_line, reason, raw FROM core_quarantine
+        WHERE source_file IN (SELECT unnest($1::VARCHAR[]))
+        ORDER BY source_file, source_line, reason""", [list(files)])
+
+
+def load_source_files_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl.DataFrame:
+    """The ``core_source_files`` rows of the input files ``files`` (relative paths)."""
+    return _frame(con.cursor(), """
+        SELECT source_file, kind, lines_read, rows_accepted, rows_quarantined, status, error
+        FROM core_source_files WHERE source_file IN (SELECT unnest($1::VARCHAR[])) ORDER BY source_file""", [list(files)])
