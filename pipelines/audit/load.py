@@ -124,7 +124,7 @@ class Partition:
 
 
 def _frame(con: duckdb.DuckDBPyConnection, sql: str, parameters: list | None = None) -> pl.DataFrame:
-    df = con.execute(sql, parameters).pl() if parameters is not None else con.sql(sql).pl()
+    df = con.sql(sql, params=parameters).pl() if parameters is not None else con.sql(sql).pl()
     # DuckDB hands TIMESTAMPTZ back in the session's zone name (e.g. Etc/UTC): one zone, UTC, everywhere
     return df.with_columns(
         pl.col(c).dt.convert_time_zone("UTC").dt.cast_time_unit("us")

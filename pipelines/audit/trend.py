@@ -45,15 +45,15 @@ def night_totals(con: duckdb.DuckDBPyConnection, days: tuple[dt.date, ...], nigh
     if not days or not _has(con, "out_settlements"):
         return pl.DataFrame(schema=TREND_SCHEMA)
     lo, hi = min(days) - dt.timedelta(days=nights), max(days)
-    settled = con.execute(f"""
+    settled = con.sql(f"""
         SELECT gaming_day, currency, count(DISTINCT (table_id, round_no)) AS rounds, count(*) AS wagers,
                {SUM.format("amount")} AS handle, {SUM.format("recorded_net")} AS recorded_net,
                {SUM.format("expected_net")} AS expected_net
         FROM out_settlements WHERE gaming_day BETWEEN ? AND ?
-        GROUP BY gaming_day, currency""", [lo, hi]).pl()
-    found = con.execute("""
+        GROUP BY gaming_day, currency""", params=[lo, hi]).pl()
+    found = con.sql("""
         SELECT gaming_day, currency, count(*) AS findings, count(*) FILTER (WHERE severity = 'high') AS high_findings
-        FROM out_findings WHERE gaming_day BETWEEN ? AND ? GROUP BY gaming_day, currency""", [lo, hi]).pl() \
+        FROM out_findings WHERE gaming_day BETWEEN ? AND ? GROUP BY gaming_day, currency""", params=[lo, hi]).pl() \
         if _has(con, "out_findings") else pl.DataFrame(schema={"gaming_day": pl.Date, "currency": pl.String,
                                                                "findings": pl.Int64, "high_findings": pl.Int64})
     if settled.height == 0 and found.height == 0:
