@@ -184,6 +184,39 @@ def audit(
 
 
 @app.command()
+def serve(
+    cron: str = typer.Option(..., "--cron", help='When to audit, a cron line in --timezone, e.g. "30 6 * * *" (06:30 every day).'),
+    timezone: str = typer.Option("UTC", "--timezone", help="The cron line's time zone, e.g. Asia/Ho_Chi_Minh."),
+    input: Path = typer.Option(..., "--input", help="Folder the night's exports arrive in (searched recursively)."),
+    db: Path = typer.Option(..., "--db", help="DuckDB file every night is audited into."),
+    out: Path = typer.Option(..., "--out", help="Folder for each night's findings.csv, settlements.parquet, quarantine.csv, report.html."),
+    day_start: str = typer.Option("06:00", "--gaming-day-start", help="Local time at which a gaming day begins."),
+    name: str = typer.Option("nightly", "--name", help="The deployment's name on the Prefect server."),
+) -> None:
+    """Serve the nightly audit as a Prefect deployment on a schedule, against the Prefect server in PREFECT_API_URL
+    (start one with `prefect server start`). Runs until Ctrl-C; each run is `pitaudit audit` named by its gaming day."""
+    settings_or_fail()
+    from pipelines.audit.params import parse_day_start
+    from pipelines.audit.run import prefect_defaults
+    from pipelines.audit.schedule import ScheduleError, check_schedule
+
+    try:
+        check_schedule(cron, timezone)
+        parse_day_start(day_start)
+    except (ScheduleError, ValueError) as exc:
+        fail(str(exc))
+    prefect_defaults(console="INFO", own_home=False)
+    from prefect.settings import get_current_settings
+
+    if not get_current_settings().api.url:
+        fail("pitaudit serve needs a Prefect server: start one with `prefect server start` and set PREFECT_API_URL "
+             "(e.g. http://127.0.0.1:4200/api); without a server, run `pitaudit audit` from cron (README)")
+    from pipelines.audit.schedule import nightly_deployment, serve_forever
+
+    serve_forever(nightly_deployment(input, db, out, cron, timezone, day_start, name=name))
+
+
+@app.command()
 def demo(
     out: Path = typer.Option(Path("out"), "--out", help="Where to write the database and the report."),
 ) -> None:

@@ -28,7 +28,7 @@ def prefect_home() -> Path:
     return Path.home() / ".pitaudit" / "prefect"
 
 
-def prefect_defaults(console: str = "CRITICAL") -> None:
+def prefect_defaults(console: str = "CRITICAL", own_home: bool = True) -> None:
     """Prefect as pitaudit runs it, each a default the user's own environment overrides:
 
     - its state in a home of its own (:func:`prefect_home`) unless the user names one (``PREFECT_HOME``) or points
@@ -38,7 +38,7 @@ def prefect_defaults(console: str = "CRITICAL") -> None:
       ``console`` and above: the CLI prints its own progress and a one-line reason, never Prefect's traceback of
       the failure (``PITAUDIT_DEBUG=1`` shows the traceback).
     """
-    if "PREFECT_HOME" not in os.environ and "PREFECT_API_URL" not in os.environ:
+    if own_home and "PREFECT_HOME" not in os.environ and "PREFECT_API_URL" not in os.environ:
         os.environ["PREFECT_HOME"] = str(prefect_home())
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "1")
@@ -112,6 +112,7 @@ def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: s
     from pipelines.audit.collector import tuned_gc
     from pipelines.audit.flow import audit_flow
     from pipelines.audit.runner import group_processes, task_runner
+    from pipelines.audit.server import embedded_server
     from pipelines.ingest.run import IngestError
     from pipelines.settings import Settings, SettingsError, load_settings
 
@@ -119,7 +120,7 @@ def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: s
     processes = group_processes(input_dir, settings.audit_processes)
     flow_fn = audit_flow.with_options(task_runner=task_runner(processes)) if processes else audit_flow
     try:
-        with tuned_gc():
+        with embedded_server(), tuned_gc():
             outcome = flow_fn(str(input_dir), str(db_path), str(out_dir), gaming_day_start, gaming_day=gaming_day,
                               from_day=from_day, to_day=to_day, progress=progress,
                               settings=settings.model_dump(exclude_unset=False) if isinstance(settings, Settings) else None)
