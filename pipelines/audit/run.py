@@ -106,7 +106,13 @@ def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: s
     Raises :class:`NothingToAudit` when there was no round to audit, :class:`AuditError` (one line) when it
     cannot run. Prints a short summary to stdout and progress to stderr (``progress=False`` silences it).
     """
+    from pipelines.audit.scope import ScopeError, chosen_days
+
     input_dir, db_path, out_dir = Path(input_dir), Path(db_path), Path(out_dir)
+    try:
+        chosen_days(gaming_day, from_day, to_day)
+    except ScopeError as exc:
+        raise AuditError(str(exc)) from None
     check_can_run(input_dir, db_path, out_dir, gaming_day_start)
     prefect_defaults()
     from pipelines.audit.collector import tuned_gc
