@@ -140,14 +140,25 @@ def ingest(
 ) -> None:
     """Load the card-device and table-system logs into DuckDB; every line is accepted or quarantined with a reason."""
     settings = settings_or_fail()
-    from pipelines.ingest.run import IngestError, run_ingest
+    from pipelines.console import ingest_progress, print_ingest_summary
+    from pipelines.db import DatabaseError, open_writer
+    from pipelines.ingest.run import IngestError, ingest_folder
     from pipelines.ingest.store import InvariantError
 
     from pipelines.writer_lock import WriterBusy, writer_lock
 
     try:
         with writer_lock(db, settings.lock_wait, lambda text: typer.echo(f"pitaudit: {text}", err=True)):
-            run_ingest(input_dir=input, db_path=db, gaming_day_start=day_start, settings=settings)
+            try:
+                con = open_writer(db, settings.writer_memory)
+            except DatabaseError as exc:
+                fail(str(exc))
+            try:
+                with ingest_progress() as progress:
+                    summary = ingest_folder(con, input, day_start, settings=settings, progress=progress)
+            finally:
+                con.close()
+            print_ingest_summary(summary)
             publish_for_readers(db, settings)
     except (IngestError, WriterBusy) as exc:
         fail(str(exc))

@@ -10,7 +10,9 @@ from __future__ import annotations
 from schemas.metadata import Field, Table
 from schemas.tables import CANONICAL_TABLES
 
-SCHEMA_VERSION = 1
+# 2: files known by content (core_source_files one row per load, grown files), core_source_changes replaces the
+# conflicting-duplicate flags
+SCHEMA_VERSION = 2
 
 
 def _quote(text: str) -> str:

@@ -161,10 +161,11 @@ def summary_text(outcome) -> str:
     if ing is not None and hasattr(ing, "files"):
         lines.append(
             f"ingest: {len(ing.files)} file(s) ({ing.count('loaded')} loaded, {ing.count('already loaded')} already loaded, "
-            f"{ing.count('unreadable')} unreadable, {ing.count('changed')} changed), {ing.lines_read:,} line(s) read, "
+            f"{ing.count('unreadable')} unreadable, {ing.count('refused')} refused), {ing.lines_read:,} line(s) read, "
             f"{ing.rows_quarantined:,} quarantined"
+            + (f", {ing.source_changes:,} round(s) or event(s) changed since loaded" if ing.source_changes else "")
         )
-        lines += [f"  {f.status}: {f.source_file}: {f.error}" for f in ing.files if f.status in ("unreadable", "changed")]
+        lines += [f"  {f.status}: {f.source_file}: {f.error}" for f in ing.files if f.status in ("unreadable", "refused")]
     lines += [
         f"audited gaming day(s) {outcome.scope.label()}: {outcome.rounds:,} table rounds, {wagers:,} wagers "
         f"({unsettled:,} not settleable from the evidence) in {outcome.partitions} partition(s), "
