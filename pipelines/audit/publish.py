@@ -234,10 +234,10 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
     report with the trend of the nights before (pipelines.audit.trend)."""
     from pipelines.audit.load import load_quarantine_of, load_source_files_of
     from pipelines.audit.trend import night_totals
-    from pipelines.ingest.run import discover
+    from pipelines.ingest.discover import discover
     from pipelines.report import ReportInputs, write_report
 
-    files_of_input = [rel for rel, _kind, _path in discover(input_dir)]
+    files_of_input = [f.rel for f in discover(input_dir)]
     con = open_bounded_reader(db_path, memory_limit or READER_MEMORY)
     try:
         findings = _read_findings(con, keys)

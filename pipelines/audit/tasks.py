@@ -69,11 +69,12 @@ def ingest_task(input_dir: Path, db_path: Path, gaming_day_start: str, settings=
 @task(name="scope", **TASK)
 def scope_task(input_dir: Path, ingest, day_start_minutes: int) -> Scope:
     """The gaming days of the input: of the files this run loaded, else of every input file (pipelines.audit.scope)."""
-    from pipelines.ingest.run import discover
+    from pipelines.ingest.discover import discover
 
-    every = [(kind, path) for _rel, kind, path in discover(Path(input_dir))]
-    new = {f.source_file for f in getattr(ingest, "files", []) if f.status not in ("already loaded", "unreadable")}
-    loaded = [(kind, path) for rel, kind, path in discover(Path(input_dir)) if rel in new]
+    found = [f for f in discover(Path(input_dir)) if f.kind is not None and f.problem is None]
+    every = [(str(f.kind), f.path) for f in found]
+    new = {f.source_file for f in getattr(ingest, "files", []) if f.status == "loaded"}
+    loaded = [(str(f.kind), f.path) for f in found if f.rel in new]
     return input_scope(loaded, every, day_start_minutes)
 
 
