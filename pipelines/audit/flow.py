@@ -92,7 +92,7 @@ class Say:
     def __init__(self, progress: bool) -> None:
         self.progress = progress
 
-    def __call__(self, text: str) -> None:
+    def __call__(self, text: str, console: bool = True) -> None:
         from prefect.exceptions import MissingContextError
         from prefect.logging import get_run_logger
 
@@ -100,7 +100,7 @@ class Say:
             get_run_logger().info(text)
         except MissingContextError:
             pass
-        if self.progress:
+        if self.progress and console:
             print(text, file=sys.stderr, flush=True)
 
 
@@ -200,7 +200,7 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
     if keys is None or keys.height == 0:
         why = (f"no round in the chosen gaming day(s) {scope.label()}" if chosen else
                f"no round to audit in {input_dir}" + ("" if scope.days else " (no round log with a gaming day)"))
-        say(f"audit: nothing to audit: {why}")
+        say(f"audit: nothing to audit: {why}", console=False)  # the CLI says it, once, as its reason
         return AuditOutcome(findings=pl.DataFrame(), totals=pl.DataFrame(), paths={}, partitions=0, rounds=0,
                             device_rounds=0, quarantined=0, engine_errors=0, ingest=ingest, timings=timings,
                             scope=scope, nothing=why)
