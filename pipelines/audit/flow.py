@@ -161,7 +161,7 @@ def audit_flow(
     """
     from pipelines.audit.artifacts import publish_artifacts
     from pipelines.audit.notify import notify_high_findings
-    from pipelines.audit.run import AuditError, check_can_run
+    from pipelines.audit.run import AuditError, check_can_run, check_database
     from pipelines.settings import settings_with
     from pipelines.writer_lock import WriterBusy, writer_lock
 
@@ -177,6 +177,7 @@ def audit_flow(
                           1 if where_groups_run() == "worker processes" else 0)
     try:
         with writer_lock(db, run_settings.lock_wait, say):
+            check_database(db)
             outcome = _audit_locked(input_path, db, out, params, chosen, say)
     except WriterBusy as exc:
         raise AuditError(str(exc)) from None

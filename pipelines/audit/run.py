@@ -84,6 +84,12 @@ def check_can_run(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_star
         raise AuditError(f"cannot create the database's folder {db_path.parent}: {exc.strerror or exc}") from None
     if not os.access(db_path.parent, os.W_OK) or (db_path.exists() and not os.access(db_path, os.W_OK)):
         raise AuditError(f"database {db_path} is not writable")
+
+
+def check_database(db_path: Path) -> None:
+    """Raise :class:`AuditError` when the database cannot be opened for writing (not a DuckDB file, held by a
+    process that is not a pitaudit run: a notebook on the writer's file). Called under the writer lock: another
+    audit holding the file is waited for there, not reported here."""
     from pipelines.db import DatabaseError, open_writer
 
     try:

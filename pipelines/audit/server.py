@@ -80,6 +80,52 @@ def _flush_logs() -> None:
         pass
 
 
+START_ATTEMPTS = 3
+
+
+def _start(settings) -> tuple[subprocess.Popen, str]:
+    """Start the server and wait until it answers; try again on a new port when it fails at start (two audits
+    starting at once against one Prefect home race to prepare its database: uvicorn's status 3)."""
+    import prefect
+
+    env = {
+        **os.environ,
+        "PREFECT_UI_ENABLED": "0",
+        "PREFECT__SERVER_EPHEMERAL": "1",
+        "PREFECT__SERVER_FINAL": "1",
+        **settings.to_environment_variables(exclude_unset=True),
+    }
+    env.pop("PREFECT_API_URL", None)
+    for attempt in range(1, START_ATTEMPTS + 1):
+        port = _free_port()
+        url = f"http://127.0.0.1:{port}/api"
+        log.info("Starting temporary server on http://127.0.0.1:%s", port)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent), "--factory",
+             "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port), "--log-level",
+             "error", "--lifespan", "on"],
+            env=env, preexec_fn=_die_with_parent, stdin=subprocess.DEVNULL,
+        )
+        try:
+            _wait_healthy(proc, url, float(settings.server.ephemeral.startup_timeout_seconds))
+            return proc, url
+        except RuntimeError:
+            _stop(proc)
+            if attempt == START_ATTEMPTS:
+                raise
+            time.sleep(1.0 + attempt)
+    raise AssertionError("unreachable")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @contextlib.contextmanager
 def embedded_server() -> Iterator[str | None]:
     """A temporary Prefect server for the ``with`` block, ended with it or with this process; yields its API URL,
@@ -90,28 +136,9 @@ def embedded_server() -> Iterator[str | None]:
     if settings.api.url or not sys.platform.startswith("linux"):
         yield None
         return
-    import prefect
-
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/api"
-    env = {
-        **os.environ,
-        "PREFECT_UI_ENABLED": "0",
-        "PREFECT__SERVER_EPHEMERAL": "1",
-        "PREFECT__SERVER_FINAL": "1",
-        **settings.to_environment_variables(exclude_unset=True),
-    }
-    env.pop("PREFECT_API_URL", None)
-    log.info("Starting temporary server on http://127.0.0.1:%s", port)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent), "--factory",
-         "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "error",
-         "--lifespan", "on"],
-        env=env, preexec_fn=_die_with_parent, stdin=subprocess.DEVNULL,
-    )
+    proc, url = _start(settings)
     before = os.environ.get("PREFECT_API_URL")
     try:
-        _wait_healthy(proc, url, float(settings.server.ephemeral.startup_timeout_seconds))
         os.environ["PREFECT_API_URL"] = url  # the worker processes this run spawns report here too
         with temporary_settings(updates={PREFECT_API_URL: url}):
             try:
@@ -123,9 +150,4 @@ def embedded_server() -> Iterator[str | None]:
             os.environ.pop("PREFECT_API_URL", None)
         else:
             os.environ["PREFECT_API_URL"] = before
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
