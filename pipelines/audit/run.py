@@ -39,7 +39,12 @@ def prefect_defaults(console: str = "CRITICAL", own_home: bool = True) -> None:
       the failure (``PITAUDIT_DEBUG=1`` shows the traceback).
     """
     if own_home and "PREFECT_HOME" not in os.environ and "PREFECT_API_URL" not in os.environ:
-        os.environ["PREFECT_HOME"] = str(prefect_home())
+        home = prefect_home()
+        try:
+            home.mkdir(parents=True, exist_ok=True)  # Prefect creates the last folder only
+            os.environ["PREFECT_HOME"] = str(home)
+        except OSError:
+            pass  # a read-only home: Prefect's default home it is
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")
