@@ -135,8 +135,9 @@ def test_create_table_sql_marks_required_columns_not_null() -> None:
     assert polars_schema(TABLES_BY_NAME["core_wagers"])["amount"] == pl.Int64
 
 
-def test_a_database_of_schema_version_1_gets_the_wagers_hand_column_when_opened(tmp_path) -> None:
-    """One database holds every night: a column added since (core_wagers.hand, version 2) must not stop the next load."""
+def test_a_database_of_schema_version_1_is_upgraded_when_opened(tmp_path) -> None:
+    """One database holds every night: a database of an earlier schema is upgraded in place when next opened for
+    writing (core_wagers.hand added in version 2; core_source_files rebuilt, its rows kept, in version 3)."""
     from pipelines.db import get_meta, open_writer
 
     path = tmp_path / "old.duckdb"
@@ -190,3 +191,17 @@ def test_a_database_of_schema_version_2_keeps_its_files_and_loads_the_next_night
         assert json.loads(log.round_lines[0])["round_no"] == 1
     finally:
         con.close()
+
+
+def test_a_database_of_a_later_schema_is_refused_with_a_one_line_reason(tmp_path) -> None:
+    import pytest
+
+    from pipelines.db import DatabaseError, open_writer
+
+    path = tmp_path / "new.duckdb"
+    con = open_writer(path)
+    con.execute("UPDATE meta_schema SET value = '99' WHERE name = 'schema_version'")
+    con.close()
+    with pytest.raises(DatabaseError, match="schema 99") as caught:
+        open_writer(path)
+    assert "\n" not in str(caught.value)
