@@ -76,8 +76,10 @@ def odds(
     as_json: bool = typer.Option(False, "--json", help="Print JSON: {ruleset, decks, bets: {bet: {house_edge, ...}}}."),
     rounds: Optional[int] = typer.Option(None, "--rounds", min=10_000, help="Rounds to simulate for figures that need a strategy (blackjack, the Hold'em main game); default: the game's, a few seconds' worth."),
     seed: int = typer.Option(20261125, "--seed", help="Seed for simulated figures."),
+    strategy: Optional[str] = typer.Option(None, "--strategy", help="The player's strategy for figures that depend on decisions (Hold'em: optimal, basic, pair_with_hole, check); default: the game's near-optimal one."),
+    flops: Optional[int] = typer.Option(None, "--flops", min=2, help="Hold'em under the optimal strategy: count this many random flops (with a standard error) instead of all 1,755 flop classes (exact, about 6 CPU-minutes)."),
 ) -> None:
-    """House edge and win probability of every bet: exact enumeration where the game allows, else simulation with a 95 % interval."""
+    """House edge of every bet, with the strategy and standard error behind every figure that depends on decisions: exact where the game allows, else counted or simulated."""
     from rulebook.catalogue import UnknownRuleSet, builtin
     from rulebook.odds import house_edges
 
@@ -86,7 +88,8 @@ def odds(
     except UnknownRuleSet as exc:
         fail(str(exc))
     try:
-        report = house_edges(rs, decks, rounds=rounds, seed=seed)
+        options = {k: v for k, v in (("strategy", strategy), ("flops", flops)) if v is not None}
+        report = house_edges(rs, decks, rounds=rounds, seed=seed, **options)
     except ValueError as exc:  # e.g. a deck count the game is not dealt with
         fail(str(exc))
     if as_json:
@@ -225,6 +228,20 @@ def serve(
     from pipelines.audit.schedule import nightly_deployment, serve_forever
 
     serve_forever(nightly_deployment(input, db, out, cron, timezone, day_start, name=name))
+
+
+@app.command()
+def clause(
+    clause_id: str = typer.Argument(..., metavar="ID", help="A clause id as findings cite it, e.g. TBAC-7.7, BJ-4.10.1.2, THB-G-SETTLEMENT."),
+    rule_docs: Optional[Path] = typer.Option(None, "--rule-docs", help="Folder of the casino's rule documents (default: PITAUDIT_RULE_DOCS; see docs/rule-documents.md)."),
+) -> None:
+    """Print the text of a rule clause (with its sub-clauses), read from the casino's rule documents."""
+    from pipelines.show_clause import clause_answer
+
+    answer = clause_answer(clause_id, rule_docs if rule_docs is not None else settings_or_fail().rule_docs)
+    if answer.status:
+        fail(answer.text, code=answer.status)
+    typer.echo(answer.text)
 
 
 @app.command()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, ValidationError
@@ -80,6 +81,9 @@ class Settings(BaseSettings):
         description="the largest amount (smallest currency unit) an input may carry; beyond it the line is "
                     "quarantined (amount_beyond_bound)")
     debug: bool = Field(False, description="1 shows the traceback behind a one-line error")
+    rule_docs: Path | None = Field(
+        None, description="folder of the casino's rule documents, read where a clause's text is shown; "
+                          "unset: only the clause id is shown")
     lock_wait: float = Field(
         300.0, ge=0, description="seconds a run waits for another run writing the same database to finish; "
                                  "0 stops at once with a one-line reason")
