@@ -451,3 +451,33 @@ def load_source_files_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl
     return _frame(con.cursor(), """
         SELECT source_file, kind, lines_read, rows_accepted, rows_quarantined, status, error
         FROM core_source_files WHERE source_file IN (SELECT unnest($1::VARCHAR[])) ORDER BY source_file""", [list(files)])
+
+
+def quarantine_as_in_files(quarantine: pl.DataFrame, paths: dict[str, "Path"]) -> pl.DataFrame:
+    """The rows of ``quarantine`` that are the lines the input files hold now (``paths``: relative path -> file).
+
+    The quarantine is kept by file name and line, and the next night's export may reuse yesterday's names: the
+    rows of a name are yesterday's lines and tonight's. A row is tonight's when the file now holds that very
+    line at that number (its ``raw`` as the ingest read it). Rows that name no line (a file that could not be
+    read: line 0 or none) and rows of a file that cannot be read now are kept.
+    """
+    from pipelines.ingest.lines import iter_lines
+
+    if quarantine.height == 0:
+        return quarantine
+    kept = [quarantine.filter(~pl.col("source_file").is_in(list(paths)) | pl.col("source_line").is_null()
+                              | (pl.col("source_line") < 1))]
+    for rows in quarantine.filter(pl.col("source_file").is_in(list(paths)) & (pl.col("source_line") >= 1)
+                                        ).partition_by("source_file", as_dict=False):
+        wanted = set(rows["source_line"].to_list())
+        present = []
+        try:
+            for chunk in iter_lines(paths[rows["source_file"][0]]):
+                frame = pl.DataFrame({"source_line": chunk.line_numbers(), "raw": chunk.lines})
+                present.append(frame.filter(pl.col("source_line").is_in(list(wanted))))
+        except OSError:
+            kept.append(rows)
+            continue
+        now = pl.concat(present) if present else pl.DataFrame(schema={"source_line": pl.Int64, "raw": pl.String})
+        kept.append(rows.join(now, on=["source_line", "raw"], how="semi"))
+    return pl.concat(kept).unique(maintain_order=True).sort(["source_file", "source_line", "reason"])
