@@ -412,24 +412,30 @@ def load_source_changes(con: duckdb.DuckDBPyConnection, day_start_minutes: int, 
         cur.close()
 
 
-def load_quarantine(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Every quarantined line, and every file that was not read (unreadable, or a refused link) as a row of its own
-    with an empty source_line and its reason: the reason's text, then why (quarantine.csv shows both kinds)."""
+def _file_rows(con: duckdb.DuckDBPyConnection, where: str = "", parameters: list | None = None) -> pl.DataFrame:
+    """The files that were not read (unreadable, or a refused link) as quarantine rows: an empty source_line, the
+    reason's text, then why."""
     from schemas.reasons import FILE_REASONS
 
-    lines = _frame(con.cursor(), """
-        SELECT source_file, source_line, reason, raw FROM core_quarantine""")
-    files = _frame(con.cursor(), """
+    files = _frame(con.cursor(), f"""
         SELECT source_file, NULL::BIGINT AS source_line, reason_code, coalesce(error, '') AS error, '' AS raw
-        FROM core_source_files WHERE status <> 'loaded'""")
+        FROM core_source_files WHERE status <> 'loaded' {where}""", parameters)
     text = pl.col("reason_code").replace_strict(FILE_REASONS, default="file not read", return_dtype=pl.String)
-    files = files.select(
+    return files.select(
         "source_file", "source_line",
         pl.when(pl.col("error").str.starts_with(text)).then(pl.col("error"))
         .otherwise(pl.concat_str([text, pl.lit(": "), pl.col("error")])).alias("reason"),
         "raw")
-    return pl.concat([lines, files.cast(lines.schema)]).sort(["source_file", "source_line", "reason"],
-                                                              nulls_last=False)
+
+
+def _with_files(lines: pl.DataFrame, files: pl.DataFrame) -> pl.DataFrame:
+    return pl.concat([lines, files.cast(lines.schema)]).sort(["source_file", "source_line", "reason"], nulls_last=False)
+
+
+def load_quarantine(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Every quarantined line, and every file that was not read as a row of its own (quarantine.csv shows both)."""
+    lines = _frame(con.cursor(), "SELECT source_file, source_line, reason, raw FROM core_quarantine")
+    return _with_files(lines, _file_rows(con))
 
 
 def load_source_files(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -439,11 +445,12 @@ def load_source_files(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 
 def load_quarantine_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl.DataFrame:
-    """The quarantined lines of the input files ``files`` (relative paths): this run's input, not the history's."""
-    return _frame(con.cursor(), """
+    """The quarantined lines of the input files ``files`` (relative paths): this run's input, not the history's;
+    and those of them that were not read (unreadable, or a refused link), each a row with its reason."""
+    lines = _frame(con.cursor(), """
         SELECT source_file, source_line, reason, raw FROM core_quarantine
-        WHERE source_file IN (SELECT unnest($1::VARCHAR[]))
-        ORDER BY source_file, source_line, reason""", [list(files)])
+        WHERE source_file IN (SELECT unnest($1::VARCHAR[]))""", [list(files)])
+    return _with_files(lines, _file_rows(con, "AND source_file IN (SELECT unnest($1::VARCHAR[]))", [list(files)]))
 
 
 def load_source_files_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl.DataFrame:
