@@ -1,0 +1,155 @@
+"""hold_anomaly: the house's win far from its theoretical win, per table, dealer and shoe, per bet type.
+
+For each entity (a table, a dealer or a shoe, on one bet type or on all of them) the players' actual
+net ``S = sum recorded_net`` is compared with the distribution it has when every wager is a fair draw
+from its bet's exact payout distribution (``distributions.baccarat_payouts``) at its own amount: the
+theoretical net is ``sum a_i * E[X_i]`` (the handle times each bet's exact house edge), the tail
+comes from the saddle point on the exact cumulant generating function (``batch_two_sided``), which
+carries the skew of the 50:1 and 22:1 lines the normal curve misses. Two-sided: a hold far above
+theory (short pays, a shoe stacked against the players) is as much a finding as one far below.
+
+The funnel plot's data (``funnel``) gives, per entity, the handle, the actual and theoretical hold and
+the 95 % and 99.7 % bands of the hold (Cornish-Fisher quantiles of S with its skew); report writers
+plot hold against handle with those bands.
+
+Dealer error rates: rounds with a deterministic dealer-error finding per 1,000 rounds dealt, against
+the floor's rate without that dealer, one-sided binomial (``dealer_error_rates``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+
+from pipelines.stats.config import StatsParams
+from pipelines.stats.distributions import MoneySums, baccarat_payouts, batch_two_sided, binom_sf
+from pipelines.stats.luck import settled_baccarat
+from pipelines.stats.tests_frame import BET_LABEL, fmt_p, tests_frame
+
+GROUP_LABEL = {"table_id": "table", "dealer_id": "dealer", "shoe_id": "shoe"}
+WIDTH = 4  # most outcomes of one baccarat bet (the no-commission Banker: -1, 0, +1/2, +1)
+Z95, Z997 = 1.959963984540054, 2.967737925342750  # two-sided 95 % and 99.7 % normal quantiles
+
+
+def _entities(w: pl.DataFrame, params: StatsParams) -> pl.DataFrame:
+    """The wagers once per entity they belong to: grouping, key, bet level ("all" or the bet)."""
+    parts = []
+    for g in params.hold_groupings:
+        base = w.filter(pl.col(g).is_not_null()).with_columns(pl.lit(g).alias("grouping"), pl.col(g).alias("key"))
+        parts.append(base.with_columns(pl.col("bet").alias("level")))
+        parts.append(base.with_columns(pl.lit("all").alias("level")))
+    return pl.concat(parts) if parts else w.clear()
+
+
+def _money_sums(e: pl.DataFrame, ent_keys: list[str], summary: pl.DataFrame) -> tuple[MoneySums, np.ndarray]:
+    rows = e.group_by(ent_keys + ["ruleset", "ruleset_version", "decks", "bet", "amount"]).agg(pl.len().alias("c"))
+    rows = rows.join(summary.select(ent_keys + ["ent"]), on=ent_keys, how="inner")
+    xs, ps = [], []
+    cache: dict = {}
+    for name, version, decks, bet in rows.select("ruleset", "ruleset_version", "decks", "bet").iter_rows():
+        key = (name, version, decks, bet)
+        if key not in cache:
+            pay = baccarat_payouts(name, version, int(decks))[bet]
+            x = np.zeros(WIDTH)
+            p = np.zeros(WIDTH)
+            x[:len(pay.values)] = pay.units
+            p[:len(pay.values)] = pay.probs
+            cache[key] = (x, p)
+        x, p = cache[key]
+        xs.append(x)
+        ps.append(p)
+    ms = MoneySums(rows["ent"].to_numpy(), np.array(xs).reshape(-1, WIDTH), np.array(ps).reshape(-1, WIDTH),
+                   rows["amount"].to_numpy().astype(float), rows["c"].to_numpy().astype(float), summary.height)
+    return ms, summary["recorded"].to_numpy().astype(float)
+
+
+def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(test rows, funnel rows) of every table, dealer and shoe, by bet type and all bets together."""
+    w = settled_baccarat(wagers)
+    if w.height == 0:
+        return tests_frame([]), pl.DataFrame()
+    e = _entities(w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo")), params)
+    ent_keys = ["grouping", "key", "level", "currency"]
+    summary = e.group_by(ent_keys).agg(
+        pl.len().alias("wagers"), pl.struct("table_id", "round_no").n_unique().alias("rounds"),
+        pl.col("amount").sum().alias("handle"), pl.col("theo").sum().alias("theo"),
+        pl.col("recorded_net").sum().alias("recorded"), pl.col("gaming_day").min().alias("first_day"),
+        pl.col("gaming_day").max().alias("last_day"), pl.col("table_id").unique().sort().alias("tables"),
+        pl.col("ruleset").first().alias("ruleset"), pl.col("round_no").min().alias("first_round"),
+        pl.col("round_no").max().alias("last_round"),
+    ).filter(pl.col("wagers") >= params.hold_min_wagers).sort(ent_keys).with_row_index("ent")
+    if summary.height == 0:
+        return tests_frame([]), pl.DataFrame()
+    ms, s = _money_sums(e, ent_keys, summary)
+    p = batch_two_sided(ms, s)
+    mean, var, k3 = ms.moments()
+    sd = np.sqrt(var)
+    g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
+
+    def quantile(z: float) -> np.ndarray:  # of S, Cornish-Fisher with the skew
+        return mean + sd * (z + (z * z - 1) * g / 6.0)
+
+    handle = summary["handle"].to_numpy().astype(float)
+    funnel = summary.select(
+        pl.col("grouping").replace_strict(GROUP_LABEL, default=pl.col("grouping")).alias("entity_type"),
+        pl.col("key").alias("entity"), pl.col("level").alias("bet"), "currency", "first_day", "last_day",
+        "rounds", "wagers", "handle",
+    ).with_columns(
+        pl.lit(window_days).alias("window_days"),
+        pl.Series("house_win", -s).cast(pl.Int64),
+        pl.Series("hold", -s / handle), pl.Series("theoretical_hold", -mean / handle),
+        pl.Series("hold_low_95", -quantile(Z95) / handle), pl.Series("hold_high_95", -quantile(-Z95) / handle),
+        pl.Series("hold_low_997", -quantile(Z997) / handle), pl.Series("hold_high_997", -quantile(-Z997) / handle),
+        pl.Series("sd_per_unit", sd / np.sqrt(handle)), pl.Series("p_value", p),
+    )
+    rows = []
+    for i, r in enumerate(summary.iter_rows(named=True)):
+        kind_label = GROUP_LABEL[r["grouping"]]
+        bet = "all bets" if r["level"] == "all" else f"{BET_LABEL.get(r['level'], r['level'])} bets"
+        hold, theo_hold = -s[i] / handle[i], -mean[i] / handle[i]
+        sentence = (f"{kind_label} {r['key']} held {hold:+.1%} of {r['handle']:,} {r['currency']} wagered on {bet} "
+                    f"({r['wagers']:,} wagers, {r['rounds']:,} rounds), theory {theo_hold:+.1%}; 95 % band "
+                    f"{-quantile(Z95)[i] / handle[i]:+.1%} to {-quantile(-Z95)[i] / handle[i]:+.1%}; p = {fmt_p(float(p[i]))}")
+        evidence = {"handle": r["handle"], "hold": round(hold, 5), "theoretical_hold": round(theo_hold, 5),
+                    "sd": round(float(sd[i]), 1), "skew": round(float(g[i]), 3), "tables": r["tables"],
+                    "rounds_range": [r["first_round"], r["last_round"]], "tail": "Lugannani-Rice saddle point"}
+        rows.append({"kind": "hold_anomaly", "test": f"hold_{kind_label}", "entity": f"{kind_label} {r['key']} x {bet}",
+                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
+                     "table_id": r["key"] if r["grouping"] == "table_id" else (r["tables"][0] if len(r["tables"]) == 1 else None),
+                     "dealer_id": r["key"] if r["grouping"] == "dealer_id" else None, "game": "baccarat",
+                     "ruleset": r["ruleset"], "currency": r["currency"], "bet": r["level"], "rounds": r["rounds"],
+                     "wagers": r["wagers"], "expected_net": int(round(float(mean[i]))), "recorded_net": r["recorded"],
+                     "p_value": float(p[i]), "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
+    return tests_frame(rows), funnel
+
+
+def dealer_error_rates(wagers: pl.DataFrame, dealer_errors: pl.DataFrame, params: StatsParams,
+                       window_days: int = 1) -> pl.DataFrame:
+    """Per dealer: rounds with a dealer-error finding per 1,000 rounds dealt, against the floor's rate without him."""
+    rounds = wagers.filter(pl.col("dealer_id").is_not_null()).select("dealer_id", "table_id", "round_no", "gaming_day").unique()
+    per_dealer = rounds.group_by("dealer_id").agg(pl.len().alias("rounds"), pl.col("gaming_day").min().alias("first_day"),
+                                                  pl.col("gaming_day").max().alias("last_day"))
+    errs = dealer_errors.select("dealer_id", "table_id", "round_no").unique().join(
+        rounds.select("dealer_id", "table_id", "round_no"), on=["dealer_id", "table_id", "round_no"], how="semi")
+    per_err = errs.group_by("dealer_id").agg(pl.len().alias("errors"))
+    d = per_dealer.join(per_err, on="dealer_id", how="left").with_columns(pl.col("errors").fill_null(0)).sort("dealer_id")
+    total_r, total_e = int(d["rounds"].sum() or 0), int(d["errors"].sum() or 0)
+    rows = []
+    for r in d.filter(pl.col("rounds") >= params.dealer_error_min_rounds).iter_rows(named=True):
+        other_r, other_e = total_r - r["rounds"], total_e - r["errors"]
+        if other_r <= 0:
+            continue
+        floor_rate = (other_e + 1) / (other_r + 2)  # the floor without him, with one pseudo-error (never 0)
+        p = binom_sf(r["errors"], r["rounds"], floor_rate)
+        sentence = (f"dealer {r['dealer_id']} made {r['errors']} errors in {r['rounds']:,} rounds "
+                    f"({1000 * r['errors'] / r['rounds']:.1f} per 1,000), the floor {1000 * floor_rate:.1f} per 1,000; "
+                    f"p = {fmt_p(p)}")
+        rows.append({"kind": "hold_anomaly", "test": "dealer_error_rate", "entity": f"dealer {r['dealer_id']} error rate",
+                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
+                     "dealer_id": r["dealer_id"], "rounds": r["rounds"], "p_value": p, "sentence": sentence,
+                     "evidence": json.dumps({"errors": r["errors"], "rounds": r["rounds"],
+                                             "per_1000": round(1000 * r["errors"] / r["rounds"], 2),
+                                             "floor_per_1000": round(1000 * floor_rate, 2)})})
+    return tests_frame(rows)
