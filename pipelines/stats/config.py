@@ -27,8 +27,8 @@ class StatsParams:
     counter_min_hands: int = 30  # main-bet hands of a player at blackjack with a known count
     pair_count_min_bets: int = 20  # baccarat pair bets of a player with a known remaining shoe
     # collusion_pattern
-    collusion_min_wagers: int = 10  # wagers of one player with one dealer
-    collusion_prior_wagers: int = 200  # pseudo-wagers at the floor's rate mixed into each baseline
+    collusion_min_rounds: int = 10  # rounds of one player with one dealer
+    collusion_prior_rounds: int = 200  # pseudo-rounds at the floor's rate mixed into each baseline
 
     def as_detail(self) -> str:
         """The parameters as compact JSON, for a finding's detail."""
