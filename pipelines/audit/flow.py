@@ -32,7 +32,8 @@ from pipelines.audit.params import AuditParams
 from pipelines.audit.publish import clear_stage
 from pipelines.audit.runner import WORKERS, server_for_workers, task_runner, where_groups_run
 from pipelines.audit.tasks import (
-    audit_group_task, export_settlements_task, gaps_task, ingest_task, keys_task, publish_task, write_database_task,
+    audit_group_task, export_settlements_task, gaps_task, ingest_task, keys_task, publish_task, statistics_task,
+    write_database_task,
 )
 
 # partitions run on a pool of WORKERS threads or processes (pipelines.audit.runner), in at least a few groups each
@@ -138,6 +139,10 @@ def audit_flow(
         exported.wait()
         clear_stage(stage_dir)
     timings["write"] = time.perf_counter() - t
+
+    t = time.perf_counter()  # the statistical detectors: read the written nights, add their findings (issue 11)
+    statistics_task(db_path, sorted({k[0] for k in all_keys}))
+    timings["statistics"] = time.perf_counter() - t
 
     t = time.perf_counter()
     from pipelines.audit.load import load_quarantine, load_source_files

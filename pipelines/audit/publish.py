@@ -33,7 +33,7 @@ from pipelines.db import create_keys_table, open_bounded_reader, open_writer
 
 _DUCK_TYPES = {
     pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Int16: "SMALLINT", pl.Int32: "INTEGER", pl.Date: "DATE",
-    pl.Boolean: "BOOLEAN",
+    pl.Boolean: "BOOLEAN", pl.Float64: "DOUBLE",
 }
 
 OUT_TABLES: dict[str, dict[str, pl.DataType]] = {
@@ -100,12 +100,16 @@ def export_settlements(stage_dir: Path, out_dir: Path) -> Path:
     return partial
 
 
+def ensure_out_tables(con) -> None:
+    for name, schema in OUT_TABLES.items():
+        _ensure(con, name, schema)
+
+
 def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Path) -> None:
     """Replace the audited partitions' rows of out_findings and out_settlements by the staged ones, in one transaction."""
     con = open_writer(db_path)
     try:
-        for name, schema in OUT_TABLES.items():
-            _ensure(con, name, schema)
+        ensure_out_tables(con)
         create_keys_table(con, "_keys", keys)
         con.execute("BEGIN TRANSACTION")
         try:
@@ -129,7 +133,9 @@ def read_findings(db_path: Path, keys: list[tuple[dt.date, str]]) -> pl.DataFram
     con = open_bounded_reader(db_path)
     try:
         create_keys_table(con, "_keys", keys)
-        df = con.sql("SELECT * FROM out_findings WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)").pl()
+        # and the statistical findings of the audited nights (a dealer's or a player's has no table)
+        df = con.sql("""SELECT * FROM out_findings WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)
+                        OR (p_value IS NOT NULL AND gaming_day IN (SELECT gaming_day FROM _keys))""").pl()
     finally:
         con.close()
     return sort_findings(conform(df, FINDINGS_SCHEMA))
