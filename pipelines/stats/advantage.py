@@ -55,7 +55,7 @@ def stratified_rank_z(x: np.ndarray, y: np.ndarray, strata: np.ndarray) -> tuple
                    (pl.col("ry") - pl.col("ry").mean().over("s")).alias("dy"))
     per = df.group_by("s").agg(pl.len().alias("n"), (pl.col("dx") * pl.col("dy")).sum().alias("t"),
                                (pl.col("dx") ** 2).sum().alias("sxx"), (pl.col("dy") ** 2).sum().alias("syy"))
-    per = per.filter(pl.col("n") > 1)
+    per = per.filter(pl.col("n") > 1).sort("s")
     t = float(per["t"].sum())
     var = float((per["sxx"] * per["syy"] / (per["n"] - 1)).sum())
     denom = math.sqrt(float(per["sxx"].sum()) * float(per["syy"].sum()))

@@ -45,7 +45,8 @@ def _entities(w: pl.DataFrame, params: StatsParams) -> pl.DataFrame:
 
 def _money_sums(e: pl.DataFrame, ent_keys: list[str], summary: pl.DataFrame) -> tuple[MoneySums, np.ndarray]:
     rows = e.group_by(ent_keys + ["ruleset", "ruleset_version", "decks", "bet", "amount"]).agg(pl.len().alias("c"))
-    rows = rows.join(summary.select(ent_keys + ["ent"]), on=ent_keys, how="inner")
+    rows = rows.join(summary.select(ent_keys + ["ent"]), on=ent_keys, how="inner").sort(
+        "ent", "ruleset", "ruleset_version", "decks", "bet", "amount")  # a fixed order: the same sums to the last bit
     xs, ps = [], []
     cache: dict = {}
     for name, version, decks, bet in rows.select("ruleset", "ruleset_version", "decks", "bet").iter_rows():

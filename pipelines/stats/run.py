@@ -64,9 +64,18 @@ def detect_all(inputs: StatsInputs, params: StatsParams, window_days: int) -> tu
     return tests, funnel, graph
 
 
+def significant(values, digits: int = 6) -> list[float]:
+    """Floats to ``digits`` significant digits: the last bits of a sum depend on the order rows arrive in
+    (threads, processes), and the published files must be the same bytes whatever ran them."""
+    return [float(f"{v:.{digits}g}") if v == v else v for v in values]
+
+
 def with_fdr(tests: pl.DataFrame, params: StatsParams) -> pl.DataFrame:
-    """Add q-values (BH over every row) and ``flagged`` (q <= the FDR level)."""
-    q = bh_adjust(tests["p_value"].to_numpy()) if tests.height else []
+    """Add q-values (BH over every row) and ``flagged`` (q <= the FDR level); p and q to 6 significant digits."""
+    if tests.height == 0:
+        return tests.with_columns(pl.lit(None, dtype=pl.Float64).alias("q_value"), pl.lit(None, dtype=pl.Boolean).alias("flagged"))
+    tests = tests.with_columns(pl.Series("p_value", significant(tests["p_value"].to_list()), dtype=pl.Float64))
+    q = significant(bh_adjust(tests["p_value"].to_numpy()).tolist())
     return tests.with_columns(pl.Series("q_value", q, dtype=pl.Float64)).with_columns(
         (pl.col("q_value") <= params.fdr_level).alias("flagged"))
 
