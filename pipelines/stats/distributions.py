@@ -1,9 +1,10 @@
 """Exact payout distributions of single wagers, and the tail probabilities of their sums.
 
 A wager of a bet nets one of a few multiples of its amount (a Tie: -1 or +8; a Tiger: -1, +12 or
-+20); the probabilities are the rules engine's exact enumeration of the shoe
-(``rulebook.baccarat.odds.result_weights``) through the rule set's own settlement and pay tables,
-so a pay-table change changes them. Two tails are needed:
++20); the probabilities are an exact enumeration of the shoe's first six cards through the rules
+engine's own vectorised resolver (as ``rulebook.baccarat.odds`` does), tallied jointly by result
+class and pairs (``joint_outcome_probabilities``), and the nets come from the rule set's own
+settlement and pay tables, so a pay-table change changes them. Two tails are needed:
 
 - **the same-stake sum** ``S = sum_i X_i`` in units of each wager (the luck detector): every
   multiple is a fraction with a small denominator, so on the grid ``1/G`` units the sum is an
@@ -65,51 +66,24 @@ class Payout:
         return Payout(self.bet, grid, tuple(v * f for v in self.values), self.probs)
 
 
-def _payout(bet: str, outcomes: dict[Fraction, Fraction]) -> Payout:
-    outcomes = {k: p for k, p in outcomes.items() if p > 0}
-    grid = math.lcm(*(k.denominator for k in outcomes))
-    keys = sorted(outcomes)
-    return Payout(bet, grid, tuple(int(k * grid) for k in keys), tuple(float(outcomes[k]) for k in keys))
-
-
 @lru_cache(maxsize=64)
 def baccarat_payouts(ruleset_name: str, ruleset_version: str, decks: int) -> dict[str, Payout]:
-    """Every bet of a Tiger Baccarat rule-set version with ``decks`` decks, exactly (cached: ~0.5 s each)."""
-    from rulebook.baccarat import vector as V
-
-    rs = ruleset_of(ruleset_name, ruleset_version)
-    params = rs.params
-    weights = _result_weights(decks, tuple(params.deal_order))
-    p_class = [weights.probability(w) for w in weights.by_class]
-    effect, num, den = V.payout_table(params)
-    main = V._main_table(params)
-
-    def net_of(reason) -> Fraction:
-        e = int(effect[reason])
-        return Fraction(int(num[reason]), int(den[reason])) if e == 1 else Fraction(-1 if e == -1 else 0)
-
+    """Every bet of a Tiger Baccarat rule-set version with ``decks`` decks: each bet's nets on the round's joint
+    outcomes (``unit_nets_by_outcome``) gathered by value, with the outcomes' exact probabilities (one
+    enumeration per deck count, cached, shared with the hold detector)."""
+    params = ruleset_of(ruleset_name, ruleset_version).params
+    probs = joint_outcome_probabilities(decks, tuple(params.deal_order))
     out: dict[str, Payout] = {}
-    for bet, code in V.BET_CODES.items():
-        outcomes: dict[Fraction, Fraction] = {}
-        if code in (V.BET_PLAYER_PAIR, V.BET_BANKER_PAIR):
-            pw = weights.player_pair if code == V.BET_PLAYER_PAIR else weights.banker_pair
-            p = weights.probability(pw)
-            win = V.Reason.PLAYER_PAIR_WINS if code == V.BET_PLAYER_PAIR else V.Reason.BANKER_PAIR_WINS
-            outcomes = {net_of(win): p, Fraction(-1): 1 - p}
-        else:
-            for c, p in enumerate(p_class):
-                k = net_of(V.Reason(int(main[code, c])))
-                outcomes[k] = outcomes.get(k, Fraction(0)) + p
-        out[bet] = _payout(bet, outcomes)
+    for bet, nets in unit_nets_by_outcome(ruleset_name, ruleset_version).items():
+        outcomes: dict[Fraction, float] = {}
+        for v, q in zip(nets, probs):
+            k = Fraction(float(v)).limit_denominator(1000)  # the pay table's odds, e.g. 19/20
+            outcomes[k] = outcomes.get(k, 0.0) + float(q)
+        outcomes = {k: q for k, q in outcomes.items() if q > 0}
+        grid = math.lcm(*(k.denominator for k in outcomes))
+        keys = sorted(outcomes)
+        out[bet] = Payout(bet, grid, tuple(int(k * grid) for k in keys), tuple(outcomes[k] for k in keys))
     return out
-
-
-@lru_cache(maxsize=16)
-def _result_weights(decks: int, deal_order: tuple[str, ...]):
-    """The shoe's exact first-six-card weights: one enumeration (~1 s) per deck count, shared by the rule sets."""
-    from rulebook.baccarat.odds import result_weights
-
-    return result_weights(decks, deal_order)
 
 
 @lru_cache(maxsize=64)
@@ -168,114 +142,8 @@ def upper_tail(parts: list[tuple[Payout, int]], observed_on_grid: int, grid: int
 # ---- money sums: the saddle point -----------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class MoneySum:
-    """Independent wagers: for each of ``m`` groups, a payout (values x in units, probs) and amounts.
-
-    Arrays: ``x`` (m, k) outcomes per unit (padded with probability-0 rows), ``p`` (m, k), ``a`` (m,)
-    the amount, ``c`` (m,) how many wagers of that amount and payout.
-    """
-
-    x: np.ndarray
-    p: np.ndarray
-    a: np.ndarray
-    c: np.ndarray
-
-    @property
-    def mean(self) -> float:
-        return float(np.sum(self.c * self.a * (self.p * self.x).sum(axis=1)))
-
-    @property
-    def variance(self) -> float:
-        m1 = (self.p * self.x).sum(axis=1)
-        m2 = (self.p * self.x * self.x).sum(axis=1)
-        return float(np.sum(self.c * self.a ** 2 * (m2 - m1 ** 2)))
-
-    @property
-    def third_cumulant(self) -> float:
-        m1 = (self.p * self.x).sum(axis=1)
-        d = self.x - m1[:, None]
-        return float(np.sum(self.c * self.a ** 3 * (self.p * d ** 3).sum(axis=1)))
-
-    def cgf(self, t: float) -> tuple[float, float, float]:
-        """K(t), K'(t), K''(t) of the sum (log-sum-exp for stability)."""
-        z = t * self.a[:, None] * self.x
-        z = np.where(self.p > 0, z, -np.inf)
-        zmax = z.max(axis=1, keepdims=True)
-        w = self.p * np.exp(z - zmax)
-        s0 = w.sum(axis=1)
-        ax = self.a[:, None] * self.x
-        s1 = (w * ax).sum(axis=1) / s0
-        s2 = (w * ax * ax).sum(axis=1) / s0
-        k = np.sum(self.c * (np.log(s0) + zmax[:, 0]))
-        return float(k), float(np.sum(self.c * s1)), float(np.sum(self.c * (s2 - s1 * s1)))
-
-    def bounds(self) -> tuple[float, float]:
-        xs = np.where(self.p > 0, self.x, np.nan)
-        return (float(np.sum(self.c * self.a * np.nanmin(xs, axis=1))),
-                float(np.sum(self.c * self.a * np.nanmax(xs, axis=1))))
-
-
 def _norm_sf(z: float) -> float:
     return 0.5 * math.erfc(z / math.sqrt(2.0))
-
-
-def saddle_tail(ms: MoneySum, s: float, upper: bool = True) -> float:
-    """P(sum >= s) (``upper``) or P(sum <= s) by the Lugannani-Rice formula; normal within 0.05 sd of the mean."""
-    mean, var = ms.mean, ms.variance
-    if var <= 0:
-        return 1.0
-    sd = math.sqrt(var)
-    lo, hi = ms.bounds()
-    if (upper and s > hi) or (not upper and s < lo):
-        return 0.0
-    if (upper and s <= lo) or (not upper and s >= hi):
-        return 1.0
-    z = (s - mean) / sd
-    if abs(z) < 0.05:
-        return _norm_sf(z) if upper else _norm_sf(-z)
-    # Newton on K'(t) = s, in scaled t (t * sd is of order z), safeguarded by bisection on a bracket
-    t = z / sd
-    a, b = (0.0, None) if s > mean else (None, 0.0)
-    for _ in range(200):
-        k, k1, k2 = ms.cgf(t)
-        if abs(k1 - s) <= 1e-10 * sd:
-            break
-        if k1 < s:
-            a = t
-        else:
-            b = t
-        step = t - (k1 - s) / max(k2, 1e-300)
-        if a is not None and b is not None and not (a < step < b):
-            step = 0.5 * (a + b)
-        elif a is not None and b is None and step <= a:
-            step = a * 2 if a > 0 else a + 1 / sd
-        elif b is not None and a is None and step >= b:
-            step = b * 2 if b < 0 else b - 1 / sd
-        t = step
-    k, k1, k2 = ms.cgf(t)
-    w2 = 2.0 * (t * s - k)
-    if w2 <= 0 or k2 <= 0:
-        return _norm_sf(z) if upper else _norm_sf(-z)
-    w = math.copysign(math.sqrt(w2), t)
-    u = t * math.sqrt(k2)
-    phi = math.exp(-0.5 * w * w) / math.sqrt(2 * math.pi)
-    correction = phi * (1.0 / u - 1.0 / w)
-    tail = _norm_sf(w) + correction if upper else _norm_sf(-w) - correction  # each tail computed directly
-    return min(1.0, max(0.0, tail))
-
-
-def two_sided(ms: MoneySum, s: float) -> float:
-    return float(min(1.0, max(P_FLOOR, 2.0 * min(saddle_tail(ms, s, True), saddle_tail(ms, s, False)))))
-
-
-def cornish_fisher(ms: MoneySum, z: float) -> float:
-    """The sum's quantile at standard-normal ``z`` with the skew corrected (Cornish-Fisher, first term)."""
-    sd = math.sqrt(max(ms.variance, 0.0))
-    if sd == 0:
-        return ms.mean
-    g = ms.third_cumulant / sd ** 3
-    return ms.mean + sd * (z + (z * z - 1) * g / 6.0)
 
 
 # ---- many money sums at once (the hold detector's entities) ----------------------------------------
@@ -411,3 +279,58 @@ def binom_sf(k: int, n: int, p: float) -> float:
         return float(min(1.0, np.exp(logpmf(j)).sum()))
     j = np.arange(0, k, dtype=float)
     return float(min(1.0, max(0.0, 1.0 - np.exp(logpmf(j)).sum())))
+
+
+# ---- the joint outcome of a baccarat round (the hold detector: a round's wagers share its cards) --------
+
+#: a round's outcome: result class (0 Player, 1 Tie, 2 Banker, 3 Banker on 6 with two cards, 4 with three)
+#: x Player Pair x Banker Pair, indexed ``class * 4 + player_pair * 2 + banker_pair``
+OUTCOMES = 20
+
+
+@lru_cache(maxsize=16)
+def joint_outcome_probabilities(decks: int, deal_order: tuple[str, ...] = ("player", "banker", "player", "banker")) -> np.ndarray:
+    """P(class, player pair, banker pair) of a fresh shoe, by the same exact enumeration of the first six cards
+    as ``rulebook.baccarat.odds.result_weights`` (weights summed as floats: these are probabilities, not money)."""
+    from rulebook.baccarat import vector as V
+    from rulebook.baccarat.odds import _sequence_weights
+
+    tail = np.indices((13,) * 5, dtype=np.int8).reshape(5, -1).T
+    out = np.zeros(OUTCOMES)
+    for first in range(13):
+        seq = np.empty((len(tail), 6), dtype=np.int8)
+        seq[:, 0] = first
+        seq[:, 1:] = tail
+        w = _sequence_weights(seq, decks).astype(float)
+        coups = V.resolve(seq * 4, deal_order=deal_order)
+        cls = V.result_class(coups).astype(int)
+        idx = cls * 4 + (coups.player_pair == 1).astype(int) * 2 + (coups.banker_pair == 1).astype(int)
+        out += np.bincount(idx, weights=w, minlength=OUTCOMES)
+    return out / out.sum()
+
+
+@lru_cache(maxsize=64)
+def unit_nets_by_outcome(ruleset_name: str, ruleset_version: str) -> dict[str, np.ndarray]:
+    """Per bet: its net per unit wagered on each of the OUTCOMES (the rule set's pay and settlement tables)."""
+    from rulebook.baccarat import vector as V
+
+    params = ruleset_of(ruleset_name, ruleset_version).params
+    effect, num, den = V.payout_table(params)
+    main = V._main_table(params)
+
+    def net(reason) -> float:
+        e = int(effect[reason])
+        return int(num[reason]) / int(den[reason]) if e == 1 else (-1.0 if e == -1 else 0.0)
+
+    out: dict[str, np.ndarray] = {}
+    cls = np.repeat(np.arange(5), 4)
+    pp = np.tile([0, 0, 1, 1], 5)
+    bp = np.tile([0, 1, 0, 1], 5)
+    for bet, code in V.BET_CODES.items():
+        if code == V.BET_PLAYER_PAIR:
+            out[bet] = np.where(pp == 1, net(V.Reason.PLAYER_PAIR_WINS), -1.0)
+        elif code == V.BET_BANKER_PAIR:
+            out[bet] = np.where(bp == 1, net(V.Reason.BANKER_PAIR_WINS), -1.0)
+        else:
+            out[bet] = np.array([net(V.Reason(int(main[code, c]))) for c in cls])
+    return out

@@ -1,11 +1,13 @@
 """hold_anomaly: the house's win far from its theoretical win, per table, dealer and shoe, per bet type.
 
 For each entity (a table, a dealer or a shoe, on one bet type or on all of them) the players' actual
-net ``S = sum recorded_net`` is compared with the distribution it has when every wager is a fair draw
-from its bet's exact payout distribution (``distributions.baccarat_payouts``) at its own amount: the
-theoretical net is ``sum a_i * E[X_i]`` (the handle times each bet's exact house edge), the tail
-comes from the saddle point on the exact cumulant generating function (``batch_two_sided``), which
-carries the skew of the 50:1 and 22:1 lines the normal curve misses. Two-sided: a hold far above
+net ``S = sum recorded_net`` is compared with the distribution it has when every round is a fair draw
+of the shoe: a round's outcome (result class x Player Pair x Banker Pair, 20 atoms, exact from the
+enumeration of the shoe: ``distributions.joint_outcome_probabilities``) settles all of its wagers at
+once, so the Banker and Player bets of one round cancel as they do at the table. The theoretical net
+is ``sum a_i * E[X_i]`` (the handle times each bet's exact house edge); the tail comes from the
+Lugannani-Rice saddle point on the exact cumulant generating function of the rounds
+(``batch_two_sided``), which carries the skew of the 50:1 and 22:1 lines the normal curve misses. Two-sided: a hold far above
 theory (short pays, a shoe stacked against the players) is as much a finding as one far below.
 
 The funnel plot's data (``funnel``) gives, per entity, the handle, the actual and theoretical hold and
@@ -24,12 +26,13 @@ import numpy as np
 import polars as pl
 
 from pipelines.stats.config import StatsParams
-from pipelines.stats.distributions import MoneySums, baccarat_payouts, batch_two_sided, binom_sf
+from pipelines.stats.distributions import (
+    OUTCOMES, MoneySums, batch_two_sided, binom_sf, joint_outcome_probabilities, unit_nets_by_outcome,
+)
 from pipelines.stats.luck import settled_baccarat
 from pipelines.stats.tests_frame import BET_LABEL, fmt_p, tests_frame
 
 GROUP_LABEL = {"table_id": "table", "dealer_id": "dealer", "shoe_id": "shoe"}
-WIDTH = 4  # most outcomes of one baccarat bet (the no-commission Banker: -1, 0, +1/2, +1)
 Z95, Z997 = 1.959963984540054, 2.967737925342750  # two-sided 95 % and 99.7 % normal quantiles
 
 
@@ -43,27 +46,28 @@ def _entities(w: pl.DataFrame, params: StatsParams) -> pl.DataFrame:
     return pl.concat(parts) if parts else w.clear()
 
 
-def _money_sums(e: pl.DataFrame, ent_keys: list[str], summary: pl.DataFrame) -> tuple[MoneySums, np.ndarray]:
-    rows = e.group_by(ent_keys + ["ruleset", "ruleset_version", "decks", "bet", "amount"]).agg(pl.len().alias("c"))
-    rows = rows.join(summary.select(ent_keys + ["ent"]), on=ent_keys, how="inner").sort(
-        "ent", "ruleset", "ruleset_version", "decks", "bet", "amount")  # a fixed order: the same sums to the last bit
-    xs, ps = [], []
-    cache: dict = {}
-    for name, version, decks, bet in rows.select("ruleset", "ruleset_version", "decks", "bet").iter_rows():
-        key = (name, version, decks, bet)
-        if key not in cache:
-            pay = baccarat_payouts(name, version, int(decks))[bet]
-            x = np.zeros(WIDTH)
-            p = np.zeros(WIDTH)
-            x[:len(pay.values)] = pay.units
-            p[:len(pay.values)] = pay.probs
-            cache[key] = (x, p)
-        x, p = cache[key]
-        xs.append(x)
-        ps.append(p)
-    ms = MoneySums(rows["ent"].to_numpy(), np.array(xs).reshape(-1, WIDTH), np.array(ps).reshape(-1, WIDTH),
-                   rows["amount"].to_numpy().astype(float), rows["c"].to_numpy().astype(float), summary.height)
-    return ms, summary["recorded"].to_numpy().astype(float)
+def _round_sums(e: pl.DataFrame, ent_keys: list[str], summary: pl.DataFrame) -> MoneySums:
+    """Each entity's rounds as independent draws of the round's joint outcome (class x pairs, 20 atoms): a row per
+    (entity, round) holding the players' net on every outcome, with the shoe's exact outcome probabilities.
+
+    A round's wagers share its cards: a Banker and a Player bet of the same round cancel, two Banker bets move
+    together. Summing wagers as if independent understated the variance of a table's hold (fair tables came out
+    "anomalous" five times too often); rounds are independent up to the shoe's removal effects.
+    """
+    e = e.join(summary.select(ent_keys + ["ent"]), on=ent_keys, how="inner").sort("ent", "table_id", "round_no", "wager_id")
+    e = e.with_columns(pl.struct("ent", "table_id", "round_no").rank("dense").cast(pl.Int64).sub(1).alias("row"))
+    keys = e.select("ruleset", "ruleset_version", "bet").unique().sort(["ruleset", "ruleset_version", "bet"])
+    table = np.array([unit_nets_by_outcome(r, v)[b] for r, v, b in keys.rows()]).reshape(-1, OUTCOMES)
+    e = e.join(keys.with_row_index("pay_key").with_columns(pl.col("pay_key").cast(pl.Int64)), on=["ruleset", "ruleset_version", "bet"])
+    e = e.sort("row", "wager_id")
+    row = e["row"].to_numpy()
+    n_rows = int(row.max()) + 1 if len(row) else 0
+    nets = e["amount"].to_numpy().astype(float)[:, None] * table[e["pay_key"].to_numpy()]
+    x = np.stack([np.bincount(row, weights=nets[:, k], minlength=n_rows) for k in range(OUTCOMES)], axis=1)
+    first = e.group_by("row").agg(pl.col("ent").first(), pl.col("decks").first()).sort("row")
+    decks = first["decks"].to_numpy()
+    p = np.stack([joint_outcome_probabilities(int(d)) for d in decks]) if n_rows else np.zeros((0, OUTCOMES))
+    return MoneySums(first["ent"].to_numpy().astype(np.int64), x, p, np.ones(n_rows), np.ones(n_rows), summary.height)
 
 
 def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -83,7 +87,8 @@ def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1) 
     ).filter(pl.col("wagers") >= params.hold_min_wagers).sort(ent_keys).with_row_index("ent")
     if summary.height == 0:
         return tests_frame([]), pl.DataFrame()
-    ms, s = _money_sums(e, ent_keys, summary)
+    ms = _round_sums(e, ent_keys, summary)
+    s = summary["recorded"].to_numpy().astype(float)
     p = batch_two_sided(ms, s)
     mean, var, k3 = ms.moments()
     sd = np.sqrt(var)

@@ -28,7 +28,7 @@ from pipelines.stats.fdr import bh_adjust
 from pipelines.stats.hold import dealer_error_rates, hold_tests
 from pipelines.stats.load import StatsInputs, gaming_days, load_inputs
 from pipelines.stats.luck import detect_luck
-from pipelines.stats.tests_frame import TEST_SCHEMA, fmt_p, tests_frame
+from pipelines.stats.tests_frame import fmt_p, tests_frame
 
 STAT_KINDS: tuple[str, ...] = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
 
