@@ -33,6 +33,8 @@ BLACKJACK = "hoiana-blackjack"
 SIDE_BETS = ("tie", "player_pair", "banker_pair", "tiger", "small_tiger", "big_tiger")
 SIDE_P = np.array([0.30, 0.20, 0.20, 0.15, 0.08, 0.07])
 UNIT = 5_000  # cents: every unit bet is a multiple of 50.00
+MULTS = (1, 1, 2, 3)
+SIDE_CUM = np.cumsum(SIDE_P)[:-1]
 
 
 @dataclass(frozen=True)
@@ -45,14 +47,16 @@ class Floor:
     dealers: int = 12
     seats: int = 5  # players at a table per round (at most)
     error_rate: float = 0.002  # each wager's chance of an honest settlement error (either way)
-    # planted behaviours
+    # planted behaviours: a count of 0 leaves the player (or table) out; a strength of 1 (0 for the rates)
+    # keeps him in, behaving fairly (the same floor, for false-positive counts)
     counter_units: float = 1.0
-    counter_hands: int = 500
+    counter_hands: int = 0
     luck_multiple: float = 1.0
-    luck_bets: int = 300
+    luck_bets: int = 0
+    colluder: bool = False
     collusion_rate: float = 0.0
     drift: float = 0.0
-    drift_rounds: int = 1200
+    drift_rounds: int = 0
     side_share: float = 0.25  # share of wagers that carry a side bet
 
 
@@ -94,6 +98,16 @@ def _deal_baccarat(rng, rounds: int, decks: int = 8):
 
 def _baccarat_net_units(bet: str, cls: int, pp: int, bp: int, params) -> tuple[int, int]:
     """(numerator, denominator) of the net per unit wagered, from the rule set's pay table."""
+    key = (bet, cls, pp, bp, id(params))
+    if key not in _NETS:
+        _NETS[key] = _net_units(bet, cls, pp, bp, params)
+    return _NETS[key]
+
+
+_NETS: dict = {}
+
+
+def _net_units(bet: str, cls: int, pp: int, bp: int, params) -> tuple[int, int]:
     effect, num, den = V.payout_table(params)
     if bet in ("player_pair", "banker_pair"):
         won = (pp if bet == "player_pair" else bp) == 1
@@ -128,29 +142,32 @@ def night(floor: Floor, day: dt.date, seed: int, colluder: str = "P-COLLUDER", d
 
     def honest(amount: int, net: int) -> int:
         if rng.random() < floor.error_rate:
-            return net + int(rng.choice([-1, 1])) * max(500, amount // 10 // 500 * 500)
+            return net + (1 if rng.random() < 0.5 else -1) * max(500, amount // 10 // 500 * 500)
         return net
 
     # ---- baccarat
-    n_bac = floor.baccarat_tables + (1 if floor.drift > 0 else 0)
+    n_bac = floor.baccarat_tables + (1 if floor.drift_rounds > 0 else 0)
+    if floor.luck_bets > 0:
+        # the lucky player: his Big Tiger bets land on three-card sixes luck_multiple times as often as chance,
+        # picked from 20 times as many rounds dealt from real shoes at a table of his own
+        pool = 20 * floor.luck_bets
+        _, cls, pp, bp, shoe_of = _deal_baccarat(rng, pool)
+        p = 0.0166
+        w = np.where(cls == 4, floor.luck_multiple * (1 - p) / max(1e-9, 1 - floor.luck_multiple * p), 1.0)
+        for r in sorted(rng.choice(pool, floor.luck_bets, replace=False, p=w / w.sum()).tolist()):
+            num, den = _baccarat_net_units("big_tiger", cls[r], pp[r], bp[r], params)
+            add("BAC-99", round_base + 90_000 + r, 1, "P-LUCKY", dealers[r // 40 % len(dealers)], "baccarat", COMMISSION,
+                version, "big_tiger", 1000, 1000 * num // den, 1000 * num // den, f"S-BAC-99-{seed}-{shoe_of[r]}", 8)
     for t in range(n_bac):
-        drift_table = floor.drift > 0 and t == n_bac - 1
+        drift_table = floor.drift_rounds > 0 and t == n_bac - 1
         table = f"BAC-{t + 1:02d}"
         rounds = floor.drift_rounds if drift_table else floor.baccarat_rounds
-        lucky_table = floor.luck_multiple > 1 and t == 0
-        if lucky_table:  # he picks luck_bets of 5x as many rounds, three-card sixes luck_multiple times as often
-            rounds = max(rounds, 5 * floor.luck_bets)
         cards, cls, pp, bp, shoe_of = _deal_baccarat(rng, rounds)
-        lucky_rounds = set()
-        if lucky_table:
-            p = 0.0166
-            w = np.where(cls == 4, floor.luck_multiple * (1 - p) / max(1e-9, 1 - floor.luck_multiple * p), 1.0)
-            lucky_rounds = set(rng.choice(rounds, floor.luck_bets, replace=False, p=w / w.sum()).tolist())
         for r in range(rounds):
             rno = round_base + t * 10_000 + r
             shoe = f"S-{table}-{seed}-{shoe_of[r]}"
             dealer_id = dealers[(t * 3 + r // 40) % len(dealers)]
-            if floor.collusion_rate > 0 and t == 0 and (r // 40) % 2 == 0:
+            if floor.colluder and t == 0 and (r // 40) % 2 == 0:
                 dealer_id = dealer  # the colluding dealer deals every other stint at the colluder's table
             for c in cards[r]:
                 seq += 1
@@ -162,18 +179,18 @@ def night(floor: Floor, day: dt.date, seed: int, colluder: str = "P-COLLUDER", d
                 player = players[pi]
                 unit = UNIT * (1 + pi % 4)
                 main = "banker" if rng.random() < 0.6 else "player"
-                amount = unit * int(rng.choice([1, 1, 2, 3]))
+                amount = unit * MULTS[rng.integers(4)]
                 num, den = _baccarat_net_units(main, cls[r], pp[r], bp[r], params)
                 net = amount * num // den
                 add(table, rno, seat, player, dealer_id, "baccarat", COMMISSION, version, main, amount, net, honest(amount, net), shoe, 8)
                 if rng.random() < floor.side_share:
-                    side = SIDE_BETS[int(rng.choice(len(SIDE_BETS), p=SIDE_P))]
+                    side = SIDE_BETS[int(np.searchsorted(SIDE_CUM, rng.random()))]
                     samount = max(500, amount // 5 // 500 * 500)
                     num, den = _baccarat_net_units(side, cls[r], pp[r], bp[r], params)
                     net = samount * num // den
                     add(table, rno, seat, player, dealer_id, "baccarat", COMMISSION, version, side, samount, net,
                         honest(samount, net), shoe, 8)
-            if floor.collusion_rate > 0 and t == 0:
+            if floor.colluder and t == 0:
                 amount = 2 * UNIT
                 main = "banker" if rng.random() < 0.5 else "player"
                 num, den = _baccarat_net_units(main, cls[r], pp[r], bp[r], params)
@@ -183,10 +200,6 @@ def night(floor: Floor, day: dt.date, seed: int, colluder: str = "P-COLLUDER", d
                     recorded = net + amount if net >= 0 else 0  # paid twice the win, or the loss not collected
                 add(table, rno, floor.seats + 1, colluder, dealer_id, "baccarat", COMMISSION, version, main, amount, net,
                     recorded, shoe, 8)
-            if r in lucky_rounds:
-                num, den = _baccarat_net_units("big_tiger", cls[r], pp[r], bp[r], params)
-                add(table, rno, floor.seats + 2, "P-LUCKY", dealer_id, "baccarat", COMMISSION, version, "big_tiger", 1000,
-                    1000 * num // den, 1000 * num // den, shoe, 8)
             if drift_table:
                 amount = 40 * UNIT
                 winner = {0: "player", 1: None, 2: "banker", 3: "banker", 4: "banker"}[cls[r]]
@@ -198,8 +211,8 @@ def night(floor: Floor, day: dt.date, seed: int, colluder: str = "P-COLLUDER", d
 
     # ---- blackjack: the card sequence, and main bets
     bj_version = _ruleset_version(BLACKJACK)
-    for t in range(floor.blackjack_tables + (1 if floor.counter_units > 1 else 0)):
-        counter_table = floor.counter_units > 1 and t == floor.blackjack_tables
+    for t in range(floor.blackjack_tables + (1 if floor.counter_hands > 0 else 0)):
+        counter_table = floor.counter_hands > 0 and t == floor.blackjack_tables
         table = f"BJ-{t + 1:02d}"
         rounds = floor.counter_hands if counter_table else floor.blackjack_rounds
         decks = 6
@@ -215,7 +228,7 @@ def night(floor: Floor, day: dt.date, seed: int, colluder: str = "P-COLLUDER", d
             hands = len(seated) + (1 if counter_table else 0)
             n_cards = 2 * (hands + 1) + int(rng.integers(0, hands + 2))
             for seat, pi in enumerate(seated, start=1):
-                amount = UNIT * (1 + pi % 4) * int(rng.choice([1, 1, 2, 3]))
+                amount = UNIT * (1 + pi % 4) * MULTS[rng.integers(4)]
                 net = int(rng.choice([-1, 0, 1, 1], p=[0.48, 0.08, 0.40, 0.04]) * amount)
                 add(table, rno, seat, players[pi], dealer_id, "blackjack", BLACKJACK, bj_version, "main", amount, net,
                     honest(amount, net), sid, decks)
