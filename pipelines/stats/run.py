@@ -167,11 +167,12 @@ def dealer_player_frame(con, night: dt.date | None = None) -> pl.DataFrame:
     return con.sql(sql, params=[night] if night else None).pl()
 
 
-def statistics_step(db_path: Path, nights: list[dt.date], params: StatsParams = DEFAULT_PARAMS) -> list[StatsOutcome]:
+def statistics_step(db_path: Path, nights: list[dt.date], params: StatsParams = DEFAULT_PARAMS,
+                    memory_limit: str | None = None) -> list[StatsOutcome]:
     """Read the database (a bounded read-only connection, closed before any write) and run each night."""
     from pipelines.db import open_bounded_reader
 
-    con = open_bounded_reader(db_path)
+    con = open_bounded_reader(db_path, memory_limit) if memory_limit else open_bounded_reader(db_path)
     try:
         return [statistical_findings(con, night, params) for night in sorted(set(nights))]
     finally:
@@ -182,7 +183,7 @@ def _attach_night(df: pl.DataFrame, night: dt.date) -> pl.DataFrame:
     return df.with_columns(pl.lit(night).alias("night")).select(["night", *df.columns])
 
 
-def write_statistics(db_path: Path, outcomes: list[StatsOutcome]) -> None:
+def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: str | None = None) -> None:
     """Replace the nights' statistical findings, funnel rows, graph rows and tests, in one transaction.
 
     The frames reach DuckDB as Parquet files beside the database (no registered Arrow frame: see
@@ -212,7 +213,7 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome]) -> None:
             pl.concat(parts, how="diagonal_relaxed").write_parquet(files[table])
     marks = ", ".join("?" for _ in nights) or "NULL"
     kinds = ", ".join(f"'{k}'" for k in STAT_KINDS)
-    con = open_writer(db_path)
+    con = open_writer(db_path, memory_limit) if memory_limit else open_writer(db_path)
     try:
         ensure_out_tables(con)
         con.execute("BEGIN TRANSACTION")
