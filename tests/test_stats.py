@@ -220,3 +220,37 @@ def test_a_colluding_dealer_over_a_week():
     t = with_fdr(detect_all(StatsInputs(w, e, c, DAY, DAY + dt.timedelta(days=6)), StatsParams(), 7)[0], StatsParams())
     hit = t.filter(pl.col("flagged") & (pl.col("test") == "overpaid_pair"))
     assert hit.select("dealer_id", "player_id").rows() == [("D-COLLUDER", "P-COLLUDER")]
+
+
+def test_statistics_are_written_once_per_night_and_read_back_for_reports(tmp_path):
+    """write_statistics replaces the night's rows (a re-run leaves the same rows); the report functions read them."""
+    from pipelines.db import open_reader, open_writer
+    from pipelines.stats.run import (
+        StatsOutcome, dealer_player_frame, funnel_curves_frame, funnel_frame, write_statistics,
+    )
+
+    db = tmp_path / "a.duckdb"
+    open_writer(db).close()
+    floor = Floor(baccarat_tables=2, baccarat_rounds=300, blackjack_tables=0, colluder=True, collusion_rate=0.3)
+    w, c, e = night(floor, DAY, 5)
+    tests, funnel, graph = detect_all(StatsInputs(w, e, c, DAY, DAY), StatsParams(), 1)
+    tests = with_fdr(tests, StatsParams())
+    outcome = StatsOutcome(DAY, tests, findings_of(tests, StatsParams()), funnel, graph)
+    assert outcome.findings.height >= 1
+    for _ in range(2):
+        write_statistics(db, [outcome])
+    con = open_reader(db)
+    try:
+        stored = con.sql("SELECT * FROM out_findings ORDER BY finding_id").pl()
+        assert stored.height == outcome.findings.height
+        assert stored["q_value"].max() <= 0.01 and stored["p_value"].null_count() == 0
+        assert funnel_frame(con, DAY).height == funnel.height > 0
+        curves = funnel_curves_frame(con, DAY)
+        assert (curves["low_95"] < curves["theoretical_hold"]).all() and (curves["high_997"] > curves["high_95"]).all()
+        pairs = dealer_player_frame(con, DAY)
+        assert pairs.height == graph.height
+        colluder = pairs.filter((pl.col("dealer_id") == "D-COLLUDER") & (pl.col("player_id") == "P-COLLUDER")).row(0, named=True)
+        assert colluder["overpaid_rounds"] > 10 and colluder["p_value"] < 1e-6
+        assert con.execute("SELECT count(*) FROM out_stat_tests").fetchall()[0][0] == tests.height
+    finally:
+        con.close()

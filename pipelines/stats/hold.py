@@ -159,3 +159,30 @@ def dealer_error_rates(wagers: pl.DataFrame, dealer_errors: pl.DataFrame, params
                                              "per_1000": round(1000 * r["errors"] / r["rounds"], 2),
                                              "floor_per_1000": round(1000 * floor_rate, 2)})})
     return tests_frame(rows)
+
+
+def funnel_curves(funnel: pl.DataFrame, points: int = 60) -> pl.DataFrame:
+    """The funnel plot's band lines: per entity type, bet level, currency and window (and night, when the frame
+    has one), the theoretical hold (handle-weighted) and its 95 % and 99.7 % bands on a log grid of handles.
+
+    A hold's standard deviation at handle H is ``s / sqrt(H)`` with ``s`` the entities' ``sd_per_unit`` (their
+    median: the bet mix of a typical entity); the lines are the normal bands a regulator's funnel plot draws,
+    the per-entity bands in ``funnel`` (``hold_low_95`` ...) carry each entity's own skew.
+    """
+    keys = [k for k in ("night", "entity_type", "bet", "currency", "window_days") if k in funnel.columns]
+    if funnel.height == 0:
+        return pl.DataFrame()
+    parts = []
+    for key, g in funnel.group_by(keys, maintain_order=True):
+        handle = g["handle"].cast(pl.Float64)
+        theory = float((g["theoretical_hold"] * handle).sum() / handle.sum())
+        s = float(g["sd_per_unit"].median())
+        lo, hi = max(1.0, float(handle.min()) / 2), float(handle.max()) * 2
+        grid = np.geomspace(lo, hi, points)
+        sd = s / np.sqrt(grid)
+        parts.append(pl.DataFrame({
+            **{k: [v] * points for k, v in zip(keys, key)}, "handle": grid, "theoretical_hold": [theory] * points,
+            "low_95": theory - Z95 * sd, "high_95": theory + Z95 * sd,
+            "low_997": theory - Z997 * sd, "high_997": theory + Z997 * sd,
+        }))
+    return pl.concat(parts)

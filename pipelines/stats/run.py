@@ -53,14 +53,18 @@ def detect_all(inputs: StatsInputs, params: StatsParams, window_days: int) -> tu
     """Every detector over one window's frames: (tests, funnel, graph). No FDR here."""
     hold, funnel = hold_tests(inputs.wagers, params, window_days)
     graph = dealer_player_graph(inputs.wagers, window_days)
+    collusion = collusion_tests(graph, params, window_days)
     tests = pl.concat([
         hold,
         dealer_error_rates(inputs.wagers, inputs.dealer_errors, params, window_days),
         detect_luck(inputs.wagers, params, window_days),
         counter_tests(inputs.wagers, inputs.cards, params, window_days),
         pair_count_tests(inputs.wagers, inputs.cards, params, window_days),
-        collusion_tests(graph, params, window_days),
+        collusion,
     ])
+    if graph.height:  # the pair's p-value beside it (empty for pairs with too few rounds to be tested)
+        graph = graph.join(collusion.select("dealer_id", "player_id", "currency", "p_value"),
+                           on=["dealer_id", "player_id", "currency"], how="left")
     return tests, funnel, graph
 
 
@@ -159,6 +163,13 @@ def funnel_frame(con, night: dt.date | None = None) -> pl.DataFrame:
     """The funnel plot's data for reports: hold against handle, bands, per entity and window (all nights or one)."""
     sql = f"SELECT * FROM {FUNNEL_TABLE}" + (" WHERE night = ?" if night else "") + " ORDER BY night, window_days, entity_type, entity, bet"
     return con.sql(sql, params=[night] if night else None).pl()
+
+
+def funnel_curves_frame(con, night: dt.date | None = None) -> pl.DataFrame:
+    """The funnel plot's band lines (theory, 95 % and 99.7 %) over a grid of handles, from ``funnel_frame``."""
+    from pipelines.stats.hold import funnel_curves
+
+    return funnel_curves(funnel_frame(con, night))
 
 
 def dealer_player_frame(con, night: dt.date | None = None) -> pl.DataFrame:
