@@ -8,11 +8,11 @@
   (n >= ``counter_min_hands``). The evidence carries the KO correlation as the
   second system, the bet ramp (mean bet in units of the player's smallest bet per true-count band)
   and the mid-shoe entries with the true count at entry (wonging).
-- **Baccarat pair bets**: the exact P(pair) of the remaining shoe before each round
-  (``counts.pair_probability_before_rounds``); a player's pair bets are compared with the rounds he
-  played: the mean P(pair) where he bet a pair against the mean over all his rounds, a one-sided z
-  with the finite-population correction. (The Tiger bets need an effect-of-removal table of the
-  three-card sixes, not built yet: they are not tested.)
+- **Baccarat side bets**: the Pairs by the exact P(pair) of the remaining shoe before each round
+  (``counts.pair_probability_before_rounds``), the Tiger bets by the effect-of-removal estimate of
+  their EV in the shoe left (``tiger_count``: the mean of the three Tiger bets' EVs); a player's bets
+  of the family are compared with the rounds he played: the mean measure where he bet against the
+  mean over all his rounds, a one-sided z with the finite-population correction.
 """
 
 from __future__ import annotations
@@ -116,38 +116,74 @@ def counter_tests(wagers: pl.DataFrame, cards: pl.DataFrame, params: StatsParams
     return tests_frame(rows)
 
 
+FAMILIES = (
+    ("pairs", ("player_pair", "banker_pair"), "p_pair", "a pair", "{:.4f}"),
+    ("tigers", ("tiger", "small_tiger", "big_tiger"), "tiger_ev", "a Tiger bet", "{:+.4f}"),
+)
+
+
+def _shoe_measures(wagers: pl.DataFrame, cards: pl.DataFrame, families: set[str]) -> pl.DataFrame:
+    """Per (table, round): the pair probability of the shoe left, and the mean estimated EV of the three Tiger bets."""
+    from pipelines.stats.tiger_count import TIGER_BETS, tiger_ev_before_rounds
+
+    out = pair_probability_before_rounds(cards).select("table_id", "round_no", "p_pair")
+    if "tigers" in families:
+        per_table = wagers.filter(pl.col("game") == "baccarat").group_by("table_id").agg(
+            pl.col("ruleset").first(), pl.col("ruleset_version").first())
+        rulesets = {t: (r, v) for t, r, v in per_table.iter_rows()}
+        tiger = tiger_ev_before_rounds(cards, rulesets).select(
+            "table_id", "round_no", (sum(pl.col(f"ev_{b}") for b in TIGER_BETS) / len(TIGER_BETS)).alias("tiger_ev"))
+        out = out.join(tiger, on=["table_id", "round_no"], how="full", coalesce=True)
+    else:
+        out = out.with_columns(pl.lit(None, dtype=pl.Float64).alias("tiger_ev"))
+    return out
+
+
 def pair_count_tests(wagers: pl.DataFrame, cards: pl.DataFrame, params: StatsParams, window_days: int = 1) -> pl.DataFrame:
-    pp = pair_probability_before_rounds(cards)
+    """Baccarat side bets placed when the shoe left favours them: the Pairs (exact) and the Tigers (effect of removal)."""
     bac = wagers.filter((pl.col("game") == "baccarat") & pl.col("player_id").is_not_null() & (pl.col("status") == "settled"))
-    if bac.height == 0 or pp.height == 0:
+    if bac.height == 0 or cards.height == 0:
         return tests_frame([])
-    present = bac.group_by("player_id", "currency", "table_id", "round_no").agg(
-        pl.col("bet").is_in(["player_pair", "banker_pair"]).any().alias("bet_pair"), pl.col("gaming_day").first(),
-        pl.col("ruleset").first(),
-        pl.col("expected_net").filter(pl.col("bet").is_in(["player_pair", "banker_pair"])).sum(),
-        pl.col("recorded_net").filter(pl.col("bet").is_in(["player_pair", "banker_pair"])).sum(),
-    ).join(pp, on=["table_id", "round_no"], how="inner").drop_nulls("p_pair")
-    stats = present.group_by("player_id", "currency").agg(
-        pl.len().alias("n_all"), pl.col("bet_pair").sum().alias("n_bet"), pl.col("p_pair").mean().alias("mean_all"),
-        pl.col("p_pair").std().alias("sd_all"), pl.col("p_pair").filter(pl.col("bet_pair")).mean().alias("mean_bet"),
-        pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
-        pl.col("ruleset").first(), pl.col("expected_net").sum(), pl.col("recorded_net").sum(),
-        pl.col("table_id").unique().sort().alias("tables"),
-    ).filter((pl.col("n_bet") >= params.pair_count_min_bets) & (pl.col("n_bet") < pl.col("n_all"))).sort("player_id", "currency")
+    # only families some player bets often enough (the Tiger effects of removal cost seconds to enumerate)
+    counts = bac.group_by("player_id", "currency").agg(
+        *[pl.col("bet").is_in(list(bets)).sum().alias(name) for name, bets, *_ in FAMILIES])
+    families = {name for name, *_ in FAMILIES if counts.height and int(counts[name].max()) >= params.pair_count_min_bets}
+    if not families:
+        return tests_frame([])
+    measures = _shoe_measures(bac, cards, families)
     rows = []
-    for r in stats.iter_rows(named=True):
-        fpc = math.sqrt(max(1e-12, 1 - r["n_bet"] / r["n_all"]))
-        se = (r["sd_all"] or 0.0) / math.sqrt(r["n_bet"]) * fpc
-        z = (r["mean_bet"] - r["mean_all"]) / se if se > 0 else 0.0
-        p = max(1e-12, _norm_sf(z))
-        sentence = (f"{r['player_id']} bet a pair on {r['n_bet']} of {r['n_all']} baccarat rounds; the shoe left gave a pair "
-                    f"{r['mean_bet']:.4f} where he bet it against {r['mean_all']:.4f} over his rounds (z = {z:.1f}); p = {fmt_p(p)}")
-        rows.append({"kind": "advantage_play", "test": "pair_count", "entity": f"{r['player_id']} x baccarat pair count",
-                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
-                     "table_id": r["tables"][0] if len(r["tables"]) == 1 else None, "player_id": r["player_id"],
-                     "game": "baccarat", "ruleset": r["ruleset"], "currency": r["currency"], "bet": "pairs",
-                     "rounds": r["n_all"], "wagers": r["n_bet"], "expected_net": r["expected_net"],
-                     "recorded_net": r["recorded_net"], "p_value": p, "sentence": sentence,
-                     "evidence": json.dumps({"z": round(z, 3), "mean_p_pair_bet": r["mean_bet"],
-                                             "mean_p_pair_all": r["mean_all"], "tables": r["tables"]}, default=str)})
+    for name, bets, measure, what, fmt in FAMILIES:
+        if name not in families:
+            continue
+        fam = pl.col("bet").is_in(list(bets))
+        present = bac.group_by("player_id", "currency", "table_id", "round_no").agg(
+            fam.any().alias("bet_fam"), pl.col("gaming_day").first(), pl.col("ruleset").first(),
+            pl.col("expected_net").filter(fam).sum(), pl.col("recorded_net").filter(fam).sum(),
+        ).join(measures.select("table_id", "round_no", measure), on=["table_id", "round_no"], how="inner").drop_nulls(measure)
+        stats = present.group_by("player_id", "currency").agg(
+            pl.len().alias("n_all"), pl.col("bet_fam").sum().alias("n_bet"), pl.col(measure).mean().alias("mean_all"),
+            pl.col(measure).std().alias("sd_all"), pl.col(measure).filter(pl.col("bet_fam")).mean().alias("mean_bet"),
+            pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
+            pl.col("ruleset").first(), pl.col("expected_net").sum(), pl.col("recorded_net").sum(),
+            pl.col("table_id").unique().sort().alias("tables"),
+        ).filter((pl.col("n_bet") >= params.pair_count_min_bets) & (pl.col("n_bet") < pl.col("n_all"))).sort("player_id", "currency")
+        for r in stats.iter_rows(named=True):
+            fpc = math.sqrt(max(1e-12, 1 - r["n_bet"] / r["n_all"]))
+            se = (r["sd_all"] or 0.0) / math.sqrt(r["n_bet"]) * fpc
+            z = (r["mean_bet"] - r["mean_all"]) / se if se > 0 else 0.0
+            p = max(1e-12, _norm_sf(z))
+            label = "pair probability" if name == "pairs" else "mean Tiger-bet EV"
+            sentence = (f"{r['player_id']} bet {what} on {r['n_bet']} of {r['n_all']} baccarat rounds; the shoe left gave a "
+                        f"{label} of {fmt.format(r['mean_bet'])} where he bet against {fmt.format(r['mean_all'])} over his "
+                        f"rounds (z = {z:.1f}); p = {fmt_p(p)}")
+            rows.append({"kind": "advantage_play", "test": f"{name[:-1]}_count", "entity": f"{r['player_id']} x baccarat {name} count",
+                         "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
+                         "table_id": r["tables"][0] if len(r["tables"]) == 1 else None, "player_id": r["player_id"],
+                         "game": "baccarat", "ruleset": r["ruleset"], "currency": r["currency"], "bet": name,
+                         "rounds": r["n_all"], "wagers": r["n_bet"], "expected_net": r["expected_net"],
+                         "recorded_net": r["recorded_net"], "p_value": p, "sentence": sentence,
+                         "evidence": json.dumps({"z": round(z, 3), f"mean_{measure}_bet": r["mean_bet"],
+                                                 f"mean_{measure}_all": r["mean_all"], "tables": r["tables"],
+                                                 "method": "exact pair probability" if name == "pairs"
+                                                 else "effect-of-removal estimate of the Tiger bets' EV"}, default=str)})
     return tests_frame(rows)
