@@ -36,38 +36,50 @@ GROUP_LABEL = {"table_id": "table", "dealer_id": "dealer", "shoe_id": "shoe"}
 Z95, Z997 = 1.959963984540054, 2.967737925342750  # two-sided 95 % and 99.7 % normal quantiles
 
 
-def _entities(w: pl.DataFrame, params: StatsParams) -> pl.DataFrame:
-    """The wagers once per entity they belong to: grouping, key, bet level ("all" or the bet)."""
-    parts = []
-    for g in params.hold_groupings:
-        base = w.filter(pl.col(g).is_not_null()).with_columns(pl.lit(g).alias("grouping"), pl.col(g).alias("key"))
-        parts.append(base.with_columns(pl.col("bet").alias("level")))
-        parts.append(base.with_columns(pl.lit("all").alias("level")))
-    return pl.concat(parts) if parts else w.clear()
+def _entities(w: pl.DataFrame, grouping: str) -> pl.DataFrame:
+    """The wagers once per entity of one grouping they belong to: key, bet level ("all" or the bet)."""
+    base = w.filter(pl.col(grouping).is_not_null()).with_columns(pl.lit(grouping).alias("grouping"), pl.col(grouping).alias("key"))
+    return pl.concat([base.with_columns(pl.col("bet").alias("level")), base.with_columns(pl.lit("all").alias("level"))])
 
 
 def _round_sums(e: pl.DataFrame, ent_keys: list[str], summary: pl.DataFrame) -> MoneySums:
-    """Each entity's rounds as independent draws of the round's joint outcome (class x pairs, 20 atoms): a row per
-    (entity, round) holding the players' net on every outcome, with the shoe's exact outcome probabilities.
+    """Each entity's rounds as independent draws of the round's joint outcome (class x pairs, 20 atoms): the
+    players' net on every outcome, with the shoe's exact outcome probabilities.
 
     A round's wagers share its cards: a Banker and a Player bet of the same round cancel, two Banker bets move
     together. Summing wagers as if independent understated the variance of a table's hold (fair tables came out
-    "anomalous" five times too often); rounds are independent up to the shoe's removal effects.
+    "anomalous" five times too often); rounds are independent up to the shoe's removal effects. On one bet type,
+    a round's net is its total stake times the bet's net per unit, so such rounds are kept once per distinct
+    (stake, decks, rule set) with a count; on all bets, one row per round.
     """
-    e = e.join(summary.select(ent_keys + ["ent"]), on=ent_keys, how="inner").sort("ent", "table_id", "round_no", "wager_id")
-    e = e.with_columns(pl.struct("ent", "table_id", "round_no").rank("dense").cast(pl.Int64).sub(1).alias("row"))
+    e = e.join(summary.select(ent_keys + ["ent"]), on=ent_keys, how="inner")
     keys = e.select("ruleset", "ruleset_version", "bet").unique().sort(["ruleset", "ruleset_version", "bet"])
     table = np.array([unit_nets_by_outcome(r, v)[b] for r, v, b in keys.rows()]).reshape(-1, OUTCOMES)
     e = e.join(keys.with_row_index("pay_key").with_columns(pl.col("pay_key").cast(pl.Int64)), on=["ruleset", "ruleset_version", "bet"])
-    e = e.sort("row", "wager_id")
-    row = e["row"].to_numpy()
+    per_bet = e.group_by("ent", "level", "gaming_day", "table_id", "round_no", "decks", "pay_key").agg(pl.col("amount").sum())
+    # one bet type: (entity, stake, decks, bet) with a count
+    single = per_bet.filter(pl.col("level") != "all").group_by("ent", "decks", "pay_key", "amount").agg(
+        pl.len().alias("c")).sort("ent", "pay_key", "decks", "amount")
+    x1 = single["amount"].to_numpy().astype(float)[:, None] * table[single["pay_key"].to_numpy()]
+    # all bets: one row per (entity, round), its bets' nets added outcome by outcome
+    whole = per_bet.filter(pl.col("level") == "all").sort("ent", "gaming_day", "table_id", "round_no", "pay_key").with_columns(
+        pl.struct("ent", "gaming_day", "table_id", "round_no").rank("dense").cast(pl.Int64).sub(1).alias("row"))
+    row = whole["row"].to_numpy()
     n_rows = int(row.max()) + 1 if len(row) else 0
-    nets = e["amount"].to_numpy().astype(float)[:, None] * table[e["pay_key"].to_numpy()]
-    x = np.stack([np.bincount(row, weights=nets[:, k], minlength=n_rows) for k in range(OUTCOMES)], axis=1)
-    first = e.group_by("row").agg(pl.col("ent").first(), pl.col("decks").first()).sort("row")
-    decks = first["decks"].to_numpy()
-    p = np.stack([joint_outcome_probabilities(int(d)) for d in decks]) if n_rows else np.zeros((0, OUTCOMES))
-    return MoneySums(first["ent"].to_numpy().astype(np.int64), x, p, np.ones(n_rows), np.ones(n_rows), summary.height)
+    nets = whole["amount"].to_numpy().astype(float)[:, None] * table[whole["pay_key"].to_numpy()]
+    x2 = np.stack([np.bincount(row, weights=nets[:, k], minlength=n_rows) for k in range(OUTCOMES)], axis=1)
+    first = whole.group_by("row").agg(pl.col("ent").first(), pl.col("decks").first()).sort("row")
+    probs = {int(d): joint_outcome_probabilities(int(d)) for d in set(single["decks"].to_list()) | set(first["decks"].to_list())}
+
+    def p_of(decks) -> np.ndarray:
+        return np.stack([probs[int(d)] for d in decks]) if len(decks) else np.zeros((0, OUTCOMES))
+
+    return MoneySums(
+        np.concatenate([single["ent"].to_numpy(), first["ent"].to_numpy()]).astype(np.int64),
+        np.concatenate([x1.reshape(-1, OUTCOMES), x2.reshape(-1, OUTCOMES)]),
+        np.concatenate([p_of(single["decks"].to_numpy()), p_of(first["decks"].to_numpy())]),
+        np.ones(single.height + n_rows), np.concatenate([single["c"].to_numpy().astype(float), np.ones(n_rows)]),
+        summary.height)
 
 
 def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -75,7 +87,18 @@ def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1) 
     w = settled_baccarat(wagers)
     if w.height == 0:
         return tests_frame([]), pl.DataFrame()
-    e = _entities(w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo")), params)
+    w = w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"))
+    tests, funnels = [], []
+    for grouping in params.hold_groupings:  # one grouping at a time: what is held at once stays a third
+        t, f = _hold_grouping(w, grouping, params, window_days)
+        tests.append(t)
+        if f.height:
+            funnels.append(f)
+    return pl.concat(tests), (pl.concat(funnels) if funnels else pl.DataFrame())
+
+
+def _hold_grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    e = _entities(w, grouping)
     ent_keys = ["grouping", "key", "level", "currency"]
     summary = e.group_by(ent_keys).agg(
         pl.len().alias("wagers"), pl.struct("table_id", "round_no").n_unique().alias("rounds"),
