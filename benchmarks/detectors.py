@@ -77,7 +77,7 @@ SCENARIOS = (
         {"luck_multiple": 1.0}),
     Scenario(
         "drift", "a baccarat table holding about -9 % against +1.2 % over 1,200 rounds",
-        Floor(baccarat_tables=2, blackjack_tables=0, seats=3, drift=0.12, drift_rounds=1200), 1,
+        Floor(baccarat_tables=2, blackjack_tables=0, drift=0.27, drift_rounds=1200), 1,
         lambda t, f: t.filter(pl.col("flagged") & (pl.col("test") == "hold_table") & (pl.col("table_id") == _drift_table(f))).height > 0,
         lambda r, f: r["table_id"] == _drift_table(f) or _drift_table(f) in _tables(r), {"drift": 0.0}),
 )
@@ -124,7 +124,7 @@ CURVES = {
     "counter": [("counter_units", (2, 4, 8)), ("counter_hands", (100, 250, 500))],
     "luck": [("luck_multiple", (2, 3, 5)), ("luck_bets", (100, 300))],
     "collusion": [("collusion_rate", (0.01, 0.02, 0.05)), ("days", (1, 7))],
-    "drift": [("drift", (0.04, 0.08, 0.12)), ("drift_rounds", (300, 1200))],
+    "drift": [("drift", (0.1, 0.2, 0.27)), ("drift_rounds", (300, 1200))],
 }
 
 

@@ -196,7 +196,7 @@ def test_fair_nights_p_values_are_uniform_and_few_entities_are_flagged(fair_test
 
 def test_planted_behaviours_are_found_and_named(tmp_path):
     floor = Floor(baccarat_tables=3, baccarat_rounds=300, blackjack_tables=1, blackjack_rounds=200,
-                  counter_units=8, counter_hands=500, luck_multiple=5, luck_bets=300, drift=0.15, drift_rounds=1200)
+                  counter_units=8, counter_hands=500, luck_multiple=5, luck_bets=300, drift=0.35, drift_rounds=1200)
     w, c, e = night(floor, DAY, 7)
     t = with_fdr(detect_all(StatsInputs(w, e, c, DAY, DAY), StatsParams(), 1)[0], StatsParams())
     flagged = t.filter(pl.col("flagged"))

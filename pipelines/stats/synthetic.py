@@ -57,6 +57,7 @@ class Floor:
     collusion_rate: float = 0.0
     drift: float = 0.0
     drift_rounds: int = 0
+    drift_units: int = 12  # the informed bettor's stake, in units (the other seats bet 1 to 12 units)
     side_share: float = 0.25  # share of wagers that carry a side bet
 
 
@@ -201,7 +202,7 @@ def night(floor: Floor, day: dt.date, seed: int, colluder: str = "P-COLLUDER", d
                 add(table, rno, floor.seats + 1, colluder, dealer_id, "baccarat", COMMISSION, version, main, amount, net,
                     recorded, shoe, 8)
             if drift_table:
-                amount = 40 * UNIT
+                amount = floor.drift_units * UNIT
                 winner = {0: "player", 1: None, 2: "banker", 3: "banker", 4: "banker"}[cls[r]]
                 informed = rng.random() < floor.drift and winner is not None
                 main = winner if informed else ("banker" if rng.random() < 0.5 else "player")
