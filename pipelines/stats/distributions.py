@@ -168,8 +168,9 @@ class MoneySums:
         """Mean, variance and third cumulant of each entity's sum."""
         m1 = (self.p * self.x).sum(axis=1)
         d = self.x - m1[:, None]
-        var = (self.p * d * d).sum(axis=1)
-        k3 = (self.p * d ** 3).sum(axis=1)
+        pd2 = self.p * d * d
+        var = pd2.sum(axis=1)
+        k3 = (pd2 * d).sum(axis=1)
         return (self._sum(self.c * self.a * m1), self._sum(self.c * self.a ** 2 * var),
                 self._sum(self.c * self.a ** 3 * k3))
 
@@ -203,14 +204,15 @@ def _norm_sf_v(z: np.ndarray) -> np.ndarray:
     return np.array([0.5 * erfc(v / sqrt(2.0)) for v in np.ravel(z)]).reshape(np.shape(z))
 
 
-def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = 1.5, iterations: int = 60) -> np.ndarray:
+def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = 1.5, iterations: int = 60,
+                    moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Two-sided tail probability of each entity's observed sum ``s``.
 
     Entities within ``saddle_beyond`` standard deviations of their mean get the normal figure (p >= 0.13:
     never near a flag); the others the Lugannani-Rice saddle point, solved by a safeguarded Newton
     iteration vectorised over the entities.
     """
-    mean, var, _ = ms.moments()
+    mean, var, _ = moments if moments is not None else ms.moments()
     sd = np.sqrt(np.maximum(var, 1e-300))
     z = (s - mean) / sd
     p = np.minimum(1.0, 2.0 * _norm_sf_v(np.abs(z)))
@@ -288,10 +290,14 @@ def binom_sf(k: int, n: int, p: float) -> float:
 OUTCOMES = 20
 
 
-@lru_cache(maxsize=16)
 def joint_outcome_probabilities(decks: int, deal_order: tuple[str, ...] = ("player", "banker", "player", "banker")) -> np.ndarray:
     """P(class, player pair, banker pair) of a fresh shoe, by the same exact enumeration of the first six cards
     as ``rulebook.baccarat.odds.result_weights`` (weights summed as floats: these are probabilities, not money)."""
+    return _joint(int(decks), tuple(deal_order))
+
+
+@lru_cache(maxsize=16)
+def _joint(decks: int, deal_order: tuple[str, ...]) -> np.ndarray:
     from rulebook.baccarat import vector as V
     from rulebook.baccarat.odds import _sequence_weights
 

@@ -36,13 +36,7 @@ GROUP_LABEL = {"table_id": "table", "dealer_id": "dealer", "shoe_id": "shoe"}
 Z95, Z997 = 1.959963984540054, 2.967737925342750  # two-sided 95 % and 99.7 % normal quantiles
 
 
-def _entities(w: pl.DataFrame, grouping: str) -> pl.DataFrame:
-    """The wagers once per entity of one grouping they belong to: key, bet level ("all" or the bet)."""
-    base = w.filter(pl.col(grouping).is_not_null()).with_columns(pl.lit(grouping).alias("grouping"), pl.col(grouping).alias("key"))
-    return pl.concat([base.with_columns(pl.col("bet").alias("level")), base.with_columns(pl.lit("all").alias("level"))])
-
-
-def _round_sums(e: pl.DataFrame, ent_keys: list[str], summary: pl.DataFrame) -> MoneySums:
+def _round_sums(base: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
     """Each entity's rounds as independent draws of the round's joint outcome (class x pairs, 20 atoms): the
     players' net on every outcome, with the shoe's exact outcome probabilities.
 
@@ -52,42 +46,53 @@ def _round_sums(e: pl.DataFrame, ent_keys: list[str], summary: pl.DataFrame) -> 
     a round's net is its total stake times the bet's net per unit, so such rounds are kept once per distinct
     (stake, decks, rule set) with a count; on all bets, one row per round.
     """
-    e = e.join(summary.select(ent_keys + ["ent"]), on=ent_keys, how="inner")
-    keys = e.select("ruleset", "ruleset_version", "bet").unique().sort(["ruleset", "ruleset_version", "bet"])
+    keys = base.select("ruleset", "ruleset_version", "bet").unique().sort(["ruleset", "ruleset_version", "bet"])
     table = np.array([unit_nets_by_outcome(r, v)[b] for r, v, b in keys.rows()]).reshape(-1, OUTCOMES)
-    e = e.join(keys.with_row_index("pay_key").with_columns(pl.col("pay_key").cast(pl.Int64)), on=["ruleset", "ruleset_version", "bet"])
-    per_bet = e.group_by("ent", "level", "gaming_day", "table_id", "round_no", "decks", "pay_key").agg(pl.col("amount").sum())
+    per_bet = base.join(keys.with_row_index("pay_key").with_columns(pl.col("pay_key").cast(pl.Int64)),
+                        on=["ruleset", "ruleset_version", "bet"]).group_by(
+        "key", "currency", "bet", "rid", "decks", "pay_key").agg(pl.col("amount").sum())
+    ents = summary.select("key", "currency", "level", "ent")
     # one bet type: (entity, stake, decks, bet) with a count
-    single = per_bet.filter(pl.col("level") != "all").group_by("ent", "decks", "pay_key", "amount").agg(
-        pl.len().alias("c")).sort("ent", "pay_key", "decks", "amount")
+    single = per_bet.join(ents, left_on=["key", "currency", "bet"], right_on=["key", "currency", "level"], how="inner").group_by(
+        "ent", "decks", "pay_key", "amount").agg(pl.len().alias("c")).sort("ent", "pay_key", "decks", "amount")
     x1 = single["amount"].to_numpy().astype(float)[:, None] * table[single["pay_key"].to_numpy()]
     # all bets: one row per (entity, round), its bets' nets added outcome by outcome
-    whole = per_bet.filter(pl.col("level") == "all").sort("ent", "gaming_day", "table_id", "round_no", "pay_key").with_columns(
-        pl.struct("ent", "gaming_day", "table_id", "round_no").rank("dense").cast(pl.Int64).sub(1).alias("row"))
+    whole = per_bet.join(ents.filter(pl.col("level") == "all").drop("level"), on=["key", "currency"], how="inner").sort(
+        "ent", "rid", "pay_key")
+    whole = whole.with_columns(((pl.col("ent") != pl.col("ent").shift()) | (pl.col("rid") != pl.col("rid").shift()))
+                               .fill_null(True).cast(pl.Int64).cum_sum().sub(1).alias("row"))
     row = whole["row"].to_numpy()
-    n_rows = int(row.max()) + 1 if len(row) else 0
+    n_rows = int(row[-1]) + 1 if len(row) else 0
     nets = whole["amount"].to_numpy().astype(float)[:, None] * table[whole["pay_key"].to_numpy()]
     x2 = np.stack([np.bincount(row, weights=nets[:, k], minlength=n_rows) for k in range(OUTCOMES)], axis=1)
-    first = whole.group_by("row").agg(pl.col("ent").first(), pl.col("decks").first()).sort("row")
-    probs = {int(d): joint_outcome_probabilities(int(d)) for d in set(single["decks"].to_list()) | set(first["decks"].to_list())}
+    starts = np.flatnonzero(np.r_[True, np.diff(row) != 0]) if len(row) else np.zeros(0, dtype=int)
+    ent2, decks2 = whole["ent"].to_numpy()[starts], whole["decks"].to_numpy()[starts]
+    probs = {int(d): joint_outcome_probabilities(int(d)) for d in set(single["decks"].to_list()) | set(decks2.tolist())}
 
     def p_of(decks) -> np.ndarray:
-        return np.stack([probs[int(d)] for d in decks]) if len(decks) else np.zeros((0, OUTCOMES))
+        if not len(decks):
+            return np.zeros((0, OUTCOMES))
+        values = sorted(probs)
+        return np.stack([probs[d] for d in values])[np.searchsorted(values, decks)]
 
     return MoneySums(
-        np.concatenate([single["ent"].to_numpy(), first["ent"].to_numpy()]).astype(np.int64),
+        np.concatenate([single["ent"].to_numpy(), ent2]).astype(np.int64),
         np.concatenate([x1.reshape(-1, OUTCOMES), x2.reshape(-1, OUTCOMES)]),
-        np.concatenate([p_of(single["decks"].to_numpy()), p_of(first["decks"].to_numpy())]),
+        np.concatenate([p_of(single["decks"].to_numpy()), p_of(decks2)]),
         np.ones(single.height + n_rows), np.concatenate([single["c"].to_numpy().astype(float), np.ones(n_rows)]),
         summary.height)
 
 
-def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(test rows, funnel rows) of every table, dealer and shoe, by bet type and all bets together."""
-    w = settled_baccarat(wagers)
+def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
+               settled: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(test rows, funnel rows) of every table, dealer and shoe, by bet type and all bets together.
+
+    ``settled``: ``luck.settled_baccarat(wagers)`` when the caller has it already."""
+    w = settled_baccarat(wagers) if settled is None else settled
     if w.height == 0:
         return tests_frame([]), pl.DataFrame()
-    w = w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"))
+    w = w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"),
+                       pl.struct("gaming_day", "table_id", "round_no").rank("dense").cast(pl.Int64).alias("rid"))
     tests, funnels = [], []
     for grouping in params.hold_groupings:  # one grouping at a time: what is held at once stays a third
         t, f = _hold_grouping(w, grouping, params, window_days)
@@ -98,22 +103,24 @@ def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1) 
 
 
 def _hold_grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    e = _entities(w, grouping)
-    ent_keys = ["grouping", "key", "level", "currency"]
-    summary = e.group_by(ent_keys).agg(
-        pl.len().alias("wagers"), pl.struct("table_id", "round_no").n_unique().alias("rounds"),
-        pl.col("amount").sum().alias("handle"), pl.col("theo").sum().alias("theo"),
-        pl.col("recorded_net").sum().alias("recorded"), pl.col("gaming_day").min().alias("first_day"),
-        pl.col("gaming_day").max().alias("last_day"), pl.col("table_id").unique().sort().alias("tables"),
-        pl.col("ruleset").first().alias("ruleset"), pl.col("round_no").min().alias("first_round"),
-        pl.col("round_no").max().alias("last_round"),
-    ).filter(pl.col("wagers") >= params.hold_min_wagers).sort(ent_keys).with_row_index("ent")
+    base = w.filter(pl.col(grouping).is_not_null()).with_columns(pl.col(grouping).alias("key"))
+    agg = [pl.len().alias("wagers"), pl.col("rid").n_unique().alias("rounds"),
+           pl.col("amount").sum().alias("handle"), pl.col("theo").sum().alias("theo"),
+           pl.col("recorded_net").sum().alias("recorded"), pl.col("gaming_day").min().alias("first_day"),
+           pl.col("gaming_day").max().alias("last_day"), pl.col("table_id").unique().sort().alias("tables"),
+           pl.col("ruleset").first().alias("ruleset"), pl.col("round_no").min().alias("first_round"),
+           pl.col("round_no").max().alias("last_round")]
+    by_bet = base.group_by("key", "currency", "bet").agg(agg).rename({"bet": "level"})
+    by_all = base.group_by("key", "currency").agg(agg).with_columns(pl.lit("all").alias("level"))
+    summary = pl.concat([by_bet, by_all.select(by_bet.columns)]).filter(pl.col("wagers") >= params.hold_min_wagers).with_columns(
+        pl.lit(grouping).alias("grouping")).sort("key", "level", "currency").with_row_index("ent").with_columns(
+        pl.col("ent").cast(pl.Int64))
     if summary.height == 0:
         return tests_frame([]), pl.DataFrame()
-    ms = _round_sums(e, ent_keys, summary)
+    ms = _round_sums(base, summary)
     s = summary["recorded"].to_numpy().astype(float)
-    p = batch_two_sided(ms, s)
     mean, var, k3 = ms.moments()
+    p = batch_two_sided(ms, s, moments=(mean, var, k3))
     sd = np.sqrt(var)
     g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
 

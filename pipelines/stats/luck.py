@@ -34,7 +34,7 @@ def settled_baccarat(wagers: pl.DataFrame) -> pl.DataFrame:
         (pl.col("game") == "baccarat") & (pl.col("status") == "settled") & pl.col("adjustment").is_null()
         & pl.col("cards_net").is_not_null() & (pl.col("amount") > 0)
     ).with_columns(pl.col("decks").fill_null(DEFAULT_DECKS).cast(pl.Int64))
-    keys = w.select("ruleset", "ruleset_version", "decks", "bet").unique().rows()
+    keys = w.group_by("ruleset", "ruleset_version", "decks", "bet").len().drop("len").rows()
     rows = []
     for name, version, decks, bet in keys:
         pay = baccarat_payouts(name, version, int(decks)).get(bet)
@@ -69,9 +69,21 @@ def luck_p_value(parts: tuple[tuple[str, str, int, str, int], ...], observed: di
     return float(min(1.0, max(P_FLOOR, sf[j])))
 
 
-def detect_luck(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1) -> pl.DataFrame:
-    """One test row per (player, currency, bet type) and per (player, currency, side bets together)."""
-    w = settled_baccarat(wagers.filter(pl.col("player_id").is_not_null()))
+def _above_mean(parts: tuple[tuple[str, str, int, str, int], ...], observed: dict[int, int]) -> bool:
+    """Whether the player did better than his expected net (in units): only then can P(S >= s) be small.
+
+    Below the mean the p-value is at least about one half; it is written as 1 (no convolution is spent on it),
+    which keeps the test conservative (P(p <= a) <= a still holds)."""
+    mean = sum(baccarat_payouts(r, v, d)[b].mean * n for r, v, d, b, n in parts)
+    return sum(k / g for g, k in observed.items()) > mean
+
+
+def detect_luck(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
+                settled: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One test row per (player, currency, bet type) and per (player, currency, side bets together).
+
+    ``settled``: ``settled_baccarat(wagers)`` when the caller has it already."""
+    w = (settled_baccarat(wagers) if settled is None else settled).filter(pl.col("player_id").is_not_null())
     if w.height == 0:
         return tests_frame([])
     w = w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"), (pl.col("k") > 0).alias("won"))
@@ -100,7 +112,8 @@ def detect_luck(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1)
         observed: dict[int, int] = {}
         for q in parts:
             observed[q["grid"]] = observed.get(q["grid"], 0) + q["k"]
-        p = luck_p_value(tuple((q["ruleset"], q["ruleset_version"], q["decks"], q["bet"], q["n"]) for q in parts), observed)
+        key = tuple((q["ruleset"], q["ruleset_version"], q["decks"], q["bet"], q["n"]) for q in parts)
+        p = luck_p_value(key, observed) if _above_mean(key, observed) else 1.0
         label = BET_LABEL.get(r["entity_bet"], r["entity_bet"])
         theo = int(round(r["theo"]))
         sentence = (f"{r['player_id']} won {r['wins']} of {r['wagers']} {label} bets, {r['wins_expected']:.1f} expected "

@@ -27,7 +27,7 @@ from pipelines.stats.config import DEFAULT_PARAMS, StatsParams
 from pipelines.stats.fdr import bh_adjust
 from pipelines.stats.hold import dealer_error_rates, hold_tests
 from pipelines.stats.load import StatsInputs, gaming_days, load_inputs
-from pipelines.stats.luck import detect_luck
+from pipelines.stats.luck import detect_luck, settled_baccarat
 from pipelines.stats.tests_frame import fmt_p, tests_frame
 
 STAT_KINDS: tuple[str, ...] = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
@@ -51,13 +51,14 @@ def _window(inputs: StatsInputs, first: dt.date, last: dt.date) -> StatsInputs:
 
 def detect_all(inputs: StatsInputs, params: StatsParams, window_days: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Every detector over one window's frames: (tests, funnel, graph). No FDR here."""
-    hold, funnel = hold_tests(inputs.wagers, params, window_days)
+    settled = settled_baccarat(inputs.wagers)  # baccarat wagers settled on the pay table, with their payout
+    hold, funnel = hold_tests(inputs.wagers, params, window_days, settled=settled)
     graph = dealer_player_graph(inputs.wagers, window_days)
     collusion = collusion_tests(graph, params, window_days)
     tests = pl.concat([
         hold,
         dealer_error_rates(inputs.wagers, inputs.dealer_errors, params, window_days),
-        detect_luck(inputs.wagers, params, window_days),
+        detect_luck(inputs.wagers, params, window_days, settled=settled),
         counter_tests(inputs.wagers, inputs.cards, params, window_days),
         pair_count_tests(inputs.wagers, inputs.cards, params, window_days),
         collusion,
