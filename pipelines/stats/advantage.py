@@ -65,53 +65,81 @@ def stratified_rank_z(x: np.ndarray, y: np.ndarray, strata: np.ndarray) -> tuple
 
 
 def counter_tests(wagers: pl.DataFrame, cards: pl.DataFrame, params: StatsParams, window_days: int = 1) -> pl.DataFrame:
+    """Every blackjack player's main bets against the count, all players at once (``stratified_rank_z`` by frames)."""
     counts = counts_before_rounds(cards)
     mains = wagers.filter((pl.col("game") == "blackjack") & (pl.col("bet") == "main") & pl.col("player_id").is_not_null()
                           & (pl.col("status") == "settled") & (pl.col("amount") > 0))
     hands = mains.join(counts, on=["table_id", "round_no"], how="inner")
     if hands.height == 0:
         return tests_frame([])
+    who = ["player_id", "currency"]
     # one main bet per player and round (a player on two spots bets once per count)
-    hands = hands.group_by("player_id", "currency", "table_id", "shoe_id", "round_no").agg(
+    hands = hands.group_by(*who, "table_id", "shoe_id", "round_no").agg(
         pl.col("amount").sum(), pl.col("true_count").first(), pl.col("ko_rc").first(), pl.col("round_in_shoe").first(),
         pl.col("gaming_day").first(), pl.col("ruleset").first(), pl.col("expected_net").sum(), pl.col("recorded_net").sum())
+    hands = hands.with_columns(pl.len().over(who).alias("n")).filter(pl.col("n") >= params.counter_min_hands)
+    if hands.height == 0:
+        return tests_frame([])
+    stratum = [*who, "table_id", "gaming_day"]
+    ranked = hands.with_columns(
+        *[pl.col(c).cast(pl.Float64).rank("average").over(stratum).alias(f"r_{c}") for c in ("amount", "true_count", "ko_rc")])
+    ranked = ranked.with_columns(
+        *[(pl.col(f"r_{c}") - pl.col(f"r_{c}").mean().over(stratum)).alias(f"d_{c}") for c in ("amount", "true_count", "ko_rc")])
+    per_stratum = ranked.group_by(stratum).agg(
+        pl.len().alias("m"), (pl.col("d_amount") * pl.col("d_true_count")).sum().alias("t"),
+        (pl.col("d_amount") * pl.col("d_ko_rc")).sum().alias("t_ko"), (pl.col("d_amount") ** 2).sum().alias("sxx"),
+        (pl.col("d_true_count") ** 2).sum().alias("syy"), (pl.col("d_ko_rc") ** 2).sum().alias("syy_ko"),
+    ).filter(pl.col("m") > 1)
+    per_player = per_stratum.group_by(who).agg(
+        pl.col("t").sum(), pl.col("t_ko").sum(), pl.col("sxx").sum(), pl.col("syy").sum(), pl.col("syy_ko").sum(),
+        (pl.col("sxx") * pl.col("syy") / (pl.col("m") - 1)).sum().alias("var"),
+        (pl.col("sxx") * pl.col("syy_ko") / (pl.col("m") - 1)).sum().alias("var_ko"))
+    summary = hands.group_by(who).agg(
+        pl.len().alias("n"), pl.col("amount").min().alias("lo"), pl.col("amount").max().alias("hi"),
+        pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
+        pl.col("ruleset").first(), pl.col("expected_net").sum(), pl.col("recorded_net").sum(),
+        pl.col("table_id").unique().sort().alias("tables"),
+    ).join(per_player, on=who, how="left").sort(who)
+    band = (pl.when(pl.col("true_count") < 0.5).then(pl.lit("<= 0")).when(pl.col("true_count") < 1.5).then(pl.lit("1"))
+            .when(pl.col("true_count") < 2.5).then(pl.lit("2")).when(pl.col("true_count") < 3.5).then(pl.lit("3"))
+            .otherwise(pl.lit(">= 4")))
+    ramp_rows = hands.with_columns(band.alias("band"), pl.col("amount").min().over(who).alias("unit")).group_by(
+        *who, "band").agg(pl.len().alias("hands"), (pl.col("amount") / pl.col("unit")).mean().alias("units"))
+    ramps: dict[tuple, dict] = {}
+    for r in ramp_rows.iter_rows(named=True):
+        ramps.setdefault((r["player_id"], r["currency"]), {})[r["band"]] = {"hands": r["hands"], "mean_units": round(r["units"], 2)}
+    entries = hands.group_by(*who, "table_id", "shoe_id").agg(
+        pl.col("round_in_shoe").min().alias("first"), pl.col("true_count").sort_by("round_no").first().alias("tc"))
+    entry = entries.group_by(who).agg(pl.len().alias("entries"), (pl.col("first") > 5).sum().alias("mid"),
+                                      ((pl.col("first") > 5) & (pl.col("tc") >= 2)).sum().alias("mid_tc2"))
+    entry_of = {(r["player_id"], r["currency"]): r for r in entry.iter_rows(named=True)}
     rows = []
-    for (player, currency), h in hands.sort("table_id", "round_no").group_by(["player_id", "currency"], maintain_order=True):
-        n = h.height
-        if n < params.counter_min_hands:
-            continue
-        amount, tc = h["amount"].to_numpy().astype(float), h["true_count"].to_numpy()
-        strata = (h["table_id"] + "|" + h["gaming_day"].cast(pl.String)).to_numpy()
-        rho, z = stratified_rank_z(amount, tc, strata)
-        rho_ko, z_ko = stratified_rank_z(amount, h["ko_rc"].to_numpy().astype(float), strata)
+    for r in summary.iter_rows(named=True):
+        player, currency, n = r["player_id"], r["currency"], r["n"]
+        var, var_ko = r["var"] or 0.0, r["var_ko"] or 0.0
+        denom, denom_ko = math.sqrt((r["sxx"] or 0) * (r["syy"] or 0)), math.sqrt((r["sxx"] or 0) * (r["syy_ko"] or 0))
+        z = r["t"] / math.sqrt(var) if var > 0 else 0.0
+        z_ko = r["t_ko"] / math.sqrt(var_ko) if var_ko > 0 else 0.0
+        rho = r["t"] / denom if denom > 0 else 0.0
+        rho_ko = r["t_ko"] / denom_ko if denom_ko > 0 else 0.0
         p = max(1e-12, _norm_sf(z))
-        unit = float(amount.min())
-        ramp = {}
-        for label, lo, hi in RAMP_BANDS:
-            m = np.ones(n, bool)
-            if lo is not None:
-                m &= tc >= lo
-            if hi is not None:
-                m &= tc < hi
-            if m.any():
-                ramp[label] = {"hands": int(m.sum()), "mean_units": round(float(amount[m].mean() / unit), 2)}
-        entries = h.group_by("table_id", "shoe_id").agg(pl.col("round_in_shoe").min(), pl.col("true_count").sort_by("round_no").first())
-        mid = entries.filter(pl.col("round_in_shoe") > 5)
-        hi_tc = mid.filter(pl.col("true_count") >= 2).height
+        ramp = {label: ramps.get((player, currency), {}).get(label) for label, *_ in RAMP_BANDS}
+        ramp = {k: v for k, v in ramp.items() if v}
+        ent = entry_of.get((player, currency), {"entries": 0, "mid": 0, "mid_tc2": 0})
         top = ramp.get(">= 4") or ramp.get("3") or {}
         sentence = (f"{player} bet with the count over {n} blackjack hands: rank correlation {rho:.2f} with the Hi-Lo true "
-                    f"count within each table and day (KO running count {rho_ko:.2f}), bets from {amount.min():,.0f} to {amount.max():,.0f} {currency} "
-                    f"({amount.max() / unit:.0f} units), {top.get('mean_units', 1):.1f} units on average at the highest counts; "
-                    f"{mid.height} mid-shoe entries, {hi_tc} at a true count of 2 or more; p = {fmt_p(p)}")
-        evidence = {"rho_hilo": round(rho, 4), "z_hilo": round(z, 3), "rho_ko": round(rho_ko, 4), "z_ko": round(z_ko, 3), "ramp": ramp, "entries": entries.height,
-                    "mid_shoe_entries": mid.height, "mid_shoe_entries_tc2": hi_tc,
-                    "tables": sorted(set(h["table_id"].to_list()))}
-        tables = evidence["tables"]
+                    f"count within each table and day (KO running count {rho_ko:.2f}), bets from {r['lo']:,} to {r['hi']:,} "
+                    f"{currency} ({r['hi'] / r['lo']:.0f} units), {top.get('mean_units', 1):.1f} units on average at the highest "
+                    f"counts; {ent['mid']} mid-shoe entries, {ent['mid_tc2']} at a true count of 2 or more; p = {fmt_p(p)}")
+        evidence = {"rho_hilo": round(rho, 4), "z_hilo": round(z, 3), "rho_ko": round(rho_ko, 4), "z_ko": round(z_ko, 3),
+                    "ramp": ramp, "entries": ent["entries"], "mid_shoe_entries": ent["mid"], "mid_shoe_entries_tc2": ent["mid_tc2"],
+                    "tables": r["tables"]}
+        tables = r["tables"]
         rows.append({"kind": "advantage_play", "test": "bet_vs_count", "entity": f"{player} x blackjack count",
-                     "window_days": window_days, "first_day": h["gaming_day"].min(), "last_day": h["gaming_day"].max(),
+                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
                      "table_id": tables[0] if len(tables) == 1 else None, "player_id": player, "game": "blackjack",
-                     "ruleset": h["ruleset"][0], "currency": currency, "bet": "main", "rounds": n, "wagers": n,
-                     "expected_net": int(h["expected_net"].sum()), "recorded_net": int(h["recorded_net"].sum()),
+                     "ruleset": r["ruleset"], "currency": currency, "bet": "main", "rounds": n, "wagers": n,
+                     "expected_net": int(r["expected_net"]), "recorded_net": int(r["recorded_net"]),
                      "p_value": p, "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
     return tests_frame(rows)
 
