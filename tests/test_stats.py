@@ -280,3 +280,21 @@ def test_tiger_ev_of_a_full_shoe_is_the_rules_engines_and_the_effect_of_removal_
         for i, bet in enumerate(TIGER_BETS):
             change = exact[bet] - ev[bet]
             assert est[i] - ev[bet] == pytest.approx(change, rel=rel, abs=tol), (removed, bet, change, est[i] - ev[bet])
+
+
+def test_rolling_windows_skip_a_window_that_holds_no_more_nights():
+    """Three nights in the database: tonight (1 day) and the 7-day window are tested; the 30-day window holds the
+    same three nights as the 7-day one and is not tested twice. Tonight's tests see tonight's rounds only."""
+    from pipelines.stats.run import run_windows
+
+    floor = Floor(baccarat_tables=2, baccarat_rounds=250, blackjack_tables=0)
+    w, c, e = nights(floor, DAY, 3, seed=9)
+    last = DAY + dt.timedelta(days=2)
+    tests, funnel, graph = run_windows(StatsInputs(w, e, c, DAY, last), last, [DAY, DAY + dt.timedelta(days=1), last], StatsParams())
+    assert set(tests["window_days"]) == {1, 7}
+    tonight = tests.filter(pl.col("window_days") == 1)
+    assert (tonight["first_day"] == last).all() and (tonight["last_day"] == last).all()
+    week = tests.filter((pl.col("window_days") == 7) & (pl.col("test") == "hold_table") & (pl.col("bet") == "all"))
+    day = tonight.filter((pl.col("test") == "hold_table") & (pl.col("bet") == "all"))
+    assert week["rounds"].sum() == 3 * day["rounds"].sum()
+    assert set(funnel["window_days"]) == {1, 7} and set(graph["window_days"]) == {1, 7}
