@@ -61,8 +61,21 @@ def collusion_tests(graph: pl.DataFrame, params: StatsParams, window_days: int =
         ((pl.col("d_k") - pl.col("overpaid_rounds") + prior * floor) / (pl.col("d_n") - pl.col("rounds") + prior)).alias("dealer_rate"),
         ((pl.col("p_k") - pl.col("overpaid_rounds") + prior * floor) / (pl.col("p_n") - pl.col("rounds") + prior)).alias("player_rate"),
     ).with_columns(pl.max_horizontal("dealer_rate", "player_rate").alias("baseline"))
+    tested = g.filter(pl.col("rounds") >= params.collusion_min_rounds)
+    # most pairs were never overpaid: p = 1, written by frames (a night has tens of thousands of pairs)
+    clean = tested.filter(pl.col("overpaid_rounds") == 0).select(
+        pl.lit("collusion_pattern").alias("kind"), pl.lit("overpaid_pair").alias("test"),
+        pl.format("dealer {} x {}", "dealer_id", "player_id").alias("entity"), pl.lit(window_days).cast(pl.Int64).alias("window_days"),
+        "first_day", "last_day",
+        pl.when(pl.col("tables").list.len() == 1).then(pl.col("tables").list.first()).alias("table_id"),
+        "player_id", "dealer_id", "game", "ruleset", "currency", "rounds", "wagers", "expected_net", "recorded_net",
+        pl.lit(1.0).alias("p_value"),
+        pl.format("dealer {} never overpaid {} in {} rounds together; p = 1", "dealer_id", "player_id", "rounds").alias("sentence"),
+        pl.concat_str(pl.lit('{"rounds":'), pl.col("rounds").cast(pl.String), pl.lit(',"wagers":'),
+                      pl.col("wagers").cast(pl.String), pl.lit(',"overpaid_rounds":0}')).alias("evidence"),
+    )
     rows = []
-    for r in g.filter(pl.col("rounds") >= params.collusion_min_rounds).iter_rows(named=True):
+    for r in tested.filter(pl.col("overpaid_rounds") > 0).iter_rows(named=True):
         p = binom_sf(r["overpaid_rounds"], r["rounds"], r["baseline"])
         sentence = (f"dealer {r['dealer_id']} overpaid {r['player_id']} in {r['overpaid_rounds']} of {r['rounds']} rounds "
                     f"together ({r['overpaid_wagers']} wagers, {r['overpaid_amount']:,} {r['currency']} in all), "
@@ -81,4 +94,4 @@ def collusion_tests(graph: pl.DataFrame, params: StatsParams, window_days: int =
                      "rounds": r["rounds"], "wagers": r["wagers"], "expected_net": r["expected_net"],
                      "recorded_net": r["recorded_net"], "p_value": p, "sentence": sentence,
                      "evidence": json.dumps(evidence, default=str)})
-    return tests_frame(rows)
+    return pl.concat([tests_frame(rows), tests_frame(clean)]).sort("dealer_id", "player_id", "currency")
