@@ -175,6 +175,18 @@ def write_database_task(db_path: Path, keys: list[tuple[dt.date, str]], stage_di
                    rounds=rounds)
 
 
+@task(name="statistics", **TASK)
+def statistics_task(db_path: Path, nights: list[dt.date], params: AuditParams) -> int:
+    """The statistical detectors (issue 11) over each audited night and its rolling windows: they read the written
+    database read-only, then their findings, funnel, dealer-player graph and tests are written by the one writer
+    (after the reader is closed). Returns the number of statistical findings."""
+    from pipelines.stats.run import statistics_step, write_statistics
+
+    outcomes = statistics_step(db_path, nights, memory_limit=params.settings.reader_memory)
+    write_statistics(db_path, outcomes, memory_limit=params.settings.writer_memory)
+    return sum(o.findings.height for o in outcomes)
+
+
 @task(name="export settlements", **TASK)
 def export_settlements_task(stage_dir: Path, out_dir: Path) -> Path:
     """The staged settlements into a partial settlements.parquet (named by the publish task)."""
