@@ -166,6 +166,24 @@ def demo(
     publish_for_readers(out / "pitaudit.duckdb")
 
 
+@app.command()
+def evidence(
+    db: Optional[Path] = typer.Option(None, "--db", help="The audit's DuckDB file (its read-only snapshot is read when there is one)."),
+    table: Optional[str] = typer.Option(None, "--table", help="The round's table id, e.g. BAC-02."),
+    round_no: Optional[int] = typer.Option(None, "--round", min=0, help="The round's game number."),
+    gaming_day: Optional[str] = typer.Option(None, "--gaming-day", help="The round's gaming day (YYYY-MM-DD); needed only when the round number recurs on several days."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for the pack (empty, or a previous pack); beside a report: <report>/evidence/<table>/<round>."),
+    cameras: Optional[Path] = typer.Option(None, "--cameras", help="Table-to-camera map (TOML, docs/evidence.md); default: PITAUDIT_CAMERAS."),
+    rule_docs: Optional[Path] = typer.Option(None, "--rule-docs", help="Folder of the casino's rule documents, to quote each clause's text."),
+    verify_dir: Optional[Path] = typer.Option(None, "--verify", help="Check the pack in this folder instead: any changed, added or removed file fails, named."),
+    seal: Optional[str] = typer.Option(None, "--seal", help="With --verify: the seal printed when the pack was written (SHA-256 of its SHA256SUMS)."),
+) -> None:
+    """A round's dispute evidence pack (HTML + JSON, card by card, each amount with its clause, sealed by SHA-256), or --verify one."""
+    from pipelines.evidence.command import run_evidence
+
+    run_evidence(db, table, round_no, gaming_day, out, cameras, rule_docs, verify_dir, seal, fail)
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app()
 
