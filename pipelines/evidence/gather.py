@@ -174,7 +174,7 @@ def gather_round(
         wagers.append({
             "wager_id": w["wager_id"], "wager_order": w["wager_order"], "seat": w["seat"], "player_id": w["player_id"],
             "bet": w["bet"], "amount": w["amount"], "placed_at": _iso(w["placed_at"]),
-            "settled_amount": w["settled_amount"], "amount_clause": w.get("amount_clause") if w["settled_amount"] != w["amount"] else None,
+            "settled_amount": w["settled_amount"], "amount_clause": _amount_clause(w),
             "cards_net": w["cards_net"], "pay_clause": w["pay_clause"],
             "recorded_net": w["recorded_net"], "expected_net": w["expected_net"], "difference": w["difference"],
             "clause": w["clause"], "adjustment": w["adjustment"], "detail": w["detail"],
@@ -239,6 +239,18 @@ def gather_round(
         source_lines=_source_lines(table_row, wagers_in, actions_in, events),
         notes=notes,
     )
+
+
+def _amount_clause(w: dict) -> str | None:
+    """The clause that set the amount a wager is settled at, when it is not the amount placed (limit, ratio,
+    differential, or an override to nothing: void, Free Hand, a returned wager)."""
+    if w["settled_amount"] == w["amount"]:
+        return None
+    if w.get("override"):
+        return w.get("override_clause")
+    if w.get("adjustment") == "differential":
+        return w.get("differential_clause")
+    return w.get("limit_clause") or w.get("clause")
 
 
 def _neighbours(con, recon: pl.DataFrame, rounds: pl.DataFrame, table_id: str, round_no: int, day: dt.date,
