@@ -184,6 +184,22 @@ def evidence(
     run_evidence(db, table, round_no, gaming_day, out, cameras, rule_docs, verify_dir, seal, fail)
 
 
+@app.command()
+def investigate(
+    db: Path = typer.Option(..., "--db", help="The audit's DuckDB file (its read-only snapshot is read when there is one)."),
+    player: Optional[str] = typer.Option(None, "--player", help="Investigate this player id."),
+    dealer: Optional[str] = typer.Option(None, "--dealer", help="Investigate this dealer id."),
+    table: Optional[str] = typer.Option(None, "--table", help="Investigate this table id."),
+    first: Optional[str] = typer.Option(None, "--from", help="First gaming day (YYYY-MM-DD); default: the first in the database."),
+    last: Optional[str] = typer.Option(None, "--to", help="Last gaming day (YYYY-MM-DD); default: the last in the database."),
+    out: Path = typer.Option(..., "--out", help="Folder for index.html and the rows as CSV and Parquet."),
+) -> None:
+    """One player, dealer or table across gaming days: every round and finding, results against expectation, bets against the count."""
+    from pipelines.investigation.command import run_investigate
+
+    run_investigate(db, player, dealer, table, first, last, out, fail)
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app()
 
