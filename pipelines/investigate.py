@@ -253,3 +253,40 @@ def blackjack_cards(con: duckdb.DuckDBPyConnection, tables: list[str]) -> pl.Dat
         WHERE ev.event = 'card' AND ev.round_no IS NOT NULL
         ORDER BY ev.table_id, ev.device_id, ev.event_seq
     """, [tables])
+
+
+# --- dealers' errors across the floor (the dealer error trends notebook) -------------------------------------------
+
+# the findings that are a dealer's doing (a settlement, a drawing, a void or Free Hand not honoured, a late wager
+# accepted, a limit not enforced); device and data findings (card integrity, gaps, unmatched rounds) are not
+DEALER_ERROR_KINDS = ("payout_mismatch", "drawing_rule_violation", "void_not_honoured", "free_hand_wager", "late_wager",
+                      "limit_breach", "differential_breach", "result_mismatch", "illegal_action")
+
+
+def dealer_error_rates(con: duckdb.DuckDBPyConnection, first: dt.date | None = None, last: dt.date | None = None) -> pl.DataFrame:
+    """Per dealer: rounds dealt, rounds with at least one dealer error, the rate per 1,000 rounds, money wrongly
+    paid (overpaid, underpaid per currency is in ``dealer_overpayments``), and the floor's rate beside it."""
+    return _frame(con, """
+        WITH r AS (SELECT gaming_day, table_id, round_no, dealer_id FROM core_rounds
+                   WHERE dealer_id IS NOT NULL AND gaming_day BETWEEN coalesce(?, DATE '0001-01-01') AND coalesce(?, DATE '9999-12-31')),
+        e AS (SELECT DISTINCT gaming_day, table_id, round_no FROM out_findings WHERE kind IN (SELECT unnest(?::VARCHAR[]))),
+        per AS (SELECT r.dealer_id, count(*) AS rounds, count(e.round_no) AS error_rounds
+                FROM r LEFT JOIN e USING (gaming_day, table_id, round_no) GROUP BY r.dealer_id)
+        SELECT dealer_id, rounds, error_rounds, 1000.0 * error_rounds / rounds AS errors_per_1000,
+               1000.0 * sum(error_rounds) OVER () / sum(rounds) OVER () AS floor_per_1000
+        FROM per ORDER BY errors_per_1000 DESC, rounds DESC, dealer_id
+    """, [first, last, list(DEALER_ERROR_KINDS)])
+
+
+def dealer_errors_by_hour(con: duckdb.DuckDBPyConnection, first: dt.date | None = None, last: dt.date | None = None) -> pl.DataFrame:
+    """Per dealer and hour (UTC) the round's betting closed: rounds, and rounds with a dealer error, by kind."""
+    return _frame(con, """
+        WITH r AS (SELECT gaming_day, table_id, round_no, dealer_id, date_trunc('hour', bets_closed_at) AS hour FROM core_rounds
+                   WHERE dealer_id IS NOT NULL AND gaming_day BETWEEN coalesce(?, DATE '0001-01-01') AND coalesce(?, DATE '9999-12-31')),
+        e AS (SELECT gaming_day, table_id, round_no, min(kind) AS kind FROM out_findings
+              WHERE kind IN (SELECT unnest(?::VARCHAR[])) GROUP BY ALL)
+        SELECT r.hour, r.dealer_id, count(*) AS rounds, count(e.round_no) AS error_rounds,
+               string_agg(DISTINCT e.kind, ', ' ORDER BY e.kind) AS kinds
+        FROM r LEFT JOIN e USING (gaming_day, table_id, round_no)
+        GROUP BY ALL ORDER BY r.hour, r.dealer_id
+    """, [first, last, list(DEALER_ERROR_KINDS)])
