@@ -7,7 +7,6 @@ in ``data/sample/`` (:func:`sample_subjects`, read from its ground truth), so it
 from __future__ import annotations
 
 import csv
-import os
 import tempfile
 from pathlib import Path
 
@@ -22,15 +21,17 @@ from pipelines.investigation.count import true_counts
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample"
-NOTEBOOK_DB_ENV = "PITAUDIT_NOTEBOOK_DB"
 
 
-def sample_database(environ: dict | None = None) -> Path:
-    """The database a notebook reads: ``PITAUDIT_NOTEBOOK_DB`` if set; else ``out/pitaudit.readonly.duckdb`` (after
-    ``make demo``); else the sample night audited now into a temporary folder (about half a minute)."""
-    env = os.environ if environ is None else environ
-    if env.get(NOTEBOOK_DB_ENV):
-        return Path(env[NOTEBOOK_DB_ENV])
+def sample_database(settings=None) -> Path:
+    """The database a notebook reads: the ``notebook_db`` setting (``PITAUDIT_NOTEBOOK_DB``) if set; else
+    ``out/pitaudit.readonly.duckdb`` (after ``make demo``); else the sample night audited now into a temporary
+    folder (about half a minute)."""
+    from pipelines.settings import load_settings
+
+    settings = settings or load_settings()
+    if settings.notebook_db is not None:
+        return Path(settings.notebook_db)
     demo = ROOT / "out" / "pitaudit.readonly.duckdb"
     if demo.is_file():
         return demo

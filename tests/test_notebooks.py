@@ -22,7 +22,7 @@ def test_the_three_notebooks_are_there():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_a_notebook_runs_top_to_bottom_and_shows_its_charts(audited_sample, monkeypatch, path):
-    monkeypatch.setenv(nb.NOTEBOOK_DB_ENV, str(audited_sample / "pitaudit.readonly.duckdb"))
+    monkeypatch.setenv("PITAUDIT_NOTEBOOK_DB", str(audited_sample / "pitaudit.readonly.duckdb"))
     notebook = nbformat.read(path, as_version=4)
     assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code"), "commit notebooks without outputs"
     NotebookClient(notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()

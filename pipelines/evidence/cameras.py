@@ -1,6 +1,6 @@
 """Which cameras watch a table, and the stretch of video a dispute needs: from the configuration, never guessed.
 
-The map is a TOML file (``--cameras FILE``, or the ``PITAUDIT_CAMERAS`` setting), e.g.::
+The map is a TOML file (``--cameras FILE``, or the ``cameras`` setting: ``PITAUDIT_CAMERAS``), e.g.::
 
     lead_seconds = 30            # video before betting opened (default 30)
     trail_seconds = 30           # video after the round was settled (default 30)
@@ -16,12 +16,10 @@ does not name gets the window all the same, with no camera id: surveillance stil
 from __future__ import annotations
 
 import datetime as dt
-import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CAMERAS_ENV = "PITAUDIT_CAMERAS"
 DEFAULT_LEAD_SECONDS = 30
 DEFAULT_TRAIL_SECONDS = 30
 
@@ -72,10 +70,7 @@ def parse_camera_map(text: str, source: str | None = None) -> CameraMap:
 
 
 def load_camera_map(path: Path | None = None) -> CameraMap:
-    """The map at ``path``, else at ``PITAUDIT_CAMERAS``, else an empty map (windows without camera ids)."""
-    if path is None:
-        value = os.environ.get(CAMERAS_ENV, "").strip()
-        path = Path(value).expanduser() if value else None
+    """The map at ``path`` (``--cameras``, else the ``cameras`` setting), else an empty map (windows without camera ids)."""
     if path is None:
         return CameraMap()
     try:

@@ -15,7 +15,9 @@ from pipelines.evidence.cameras import CameraMapError
 
 
 def run_evidence(db: Path | None, table: str | None, round_no: int | None, gaming_day: str | None, out: Path | None,
-                 cameras: Path | None, rule_docs: Path | None, verify_dir: Path | None, seal: str | None, fail) -> None:
+                 cameras: Path | None, rule_docs: Path | None, verify_dir: Path | None, seal: str | None, fail,
+                 settings=None) -> None:
+    """``settings`` (:class:`pipelines.settings.Settings`) gives the camera map and the rule documents an option does not."""
     from pipelines.evidence.gather import EvidenceError
     from pipelines.evidence.pack import verify, write_pack
 
@@ -39,7 +41,9 @@ def run_evidence(db: Path | None, table: str | None, round_no: int | None, gamin
         except ValueError:
             fail(f"--gaming-day must be a date like 2026-11-24, got {gaming_day!r}")
     try:
-        folder, the_seal = write_pack(db, table, round_no, out, day, cameras, rule_docs)
+        folder, the_seal = write_pack(db, table, round_no, out, day,
+                                      cameras if cameras is not None else getattr(settings, "cameras", None),
+                                      rule_docs if rule_docs is not None else getattr(settings, "rule_docs", None))
     except (EvidenceError, CameraMapError) as exc:
         fail(str(exc))
     except OSError as exc:

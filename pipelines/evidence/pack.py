@@ -104,8 +104,16 @@ def _prepare_folder(out: Path) -> None:
 
 def write_pack(db: Path, table_id: str, round_no: int, out: Path, gaming_day: dt.date | None = None,
                cameras: Path | None = None, rule_docs: Path | None = None) -> tuple[Path, str]:
-    """Write the pack of one round into ``out``; returns the folder and the seal (SHA-256 of SHA256SUMS)."""
+    """Write the pack of one round into ``out``; returns the folder and the seal (SHA-256 of SHA256SUMS).
+
+    ``cameras`` and ``rule_docs`` are the files the caller chose (the CLI: the option, else the setting)."""
+    from pipelines.rule_texts import RuleDocsError
+
     camera_map = load_camera_map(cameras)
+    try:
+        clause_text, clause_note = clause_texts(rule_docs)
+    except RuleDocsError as exc:
+        raise EvidenceError(str(exc)) from None
     source = database_for_readers(db)
     try:
         con = open_reader(source)
@@ -115,7 +123,6 @@ def write_pack(db: Path, table_id: str, round_no: int, out: Path, gaming_day: dt
         evidence = gather_round(con, table_id, round_no, gaming_day)
     finally:
         con.close()
-    clause_text, clause_note = clause_texts(rule_docs)
     data = pack_document(evidence, camera_map, clause_text, clause_note, database=str(source))
     files = {"index.html": render_html(data, clause_text).encode("utf-8"), "round.json": render_json(data).encode("utf-8")}
     _prepare_folder(out)

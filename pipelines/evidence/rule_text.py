@@ -19,18 +19,15 @@ def no_text(clause_id: str) -> str | None:
 
 
 def clause_texts(folder: Path | None = None) -> tuple[ClauseText, str | None]:
-    """``(clause_text, why_not)``: a function clause id -> its text or None, and a sentence when no text can come."""
-    try:
-        from pipelines.rule_texts import RuleDocsError, RuleDocuments, catalogue_titles, configured_folder
-    except ImportError:  # the reader of rule documents is not installed in this version
-        return no_text, "this version of pitaudit cannot read rule documents: clauses are shown by id"
-    folder = folder if folder is not None else configured_folder()
-    if folder is None:
-        return no_text, "no folder of the casino's rule documents is configured: clauses are shown by id"
-    try:
-        docs = RuleDocuments.open(Path(folder), catalogue_titles())
-    except RuleDocsError as exc:
-        return no_text, f"the rule documents cannot be used ({exc}): clauses are shown by id"
+    """``(clause_text, why_not)``: a function clause id -> its text or None, and a sentence when no text can come.
+
+    ``folder`` is ``--rule-docs``, else the ``rule_docs`` setting (``PITAUDIT_RULE_DOCS``); an unusable folder
+    raises :class:`pipelines.rule_texts.RuleDocsError` (a person asked for the texts and should know)."""
+    from pipelines.rule_texts import open_configured
+
+    docs = open_configured(Path(folder) if folder is not None else None)
+    if docs is None:
+        return no_text, "no folder of the casino's rule documents is configured (--rule-docs or PITAUDIT_RULE_DOCS): clauses are shown by id"
 
     def clause_text(clause_id: str) -> str | None:
         try:
