@@ -261,3 +261,27 @@ def test_the_camera_map_is_strict_and_gives_the_window():
         parse_camera_map("lead_second = 15\n")
     with pytest.raises(CameraMapError, match="list of camera ids"):
         parse_camera_map('[tables]\n"BJ-01" = [1, 2]\n')
+
+
+def test_with_the_rule_documents_configured_each_clause_shows_its_text(audited_sample, tmp_path, monkeypatch):
+    """The casino's documents (a folder the user configures) give each clause's words; without them, the id alone."""
+    docs = tmp_path / "rules"
+    docs.mkdir()
+    (docs / "index.toml").write_text('TBAC = "baccarat.txt"\n')
+    (docs / "baccarat.txt").write_text(
+        "Tiger Baccarat Game Rules\n\n5. PAYOUTS\n\n5.1. Odds\n\n5.1.1. A winning Banker wager is paid 19 to 20 <b>here</b>.\n\n"
+        "5.1.2. A winning Player wager is paid 1 to 1.\n\n6. TIES\n\n6.1. Stand-off\n\n6.1.1. Main wagers.\n\n"
+        "6.1.1.1. On a Tie.\n\n6.1.1.2. A losing Player wager is collected.\n")
+    row = _truth("payout_mismatch", "commission_not_taken")[0]
+    monkeypatch.setenv("PITAUDIT_RULE_DOCS", str(docs))
+    result = runner.invoke(app, ["evidence", "--db", str(audited_sample / "pitaudit.duckdb"), "--table", row["table_id"],
+                                 "--round", row["round_no"], "--out", str(tmp_path / "pack")])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "pack" / "round.json").read_text())
+    assert "paid 19 to 20" in data["clause_texts"]["TBAC-5.1.1"]
+    assert data["clause_texts"]["TBAC-5.1.1"].count("5.1.2") == 0  # the clause, not its siblings
+    page = (tmp_path / "pack" / "index.html").read_text()
+    assert "paid 19 to 20 &lt;b&gt;here&lt;/b&gt;" in page  # the document's words are data too
+    monkeypatch.delenv("PITAUDIT_RULE_DOCS")
+    _, data, page, _ = _pack(audited_sample, tmp_path / "plain", row["table_id"], int(row["round_no"]))
+    assert set(data["clause_texts"].values()) == {None} and "shown by id" in page
