@@ -188,7 +188,7 @@ def gather_round(
     if recorded_audit and any(x["same_as_audited"] is False for x in wagers):
         notes.append("re-settled now, some wagers differ from what the audit recorded that night (see 'as audited'): "
                      "the rule set, the engine or the data changed since")
-    if not recorded_audit:
+    if not recorded_audit and wagers:
         notes.append("the database holds no audited settlements for this round (only ingested, or not audited yet)")
 
     irregularities = [
