@@ -285,3 +285,29 @@ def test_with_the_rule_documents_configured_each_clause_shows_its_text(audited_s
     monkeypatch.delenv("PITAUDIT_RULE_DOCS")
     _, data, page, _ = _pack(audited_sample, tmp_path / "plain", row["table_id"], int(row["round_no"]))
     assert set(data["clause_texts"].values()) == {None} and "shown by id" in page
+
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(index=st.binary(min_size=1, max_size=400), data=st.binary(min_size=1, max_size=400),
+       which=st.sampled_from(["index.html", "round.json", "manifest.json", "SHA256SUMS"]),
+       where=st.floats(min_value=0, max_value=1), bit=st.integers(min_value=0, max_value=7))
+def test_any_flipped_bit_of_any_file_fails_naming_that_file(tmp_path_factory, index, data, which, where, bit):
+    """The seal's invariant, on packs of any content: an untouched pack verifies; one flipped bit anywhere fails,
+    and the failure names the file that was changed."""
+    from pipelines.evidence.manifest import seal
+
+    folder = tmp_path_factory.mktemp("p")
+    seal(folder, {"index.html": index, "round.json": data}, {"table_id": "T", "round_no": 1}, [], "test")
+    assert verify_pack(folder, check_sources=False).ok
+    path = folder / which
+    raw = bytearray(path.read_bytes())
+    i = min(int(where * len(raw)), len(raw) - 1)
+    raw[i] ^= 1 << bit
+    path.write_bytes(bytes(raw))
+    verdict = verify_pack(folder, check_sources=False)
+    assert not verdict.ok
+    assert any(which in p for p in verdict.problems), verdict.problems
