@@ -199,7 +199,7 @@ def evidence(
     table: Optional[str] = typer.Option(None, "--table", help="The round's table id, e.g. BAC-02."),
     round_no: Optional[int] = typer.Option(None, "--round", min=0, help="The round's game number."),
     gaming_day: Optional[str] = typer.Option(None, "--gaming-day", help="The round's gaming day (YYYY-MM-DD); needed only when the round number recurs on several days."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Folder for the pack (empty, or a previous pack); beside a report: <report>/evidence/<table>/<round>."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for the pack (empty, or a previous pack); default: evidence/<table>/<round> under the current folder, where the report (run from its folder) links to it."),
     cameras: Optional[Path] = typer.Option(None, "--cameras", help="Table-to-camera map (TOML, docs/evidence.md); default: the PITAUDIT_CAMERAS setting."),
     rule_docs: Optional[Path] = typer.Option(None, "--rule-docs", help="Folder of the casino's rule documents, to quote each clause's text; default: the PITAUDIT_RULE_DOCS setting."),
     verify_dir: Optional[Path] = typer.Option(None, "--verify", help="Check the pack in this folder instead: any changed, added or removed file fails, named."),

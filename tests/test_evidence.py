@@ -311,3 +311,16 @@ def test_any_flipped_bit_of_any_file_fails_naming_that_file(tmp_path_factory, in
     verdict = verify_pack(folder, check_sources=False)
     assert not verdict.ok
     assert any(which in p for p in verdict.problems), verdict.problems
+
+
+def test_without_out_the_pack_goes_where_the_report_links_to_it(audited_sample, tmp_path, monkeypatch):
+    links = pytest.importorskip("pipelines.report.links", reason="the report's link rule is not on this branch yet")
+    row = _truth("payout_mismatch", "commission_not_taken")[0]
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["evidence", "--db", str(audited_sample / "pitaudit.duckdb"), "--table", row["table_id"],
+                                 "--round", row["round_no"]])
+    assert result.exit_code == 0, result.output
+    href = links.evidence_href(row["table_id"], int(row["round_no"]))
+    from urllib.parse import unquote
+
+    assert (tmp_path / unquote(href)).is_file()

@@ -14,6 +14,16 @@ import typer
 from pipelines.evidence.cameras import CameraMapError
 
 
+def default_folder(table_id: str, round_no: int) -> Path | None:
+    """Where the report links to the round's pack, relative to the current folder (run in the report's folder):
+    ``evidence/<table segment>/<round_no>``, by the report's own rule (``pipelines.report.links``)."""
+    try:
+        from pipelines.report.links import evidence_relpath
+    except ImportError:  # the report's link rule is not in this version
+        return None
+    return Path(evidence_relpath(table_id, round_no))
+
+
 def run_evidence(db: Path | None, table: str | None, round_no: int | None, gaming_day: str | None, out: Path | None,
                  cameras: Path | None, rule_docs: Path | None, verify_dir: Path | None, seal: str | None, fail,
                  settings=None) -> None:
@@ -31,9 +41,13 @@ def run_evidence(db: Path | None, table: str | None, round_no: int | None, gamin
             raise typer.Exit(1)
         typer.echo(f"verified: every file of {verify_dir} is as sealed (seal {verdict.seal})")
         return
-    missing = [name for name, v in (("--db", db), ("--table", table), ("--round", round_no), ("--out", out)) if v is None]
+    missing = [name for name, v in (("--db", db), ("--table", table), ("--round", round_no)) if v is None]
     if missing:
         fail(f"to write a pack give {', '.join(missing)} (or --verify DIR to check one)")
+    if out is None:
+        out = default_folder(table, round_no)
+        if out is None:
+            fail("give --out DIR (the folder for the pack)")
     day = None
     if gaming_day is not None:
         try:
