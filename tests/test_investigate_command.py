@@ -19,8 +19,12 @@ from pipelines.investigation.command import write_investigation
 from pipelines.investigation.count import counts_before_rounds
 
 runner = CliRunner()
-COUNTER = "P-836253"  # data/sample/ground_truth.csv: advantage_play, a Hi-Lo counter at blackjack
-SUBJECTS = [("player", COUNTER), ("dealer", "D1011"), ("table", "BAC-06"), ("player", "P-615419")]
+from pipelines.notebooks import sample_subjects  # noqa: E402
+
+PLANTED = sample_subjects()  # data/sample/ground_truth.csv
+COUNTER = PLANTED["counter"]  # advantage_play: a Hi-Lo counter at blackjack
+SUBJECTS = [("player", COUNTER), ("dealer", PLANTED["dealer"]), ("table", PLANTED["dispute"][0]),
+            ("player", PLANTED["dealer_player"])]
 
 
 @pytest.mark.parametrize("kind,ident", SUBJECTS)
@@ -59,7 +63,7 @@ def test_the_planted_counter_bets_with_the_count(audited_sample, tmp_path):
 def test_a_range_with_nothing_in_it_is_one_line(audited_sample, tmp_path):
     result = runner.invoke(app, ["investigate", "--db", str(audited_sample / "pitaudit.duckdb"), "--player", COUNTER,
                                  "--from", "2027-01-01", "--out", str(tmp_path / "inv")])
-    assert result.exit_code == 2 and "nothing about player P-836253" in result.output and "Traceback" not in result.output
+    assert result.exit_code == 2 and f"nothing about player {COUNTER}" in result.output and "Traceback" not in result.output
     for args in ([], ["--player", "P-1", "--dealer", "D1"]):
         result = runner.invoke(app, ["investigate", "--db", str(audited_sample / "pitaudit.duckdb"), *args, "--out", str(tmp_path)])
         assert result.exit_code == 2 and "exactly one subject" in result.output
