@@ -182,15 +182,18 @@ def test_a_rewritten_pack_fails_against_its_seal(sealed):
     assert not verdict.ok and any("SHA256SUMS" in p and "seal" in p for p in verdict.problems)
 
 
+def _ingest(night: Path, db: Path) -> None:
+    result = runner.invoke(app, ["ingest", "--input", str(night), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+
+
 def test_a_changed_source_file_fails_verification(audited_sample, tmp_path):
     """The pack records where the source files were; one changed after the pack was sealed fails --verify."""
     night = tmp_path / "night"
     night.mkdir()
     for name in ("rounds_BAC-02_2026-11-24.jsonl", "shoe_AE-0102_2026-11-24.csv"):
         shutil.copy(SAMPLE / name, night / name)
-    from pipelines.ingest.run import run_ingest
-
-    run_ingest(night, tmp_path / "db.duckdb", progress=False)
+    _ingest(night, tmp_path / "db.duckdb")
     row = _truth("payout_mismatch", "commission_not_taken")[0]
     folder, _ = write_pack(tmp_path / "db.duckdb", row["table_id"], int(row["round_no"]), tmp_path / "pack")
     assert verify_pack(folder).ok
@@ -214,9 +217,7 @@ def test_hostile_ids_stay_text_in_the_page_and_are_bound_in_sql(tmp_path):
     (night / "rounds_BAC-02_2026-11-24.jsonl").write_text(rounds.replace('"BAC-02"', json.dumps(HOSTILE_TABLE)))
     shoe = (SAMPLE / "shoe_AE-0102_2026-11-24.csv").read_text()
     (night / "shoe_AE-0102_2026-11-24.csv").write_text(shoe.replace(",BAC-02,", ',"BAC\'02<svg/onload=alert(3)>",'))
-    from pipelines.ingest.run import run_ingest
-
-    run_ingest(night, tmp_path / "db.duckdb", progress=False)
+    _ingest(night, tmp_path / "db.duckdb")
     result = runner.invoke(app, ["evidence", "--db", str(tmp_path / "db.duckdb"), "--table", HOSTILE_TABLE,
                                  "--round", row["round_no"], "--out", str(tmp_path / "pack")])
     assert result.exit_code == 0, result.output
