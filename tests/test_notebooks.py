@@ -73,3 +73,12 @@ def test_the_colluding_dealer_stands_out_of_the_funnel(audited_sample):
     assert int(rates["error_rounds"].sum()) == int(by_hour["error_rounds"].sum())
     fig = nb.dealer_funnel(rates)
     assert list(fig.data[-1].text) == rates["dealer_id"].to_list()
+
+
+def test_the_notebooks_database_is_the_setting_when_given(tmp_path, monkeypatch):
+    from pipelines.settings import Settings, load_settings
+
+    target = tmp_path / "x.readonly.duckdb"
+    assert nb.sample_database(Settings.model_construct(notebook_db=target)) == target
+    monkeypatch.setenv("PITAUDIT_NOTEBOOK_DB", str(target))
+    assert load_settings().notebook_db == target and nb.sample_database() == target
