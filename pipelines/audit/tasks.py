@@ -15,9 +15,13 @@ import polars as pl
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from pipelines.audit.detectors.changes import source_changed
 from pipelines.audit.detectors.gaps import detect_gaps
+from pipelines.audit.findings import finalize
 from pipelines.audit.fingerprint import changed_partitions, partition_fingerprints, stored_fingerprints
-from pipelines.audit.load import Partition, Window, load_gap_evidence, load_partition, one_reader, partition_keys
+from pipelines.audit.load import (
+    Partition, Window, load_gap_evidence, load_partition, load_source_changes, one_reader, partition_keys,
+)
 from pipelines.audit.params import AuditParams
 from pipelines.audit.partition import (
     PartitionResult, detect_in_partition, reconstruct_partition, settle_partition, summarise,
@@ -101,17 +105,20 @@ def fingerprints_task(db_path: Path, keys: list[tuple[dt.date, str]], params: Au
     return {"now": now, "changed": changed_partitions(now, stored)}
 
 
-@task(name="sequence gaps", **TASK)
+@task(name="sequence gaps and source changes", **TASK)
 def gaps_task(db_path: Path, params: AuditParams, days: tuple[dt.date, ...]) -> pl.DataFrame:
-    """The gaps of the audited days (read with a margin around them, pipelines.audit.load.Window)."""
+    """The findings that need more than a partition, of the audited days: numbering gaps (read with a margin
+    around the days, pipelines.audit.load.Window), and rounds or events re-exported with other content
+    (source_changed, pipelines.audit.detectors.changes)."""
     window = Window(tuple(days))
     with one_reader():
         con = open_bounded_reader(db_path, params.settings.reader_memory)
         try:
             jumps, numbers = load_gap_evidence(con, params, window)
+            changes = load_source_changes(con, params.day_start_minutes)
         finally:
             con.close()
-    found = detect_gaps(jumps, numbers)
+    found = finalize([detect_gaps(jumps, numbers), source_changed(changes)])
     return found.filter(pl.col("gaming_day").is_in(list(days))) if found.height else found
 
 
