@@ -151,13 +151,15 @@ def audit(
     db: Path = typer.Option(..., "--db", help="DuckDB file (created if missing); findings are kept there too."),
     out: Path = typer.Option(..., "--out", help="Folder for findings.csv, settlements.parquet, quarantine.csv, report.html."),
     day_start: str = typer.Option("06:00", "--gaming-day-start", help="Local time at which a gaming day begins."),
+    dask: Optional[str] = typer.Option(None, "--dask", help="Run the partitions on a Dask cluster: local (a cluster of "
+                                       "worker processes on this machine) or a scheduler address, e.g. tcp://HOST:8786."),
 ) -> None:
     """The nightly audit: ingest, reconstruct every round from the cards, re-settle every wager, flag every finding, publish."""
     settings = settings_or_fail()
     from pipelines.audit.run import AuditError, run_audit
 
     try:
-        run_audit(input_dir=input, db_path=db, out_dir=out, gaming_day_start=day_start, settings=settings)
+        run_audit(input_dir=input, db_path=db, out_dir=out, gaming_day_start=day_start, settings=settings, dask=dask)
     except AuditError as exc:
         fail(str(exc))
     publish_for_readers(db, settings)

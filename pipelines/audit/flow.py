@@ -29,9 +29,9 @@ from prefect.futures import as_completed
 from pipelines.audit.load import contiguous_groups
 from pipelines.audit.params import AuditParams
 from pipelines.audit.publish import clear_stage
-from pipelines.audit.runner import WORKERS, server_for_workers, task_runner, where_groups_run
+from pipelines.audit.runner import WORKERS, runs_on_dask, server_for_workers, task_runner, where_groups_run
 from pipelines.audit.tasks import (
-    audit_group_task, export_settlements_task, gaps_task, ingest_task, keys_task, publish_task, write_database_task,
+    publish_canon_task, audit_group_task, export_settlements_task, gaps_task, ingest_task, keys_task, publish_task, write_database_task,
 )
 
 # partitions run on a pool of WORKERS threads or processes (pipelines.audit.runner), in at least a few groups each
@@ -71,6 +71,17 @@ def _progress_printer(stream=None) -> Callable[[str], None]:
     return say
 
 
+def publish_for_dask(db_path: Path, params: AuditParams, timings: dict[str, float]) -> Path:
+    """What the group and gap tasks read: the database file, or on a Dask cluster the Parquet folder the writer
+    publishes now (pipelines.audit.canon; the cluster's workers never open the database)."""
+    if not runs_on_dask():
+        return db_path
+    t = time.perf_counter()
+    folder = publish_canon_task(db_path, params)
+    timings["parquet"] = time.perf_counter() - t
+    return folder
+
+
 @flow(name="pitaudit-audit", log_prints=False, persist_result=False, validate_parameters=False,
       task_runner=task_runner(0))
 def audit_flow(
@@ -83,6 +94,7 @@ def audit_flow(
     t = time.perf_counter()
     ingest = ingest_task(input_dir, db_path, gaming_day_start, params.settings)
     timings["ingest"] = time.perf_counter() - t
+    source = publish_for_dask(db_path, params, timings)
 
     t = time.perf_counter()
     keys = keys_task(db_path, params)
@@ -96,12 +108,12 @@ def audit_flow(
     clear_stage(stage_dir)
     staged = {}
     with server_for_workers():
-        gaps = gaps_task.submit(db_path, params)
+        gaps = gaps_task.submit(source, params)
         # the heaviest groups first, so that the workers finish together; a group's index is its place in key order
         for index in sorted(range(len(plan)), key=lambda i: (-sum(cost[k] for k in plan[i]), i)):
             group = plan[index]
             label = f"{group[0][0].isoformat()} {group[0][1]}" + (f" and {len(group) - 1} more" if len(group) > 1 else "")
-            staged[audit_group_task.submit(db_path, stage_dir, index, group, params, label)] = group
+            staged[audit_group_task.submit(source, stage_dir, index, group, params, label)] = group
     results = []
     done_keys = done_rounds = 0
     for future in as_completed(list(staged)):

@@ -76,14 +76,22 @@ def check_can_run(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_star
 
 
 def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: str = "06:00",
-              progress: bool = True, params=None, settings=None):
+              progress: bool = True, params=None, settings=None, dask: str | None = None):
     """Run the whole audit; returns the flow's :class:`pipelines.audit.flow.AuditOutcome`.
 
     ``settings``: the run's :class:`pipelines.settings.Settings` (the CLI builds them; default: the defaults,
-    or those ``params`` carries). Raises :class:`AuditError` (one line) when it cannot run. Prints a short summary to stdout and
+    or those ``params`` carries). ``dask``: ``local`` or a scheduler address: the groups run on a Dask cluster
+    (``pipelines.audit.runner.dask_task_runner``). Raises :class:`AuditError` (one line) when it cannot run. Prints a short summary to stdout and
     progress to stderr (``progress=False`` silences the progress lines).
     """
     input_dir, db_path, out_dir = Path(input_dir), Path(db_path), Path(out_dir)
+    if dask is not None:
+        from pipelines.audit.runner import parse_dask_address
+
+        try:
+            dask = parse_dask_address(dask)
+        except ValueError as exc:
+            raise AuditError(str(exc)) from None
     check_can_run(input_dir, db_path, out_dir, gaming_day_start)
     prefect_defaults()
     from pipelines.audit.collector import tuned_gc
@@ -98,9 +106,16 @@ def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: s
     if settings is not None:
         params = replace(params, settings=settings)
     settings = params.settings
-    processes = group_processes(input_dir, settings.audit_processes)
-    params = group_params(params, processes)
-    flow_fn = audit_flow.with_options(task_runner=task_runner(processes)) if processes else audit_flow
+    if dask is not None:
+        from pipelines.audit.runner import dask_task_runner
+
+        # on a local cluster, PITAUDIT_AUDIT_PROCESSES worker processes (default one per core); each runs one group
+        params = group_params(params, settings.audit_processes or WORKERS)
+        flow_fn = audit_flow.with_options(task_runner=dask_task_runner(dask, settings.audit_processes))
+    else:
+        processes = group_processes(input_dir, settings.audit_processes)
+        params = group_params(params, processes)
+        flow_fn = audit_flow.with_options(task_runner=task_runner(processes)) if processes else audit_flow
     try:
         with tuned_gc():
             outcome = flow_fn(input_dir, db_path, out_dir, gaming_day_start, params=params, progress=progress)

@@ -15,6 +15,7 @@ import polars as pl
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from pipelines.audit.canon import open_source_reader, publish_canon
 from pipelines.audit.detectors.gaps import detect_gaps
 from pipelines.audit.load import Partition, load_gap_evidence, load_partition, one_reader, partition_keys
 from pipelines.audit.params import AuditParams
@@ -43,6 +44,12 @@ def ingest_task(input_dir: Path, db_path: Path, gaming_day_start: str, settings=
         con.close()
 
 
+@task(name="publish parquet", **TASK)
+def publish_canon_task(db_path: Path, params: AuditParams) -> Path:
+    """The canonical tables as partitioned Parquet for the workers of a Dask cluster (pipelines.audit.canon)."""
+    return publish_canon(db_path, params.day_start_minutes, params.settings.reader_memory)
+
+
 @task(name="partition keys", **TASK)
 def keys_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
     with one_reader():
@@ -55,8 +62,9 @@ def keys_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
 
 @task(name="sequence gaps", **TASK)
 def gaps_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
+    """``db_path``: the database file, or on a Dask cluster its published Parquet folder (pipelines.audit.canon)."""
     with one_reader():
-        con = open_bounded_reader(db_path, params.settings.reader_memory)
+        con = open_source_reader(db_path, params.settings.reader_memory)
         try:
             jumps, numbers = load_gap_evidence(con, params)
         finally:
@@ -66,7 +74,8 @@ def gaps_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
 
 @task(name="load", task_run_name="load {label}", **TASK)
 def load_task(db_path: Path, keys: tuple[tuple[dt.date, str], ...], params: AuditParams, label: str = "") -> Partition:
-    con = open_bounded_reader(db_path, params.settings.reader_memory)
+    """``db_path``: the database file, or on a Dask cluster its published Parquet folder (pipelines.audit.canon)."""
+    con = open_source_reader(db_path, params.settings.reader_memory, sorted({k[1] for k in keys}))
     try:
         return load_partition(con, keys, params)
     finally:
