@@ -101,15 +101,16 @@ def bare_load(folder: Path, work: Path, runs: int = 3) -> float:
     return best
 
 
-def end_to_end(folder: Path, work: Path, extra: tuple[str, ...] = (), name: str = "") -> tuple[float, float, str]:
+def end_to_end(folder: Path, work: Path, extra: tuple[str, ...] = (), name: str = "",
+               env: dict[str, str] | None = None) -> tuple[float, float, str]:
     """``pitaudit audit`` as a child process: wall time, peak resident memory (GB), its stage timings.
 
     The peak is the highest sum over the process and its workers sampled together (benchmarks.tree_memory),
     with the largest single process beside it. ``extra``: more arguments (``--dask local``); ``name``: a sub-folder
-    of ``work`` for this run's database and outputs."""
+    of ``work`` for this run's database and outputs; ``env``: more environment variables for the child."""
     from benchmarks.tree_memory import TreePeak
 
-    env = dict(os.environ, PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1")
+    env = dict(os.environ, PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="1", **(env or {}))
     where = work / name if name else work
     where.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
@@ -297,15 +298,8 @@ def main(argv: list[str] | None = None) -> None:
               f"peak {peak:.2f} GB (goal: under 3 GB)")
         if not args.no_dask:
             # the same night on a local Dask cluster of two worker processes (prefect-dask), into a database of its own
-            env_workers = os.environ.get("PITAUDIT_AUDIT_PROCESSES")
-            os.environ["PITAUDIT_AUDIT_PROCESSES"] = "2"
-            try:
-                dask_s, dask_peak, _ = end_to_end(folder, work, ("--dask", "local"), name="dask")
-            finally:
-                if env_workers is None:
-                    os.environ.pop("PITAUDIT_AUDIT_PROCESSES")
-                else:
-                    os.environ["PITAUDIT_AUDIT_PROCESSES"] = env_workers
+            dask_s, dask_peak, _ = end_to_end(folder, work, ("--dask", "local"), name="dask",
+                                              env={"PITAUDIT_AUDIT_PROCESSES": "2"})
             print(f"Dask (local cluster, 2 worker processes) / default run: {dask_s / e2e:.2f}x (goal: within 1.3x of "
                   f"the process-pool run); peak {dask_peak:.2f} GB")
             shutil.rmtree(work / "dask", ignore_errors=True)

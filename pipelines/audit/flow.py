@@ -4,8 +4,9 @@ The night is cut into partitions (gaming day x table), and the partitions, in ke
 of about equal work (``load.contiguous_groups``); each group runs a chain of tasks (load ->
 reconstruct -> re-settle -> detect -> stage, inside one "audit group" task run) and the groups run
 side by side on the task runner: threads for a small night, worker processes for a big one
-(``runner``); a Dask task runner would be the same swap, over a cluster. A task reads what it needs
-from the database itself and leaves its results in a staging folder. The event and round-number
+(``runner``), or a Dask cluster (``--dask``: prefect-dask's task runner, the same swap). A task reads what
+it needs itself, from the database read-only, or on a Dask cluster from the Parquet folder the writer
+publishes after the ingest (``canon``), and leaves its results in a staging folder. The event and round-number
 gaps need the whole night and run once. The flow is the only writer of the database: the ingest
 task loads the core tables; the write task replaces the audited partitions' ``out_`` rows by the
 staged ones in one transaction while settlements.parquet is exported from the same staged files;

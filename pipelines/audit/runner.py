@@ -7,8 +7,7 @@ audit stage as long as the sum of its groups. Prefect's ``ProcessPoolTaskRunner`
 process instead: each reads its partitions from the database read-only, as DuckDB lets several
 processes do while nobody writes, and leaves its results in the staging folder; the flow's process
 stays the only writer. Workers cost a few seconds to start (Prefect and polars imported in each),
-so a night under :data:`PROCESS_MIN_BYTES` of input keeps to threads. A Dask task runner would be
-the same swap, over a cluster.
+so a night under :data:`PROCESS_MIN_BYTES` of input keeps to threads.
 
 ``Settings.audit_processes`` (``PITAUDIT_AUDIT_PROCESSES``) overrides the choice: ``0`` threads, ``N`` that many processes.
 
