@@ -114,6 +114,7 @@ def end_to_end(folder: Path, work: Path, extra: tuple[str, ...] = (), name: str 
     where = work / name if name else work
     where.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(
         [str(_cli()), "audit", "--input", str(folder), "--db", str(where / "audit.duckdb"), "--out", str(where / "out"),
          *extra],
@@ -122,13 +123,16 @@ def end_to_end(folder: Path, work: Path, extra: tuple[str, ...] = (), name: str 
     with TreePeak(proc.pid) as tree:
         stdout, stderr = proc.communicate()
     elapsed = time.perf_counter() - t
-    largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024 / 1024  # KiB -> GiB
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU seconds of the child and of every descendant it waited for (its workers): steadier than wall on a busy machine
+    cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
+    largest = cpu1.ru_maxrss / 1024 / 1024  # KiB -> GiB
     peak = max(tree.bytes / 2**30, largest)
     if proc.returncode != 0:
         print(stdout[-2000:], stderr[-4000:], sep="\n")
         raise SystemExit(f"pitaudit audit failed with status {proc.returncode}")
     stages = next((line for line in reversed(stderr.splitlines()) if re.match(r"audit: ingest", line)), "")
-    print(f"pitaudit audit {' '.join(extra)} end to end: {elapsed:.1f} s, peak memory {peak:.2f} GB (the process and its workers "
+    print(f"pitaudit audit {' '.join(extra)} end to end: {elapsed:.1f} s ({cpu:.1f} CPU s), peak memory {peak:.2f} GB (the process and its workers "
           f"together, PSS; largest single process {largest:.2f} GB RSS)")
     print(f"  at the peak, GB: {tree.describe()}")
     print("  " + stages.replace("audit: ", "stages: "))

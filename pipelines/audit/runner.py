@@ -85,6 +85,7 @@ def dask_task_runner(address: str, workers: int | None = None):
             "n_workers": n, "threads_per_worker": 1, "processes": True, "dashboard_address": None,
             # one polars thread per worker (they share the cores), as in the process pool's start_group_worker
             "env": {"POLARS_MAX_THREADS": "1"},
+            "preload": ["pipelines.audit.dask_worker"],  # the audit's collector thresholds in each worker
         })
     return DaskTaskRunner(address=address)
 
