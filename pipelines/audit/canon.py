@@ -94,6 +94,7 @@ def publish_canon(db_path: Path | str, day_start_minutes: int, memory_limit: str
     fresh.mkdir(parents=True)
     con = open_bounded_reader(db_path, memory_limit)
     try:
+        con.execute("SET enable_progress_bar = false")
         con.execute("SET preserve_insertion_order = false")  # each partition is sorted when it is read
         for name, sql in _select_sql(day_start_minutes).items():
             con.execute(f"COPY ({sql}) TO {_lit(fresh / name)} "
