@@ -77,6 +77,28 @@ def test_a_local_dask_cluster_of_two_workers_gives_the_files_of_the_single_proce
     db.close()
 
 
+def test_a_running_cluster_at_a_scheduler_address_gives_the_same_files(night, single):
+    """``--dask tcp://HOST:PORT``: a cluster the audit did not start (here a LocalCluster of two worker processes
+    started by the test, as ``dask scheduler`` and ``dask worker`` would be), its workers preloading
+    pipelines.audit.dask_worker as the README tells."""
+    from distributed import LocalCluster
+
+    where = night / "address"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      preload=["pipelines.audit.dask_worker"]) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tcp://")
+        done = _audit(night / "night", where, "--dask", address)
+        assert "on a Dask cluster" in done.stderr, done.stderr[-2000:]
+        # the tasks ran on the cluster's workers: the scheduler saw them
+        with cluster.get_client() as client:
+            ran = client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.transition_log))
+        assert ran > 0
+    for name in ("findings.csv", "quarantine.csv", "report.html"):
+        assert (where / "out" / name).read_bytes() == (single / "out" / name).read_bytes(), name
+    assert pl.read_parquet(where / "out" / "settlements.parquet").equals(pl.read_parquet(single / "out" / "settlements.parquet"))
+
+
 def test_a_group_read_from_the_parquet_is_the_group_read_from_the_database(single):
     """pipelines.audit.canon: every frame of every group, and the gap evidence, are the same rows either way."""
     from pipelines.audit.canon import open_source_reader, publish_canon
