@@ -141,3 +141,12 @@ def test_dask_takes_local_or_a_scheduler_address():
     for bad in ("", "10.0.0.5:8786", "tcp://", "locl"):
         with pytest.raises(ValueError, match="--dask takes local or a scheduler address"):
             parse_dask_address(bad)
+
+
+def test_no_scheduler_at_the_address_is_one_line_before_anything_runs():
+    from pipelines.audit.runner import check_scheduler
+
+    with pytest.raises(ConnectionError, match=r"^no Dask scheduler answers at tcp://127\.0\.0\.1:1: ") as info:
+        check_scheduler("tcp://127.0.0.1:1", timeout_s=2)
+    assert "\n" not in str(info.value)
+    check_scheduler("local")  # nothing to reach: the audit starts its own cluster

@@ -93,6 +93,13 @@ def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: s
         except ValueError as exc:
             raise AuditError(str(exc)) from None
     check_can_run(input_dir, db_path, out_dir, gaming_day_start)
+    if dask is not None:
+        from pipelines.audit.runner import check_scheduler
+
+        try:
+            check_scheduler(dask)
+        except ConnectionError as exc:
+            raise AuditError(str(exc)) from None
     prefect_defaults()
     from pipelines.audit.collector import tuned_gc
     from pipelines.audit.flow import audit_flow

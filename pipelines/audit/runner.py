@@ -90,6 +90,21 @@ def dask_task_runner(address: str, workers: int | None = None):
     return DaskTaskRunner(address=address)
 
 
+def check_scheduler(address: str, timeout_s: int = 20) -> None:
+    """Raise ``ConnectionError`` (one line) when no Dask scheduler answers at ``address``: checked before the ingest,
+    so that a wrong address costs seconds, not a night's ingest and a traceback."""
+    if address == "local":
+        return
+    from distributed import Client
+
+    try:
+        with Client(address, timeout=f"{timeout_s}s", set_as_default=False):
+            pass
+    except (OSError, TimeoutError, ValueError) as exc:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConnectionError(f"no Dask scheduler answers at {address}: {text}") from None
+
+
 def runs_on_dask() -> bool:
     """True inside a flow run whose task runner is prefect-dask's."""
     from prefect.context import FlowRunContext
