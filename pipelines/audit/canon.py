@@ -21,16 +21,20 @@ their devices' events name (so that a device's whole event stream, which the gap
 window over, is there), read with hive partition pruning. ``load.load_partition`` then runs the very
 queries it runs on the database file, so the results are the same rows. :func:`open_night_reader`
 gives views over the whole night (the gap checks need it whole). Publishing writes a new folder and
-swaps it in by rename, so a reader never sees half a night.
+swaps it in by rename, so a reader never sees half a night. Only the audited gaming days and a margin
+around them are published (every read of the audit's is windowed to those days, ``load.Window``), so the
+cost is a night's, not the history's.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 from pathlib import Path
 
 import duckdb
 
+from pipelines.audit.load import MARGIN_DAYS
 from pipelines.db import open_bounded_reader, set_memory_limit
 from pipelines.settings import READER_MEMORY
 from schemas.ddl import create_table_sql
@@ -62,17 +66,31 @@ def _columns(table: str) -> list[str]:
     return [f.name for f in TABLES_BY_NAME[table].fields]
 
 
-def _select_sql(day_start_minutes: int) -> dict[str, str]:
-    """Each dataset's rows, with the gaming day it is partitioned by."""
+def _near(days) -> tuple[str, str]:
+    """SQL predicates on a round's gaming day (alias ``r``) and an event's instant (alias ``e``) that keep the rows of
+    ``days`` with a margin wider than every read of the audit's (``load.Window``: MARGIN_DAYS around the days);
+    TRUE for every row when ``days`` is None."""
+    if not days:
+        return "TRUE", "TRUE"
+    margin = dt.timedelta(days=MARGIN_DAYS + 2)
+    lo, hi = min(days) - margin, max(days) + margin
+    return (f"(r.gaming_day BETWEEN DATE '{lo.isoformat()}' AND DATE '{hi.isoformat()}')",
+            f"(e.ts >= TIMESTAMPTZ '{lo.isoformat()} 00:00:00+00' AND "
+            f"e.ts < TIMESTAMPTZ '{(hi + dt.timedelta(days=1)).isoformat()} 00:00:00+00')")
+
+
+def _select_sql(day_start_minutes: int, days=None) -> dict[str, str]:
+    """Each dataset's rows (of ``days`` and a margin; None: all), with the gaming day it is partitioned by."""
+    near_rounds, near_events = _near(days)
     def cols(table: str, alias: str) -> str:
         return ", ".join(f"{alias}.{c}" for c in _columns(table) if c != "gaming_day")
 
     return {
-        "rounds": f"SELECT {cols('core_rounds', 'r')}, r.gaming_day FROM core_rounds r",
+        "rounds": f"SELECT {cols('core_rounds', 'r')}, r.gaming_day FROM core_rounds r WHERE {near_rounds}",
         "wagers": f"SELECT {cols('core_wagers', 'w')}, r.gaming_day FROM core_wagers w "
-                  "JOIN core_rounds r USING (table_id, round_no)",
+                  f"JOIN core_rounds r USING (table_id, round_no) WHERE {near_rounds}",
         "actions": f"SELECT {cols('core_actions', 'a')}, r.gaming_day FROM core_actions a "
-                   "JOIN core_rounds r USING (table_id, round_no)",
+                   f"JOIN core_rounds r USING (table_id, round_no) WHERE {near_rounds}",
         "device_events": f"""
             SELECT {cols('core_device_events', 'e')},
                    coalesce(r.gaming_day, CAST((e.ts AT TIME ZONE 'UTC')
@@ -80,14 +98,18 @@ def _select_sql(day_start_minutes: int) -> dict[str, str]:
             FROM core_device_events e
             LEFT JOIN core_rounds r ON r.table_id = e.table_id AND r.round_no = e.round_no
             LEFT JOIN (SELECT table_id, min(utc_offset_minutes) AS off FROM core_rounds GROUP BY table_id) o
-                   ON o.table_id = e.table_id""",
+                   ON o.table_id = e.table_id
+            WHERE {near_events}""",
     }
 
 
-def publish_canon(db_path: Path | str, day_start_minutes: int, memory_limit: str = READER_MEMORY) -> Path:
+def publish_canon(db_path: Path | str, day_start_minutes: int, memory_limit: str = READER_MEMORY, days=None) -> Path:
     """Write the canonical tables of ``db_path`` as partitioned Parquet (module docstring); returns the folder.
 
-    Called by the writer's process between the ingest and the audit, when nothing writes the database."""
+    ``days``: the gaming days the run audits; the rows of those days and of a margin around them, wider than any
+    read of the audit's (rounds by gaming day, device events by their instant), are published, not the database's
+    whole history (None: every row). Called by the writer's process between the ingest and the audit, under the
+    writer's lock."""
     target = canon_dir(db_path)
     fresh = target.with_name(target.name + ".new")
     shutil.rmtree(fresh, ignore_errors=True)
@@ -96,14 +118,14 @@ def publish_canon(db_path: Path | str, day_start_minutes: int, memory_limit: str
     try:
         con.execute("SET enable_progress_bar = false")
         con.execute("SET preserve_insertion_order = false")  # each partition is sorted when it is read
-        for name, sql in _select_sql(day_start_minutes).items():
+        for name, sql in _select_sql(day_start_minutes, days).items():
             con.execute(f"COPY ({sql}) TO {_lit(fresh / name)} "
                         "(FORMAT parquet, PARTITION_BY (gaming_day, table_id), COMPRESSION zstd)")
         (fresh / "quarantine").mkdir()
         con.execute(f"COPY (SELECT {', '.join(_columns('core_quarantine'))} FROM core_quarantine) "
                     f"TO {_lit(fresh / 'quarantine' / 'data_0.parquet')} (FORMAT parquet)")
         (fresh / "device_tables").mkdir()
-        con.execute("COPY (SELECT DISTINCT device_id, table_id FROM core_device_events) "
+        con.execute(f"COPY (SELECT DISTINCT device_id, table_id FROM core_device_events e WHERE {_near(days)[1]}) "
                     f"TO {_lit(fresh / 'device_tables' / 'data_0.parquet')} (FORMAT parquet)")
     finally:
         con.close()

@@ -87,5 +87,28 @@ def money_by_kind(findings: pl.DataFrame) -> go.Figure:
     return fig
 
 
+def night_trend(trend: pl.DataFrame) -> go.Figure:
+    """Findings per night (bars, by severity: high and the rest) and rounds per night (line, right axis):
+    tonight against the nights before (pipelines.audit.trend.night_totals)."""
+    fig = go.Figure()
+    per_night = trend.group_by("gaming_day").agg(
+        pl.col("rounds").sum(), pl.col("findings").sum(), pl.col("high_findings").sum(), pl.col("tonight").any()
+    ).sort("gaming_day")
+    days = [d.isoformat() for d in per_night["gaming_day"].to_list()]
+    high = per_night["high_findings"].to_list()
+    other = [a - b for a, b in zip(per_night["findings"].to_list(), high)]
+    fig.add_bar(x=days, y=high, name="high findings", marker_color=SEVERITY_COLOURS["high"])
+    fig.add_bar(x=days, y=other, name="other findings", marker_color=SEVERITY_COLOURS["low"])
+    fig.add_scatter(x=days, y=per_night["rounds"].to_list(), name="rounds", yaxis="y2", mode="lines+markers",
+                    line={"color": "#1570ef"})
+    for day, tonight in zip(days, per_night["tonight"].to_list()):
+        if tonight:
+            fig.add_vline(x=day, line_dash="dot", line_color="#667085")
+    fig = _layout(fig, "Night after night: findings (bars) and rounds (line)", height=320)
+    fig.update_layout(yaxis2={"overlaying": "y", "side": "right", "showgrid": False, "rangemode": "tozero"},
+                      xaxis={"type": "category"})
+    return fig
+
+
 def fragment(fig: go.Figure, div_id: str) -> str:
     return fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id, config=CONFIG)

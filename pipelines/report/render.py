@@ -26,6 +26,8 @@ class ReportInputs:
     quarantined: int = 0
     input_files: tuple[tuple[str, str, int, int, int], ...] = ()  # (source_file, kind, lines, accepted, quarantined)
     extra: dict = field(default_factory=dict)  # label -> value, shown with the totals
+    # per (gaming day, currency): tonight and the nights before (pipelines.audit.trend.night_totals, TREND_SCHEMA)
+    trend: pl.DataFrame | None = None
     top_n: int = 50
 
 
@@ -103,6 +105,20 @@ def _top_table(findings: pl.DataFrame, n: int) -> str:
     )
 
 
+def _trend_section(trend: pl.DataFrame | None) -> str:
+    """The per-night totals as a figure and a table (tonight's rows marked)."""
+    if trend is None or trend.height == 0:
+        return '<p class="note">No night audited into this database yet.</p>'
+    rows = [
+        [("tonight " if r["tonight"] else "") + r["gaming_day"].isoformat(), r["currency"], r["rounds"], r["wagers"],
+         r["handle"], r["recorded_net"], r["expected_net"], r["findings"], r["high_findings"]]
+        for r in trend.sort(["gaming_day", "currency"], descending=[True, False], nulls_last=True).iter_rows(named=True)
+    ]
+    table = _table(["gaming day", "currency", "rounds", "wagers", "handle", "players' net as recorded",
+                    "players' net as the rules say", "findings", "high"], rows, numeric={2, 3, 4, 5, 6, 7, 8})
+    return figures.fragment(figures.night_trend(trend), "fig-trend") + table
+
+
 def render_report(inputs: ReportInputs) -> str:
     """The whole report as one HTML string (plotly.js inline)."""
     f, t = inputs.findings, inputs.totals
@@ -130,6 +146,7 @@ def render_report(inputs: ReportInputs) -> str:
         tables=tables,
         cards="\n".join(cards),
         money_table=_money_table(f, t),
+        trend=_trend_section(inputs.trend),
         fig_kind=figures.fragment(figures.findings_by_kind(f), "fig-kind"),
         fig_money=figures.fragment(figures.money_by_kind(f), "fig-money"),
         fig_table=figures.fragment(figures.findings_by_table(f), "fig-table"),
