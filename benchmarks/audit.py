@@ -264,16 +264,20 @@ def stages(db: Path, groups_of: int = 25_000) -> None:
 
 
 def _publish(db: Path, keys, out: Path, partial: Path) -> None:
-    from pipelines.audit.load import load_quarantine
+    """The publish step of the flow over the written copy: every gaming day of ``keys``, the input folder the
+    database recorded (the report lists its files)."""
+    from pipelines.audit.scope import Scope
     from pipelines.audit.tasks import publish_task
     from pipelines.db import open_reader
 
     con = open_reader(db)
     try:
-        quarantine = load_quarantine(con)
+        roots = con.execute("SELECT min(input_root) FROM core_source_files").fetchone()
     finally:
         con.close()
-    publish_task.fn(out, db, keys, (quarantine, ()), partial)
+    input_dir = Path(roots[0]) if roots and roots[0] else out
+    out.mkdir(parents=True, exist_ok=True)
+    publish_task.fn(out, db, input_dir, keys, Scope(tuple(sorted({k[0] for k in keys}))), partial)
 
 
 def main(argv: list[str] | None = None) -> None:
