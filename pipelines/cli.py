@@ -178,6 +178,8 @@ def audit(
     gaming_day: Optional[str] = typer.Option(None, "--gaming-day", help="Audit and report this gaming day only (YYYY-MM-DD); default: the gaming days of the input."),
     from_day: Optional[str] = typer.Option(None, "--from", help="Backfill: the first gaming day to re-audit (with --to)."),
     to_day: Optional[str] = typer.Option(None, "--to", help="Backfill: the last gaming day to re-audit (with --from)."),
+    dask: Optional[str] = typer.Option(None, "--dask", help="Run the partitions on a Dask cluster: local (a cluster of "
+                                       "worker processes on this machine) or a scheduler address, e.g. tcp://HOST:8786."),
 ) -> None:
     """The nightly audit: ingest, reconstruct every round from the cards, re-settle every wager, flag every finding, publish.
 
@@ -189,7 +191,7 @@ def audit(
 
     try:
         run_audit(input_dir=input, db_path=db, out_dir=out, gaming_day_start=day_start, settings=settings,
-                  gaming_day=gaming_day, from_day=from_day, to_day=to_day)
+                  gaming_day=gaming_day, from_day=from_day, to_day=to_day, dask=dask)
     except NothingToAudit as exc:
         fail(str(exc), code=EXIT_NOTHING_TO_AUDIT)
     except AuditError as exc:
