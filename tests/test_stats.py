@@ -298,3 +298,19 @@ def test_rolling_windows_skip_a_window_that_holds_no_more_nights():
     day = tonight.filter((pl.col("test") == "hold_table") & (pl.col("bet") == "all"))
     assert week["rounds"].sum() == 3 * day["rounds"].sum()
     assert set(funnel["window_days"]) == {1, 7} and set(graph["window_days"]) == {1, 7}
+
+
+def test_a_windows_findings_belong_to_the_night_it_ends_with_not_to_its_entitys_last_day():
+    """A 7-day window ending tomorrow on a table seen only today (no rounds tomorrow) is tomorrow's finding: filed
+    under the entity's last day of data, a re-run of tomorrow (which replaces tomorrow's rows) left it behind, and a
+    backfill of today published it among today's findings (tests/test_nights.py). Same window, other night: other id."""
+    floor = Floor(baccarat_tables=2, baccarat_rounds=300, blackjack_tables=0, drift=0.35, drift_rounds=1200)
+    w, c, e = night(floor, DAY, 7)
+    t = with_fdr(detect_all(StatsInputs(w, e, c, DAY, DAY), StatsParams(), 7)[0], StatsParams())
+    tomorrow = DAY + dt.timedelta(days=1)
+    today, later = findings_of(t, StatsParams(), DAY), findings_of(t, StatsParams(), tomorrow)
+    assert today.height == later.height > 0
+    assert set(today["gaming_day"]) == {DAY} and set(later["gaming_day"]) == {tomorrow}
+    assert set(today["finding_id"]).isdisjoint(later["finding_id"])
+    assert all(f"(7 gaming days to {tomorrow})" in d for d in later["detail"])
+    assert findings_of(t, StatsParams(), DAY).equals(today)  # the same data, the same rows

@@ -90,23 +90,32 @@ def severity_of(q: float) -> str:
     return "high" if q <= 1e-4 else "medium" if q <= 1e-3 else "low"
 
 
-def findings_of(tests: pl.DataFrame, params: StatsParams) -> pl.DataFrame:
-    """The flagged tests as findings: money over the window, the sentence, the evidence and parameters in detail."""
+def findings_of(tests: pl.DataFrame, params: StatsParams, night: dt.date | None = None) -> pl.DataFrame:
+    """The flagged tests as findings: money over the window, the sentence, the evidence and parameters in detail.
+
+    ``night``: the night whose windows these are. A finding belongs to that night (its ``gaming_day``, and its id
+    names it), not to the last day its entity happens to have rounds on: a 7-day window ending tonight on a dealer
+    last seen yesterday is tonight's finding. Labelled by the data's last day it was filed under yesterday, so a
+    re-run of tonight (which replaces tonight's rows) left it behind twice, and a backfill of yesterday published
+    it with yesterday's findings. ``None`` (an investigation's range): the range's last day of data.
+    """
     rows = []
     flagged = tests.filter(pl.col("flagged")).sort("kind", "test", "entity", "window_days")
     for r in flagged.iter_rows(named=True):
-        window = f"{r['window_days']} gaming day{'s' if r['window_days'] > 1 else ''} to {r['last_day']}"
+        end = night or r["last_day"]  # the window's last gaming day
+        window = f"{r['window_days']} gaming day{'s' if r['window_days'] > 1 else ''} to {end}"
         detail = {"sentence": r["sentence"], "test": r["test"], "entity": r["entity"], "window_days": r["window_days"],
                   "first_day": str(r["first_day"]), "last_day": str(r["last_day"]), "rounds": r["rounds"],
                   "wagers": r["wagers"], "p_value": r["p_value"], "q_value": r["q_value"],
                   "evidence": json.loads(r["evidence"]) if r["evidence"] else None,
                   "params": json.loads(params.as_detail())}
         text = f"{r['sentence']}; q = {fmt_p(r['q_value'])} ({window}). " + json.dumps(detail, separators=(",", ":"), default=str)
-        key = f"{r['test']}|{r['entity']}|{r['currency']}|{r['window_days']}|{r['first_day']}|{r['last_day']}"
+        key = f"{r['test']}|{r['entity']}|{r['currency']}|{r['window_days']}|{r['first_day']}|{r['last_day']}" + (
+            f"|night {night}" if night else "")
         expected, recorded = r["expected_net"], r["recorded_net"]
         rows.append({
             "finding_id": finding_id(r["kind"], r["table_id"], None, None, key), "kind": r["kind"],
-            "severity": severity_of(r["q_value"]), "gaming_day": r["last_day"], "table_id": r["table_id"],
+            "severity": severity_of(r["q_value"]), "gaming_day": end, "table_id": r["table_id"],
             "player_id": r["player_id"], "dealer_id": r["dealer_id"], "expected_net": expected, "recorded_net": recorded,
             # no difference: a theoretical net is not money owed, and every sum of ``difference`` is money at stake
             "difference": None,
@@ -143,7 +152,7 @@ def statistical_findings(con, night: dt.date, params: StatsParams = DEFAULT_PARA
     inputs = load_inputs(con, longest, night)
     tests, funnel, graph = run_windows(inputs, night, days, params)
     tests = with_fdr(tests, params)
-    return StatsOutcome(night, tests, findings_of(tests, params), funnel, graph)
+    return StatsOutcome(night, tests, findings_of(tests, params, night), funnel, graph)
 
 
 def investigate(con, first_day: dt.date, last_day: dt.date, params: StatsParams = DEFAULT_PARAMS) -> StatsOutcome:
