@@ -127,6 +127,21 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
+def _global(url: str) -> Iterator[None]:
+    """The server's address also in Prefect's process-global settings, which threads started without this
+    context see (the process pool's message forwarder): without it they start a temporary server of their own.
+    Prefect's test harness does the same, with the same internal helper; absent in another version, nothing."""
+    import prefect.context
+
+    swap = getattr(prefect.context, "_temporary_global_settings_context", None)
+    if swap is None:
+        yield
+        return
+    with swap(prefect.context.get_settings_context()):
+        yield
+
+
+@contextlib.contextmanager
 def embedded_server() -> Iterator[str | None]:
     """A temporary Prefect server for the ``with`` block, ended with it or with this process; yields its API URL,
     or None when a server is already configured (``PREFECT_API_URL``, a test harness) or this is not Linux."""
@@ -140,7 +155,7 @@ def embedded_server() -> Iterator[str | None]:
     before = os.environ.get("PREFECT_API_URL")
     try:
         os.environ["PREFECT_API_URL"] = url  # the worker processes this run spawns report here too
-        with temporary_settings(updates={PREFECT_API_URL: url}):
+        with temporary_settings(updates={PREFECT_API_URL: url}), _global(url):
             try:
                 yield url
             finally:
