@@ -132,8 +132,11 @@ def run_windows(inputs: StatsInputs, night: dt.date, days_present: list[dt.date]
         if f.height:
             funnels.append(f)
         graphs.append(g)
-    return (pl.concat(tests) if tests else tests_frame([]), pl.concat(funnels) if funnels else pl.DataFrame(),
-            pl.concat(graphs) if graphs else pl.DataFrame())
+    # windows of different lengths may give frames of different columns (a detector with nothing to report in
+    # one of them): put them together by name (a 30-night database stopped here with a ShapeError)
+    return (pl.concat(tests, how="diagonal_relaxed") if tests else tests_frame([]),
+            pl.concat(funnels, how="diagonal_relaxed") if funnels else pl.DataFrame(),
+            pl.concat(graphs, how="diagonal_relaxed") if graphs else pl.DataFrame())
 
 
 def statistical_findings(con, night: dt.date, params: StatsParams = DEFAULT_PARAMS) -> StatsOutcome:
