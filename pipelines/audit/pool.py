@@ -57,7 +57,9 @@ def _start_worker() -> None:
     """In a new worker: the engine imported once, and the audit's collector thresholds (collector.tune_gc)."""
     import rulebook.engine  # noqa: F401 - imported before the freeze, not per chunk
     from pipelines.audit.collector import tune_gc
+    from pipelines.orphans import exit_with_parent
 
+    exit_with_parent()  # a killed run leaves no worker behind
     tune_gc()
 
 

@@ -126,7 +126,9 @@ def start_group_worker() -> None:
     """In a new worker: one polars thread (the workers share the cores) and the audit's collector thresholds."""
     os.environ.setdefault("POLARS_MAX_THREADS", "1")  # before polars is imported in this process
     from pipelines.audit.collector import tune_gc
+    from pipelines.orphans import exit_with_parent
 
+    exit_with_parent()  # a killed run leaves no worker behind
     tune_gc()
 
 
