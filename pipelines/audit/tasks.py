@@ -121,15 +121,12 @@ def publish_task(out_dir: Path, db_path: Path, keys: list[tuple[dt.date, str]], 
                  settlements_partial: Path) -> dict:
     """findings.csv, quarantine.csv and report.html from the written tables; settlements.parquet named."""
     from pipelines.audit.publish import read_findings, settlement_totals, write_files
-    from pipelines.report import ReportInputs, write_report
+    from pipelines.report import report_inputs, write_report
 
     quarantine, files = quarantine_and_files
     findings = read_findings(db_path, keys)
     totals = settlement_totals(db_path, keys)
     paths = write_files(out_dir, findings, quarantine, settlements_partial)
-    report = ReportInputs(
-        findings=findings, totals=totals, days=tuple(sorted({k[0] for k in keys})),
-        tables=len({k[1] for k in keys}), quarantined=quarantine.height, input_files=files,
-    )
-    paths["report"] = write_report(out_dir / "report.html", report)
+    paths["report"] = write_report(out_dir / "report.html", report_inputs(
+        db_path, keys, out_dir, findings, totals, quarantine, files))
     return {"paths": paths, "findings": findings, "totals": totals}
