@@ -139,12 +139,14 @@
     }
     if (state.sort) {
       var k = state.sort, dir = state.dir;
-      var ks = new Array(N);
+      var ks = new Array(N), cur = C.cur ? C.cur.v : null;
       out.forEach(function (i) { ks[i] = key(k, i); });
       out.sort(function (a, b) {
         var x = ks[a], y = ks[b];
         if (x === null || x === undefined) return (y === null || y === undefined) ? a - b : 1;
         if (y === null || y === undefined) return -1;
+        // amounts of different currencies are not compared: money sorts by currency, then amount
+        if (MONEY[k] && cur && cur[a] !== cur[b]) return cur[a] - cur[b];
         return x < y ? -dir : x > y ? dir : a - b;
       });
     }
