@@ -23,7 +23,7 @@ from pipelines.report import ReportInputs, render_report, write_report
 from pipelines.report.gather import NIGHTS_SCHEMA
 from pipelines.report.links import evidence_command, evidence_href, evidence_relpath, table_segment
 from pipelines.report.money import format_amount, format_money, minor_units
-from pipelines.report.payload import findings_payload, script_json
+from pipelines.report.payload import findings_payload, pack, script_json, unpack
 from pipelines.report.theory import BET_AGGREGATE_SCHEMA, Z95, hold_by_game, hold_by_table, second_moment
 
 DAY = dt.date(2026, 11, 24)
@@ -251,10 +251,10 @@ def test_hostile_values_from_the_logs_stay_text():
     parser.feed(html)
     assert not [t for t, _ in parser.tags if t == "img"]
     assert not [a for _, a in parser.tags if any(k.startswith("on") for k in a)]  # no event handler attribute
-    # the findings data holds the value as data: decoded, it is the exact string
-    data = re.search(r'<script type="application/json" id="findings-data">(.*?)</script>', html, re.S).group(1)
-    assert "<" not in data
-    assert HOSTILE in json.loads(data)["cols"]["player"]["d"]
+    # the findings data holds the value as data: unpacked, it is the exact string
+    data = re.search(r'<script type="application/octet-stream" id="findings-data"[^>]*>(.*?)</script>', html, re.S).group(1)
+    assert re.fullmatch(r"[A-Za-z0-9+/=]+", data)  # base64: nothing that could close the element
+    assert HOSTILE in unpack(data)["cols"]["player"]["d"]
 
 
 def test_script_json_cannot_close_its_element():
@@ -318,6 +318,11 @@ def test_the_same_inputs_give_the_same_report():
     assert render_report(_inputs(bets=_bets())) == render_report(_inputs(bets=_bets()))
 
 
+def test_packed_data_is_deterministic_and_round_trips():
+    obj = findings_payload(_findings(player=HOSTILE))
+    assert pack(obj) == pack(obj) and unpack(pack(obj)) == json.loads(json.dumps(obj))
+
+
 def test_findings_payload_is_compact_and_exact():
     p = findings_payload(_findings(), "db.duckdb")
     assert p["n"] == 4
@@ -351,10 +356,11 @@ def test_the_report_works_in_headless_chromium(browser, tmp_path):
     """No console error, no request off file://, no injected script run, every chart drawn, the table sorts."""
     f = pl.concat([_findings(player=HOSTILE), _many_findings()])
     times = pl.DataFrame({"finding_id": f["finding_id"], "hour": [i % 24 for i in range(f.height)],
-                          "closed_local": ["2026-11-24 23:15:02"] * f.height})
+                          "closed_local": ["23:15:02"] * f.height})
     path = write_report(tmp_path / "report.html", _inputs(findings=f, bets=_bets(), finding_times=times))
     visit = browser.open(path, "report")
     page = visit.page
+    page.wait_for_selector("#findings-table[data-ready='1']")
     plots = browser.wait_for_plots(page)
     assert plots >= 8
     visit.screenshot("report-full")
@@ -387,6 +393,14 @@ def test_the_report_works_in_headless_chromium(browser, tmp_path):
     assert set(curs) == {"USD"} and down == sorted(down, reverse=True) and down[0] == 5_000  # 50.00 USD first
     assert page.get_attribute("#findings-head th[data-key=diff]", "aria-sort") == "descending"
     visit.screenshot("findings-sorted", full_page=False)
+    # a static table sorts too: hold per table, by hold (-22.50 % and 1.50 %)
+    hold_col = page.evaluate("Array.from(document.querySelectorAll('#hold-tables th')).findIndex(th => th.textContent === 'hold')")
+    page.click(f"#hold-tables th:nth-child({hold_col + 1})")
+    holds = page.eval_on_selector_all(f"#hold-tables tbody td:nth-child({hold_col + 1})", "tds => tds.map(td => td.textContent)")
+    assert holds == ["-22.50 %", "1.50 %"]
+    page.click(f"#hold-tables th:nth-child({hold_col + 1})")
+    holds = page.eval_on_selector_all(f"#hold-tables tbody td:nth-child({hold_col + 1})", "tds => tds.map(td => td.textContent)")
+    assert holds == ["1.50 %", "-22.50 %"]
     # filter by table, then open a row's facts: the evidence link and the command to make the pack
     page.select_option("#f-table", "BAC-01")
     tables = column("table")

@@ -40,7 +40,7 @@ def bet_aggregates(con, keys_table: str = "_report_keys") -> pl.DataFrame:
 
 
 def finding_times(con) -> pl.DataFrame:
-    """Per finding of the audited partitions that names a round: the round's local close time and hour.
+    """Per finding of the audited partitions that names a round: the local hour and time (HH:MM:SS) betting closed.
 
     Local = the UTC instant shifted by the offset the table system wrote (``utc_offset_minutes``).
     """
@@ -49,7 +49,7 @@ def finding_times(con) -> pl.DataFrame:
             SELECT table_id, round_no, any_value(epoch_us(bets_closed_at) // 1000000 + 60 * CAST(utc_offset_minutes AS BIGINT)) AS s
             FROM core_rounds WHERE {_KEYED} GROUP BY table_id, round_no)
         SELECT f.finding_id, CAST((r.s % 86400) // 3600 AS INTEGER) AS hour,
-               strftime(make_timestamp(r.s * 1000000), '%Y-%m-%d %H:%M:%S') AS closed_local
+               strftime(make_timestamp(r.s * 1000000), '%H:%M:%S') AS closed_local
         FROM out_findings f JOIN r USING (table_id, round_no)
         WHERE (f.gaming_day, f.table_id) IN (SELECT (gaming_day, table_id) FROM _report_keys)""").pl()
 

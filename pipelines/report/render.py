@@ -2,8 +2,8 @@
 
 The templates (``templates/``) autoescape every value; the only markup passed through unescaped is what
 this package makes itself: plotly's figure fragments (their data JSON-encoded, every label from a log
-HTML-escaped first, :func:`pipelines.report.figures.label`), the findings JSON (``<``, ``>``, ``&``
-written as escapes, :func:`pipelines.report.payload.script_json`), and the CSS, script and plotly.js files.
+HTML-escaped first, :func:`pipelines.report.figures.label`) and the CSS, script and plotly.js files. The
+findings table's data is base64 text (:func:`pipelines.report.payload.pack`), escaped like any value.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from pipelines.report import figures, sections
 from pipelines.report.money import format_money, minor_units
-from pipelines.report.payload import findings_payload, script_json
+from pipelines.report.payload import findings_payload, pack
 from pipelines.report.theory import hold_by_game, hold_by_table
 
 SEVERITIES = ("high", "medium", "low")
@@ -210,7 +210,7 @@ def render_report(inputs: ReportInputs) -> str:
         quarantined=quarantined,
         data_findings=sections.data_findings_table(f),
         nights=nights,
-        findings_json=Markup(script_json(findings_payload(f, inputs.database))),
+        findings_data=pack(findings_payload(f, inputs.database)),
         n_findings=f.height,
     )
     return page

@@ -3,7 +3,11 @@
 (function () {
   "use strict";
 
-  // ---- small static tables: click a header to sort by it (numbers by data-v) ----
+  // ---- the other tables: click a header to sort by it (a numeric cell, class "n", by the number it shows) ----
+  function numberOf(td) {
+    var v = parseFloat(td.textContent.replace(/[,+]/g, ""));
+    return isNaN(v) ? null : v;
+  }
   function sortStatic(table, col, th) {
     var body = table.tBodies[0];
     var dir = th.getAttribute("aria-sort") === "ascending" ? -1 : 1;
@@ -12,11 +16,11 @@
     var rows = Array.prototype.slice.call(body.rows);
     rows.sort(function (a, b) {
       var x = a.cells[col], y = b.cells[col];
-      var xv = x.getAttribute("data-v"), yv = y.getAttribute("data-v");
-      if (xv !== null || yv !== null) {
-        if (xv === null) return 1;
+      if (x.classList.contains("n") || y.classList.contains("n")) {
+        var xv = numberOf(x), yv = numberOf(y);
+        if (xv === null) return yv === null ? 0 : 1;
         if (yv === null) return -1;
-        return dir * (Number(xv) - Number(yv));
+        return dir * (xv - yv);
       }
       var xt = x.textContent, yt = y.textContent;
       return dir * (xt < yt ? -1 : xt > yt ? 1 : 0);
@@ -31,10 +35,17 @@
     });
   });
 
-  // ---- the full findings table ----
+  // ---- the full findings table: its data is gzipped JSON in base64 (pipelines/report/payload.py) ----
   var dataEl = document.getElementById("findings-data");
   if (!dataEl) return;
-  var D = JSON.parse(dataEl.textContent);
+  if (dataEl.getAttribute("data-encoding") !== "gzip+base64") { table(JSON.parse(dataEl.textContent)); return; }
+  if (typeof DecompressionStream === "undefined") { document.getElementById("f-unsupported").hidden = false; return; }
+  var bin = atob(dataEl.textContent.trim()), bytes = new Uint8Array(bin.length);
+  for (var b = 0; b < bin.length; b++) bytes[b] = bin.charCodeAt(b);
+  new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text()
+    .then(function (text) { table(JSON.parse(text)); });
+
+  function table(D) {
   var N = D.n, C = D.cols;
   var PAGE = 100;
   var COLS = [
@@ -77,7 +88,6 @@
   function shown(k, i) {
     if (MONEY[k]) return money(raw(k, i), raw("cur", i));
     if (k === "src") { var f = raw("file", i); return f === null ? "" : f + ":" + (raw("line", i) === null ? "" : raw("line", i)); }
-    if (k === "time") { var t = raw("time", i); return t === null ? "" : t.slice(11); }
     var v = raw(k, i);
     if (v === null || v === undefined) return "";
     if (k === "p" || k === "q") return Number(v).toPrecision(2);
@@ -179,7 +189,7 @@
     add("finding", raw("id", i));
     add("what", raw("detail", i));
     add("rule", raw("rule", i));
-    add("round", (raw("table", i) || "") + " #" + (raw("round", i) === null ? "" : raw("round", i)) + ", gaming day " + (raw("day", i) || "") + (raw("time", i) ? ", closed " + raw("time", i) + " local" : ""));
+    add("round", (raw("table", i) || "") + " #" + (raw("round", i) === null ? "" : raw("round", i)) + ", gaming day " + (raw("day", i) || "") + (raw("time", i) ? ", betting closed " + raw("time", i) + " local time" : ""));
     add("game", raw("game", i));
     add("who", "dealer " + (raw("dealer", i) || "-") + ", player " + (raw("player", i) || "-") + (raw("seat", i) !== null && raw("seat", i) !== undefined ? ", seat " + raw("seat", i) : "") + (raw("wager", i) ? ", wager " + raw("wager", i) : ""));
     if (raw("diff", i) !== null && raw("diff", i) !== undefined) {
@@ -247,4 +257,6 @@
   el("f-prev").addEventListener("click", function () { state.page -= 1; render(); });
   el("f-next").addEventListener("click", function () { state.page += 1; render(); });
   apply();
+  document.getElementById("findings-table").setAttribute("data-ready", "1");
+  }
 })();
