@@ -411,3 +411,35 @@ def test_the_report_works_in_headless_chromium(browser, tmp_path):
     href = page.get_attribute("#findings-body tr:first-child a", "href")
     assert re.fullmatch(r"evidence/BAC-01/\d+/index\.html", href)
     visit.assert_clean()
+
+
+def test_stored_figures_are_used_only_for_the_content_they_were_computed_from(monkeypatch):
+    from pipelines.report import theory
+    from rulebook.catalogue import load_catalogue
+
+    rs = [r for r in load_catalogue().versions("hoiana-tiger-baccarat/commission") if r.version == "01/01.10.2024"][0]
+    fake = {rs.name: {rs.version: {"fingerprint": "not this content", "bets": {"player": [0.5, 9.0]}}}}
+    monkeypatch.setattr(theory, "_stored", lambda: fake)
+    figs = theory.bet_figures.__wrapped__(rs.name, rs.version)
+    assert figs["player"][0] == pytest.approx(0.01235, abs=1e-5)  # computed, not the stale 0.5
+    fake[rs.name][rs.version]["fingerprint"] = theory.fingerprint(rs)
+    assert theory.bet_figures.__wrapped__(rs.name, rs.version) == {"player": (0.5, 9.0)}
+    assert theory.bet_figures.__wrapped__("no such rule set", "1") == {}
+
+
+@pytest.mark.slow
+def test_the_stored_figures_are_what_the_rules_engine_computes_today():
+    """theory_figures.json against a fresh computation of every shipped rule set (regenerate it with
+    `python -m pipelines.report.theory` when a rule set or the odds change)."""
+    from pipelines.report import theory
+    from rulebook.catalogue import load_catalogue
+
+    stored = theory._stored()
+    for rs in load_catalogue().rulesets:
+        entry = stored[rs.name][rs.version]
+        assert entry["fingerprint"] == theory.fingerprint(rs), f"{rs.name} {rs.version} changed: regenerate"
+        fresh = theory.compute_figures(rs)
+        assert set(fresh) == set(entry["bets"])
+        for bet, (edge, m2) in fresh.items():
+            assert entry["bets"][bet][0] == pytest.approx(edge, rel=1e-9, abs=1e-12), (rs.name, bet)
+            assert entry["bets"][bet][1] == pytest.approx(m2, rel=1e-9), (rs.name, bet)

@@ -21,8 +21,12 @@ Theory and band are statistics (expectations), not amounts anyone is paid: they 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from functools import cache
+from importlib import resources
+from pathlib import Path
 
 import polars as pl
 
@@ -59,11 +63,33 @@ def second_moment(house_edge: float, win: float | None, push: float | None) -> f
     return k * k * win + lose
 
 
+STORED = "theory_figures.json"
+
+
+def fingerprint(rs) -> str:
+    """What the stored figures of a rule-set version were computed from: its whole content and the rounds."""
+    return hashlib.sha256(f"{rs!r}|{SIMULATED_ROUNDS}".encode("utf-8")).hexdigest()
+
+
+@cache
+def _stored() -> dict:
+    try:
+        text = (resources.files("pipelines.report") / STORED).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    return json.loads(text)
+
+
 @cache
 def bet_figures(ruleset: str, version: str) -> dict[str, tuple[float, float | None]]:
-    """bet -> (house edge, E[X**2]) of a rule-set version; {} when the catalogue does not know it."""
+    """bet -> (house edge, E[X**2]) of a rule-set version; {} when the catalogue does not know it.
+
+    The figures of the shipped rule sets are stored (``theory_figures.json``, written by ``python -m
+    pipelines.report.theory``; a test recomputes them): computing them takes about 6 CPU-seconds, the
+    simulated main games most of it. A version whose content differs from the stored fingerprint (a rule
+    set of the user's own) is computed here, once per process.
+    """
     from rulebook.catalogue import load_catalogue
-    from rulebook.odds import house_edges
 
     try:
         found = [rs for rs in load_catalogue().versions(ruleset) if rs.version == version]
@@ -71,7 +97,17 @@ def bet_figures(ruleset: str, version: str) -> dict[str, tuple[float, float | No
         return {}
     if not found:
         return {}
-    report = house_edges(found[0], rounds=SIMULATED_ROUNDS)
+    entry = _stored().get(ruleset, {}).get(version)
+    if entry and entry.get("fingerprint") == fingerprint(found[0]):
+        return {bet: (v[0], v[1]) for bet, v in entry["bets"].items()}
+    return compute_figures(found[0])
+
+
+def compute_figures(rs) -> dict[str, tuple[float, float | None]]:
+    """bet -> (house edge, E[X**2]) of a rule set, from :func:`rulebook.odds.house_edges`."""
+    from rulebook.odds import house_edges
+
+    report = house_edges(rs, rounds=SIMULATED_ROUNDS)
     out = {}
     for bet, b in report.bets.items():
         if b.method == "simulation" and b.ci95:
@@ -156,3 +192,21 @@ def hold_by_game(bets: pl.DataFrame) -> pl.DataFrame:
 def band_halfwidth_pct(sd: float, handle: int) -> float:
     """The 95 % band's half width as a fraction of handle (for a reader who wants the number)."""
     return Z95 * sd / handle if handle else math.nan
+
+
+def write_stored(path: Path | None = None) -> Path:
+    """Compute every shipped rule-set version's figures and store them (``python -m pipelines.report.theory``)."""
+    from rulebook.catalogue import load_catalogue
+
+    data: dict = {}
+    for rs in sorted(load_catalogue().rulesets, key=lambda r: (r.name, r.version)):
+        figs = compute_figures(rs)
+        data.setdefault(rs.name, {})[rs.version] = {
+            "fingerprint": fingerprint(rs), "bets": {bet: [e, m2] for bet, (e, m2) in sorted(figs.items())}}
+    path = path or Path(__file__).with_name(STORED)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_stored()}")
