@@ -10,6 +10,7 @@ currency per figure (never summed across currencies); the hover text carries the
 from __future__ import annotations
 
 import html
+import math
 
 import plotly.graph_objects as go
 import polars as pl
@@ -118,41 +119,54 @@ def money_by_kind(findings: pl.DataFrame, currency: str) -> go.Figure:
 
 
 def hold_funnel(hold: pl.DataFrame, currency: str) -> go.Figure:
-    """Hold against handle per table of one currency, each with its 95 % band around theory (error bar).
+    """A funnel plot per currency: each table's hold minus its theory (percentage points) against its handle,
+    with each game's typical 95 % band (1.96 sd / handle), which narrows as the handle grows. A table is
+    marked outside against its own band (its own bets), which the typical curve only approximates.
 
     ``hold`` has the columns of :func:`pipelines.report.theory.hold_by_table` (game, table_id, currency,
     handle, hold_pct, theo_pct, band_lo_pct, band_hi_pct, outside); a frame from the hold detector with the
     same columns draws the same way.
     """
     fig = go.Figure()
-    data = hold.filter((pl.col("currency") == currency) & pl.col("hold_pct").is_not_null() & (pl.col("handle") > 0))
+    data = hold.filter((pl.col("currency") == currency) & pl.col("hold_pct").is_not_null()
+                       & pl.col("theo_pct").is_not_null() & (pl.col("handle") > 0)).sort("handle")
+    palette = ("#1d4ed8", "#059669", "#7c3aed", "#b45309", "#0e7490", "#be185d")
     if data.height:
-        for game in sorted(data["game"].drop_nulls().unique().to_list()):
+        for n, game in enumerate(sorted(data["game"].drop_nulls().unique().to_list())):
             g = data.filter(pl.col("game") == game)
-            theo = g["theo_pct"].to_list()
-            lo, hi = g["band_lo_pct"].to_list(), g["band_hi_pct"].to_list()
+            colour = palette[n % len(palette)]
+            x = [major(h, currency) for h in g["handle"].to_list()]
+            excess = [100 * (h - t) for h, t in zip(g["hold_pct"].to_list(), g["theo_pct"].to_list())]
+            outside = [bool(o) for o in g["outside"].to_list()]
             fig.add_scatter(
-                x=[major(h, currency) for h in g["handle"].to_list()], y=[100 * v for v in g["hold_pct"].to_list()],
-                mode="markers", name=label(game),
-                marker={"size": 8, "symbol": ["x" if o else "circle" for o in g["outside"].to_list()]},
-                text=[label(t) for t in g["table_id"].to_list()],
-                hovertemplate="%{text}: hold %{y:.2f} %<extra></extra>",
+                x=x, y=excess, mode="markers", name=label(game), legendgroup=label(game),
+                marker={"size": [10 if o else 7 for o in outside], "symbol": ["x" if o else "circle" for o in outside],
+                        "color": ["#b42318" if o else colour for o in outside]},
+                text=[f"{label(t)}: hold {100 * h:.2f} %, theory {100 * th:.2f} %"
+                      for t, h, th in zip(g["table_id"].to_list(), g["hold_pct"].to_list(), g["theo_pct"].to_list())],
+                hovertemplate="%{text}<extra></extra>",
             )
-            fig.add_scatter(
-                x=[major(h, currency) for h in g["handle"].to_list()],
-                y=[100 * t if t is not None else None for t in theo], mode="markers", name=f"{label(game)}: theory, 95 % band",
-                marker={"size": 5, "color": "#667085"},
-                error_y={"type": "data", "symmetric": False, "thickness": 1,
-                         "array": [100 * (h - t) if h is not None and t is not None else 0 for h, t in zip(hi, theo)],
-                         "arrayminus": [100 * (t - l) if l is not None and t is not None else 0 for l, t in zip(lo, theo)]},
-                text=[label(t) for t in g["table_id"].to_list()],
-                hovertemplate="%{text}: theory %{y:.2f} %<extra></extra>",
-            )
+            # the game's typical band: half width c / sqrt(handle), c the median over its tables of
+            # (band half width) * sqrt(handle) (each table is judged against its own band, from its own bets)
+            widths = sorted((b - t) * math.sqrt(h) for b, t, h in zip(
+                g["band_hi_pct"].to_list(), g["theo_pct"].to_list(), g["handle"].to_list()) if b is not None)
+            if widths:
+                c = widths[len(widths) // 2]
+                lo_h, hi_h = g["handle"].min(), g["handle"].max()
+                hs = [lo_h * (hi_h / lo_h) ** (k / 40) for k in range(41)] if hi_h > lo_h else [lo_h * 0.8, lo_h * 1.25]
+                xs = [major(round(h), currency) for h in hs]
+                for sign, show in ((1, True), (-1, False)):
+                    fig.add_scatter(x=xs, y=[sign * 100 * c / math.sqrt(h) for h in hs], mode="lines",
+                                    line={"color": colour, "dash": "dot", "width": 1.5},
+                                    name=f"{label(game)}: 95 % band", legendgroup=label(game), showlegend=show,
+                                    hoverinfo="skip")
+        fig.add_hline(y=0, line={"color": "#98a2b3", "width": 1})
         fig.update_xaxes(type="log", title_text=f"handle ({label(currency)}, log scale)")
-        fig.update_yaxes(title_text="hold %")
+        fig.update_yaxes(title_text="hold minus theory (points)")
     else:
-        _empty(fig, "no handle")
-    return _layout(fig, f"Hold against handle per table, {label(currency)} (x: outside the 95 % band)", height=420)
+        _empty(fig, "no handle with a theoretical figure")
+    return _layout(fig, f"Hold minus theory per table, {label(currency)} (red x: outside its own 95 % band)",
+                   height=420)
 
 
 def trend(nights: pl.DataFrame, currency: str, tonight: set) -> go.Figure:
