@@ -49,10 +49,10 @@
   var N = D.n, C = D.cols;
   var PAGE = 100;
   var COLS = [
-    ["sev", "severity"], ["kind", "kind"], ["day", "gaming day"], ["time", "closed (local)"],
-    ["table", "table"], ["round", "round"], ["dealer", "dealer"], ["player", "player"],
-    ["cur", "currency"], ["exp", "expected"], ["rec", "recorded"],
-    ["diff", "difference"], ["rule", "rule"], ["p", "p"], ["q", "q"], ["detail", "detail"], ["ev", "evidence"]
+    ["sev", "severity"], ["kind", "kind"], ["table", "table"], ["round", "round"], ["time", "closed (local)"],
+    ["dealer", "dealer"], ["player", "player"], ["cur", "currency"], ["exp", "expected"], ["rec", "recorded"],
+    ["diff", "difference"], ["rule", "rule"], ["p", "p"], ["q", "q"], ["detail", "detail"], ["ev", "evidence"],
+    ["day", "gaming day"]
   ].filter(function (c) { return c[0] === "ev" || c[0] === "src" ? true : !!C[c[0]]; });
   var MONEY = {exp: 1, rec: 1, diff: 1};
   var NUM = {round: 1, seat: 1, p: 1, q: 1, line: 1};
