@@ -41,10 +41,11 @@ def _child_bare(input_dir: Path, db: Path) -> dict:
 
 def _child_ingest(input_dir: Path, db: Path) -> dict:
     from pipelines.ingest.run import run_ingest
+    from pipelines.settings import load_settings
     import duckdb
 
     t = time.perf_counter()
-    s = run_ingest(input_dir, db, progress=False)
+    s = run_ingest(input_dir, db, progress=False, settings=load_settings())
     seconds = time.perf_counter() - t
     con = duckdb.connect(str(db), read_only=True)
     wagers = con.execute("SELECT count(*) FROM core_wagers").fetchall()[0][0]
@@ -54,9 +55,9 @@ def _child_ingest(input_dir: Path, db: Path) -> dict:
 
 
 def _worker_count() -> int:
-    from pipelines.ingest.workers import worker_count
+    from pipelines.settings import load_settings
 
-    return worker_count()
+    return load_settings().parse_workers
 
 
 def _run_child(mode: str, input_dir: Path, db: Path) -> dict:

@@ -18,12 +18,22 @@ app = typer.Typer(
 )
 
 
-def publish_for_readers(db: Path) -> None:
+def settings_or_fail():
+    """The run's PITAUDIT_* settings, read once here and handed down; a malformed value stops the command."""
+    from pipelines.settings import SettingsError, load_settings
+
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        fail(str(exc))
+
+
+def publish_for_readers(db: Path, settings=None) -> None:
     """After a run, hand readers a consistent copy so they never hold the writer's file (pipelines/db.py)."""
     from pipelines.db import DatabaseError, publish_snapshot
 
     try:
-        target = publish_snapshot(db)
+        target = publish_snapshot(db, *([settings.writer_memory] if settings is not None else []))
     except (DatabaseError, OSError) as exc:
         fail(f"the run finished but its read-only snapshot could not be published: {exc}")
     typer.echo(f"read-only snapshot for investigators and notebooks: {target}")
@@ -122,16 +132,17 @@ def ingest(
     day_start: str = typer.Option("06:00", "--gaming-day-start", help="Local time at which a gaming day begins."),
 ) -> None:
     """Load the card-device and table-system logs into DuckDB; every line is accepted or quarantined with a reason."""
+    settings = settings_or_fail()
     from pipelines.ingest.run import IngestError, run_ingest
     from pipelines.ingest.store import InvariantError
 
     try:
-        run_ingest(input_dir=input, db_path=db, gaming_day_start=day_start)
+        run_ingest(input_dir=input, db_path=db, gaming_day_start=day_start, settings=settings)
     except IngestError as exc:
         fail(str(exc))
     except InvariantError as exc:
         fail(f"internal error (line accounting), nothing of that batch of files was kept: {exc}", code=3)
-    publish_for_readers(db)
+    publish_for_readers(db, settings)
 
 
 @app.command()
@@ -142,13 +153,28 @@ def audit(
     day_start: str = typer.Option("06:00", "--gaming-day-start", help="Local time at which a gaming day begins."),
 ) -> None:
     """The nightly audit: ingest, reconstruct every round from the cards, re-settle every wager, flag every finding, publish."""
+    settings = settings_or_fail()
     from pipelines.audit.run import AuditError, run_audit
 
     try:
-        run_audit(input_dir=input, db_path=db, out_dir=out, gaming_day_start=day_start)
+        run_audit(input_dir=input, db_path=db, out_dir=out, gaming_day_start=day_start, settings=settings)
     except AuditError as exc:
         fail(str(exc))
-    publish_for_readers(db)
+    publish_for_readers(db, settings)
+
+
+@app.command()
+def clause(
+    clause_id: str = typer.Argument(..., metavar="ID", help="A clause id as findings cite it, e.g. TBAC-7.7, BJ-4.10.1.2, THB-G-SETTLEMENT."),
+    rule_docs: Optional[Path] = typer.Option(None, "--rule-docs", help="Folder of the casino's rule documents (default: PITAUDIT_RULE_DOCS; see docs/rule-documents.md)."),
+) -> None:
+    """Print the text of a rule clause (with its sub-clauses), read from the casino's rule documents."""
+    from pipelines.show_clause import clause_answer
+
+    answer = clause_answer(clause_id, rule_docs)
+    if answer.status:
+        fail(answer.text, code=answer.status)
+    typer.echo(answer.text)
 
 
 @app.command()
@@ -156,14 +182,15 @@ def demo(
     out: Path = typer.Option(Path("out"), "--out", help="Where to write the database and the report."),
 ) -> None:
     """Audit the committed sample night (data/sample/) and say where the report is."""
+    settings = settings_or_fail()
     from pipelines.audit.run import AuditError
     from pipelines.demo import run_demo
 
     try:
-        run_demo(out)
+        run_demo(out, settings=settings)
     except AuditError as exc:
         fail(str(exc))
-    publish_for_readers(out / "pitaudit.duckdb")
+    publish_for_readers(out / "pitaudit.duckdb", settings)
 
 
 def main() -> None:  # pragma: no cover - console entry point

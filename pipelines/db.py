@@ -21,40 +21,48 @@ import duckdb
 
 from schemas.ddl import SCHEMA_VERSION, all_ddl
 
-# Memory DuckDB may use before it spills to disk; with the loader's own frames this keeps a large
-# ingest under the 4 GB goal. Override with PITAUDIT_DUCKDB_MEMORY (e.g. "8GB") on a bigger box.
-DEFAULT_MEMORY_LIMIT = "1500MB"
+from pipelines.settings import READER_MEMORY, WRITER_MEMORY, _memory_limit
+
+# Memory DuckDB may use before it spills to disk; with the loader's own frames this keeps a large ingest
+# under the 4 GB goal. ``Settings.duckdb_memory`` (PITAUDIT_DUCKDB_MEMORY, e.g. "8GB") overrides it.
+DEFAULT_MEMORY_LIMIT = WRITER_MEMORY
 
 
 class DatabaseError(RuntimeError):
     """The database file cannot be opened (locked by another writer, not a DuckDB file, ...)."""
 
 
-def _configure(con: duckdb.DuckDBPyConnection, db_path: Path | None) -> None:
+def set_memory_limit(con: duckdb.DuckDBPyConnection, limit: str) -> None:
+    """``SET memory_limit``; the text is checked again here (a number and a unit) since it goes into SQL."""
+    con.execute(f"SET memory_limit = '{_memory_limit(limit)}'")
+
+
+def _configure(con: duckdb.DuckDBPyConnection, db_path: Path | None, memory_limit: str) -> None:
     con.execute("SET enable_progress_bar = false")  # the CLI draws its own; DuckDB's would garble it
-    con.execute(f"SET memory_limit = '{os.environ.get('PITAUDIT_DUCKDB_MEMORY', DEFAULT_MEMORY_LIMIT)}'")
+    set_memory_limit(con, memory_limit)
     if db_path is not None:
         spill = db_path.parent / (db_path.name + ".tmp")
-        con.execute(f"SET temp_directory = '{spill.as_posix()}'")
+        con.execute("SET temp_directory = ?", [spill.as_posix()])
 
 
-def open_writer(db_path: Path | str) -> duckdb.DuckDBPyConnection:
-    """The one read-write connection; creates the file and the canonical tables if missing."""
+def open_writer(db_path: Path | str, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
+    """The one read-write connection; creates the file and the canonical tables if missing.
+    ``memory_limit``: ``Settings.writer_memory``."""
     path = Path(db_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         con = duckdb.connect(str(path))
     except (duckdb.IOException, duckdb.Error) as exc:
         raise DatabaseError(f"cannot open {path} for writing: {str(exc).splitlines()[0]}") from exc
-    _configure(con, path)
+    _configure(con, path, memory_limit)
     create_tables(con)
     return con
 
 
-def parse_connection() -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB holding no evidence, for the loader's parsing thread (its JSON parser)."""
+def parse_connection(memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB holding no evidence, for a parse worker (its JSON parser)."""
     con = duckdb.connect(":memory:")
-    _configure(con, None)
+    _configure(con, None, memory_limit)
     return con
 
 
@@ -78,21 +86,21 @@ def open_reader(db_path: Path | str) -> duckdb.DuckDBPyConnection:
         raise DatabaseError(f"cannot open {path} read-only: {str(exc).splitlines()[0]}") from exc
 
 
-READER_MEMORY_LIMIT = "1GB"
+READER_MEMORY_LIMIT = READER_MEMORY
 
 
-def open_bounded_reader(db_path: Path | str) -> duckdb.DuckDBPyConnection:
+def open_bounded_reader(db_path: Path | str, memory_limit: str = READER_MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
     """A read-only connection whose DuckDB spills to disk past a bounded memory (the audit's readers: several may
-    run at once, one per worker, under the 4 GB goal). ``PITAUDIT_DUCKDB_MEMORY`` overrides the bound."""
+    run at once, one per worker, under the 4 GB goal). ``memory_limit``: ``Settings.reader_memory``."""
     con = open_reader(db_path)
-    con.execute(f"SET memory_limit = '{os.environ.get('PITAUDIT_DUCKDB_MEMORY', READER_MEMORY_LIMIT)}'")
+    set_memory_limit(con, memory_limit)
     return con
 
 
 def open_memory_writer() -> duckdb.DuckDBPyConnection:
     """An in-memory database with the canonical tables (tests)."""
     con = duckdb.connect()
-    _configure(con, None)
+    _configure(con, None, DEFAULT_MEMORY_LIMIT)
     create_tables(con)
     return con
 
@@ -132,14 +140,14 @@ def snapshot_path(db_path: Path | str) -> Path:
     return path.with_name(f"{path.stem}.readonly{path.suffix or '.duckdb'}")
 
 
-def publish_snapshot(db_path: Path | str) -> Path:
+def publish_snapshot(db_path: Path | str, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> Path:
     """Checkpoint the database and publish a read-only copy for readers, replacing the last one atomically.
 
     Called by the writer process at the end of a run, when no write is in flight: the checkpoint folds
     the write-ahead log into the file, so the copy is complete and consistent.
     """
     path = Path(db_path)
-    con = open_writer(path)
+    con = open_writer(path, memory_limit)
     try:
         con.execute("CHECKPOINT")
         target = snapshot_path(path)

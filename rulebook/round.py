@@ -29,6 +29,9 @@ class Wager:
     bet: str  # the formats contract's bet names, e.g. banker, main, ante
     amount: int  # smallest currency unit
     player_id: str | None = None
+    # blackjack: the hand (numbered as ``Action.hand``) a Pair wager placed when splitting belongs to
+    # (BJ-4.10.1.2); None for a wager placed before the deal (docs/formats.md, ``wagers[].hand``)
+    hand: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,11 @@
 Only checks whose vocabulary is the formats contract's own become SQL CHECK constraints; checks
 against the rule-set catalogue (which grows) stay in the pandera models, so an existing database
 never rejects a rule set added later.
+
+A database written by an earlier schema version gets the nullable columns added since
+(``ALTER TABLE ... ADD COLUMN IF NOT EXISTS``, e.g. ``core_wagers.hand`` in version 2): one database
+holds every night, so a new column must not stop the next night from loading. Such a column has no
+CHECK constraint there (the pandera models still check every row the ingest writes).
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 from schemas.metadata import Field, Table
 from schemas.tables import CANONICAL_TABLES
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: core_wagers.hand (a blackjack Pair wager placed when splitting)
 
 
 def _quote(text: str) -> str:
@@ -49,6 +54,11 @@ def create_table_sql(t: Table) -> str:
     return f"CREATE TABLE IF NOT EXISTS {t.name} (\n" + ",\n".join(lines) + "\n);"
 
 
+def add_columns_sql(t: Table) -> list[str]:
+    """Every nullable column, added to a table an earlier schema version created without it (a no-op otherwise)."""
+    return [f"ALTER TABLE {t.name} ADD COLUMN IF NOT EXISTS {f.name} {f.duckdb_type};" for f in t.fields if not f.required]
+
+
 def comment_sql(t: Table) -> list[str]:
     out = [f"COMMENT ON TABLE {t.name} IS {_quote(t.description)};"]
     out += [f"COMMENT ON COLUMN {t.name}.{f.name} IS {_quote(f.description)};" for f in t.fields]
@@ -62,9 +72,11 @@ def all_ddl(tables: tuple[Table, ...] = CANONICAL_TABLES) -> list[str]:
     ]
     for t in tables:
         stmts.append(create_table_sql(t))
+        stmts += add_columns_sql(t)
         stmts += comment_sql(t)
     stmts.append(
-        f"INSERT INTO meta_schema VALUES ('schema_version', '{SCHEMA_VERSION}') ON CONFLICT (name) DO NOTHING;"
+        f"INSERT INTO meta_schema VALUES ('schema_version', '{SCHEMA_VERSION}') "
+        "ON CONFLICT (name) DO UPDATE SET value = excluded.value;"
     )
     return stmts
 

@@ -139,6 +139,8 @@ INPUT_WAGER = Table(
         *_money("amount", "Amount wagered.", True),
         *_ts("placed_at", "When the wager was placed.", True),
         *_money("net", "What the table settled for the wager (signed).", True, signed=True),
+        *_int("hand", "Blackjack: the hand (numbered as an action's hand, from 1) a Pair wager placed when splitting "
+              "belongs to (BJ-4.10.1.2); absent or null for a wager placed before the deal.", False, _between(1, 100)),
         Field("wager_id_repeated", "boolean", "Derived: the same wager_id appears earlier in the round's list.",
               rules=(Rule("is_false", "duplicate_wager_id"),)),
     ),

@@ -155,6 +155,9 @@ CORE_WAGERS = Table(
         Field("placed_at", "timestamptz", "When the wager was placed.", required=True),
         _money("net", "What the table settled: paid to the player (positive), 0 stand-off/returned, minus the amount collected.",
                required=True, signed=True),
+        Field("hand", "smallint", "Blackjack: the hand, from 1, a Pair wager placed when splitting belongs to "
+              "(BJ-4.10.1.2); null for a wager placed before the deal (docs/formats.md).",
+              rules=(Rule("ge", "out_of_range", 1),)),
         SOURCE_FILE,
         _source_line(),
     ),

@@ -301,7 +301,8 @@ def test_a_third_card_beyond_the_drawing_rules_is_a_drawing_rule_violation_TBAC_
     nb.round("BAC-01", 1, PLAYER_NATURAL + " 4c", [("W1", "player", 10000, 10000)])
     nb.round("BAC-01", 2, PLAYER_NATURAL, [("W2", "player", 10000, 10000)])
     _, f = audit(nb)
-    assert keys(f) == {("drawing_rule_violation", "BAC-01", 1, None)}
+    # 4c begins round 2, a Free Hand (TBAC-7.8), which the table settled as an ordinary round: tests/test_audit_free_hand.py
+    assert keys(f) == {("drawing_rule_violation", "BAC-01", 1, None), ("free_hand_wager", "BAC-01", 2, "W2")}
     assert one(f, "drawing_rule_violation")["rule_ref"] == "TBAC-7.6"
 
 

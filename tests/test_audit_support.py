@@ -98,7 +98,8 @@ class NightBuilder:
         skip_seq: int = 0,
         decks: int = 8,
     ) -> None:
-        """One round. ``wagers``: ``(wager_id, bet, amount, net[, seat[, player_id[, placed_after_close_s]]])``;
+        """One round. ``wagers``: ``(wager_id, bet, amount, net[, seat[, player_id[, placed_after_close_s[, hand]]]])``
+        (``hand``: a blackjack Pair wager placed when splitting, BJ-4.10.1.2);
         ``actions``: ``(seat, hand, action, amount)``; ``cards`` None: the device saw nothing."""
         shoe = shoe_id or f"S-{table_id}-1"
         lim = {"min": 2500, "max": 500000, "differential": 1000000, "side_min": 500, "side_max": 100000}
@@ -137,10 +138,11 @@ class NightBuilder:
             seat = w[4] if len(w) > 4 else 1
             player = w[5] if len(w) > 5 else f"P-{wager_id}"
             late = w[6] if len(w) > 6 else None
+            hand = w[7] if len(w) > 7 else None
             self.wagers.append({
                 "table_id": table_id, "round_no": round_no, "wager_order": order, "wager_id": wager_id, "seat": seat,
                 "player_id": player, "bet": bet, "amount": amount,
-                "placed_at": ts(round_no, -10) if late is None else ts(round_no, late), "net": net,
+                "placed_at": ts(round_no, -10) if late is None else ts(round_no, late), "net": net, "hand": hand,
                 "source_file": file, "source_line": line,
             })
         for order, a in enumerate(actions, start=1):
@@ -191,7 +193,8 @@ class NightBuilder:
                 "jackpot_meter": r["jackpot_meter"],
                 "wagers": [
                     {"wager_id": w["wager_id"], "seat": w["seat"], "player_id": w["player_id"], "bet": w["bet"],
-                     "amount": w["amount"], "placed_at": iso(w["placed_at"]), "net": w["net"]}
+                     "amount": w["amount"], "placed_at": iso(w["placed_at"]), "net": w["net"],
+                     **({} if w.get("hand") is None else {"hand": w["hand"]})}
                     for w in self.wagers if (w["table_id"], w["round_no"]) == key
                 ],
                 "actions": [
@@ -241,22 +244,43 @@ class NightBuilder:
         """Audit every partition with the plain functions; returns (settlements, findings) over the night.
 
         ``groups``: run the partitions in that many groups (as the flow does) instead of one by one."""
-        from pipelines.audit.detectors.gaps import detect_gaps
-        from pipelines.audit.findings import finalize
-        from pipelines.audit.load import contiguous_groups
-        from pipelines.audit.load import load_gap_evidence, load_partition, partition_keys
-        from pipelines.audit.params import AuditParams
-        from pipelines.audit.partition import audit_partition
-
-        params = params or AuditParams()
         con = self.connection()
         try:
-            keys = partition_keys(con, params)
-            plan = contiguous_groups(keys, groups) if groups else [(k,) for k in keys.select("gaming_day", "table_id").iter_rows()]
-            results = [audit_partition(load_partition(con, g, params), params) for g in plan]
-            jumps, numbers = load_gap_evidence(con, params)
+            return audit_connection(con, params, groups)
         finally:
             con.close()
-        settlements = pl.concat([r.settlements for r in results]) if results else None
-        findings = finalize([r.findings for r in results] + [detect_gaps(jumps, numbers)])
-        return settlements, findings
+
+    def audit_files(self, folder: Path, params=None):
+        """Write the night as files, load them with the ingest (as ``pitaudit audit`` does) and audit the
+        database it wrote with the plain functions: (settlements, findings, ingest summary)."""
+        from pipelines.db import open_writer
+        from pipelines.ingest.run import ingest_folder
+
+        folder = Path(folder)
+        inp = self.write_input(folder / "night")
+        con = open_writer(folder / "audit.duckdb")
+        try:
+            summary = ingest_folder(con, inp, "06:00")
+            settlements, findings = audit_connection(con, params)
+        finally:
+            con.close()
+        return settlements, findings, summary
+
+
+def audit_connection(con, params=None, groups: int | None = None):
+    """Audit every partition of the database behind ``con`` with the flow's plain functions."""
+    from pipelines.audit.detectors.gaps import detect_gaps
+    from pipelines.audit.findings import finalize
+    from pipelines.audit.load import contiguous_groups
+    from pipelines.audit.load import load_gap_evidence, load_partition, partition_keys
+    from pipelines.audit.params import AuditParams
+    from pipelines.audit.partition import audit_partition
+
+    params = params or AuditParams()
+    keys = partition_keys(con, params)
+    plan = contiguous_groups(keys, groups) if groups else [(k,) for k in keys.select("gaming_day", "table_id").iter_rows()]
+    results = [audit_partition(load_partition(con, g, params), params) for g in plan]
+    jumps, numbers = load_gap_evidence(con, params)
+    settlements = pl.concat([r.settlements for r in results]) if results else None
+    findings = finalize([r.findings for r in results] + [detect_gaps(jumps, numbers)])
+    return settlements, findings

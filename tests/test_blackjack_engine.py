@@ -24,11 +24,11 @@ RS = builtin().in_force("hoiana-blackjack", dt.date(2026, 11, 24))
 
 
 def bj_round(cards: str, wagers, actions=(), *, ruleset=RS, table_min=None, burns: str = ""):
-    """A RoundInput from compact text: wagers as (id, seat, bet, amount[, player]), actions as
+    """A RoundInput from compact text: wagers as (id, seat, bet, amount[, player[, hand]]), actions as
     (seat, hand, action[, amount[, wager_ids]])."""
     events = [DeviceCard(parse_card(c), is_burn=True) for c in burns.split()]
     events += [DeviceCard(parse_card(c)) for c in cards.split()]
-    ws = tuple(Wager(w[0], w[1], w[2], w[3], w[4] if len(w) > 4 else None) for w in wagers)
+    ws = tuple(Wager(w[0], w[1], w[2], w[3], w[4] if len(w) > 4 else None, w[5] if len(w) > 5 else None) for w in wagers)
     acts = []
     for a in actions:
         seat, hand, what, *rest = a
@@ -383,9 +383,68 @@ def test_pair_wager_jack_queen_loses_BJ_4_2_3_1():
     assert r.settlements["P1"].clause == "BJ-4.2.3.1"
 
 
-def test_pair_wager_on_the_first_two_cards_even_after_a_split_BJ_6_3():
+def test_a_pair_wager_placed_before_the_deal_is_decided_by_the_first_two_cards_even_if_the_seat_splits_BJ_6_3():
     r = settle_round(bj_round("8s 6c 8d Th 2h Tc 7d", [MAIN, ("P1", 1, "pair", 100)], [(1, 1, "split")]))
     assert nets(r)["P1"] == 1100
+    assert r.settlements["P1"].clause == "BJ-6.3.1"
+
+
+# -- pair wager placed when splitting (BJ-4.10.1.2): ``hand`` names the hand it is on ----------------------------
+SPLIT_8S = "8s 6c 8d 3h 8c Tc 7d"  # hand 1 8s 3h, hand 2 8d 8c; dealer 6 T 7 bust
+SPLIT_ACTIONS = [(1, 1, "split"), (1, 1, "stand"), (1, 2, "stand")]
+
+
+def test_split_pair_wager_loses_when_the_hand_draws_a_card_that_is_not_identical_BJ_4_10_1_2():
+    # the round of issue 9: 8s/8d split, hand 1 draws 3h; the same wager placed before the deal would win
+    r = settle_round(bj_round(SPLIT_8S, [MAIN, ("P1", 1, "pair", 100, None, 1)], SPLIT_ACTIONS))
+    assert nets(r) == {"W1": 2000, "P1": -100}
+    assert r.settlements["P1"].clause == "BJ-4.10.1.2"
+    assert kinds(r) == []
+
+
+def test_split_pair_wager_wins_11_to_1_when_the_second_card_is_identical_BJ_4_10_1_2():
+    r = settle_round(bj_round(SPLIT_8S, [MAIN, ("P2", 1, "pair", 100, None, 2)], SPLIT_ACTIONS))
+    assert nets(r) == {"W1": 2000, "P2": 1100}  # 8d then 8c
+    assert r.settlements["P2"].clause == "BJ-4.10.1.2, BJ-5.1"
+
+
+def test_split_pair_identical_means_the_same_face_J_Q_is_not_a_pair_BJ_4_2_3_1():
+    # J/Q may be split (identical in point value, 4.10.1) but are not identical cards: a wager is refused
+    r = settle_round(bj_round("Js 6c Qd Jh Tc Td 7d", [MAIN, ("P1", 1, "pair", 100, None, 1)], SPLIT_ACTIONS))
+    assert nets(r)["P1"] == 0
+    assert kinds(r) == [("illegal_action", "BJ-4.10.1.2")]
+    # J/J split, hand 1 draws Jh (the same face, another suit): identical under pair_by = "rank"
+    r = settle_round(bj_round("Js 6c Jd Jh Tc Td 7d", [MAIN, ("P1", 1, "pair", 100, None, 1), ("P2", 1, "pair", 100, None, 2)],
+                              SPLIT_ACTIONS))
+    assert (nets(r)["P1"], nets(r)["P2"]) == (1100, -100)  # Js Jh a pair; Jd Tc not
+
+
+def test_split_pair_wager_after_a_resplit_keeps_the_card_that_decided_it_BJ_4_10_1_2_and_4_10_3_1():
+    # 8s/8d split; hand 1 draws 8h and splits again (hand 3 formed, played before hand 2, BJ-4.10.2);
+    # hand 1 then draws Tc, hand 3 3d, hand 2 Kd; the dealer's 6 draws T, 9: bust
+    ws = [MAIN, ("PA", 1, "pair", 100, None, 1), ("PB", 1, "pair", 100, None, 3), ("PC", 1, "pair", 100, None, 2)]
+    acts = [(1, 1, "split"), (1, 1, "split"), (1, 1, "stand"), (1, 3, "stand"), (1, 2, "stand")]
+    r = settle_round(bj_round("8s 6c 8d 8h Tc 3d Kd Td 9s", ws, acts))
+    assert nets(r) == {"W1": 3000, "PA": 1100, "PB": -100, "PC": -100}
+    assert "8s 8h" in r.settlements["PA"].detail and "8h 3d" in r.settlements["PB"].detail
+
+
+def test_split_pair_wager_on_a_hand_no_split_formed_is_unsettled_and_reported_BJ_4_10_1_2():
+    r = settle_round(bj_round("Tc 7d 9h Kc", [MAIN, ("PX", 1, "pair", 100, None, 2)], [(1, 1, "stand")]))
+    assert nets(r) == {"W1": 1000}
+    assert "no split formed" in r.unsettled["PX"]
+    assert kinds(r) == [("illegal_action", "BJ-4.10.1.2")]
+
+
+def test_only_a_pair_wager_names_a_hand():
+    r = settle_round(bj_round(SPLIT_8S, [("W1", 1, "main", 1000, None, 1)], SPLIT_ACTIONS))
+    assert "only a Pair wager placed when splitting" in r.unsettled["W1"]
+
+
+def test_split_pair_wager_with_an_unread_second_card_is_unsettled():
+    r = settle_round(bj_round("8s 6c 8d ?? 8c Tc 7d", [MAIN, ("P1", 1, "pair", 100, None, 1), ("P2", 1, "pair", 100, None, 2)],
+                              SPLIT_ACTIONS))
+    assert "second card is unreadable" in r.unsettled["P1"] and nets(r)["P2"] == 1100
 
 
 def test_fourth_pair_wager_on_an_area_is_returned_BJ_4_8_3():
@@ -535,3 +594,43 @@ def test_insurance_with_an_unreadable_dealer_card_is_unsettled():
     r = settle_round(bj_round("Ts ?? 9d Kc", [MAIN, ("I1", 1, "insurance", 500)], [(1, 1, "stand")]))
     assert {"W1", "I1"} <= set(r.unsettled)
     assert ("card_integrity", "BJ-4.3") in kinds(r)
+
+
+# -- a doubled hand that busts before the dealer's blackjack (BJ-4.13.3 against 4.9.5): a rule-set choice --------
+DOUBLE_BUST_THEN_DEALER_BJ = "7s Ac 5d Kh Kc"  # 7+5 doubles, draws Kh: 22, bust; the dealer's ace draws Kc: blackjack
+
+
+def test_a_doubled_hand_that_busts_loses_the_double_too_though_the_dealer_then_has_blackjack_BJ_4_13_3():
+    assert RS.params.bust_before_dealer_blackjack == "loses_all"
+    r = settle_round(bj_round(DOUBLE_BUST_THEN_DEALER_BJ, [MAIN], [(1, 1, "double")]))
+    assert nets(r) == {"W1": -2000}
+    assert r.settlements["W1"].clause == "BJ-4.13.3"
+
+
+def test_a_rule_set_reading_4_9_5_over_the_bust_returns_the_double_BJ_4_9_5():
+    rs = dataclasses.replace(RS, params=dataclasses.replace(RS.params, bust_before_dealer_blackjack="original_only"))
+    r = settle_round(bj_round(DOUBLE_BUST_THEN_DEALER_BJ, [MAIN], [(1, 1, "double")], ruleset=rs))
+    assert nets(r) == {"W1": -1000}
+    assert r.settlements["W1"].clause == "BJ-4.9.5"
+    # the near miss: no dealer blackjack, the bust takes everything on the hand under either reading
+    r = settle_round(bj_round("7s Ac 5d Kh 9c", [MAIN], [(1, 1, "double")], ruleset=rs))
+    assert nets(r) == {"W1": -2000}
+    # a split hand that busts: its split wager is returned (4.10.8), the original hand's wager lost
+    r = settle_round(bj_round("8s Ac 8d 9h Kd 5c Kc", [MAIN], [(1, 1, "split"), (1, 1, "stand"), (1, 2, "hit")], ruleset=rs))
+    assert nets(r) == {"W1": -1000}  # hand 1 8+9 loses the original; hand 2 8+K+5 bust, its wager returned
+
+
+def test_the_bust_reading_has_no_default_the_rule_set_must_state_it():
+    import tomllib
+
+    from rulebook.catalogue import parse_ruleset_text
+    from rulebook.strict import RuleSetError
+
+    path = __import__("pathlib").Path(__file__).parents[1] / "rulebook/rulesets/hoiana-blackjack/2020-06-13.toml"
+    text = path.read_text()
+    assert tomllib.loads(text)["params"]["bust_before_dealer_blackjack"] == "loses_all"
+    without = "\n".join(l for l in text.splitlines() if not l.startswith("bust_before_dealer_blackjack"))
+    with pytest.raises(RuleSetError, match="bust_before_dealer_blackjack"):
+        parse_ruleset_text(without, "test")
+    with pytest.raises(RuleSetError, match="bust_before_dealer_blackjack"):
+        parse_ruleset_text(text.replace('"loses_all"', '"sometimes"'), "test")

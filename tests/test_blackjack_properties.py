@@ -203,3 +203,37 @@ def test_a_round_missing_its_last_card_is_reported_and_never_settled_differently
 
 def test_ten_value_helper_matches_the_rule_text():
     assert [is_ten_value(c) for c in (36, 40, 44, 48)] == [True] * 4 and not is_ten_value(32)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rounds())
+def test_split_time_pair_wagers_are_decided_by_their_hands_second_card_and_touch_nothing_else(case):
+    """BJ-4.10.1.2: a Pair wager with a ``hand`` on every possible hand of every seat. Adding them changes no
+    other wager; one on a hand no split formed is unsettled; on a hand split from identical cards it wins
+    11 to 1 exactly when the hand's second card has the first card's face (checked on hands whose two
+    first cards are still those the split dealt: not split again), else it loses."""
+    seed, wagers, wild = case
+    played = play(seed, wagers, wild)
+    base = replay(played)
+    extra = tuple(Wager(f"SP{seat}-{k}", seat, "pair", 100, None, k) for seat in {w.seat for w in wagers} for k in range(1, 5))
+    ri = RoundInput(ruleset=RS, cards=tuple(DeviceCard(c) for c in played.cards), wagers=played.wagers + extra,
+                    actions=played.actions)
+    res = settle_round(ri)
+    for wid, s in base.settlements.items():
+        assert res.settlements[wid] == s
+    splits: dict[tuple[int, int], int] = {}
+    for a in played.actions:
+        if a.action == "split":
+            splits[(a.seat, a.hand)] = splits.get((a.seat, a.hand), 0) + 1
+    for w in extra:
+        hand = played.state.hand(w.seat, w.hand)
+        seat_split = any(s == w.seat for s, _ in splits)
+        if hand is None or not seat_split:
+            assert w.wager_id in res.unsettled and "no split formed" in res.unsettled[w.wager_id]
+            continue
+        st_ = res.settlements[w.wager_id]
+        assert st_.net in (1100, -100, 0)
+        again = splits.get((w.seat, w.hand), 0) - (1 if w.hand == 1 else 0)
+        if st_.net != 0 and again == 0 and len(hand.cards) >= 2:
+            same = hand.cards[0] // 4 == hand.cards[1] // 4
+            assert st_.net == (1100 if same else -100), (w, hand.cards)

@@ -19,6 +19,7 @@ import pipelines.ingest.run as ingest_run
 from pipelines.ingest.batch import InputFile, Part, plan_batches
 from pipelines.ingest.lines import LineChunk
 from pipelines.ingest.synthetic import CSV_HEADER
+from pipelines.settings import Settings
 from test_ingest_helpers import ingest, snapshot, write_table
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
@@ -77,8 +78,8 @@ def test_a_batched_load_equals_a_file_by_file_load(tmp_path: Path, monkeypatch: 
     # parsed by two worker processes, in batches of 4 files, as a big night is
     monkeypatch.setattr(ingest_run, "plan_batches", functools.partial(plan_batches, max_files=4))
     monkeypatch.setattr(ingest_run, "POOL_MIN_BYTES", 0)
-    monkeypatch.setenv("PITAUDIT_INGEST_WORKERS", "2")
-    con, in_workers = ingest(folder, tmp_path / "workers.duckdb")
+    con, in_workers = ingest(folder, tmp_path / "workers.duckdb", settings=Settings.defaults().model_copy(
+        update={"ingest_workers": 2}))
     assert snapshot(con) == want
     con.close()
     assert [(f.source_file, f.status, f.lines_read, f.rows_accepted, f.rows_quarantined, f.rows_duplicate)

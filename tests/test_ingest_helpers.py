@@ -27,9 +27,9 @@ def write_table(folder: Path, index: int, rounds: int, seed: int = 1, **kw) -> t
     return rp, sp, log.round_lines, log.event_lines
 
 
-def ingest(folder: Path, db: Path, day_start: str = "06:00") -> tuple[duckdb.DuckDBPyConnection, IngestSummary]:
+def ingest(folder: Path, db: Path, day_start: str = "06:00", settings=None) -> tuple[duckdb.DuckDBPyConnection, IngestSummary]:
     con = open_writer(db)
-    summary = ingest_folder(con, folder, day_start)
+    summary = ingest_folder(con, folder, day_start, settings=settings)
     return con, summary
 
 

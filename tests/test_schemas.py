@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from pipelines.db import open_memory_writer
-from schemas.ddl import all_ddl, create_table_sql
+from schemas.ddl import SCHEMA_VERSION, all_ddl, create_table_sql
 from schemas.inputs import INPUT_TABLES
 from schemas.metadata import Field, Rule, Table
 from schemas.pandera_models import model, polars_schema, validate_frame
@@ -44,7 +44,7 @@ def test_canonical_tables_required_by_the_audit_exist_with_their_columns() -> No
                        "limit_differential limit_side_min limit_side_max bets_open_at bets_closed_at settled_at status "
                        "recorded_winner recorded_player_points recorded_banker_points recorded_result jackpot_meter "
                        "gaming_day utc_offset_minutes source_file source_line",
-        "core_wagers": "table_id round_no wager_order wager_id seat player_id bet amount placed_at net source_file source_line",
+        "core_wagers": "table_id round_no wager_order wager_id seat player_id bet amount placed_at net hand source_file source_line",
         "core_actions": "table_id round_no action_order seat hand action amount ts wager_ids source_file source_line",
         "core_quarantine": "source_file source_line reason reason_code raw",
         "core_round_flags": "table_id round_no flag detail source_file source_line",
@@ -82,7 +82,9 @@ def test_ddl_check_constraints_reject_what_the_metadata_forbids() -> None:
     with pytest.raises(Exception, match="(?i)constraint"):
         con.execute("""INSERT INTO core_quarantine VALUES ('f', 1, 'pdf', 'r', 'c', NULL, 'x')""")
     with pytest.raises(Exception, match="(?i)constraint"):
-        con.execute("""INSERT INTO core_wagers VALUES ('T', 1, 1, 'W', 1, NULL, 'banker', -5, now(), 0, 'f', 1)""")
+        con.execute("""INSERT INTO core_wagers VALUES ('T', 1, 1, 'W', 1, NULL, 'banker', -5, now(), 0, NULL, 'f', 1)""")
+    with pytest.raises(Exception, match="(?i)constraint"):  # a split-time pair wager's hand counts from 1
+        con.execute("""INSERT INTO core_wagers VALUES ('T', 1, 1, 'W', 1, NULL, 'pair', 5, now(), 0, 0, 'f', 1)""")
 
 
 @pytest.mark.parametrize("table", ALL_TABLES, ids=lambda t: t.name)
@@ -130,3 +132,22 @@ def test_create_table_sql_marks_required_columns_not_null() -> None:
     assert "gaming_day DATE NOT NULL" in sql
     assert "UNIQUE (table_id, round_no)" in sql
     assert polars_schema(TABLES_BY_NAME["core_wagers"])["amount"] == pl.Int64
+
+
+def test_a_database_of_schema_version_1_gets_the_wagers_hand_column_when_opened(tmp_path) -> None:
+    """One database holds every night: a column added since (core_wagers.hand, version 2) must not stop the next load."""
+    from pipelines.db import get_meta, open_writer
+
+    path = tmp_path / "old.duckdb"
+    con = open_writer(path)
+    con.execute("ALTER TABLE core_wagers DROP COLUMN hand")
+    con.execute("UPDATE meta_schema SET value = '1' WHERE name = 'schema_version'")
+    con.execute("INSERT INTO core_wagers (table_id, round_no, wager_order, wager_id, seat, bet, amount, placed_at, net, "
+                "source_file, source_line) VALUES ('T', 1, 1, 'W', 1, 'main', 5, now(), 0, 'f', 1)")
+    con.close()
+    con = open_writer(path)
+    try:
+        assert con.execute("SELECT wager_id, hand FROM core_wagers").fetchall() == [("W", None)]
+        assert get_meta(con, "schema_version") == str(SCHEMA_VERSION) == "2"
+    finally:
+        con.close()

@@ -14,7 +14,9 @@ say what happens when the amount itself is wrong, or the round does not count:
   settled pro rata on what the differential allows (TBAC-7.19), except wagers under the table
   minimum, which are paid and taken as placed (TBAC-7.19.1);
 - a void round returns every wager (the table's ``void`` status; the rules' own void from the
-  engine, or a card seen more often than the shoe holds), and a Free Hand carries no wagers (TBAC-7.8).
+  engine, or a card seen more often than the shoe holds), and a Free Hand carries no wagers (TBAC-7.8):
+  the round the table marked ``free_hand``, and the round after a card dealt in error in the same shoe
+  (``free_hand_after``, pipelines.audit.free_hand), whatever the table marked.
 
 :func:`prescribe` computes, per wager, the amount the rules settle at (``settled_amount``) and any
 override to a fixed net of 0, with the clause and a sentence for each; it never looks at the cards.
@@ -32,6 +34,7 @@ WAGER_CONTEXT_COLUMNS: tuple[str, ...] = (
     "game", "clause_prefix", "status", "limit_min", "limit_max", "limit_side_min", "limit_side_max",
     "limit_differential", "rules_void", "rules_void_clause",
 )
+# optional: ``free_hand_after`` / ``free_hand_cause`` (pipelines.audit.free_hand), a Free Hand by the rules
 
 
 def _clause(field: str) -> pl.Expr:
@@ -41,6 +44,11 @@ def _clause(field: str) -> pl.Expr:
 
 
 TEXT_COLUMNS = ("limit_issue", "differential_issue", "override_detail")
+
+
+def _free_hand_expected(w: pl.DataFrame) -> pl.Expr:
+    """The round is a Free Hand by the rules (a card dealt in error in the round before: pipelines.audit.free_hand)."""
+    return pl.col("free_hand_after").is_not_null() if "free_hand_after" in w.columns else pl.lit(False)
 
 
 def prescribe(w: pl.DataFrame) -> pl.DataFrame:
@@ -100,7 +108,7 @@ def prescribe(w: pl.DataFrame) -> pl.DataFrame:
     w = w.with_columns(
         pl.when(pl.col("status") == "void").then(pl.lit("void"))
         .when(pl.col("rules_void").fill_null(False)).then(pl.lit("rules_void"))
-        .when(pl.col("status") == "free_hand").then(pl.lit("free_hand"))
+        .when((pl.col("status") == "free_hand") | _free_hand_expected(w)).then(pl.lit("free_hand"))
         .when(pl.col("_under_repeat")).then(pl.lit("returned"))
         .alias("override"),
     )
@@ -197,6 +205,13 @@ def _override_sentence(r: dict, limit: str | None) -> str | None:
     if o == "rules_void":
         return f"the rules make the round void: every wager is returned ({clause})"
     if o == "free_hand":
+        after = r.get("free_hand_after")
+        if after is not None and r["status"] != "free_hand":
+            return (f"the card(s) dealt in error in round {after} ({r['free_hand_cause']}) begin this hand, a Free Hand: "
+                    f"all wagers must be removed from the layout ({clause}); the table recorded the round as {r['status']}")
+        if after is not None:
+            return (f"a Free Hand, begun by the card(s) dealt in error in round {after} ({r['free_hand_cause']}): "
+                    f"all wagers must be removed from the layout ({clause})")
         return f"a Free Hand: all wagers must be removed from the layout ({clause})"
     if o == "returned":
         return limit

@@ -44,6 +44,8 @@ class ProcedureClauses:
     differential: str | None = None
     differential_exception: str | None = None
     free_hand: str | None = None
+    # the engine's drawing_rule_violation clauses whose card(s) dealt in error begin the next hand, a Free Hand
+    free_hand_causes: tuple[str, ...] = ()
     # shoe-level burn before the first round (None: no burn in the procedure)
     missing_shoe_burn: str | None = None
     # a card the device could not read, where the engine names no clause for it (the text's catch-all)
@@ -64,6 +66,7 @@ CLAUSES: Mapping[str, ProcedureClauses] = MappingProxyType({
         differential="TBAC-7.19",
         differential_exception="TBAC-7.19.1",
         free_hand="TBAC-7.8",
+        free_hand_causes=("TBAC-7.6", "TBAC-7.7"),  # an unauthorised Player / Banker third card (pipelines/audit/free_hand.py)
         missing_shoe_burn="TBAC-7.11",
     ),
     "BJ": ProcedureClauses(

@@ -85,7 +85,8 @@ def round_input(row: dict, wagers: list[dict], actions: list[dict], amount_col: 
         ruleset=rs,
         cards=tuple(DeviceCard(int(c), bool(b)) for c, b in zip(row["codes"] or (), row["burns"] or ())),
         wagers=tuple(
-            Wager(wager_id=w["wager_id"], seat=int(w["seat"]), bet=w["bet"], amount=int(w[amount_col]), player_id=w["player_id"])
+            Wager(wager_id=w["wager_id"], seat=int(w["seat"]), bet=w["bet"], amount=int(w[amount_col]), player_id=w["player_id"],
+                  hand=None if w.get("hand") is None else int(w["hand"]))
             for w in wagers
         ),
         actions=tuple(
@@ -123,9 +124,10 @@ def _scalar(
     w_off = np.searchsorted(w["_ri"].to_numpy(), np.arange(n + 1))
     a_off = np.searchsorted(a["_ri"].to_numpy(), np.arange(n + 1))
     w_ids, w_seats, w_players = w["wager_id"].to_list(), w["seat"].to_list(), w["player_id"].to_list()
+    hands = w["hand"].to_list() if "hand" in w.columns else [None] * w.height
     all_wagers = [
-        Wager(wager_id=i, seat=int(st), bet=b, amount=int(am), player_id=pid)
-        for i, st, b, am, pid in zip(w_ids, w_seats, w["bet"].to_list(), w[amount_col].to_list(), w_players)
+        Wager(wager_id=i, seat=int(st), bet=b, amount=int(am), player_id=pid, hand=None if h is None else int(h))
+        for i, st, b, am, pid, h in zip(w_ids, w_seats, w["bet"].to_list(), w[amount_col].to_list(), w_players, hands)
     ]
     all_actions = [
         Action(seat=int(st), hand=int(h), action=act, amount=None if am is None else int(am),

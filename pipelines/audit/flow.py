@@ -16,7 +16,6 @@ Prefect runs embedded (no server to install; ``pipelines.audit.run`` switches te
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -42,10 +41,8 @@ GROUPS_PER_WORKER = 4
 GROUP_ROUNDS = 50_000
 
 
-def group_count(total_rounds: int) -> int:
-    """How many groups the night's partitions are dealt into (``PITAUDIT_GROUP_ROUNDS`` overrides GROUP_ROUNDS)."""
-    text = os.environ.get("PITAUDIT_GROUP_ROUNDS", "").strip()
-    per_group = int(text) if text.isdigit() and int(text) > 0 else GROUP_ROUNDS
+def group_count(total_rounds: int, per_group: int = GROUP_ROUNDS) -> int:
+    """How many groups the night's partitions are dealt into (``per_group``: ``Settings.group_rounds``)."""
     return max(GROUPS_PER_WORKER * WORKERS, -(-total_rounds // per_group))
 
 
@@ -84,14 +81,14 @@ def audit_flow(
     params = params or AuditParams(gaming_day_start=gaming_day_start, workers=WORKERS)
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    ingest = ingest_task(input_dir, db_path, gaming_day_start)
+    ingest = ingest_task(input_dir, db_path, gaming_day_start, params.settings)
     timings["ingest"] = time.perf_counter() - t
 
     t = time.perf_counter()
     keys = keys_task(db_path, params)
     work = dict(zip(keys.select("gaming_day", "table_id").iter_rows(), keys["rounds"].to_list()))
     total_rounds = max(1, sum(work.values()))
-    plan = contiguous_groups(keys, group_count(total_rounds))
+    plan = contiguous_groups(keys, group_count(total_rounds, params.settings.group_rounds))
     cost = dict(zip(keys.select("gaming_day", "table_id").iter_rows(), keys["work"].to_list()))
     say(f"audit: {total_rounds:,} rounds in {keys.height} partition(s) (gaming day x table), {len(plan)} group(s) "
         f"on {where_groups_run()}")
@@ -128,7 +125,7 @@ def audit_flow(
     with server_for_workers():  # settlements.parquet from the staged files while the database loads them
         exported = export_settlements_task.submit(stage_dir, out_dir)
     try:
-        write_database_task(db_path, all_keys, stage_dir)
+        write_database_task(db_path, all_keys, stage_dir, params.settings.writer_memory)
         settlements_partial = exported.result()
     except BaseException:
         exported.wait()
@@ -152,7 +149,8 @@ def audit_flow(
         (r["source_file"], r["kind"], r["lines_read"], r["rows_accepted"], r["rows_quarantined"])
         for r in source_files.iter_rows(named=True)
     )
-    published = publish_task(out_dir, db_path, all_keys, (quarantine, files), settlements_partial)
+    published = publish_task(out_dir, db_path, all_keys, (quarantine, files), settlements_partial,
+                             params.settings.reader_memory)
     timings["publish"] = time.perf_counter() - t
     say("audit: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
     return AuditOutcome(

@@ -44,7 +44,7 @@ ROUND_COLUMNS = (
     "source_file", "source_line",
 )
 WAGER_COLUMNS = (
-    "table_id", "round_no", "wager_order", "wager_id", "seat", "player_id", "bet", "amount", "placed_at", "net",
+    "table_id", "round_no", "wager_order", "wager_id", "seat", "player_id", "bet", "amount", "placed_at", "net", "hand",
     "source_file", "source_line",
 )
 ACTION_COLUMNS = (

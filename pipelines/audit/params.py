@@ -9,6 +9,7 @@ from typing import Callable
 from rulebook.catalogue import Catalogue, UnknownRuleSet, builtin
 from rulebook.round import RoundInput, RoundResult
 from rulebook.ruleset import RuleSet
+from pipelines.settings import Settings
 
 
 def parse_day_start(text: str) -> int:
@@ -31,6 +32,8 @@ class AuditParams:
     workers: int = 1
     # fewer rounds than this stay in this process (a pool costs a second or two to start)
     pool_min_rounds: int = 2000
+    # the run's PITAUDIT_* settings, built once by the CLI (pipelines.settings); the tasks and workers read them here
+    settings: Settings = field(default_factory=Settings.defaults)
     _versions: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

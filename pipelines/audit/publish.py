@@ -30,6 +30,7 @@ import polars as pl
 from pipelines.audit.findings import sort_findings
 from pipelines.audit.frames import FINDINGS_SCHEMA, SETTLEMENTS_SCHEMA, conform
 from pipelines.db import create_keys_table, open_bounded_reader, open_writer
+from pipelines.settings import READER_MEMORY, WRITER_MEMORY
 
 _DUCK_TYPES = {
     pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Int16: "SMALLINT", pl.Int32: "INTEGER", pl.Date: "DATE",
@@ -100,9 +101,10 @@ def export_settlements(stage_dir: Path, out_dir: Path) -> Path:
     return partial
 
 
-def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Path) -> None:
+def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Path,
+                   memory_limit: str = WRITER_MEMORY) -> None:
     """Replace the audited partitions' rows of out_findings and out_settlements by the staged ones, in one transaction."""
-    con = open_writer(db_path)
+    con = open_writer(db_path, memory_limit)
     try:
         for name, schema in OUT_TABLES.items():
             _ensure(con, name, schema)
@@ -124,9 +126,9 @@ def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Pa
         con.close()
 
 
-def read_findings(db_path: Path, keys: list[tuple[dt.date, str]]) -> pl.DataFrame:
+def read_findings(db_path: Path, keys: list[tuple[dt.date, str]], memory_limit: str = READER_MEMORY) -> pl.DataFrame:
     """The audited partitions' findings, sorted (a night has thousands, not millions)."""
-    con = open_bounded_reader(db_path)
+    con = open_bounded_reader(db_path, memory_limit)
     try:
         create_keys_table(con, "_keys", keys)
         df = con.sql("SELECT * FROM out_findings WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)").pl()
@@ -135,9 +137,9 @@ def read_findings(db_path: Path, keys: list[tuple[dt.date, str]]) -> pl.DataFram
     return sort_findings(conform(df, FINDINGS_SCHEMA))
 
 
-def settlement_totals(db_path: Path, keys: list[tuple[dt.date, str]]) -> pl.DataFrame:
+def settlement_totals(db_path: Path, keys: list[tuple[dt.date, str]], memory_limit: str = READER_MEMORY) -> pl.DataFrame:
     """Per currency: rounds, wagers, amounts wagered, nets recorded and expected, wagers not settleable."""
-    con = open_bounded_reader(db_path)
+    con = open_bounded_reader(db_path, memory_limit)
     try:
         create_keys_table(con, "_keys", keys)
         df = con.sql(f"""

@@ -76,10 +76,11 @@ def check_can_run(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_star
 
 
 def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: str = "06:00",
-              progress: bool = True, params=None):
+              progress: bool = True, params=None, settings=None):
     """Run the whole audit; returns the flow's :class:`pipelines.audit.flow.AuditOutcome`.
 
-    Raises :class:`AuditError` (one line) when it cannot run. Prints a short summary to stdout and
+    ``settings``: the run's :class:`pipelines.settings.Settings` (the CLI builds them; default: the defaults,
+    or those ``params`` carries). Raises :class:`AuditError` (one line) when it cannot run. Prints a short summary to stdout and
     progress to stderr (``progress=False`` silences the progress lines).
     """
     input_dir, db_path, out_dir = Path(input_dir), Path(db_path), Path(out_dir)
@@ -91,8 +92,14 @@ def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: s
     from pipelines.audit.runner import WORKERS, group_params, group_processes, task_runner
     from pipelines.ingest.run import IngestError
 
-    processes = group_processes(input_dir)
-    params = group_params(params or AuditParams(gaming_day_start=gaming_day_start, workers=WORKERS), processes)
+    from dataclasses import replace
+
+    params = params or AuditParams(gaming_day_start=gaming_day_start, workers=WORKERS)
+    if settings is not None:
+        params = replace(params, settings=settings)
+    settings = params.settings
+    processes = group_processes(input_dir, settings.audit_processes)
+    params = group_params(params, processes)
     flow_fn = audit_flow.with_options(task_runner=task_runner(processes)) if processes else audit_flow
     try:
         with tuned_gc():
@@ -102,7 +109,7 @@ def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: s
     except IngestError as exc:
         raise AuditError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback (PITAUDIT_DEBUG=1 shows it)
-        if os.environ.get("PITAUDIT_DEBUG"):
+        if settings.debug:
             raise
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise AuditError(f"the audit stopped: {type(exc).__name__}: {text}") from None

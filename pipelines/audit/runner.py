@@ -10,7 +10,7 @@ stays the only writer. Workers cost a few seconds to start (Prefect and polars i
 so a night under :data:`PROCESS_MIN_BYTES` of input keeps to threads. A Dask task runner would be
 the same swap, over a cluster.
 
-``PITAUDIT_AUDIT_PROCESSES`` overrides the choice: ``0`` threads, ``N`` that many processes.
+``Settings.audit_processes`` (``PITAUDIT_AUDIT_PROCESSES``) overrides the choice: ``0`` threads, ``N`` that many processes.
 """
 
 from __future__ import annotations
@@ -39,12 +39,11 @@ def input_bytes(input_dir: Path) -> int:
     return total
 
 
-def group_processes(input_dir: Path) -> int:
-    """How many worker processes the groups run on; 0 = threads of the flow's process (see the module docstring)."""
-    text = os.environ.get("PITAUDIT_AUDIT_PROCESSES", "").strip()
-    if text.isdigit():
-        n = int(text)
-        return n if n >= 1 else 0
+def group_processes(input_dir: Path, chosen: int | None = None) -> int:
+    """How many worker processes the groups run on; 0 = threads of the flow's process (see the module docstring).
+    ``chosen``: ``Settings.audit_processes`` (None: decide from the input's size)."""
+    if chosen is not None:
+        return chosen
     return WORKERS if input_bytes(input_dir) >= PROCESS_MIN_BYTES else 0
 
 

@@ -16,6 +16,7 @@ import polars as pl
 from pipelines.audit.adjust import prescribe
 from pipelines.audit.engine_pass import engine_pass
 from pipelines.audit.frames import SETTLEMENTS_SCHEMA, conform
+from pipelines.audit.free_hand import free_hand_pass
 from pipelines.audit.params import AuditParams
 from rulebook.ruleset import RuleSet
 
@@ -66,8 +67,11 @@ def settle(
         engine_ready.with_columns(pl.col("ruleset_key").alias("ruleset_version")),
         wagers, actions, "amount", rulesets, params, with_rounds=True,
     )
+    # a card dealt in error makes the next round of the shoe a Free Hand (TBAC-7.6-7.8): pipelines.audit.free_hand
+    face, free_hands = free_hand_pass(ctx_all, engine_ready, face, wagers, actions, rulesets, params)
     round_results = face.rounds.drop("ruleset_version")
     ctx_all = ctx_all.join(round_results, on=["table_id", "round_no"], how="left")
+    ctx_all = ctx_all.join(free_hands, on=["table_id", "round_no"], how="left")
     # A card seen more often than the shoe holds is a card-integrity finding, not a void: the texts void
     # a round when extra cards are discovered during it (TBAC-7.1, HTB-7.7, ...); one only the audit
     # finds afterwards left the round to be settled as dealt (docs/interpretations/audit.md).
@@ -79,7 +83,7 @@ def settle(
     round_cols = [
         "table_id", "round_no", "gaming_day", "game", "ruleset", "ruleset_version", "clause_prefix", "status",
         "dealer_id", "currency", "limit_min", "limit_max", "limit_differential", "limit_side_min", "limit_side_max",
-        "rules_void", "rules_void_clause", "bets_closed_at", "first_card_at",
+        "rules_void", "rules_void_clause", "bets_closed_at", "first_card_at", "free_hand_after", "free_hand_cause",
     ]
     w = wagers.join(ctx_all.select(round_cols), on=["table_id", "round_no"], how="inner")
     w = prescribe(w)
@@ -152,7 +156,7 @@ def settle(
     )
     extra = ["category", "limit_issue", "limit_clause", "differential_issue", "differential_clause", "override",
              "override_clause", "override_detail", "clause_prefix", "placed_at", "bets_closed_at", "first_card_at", "rules_void",
-             "cards_net_detail"]
+             "cards_net_detail", "hand"]
     w = w.with_columns(pl.col("_pay_detail").alias("cards_net_detail"))
     published = conform(w, SETTLEMENTS_SCHEMA)
     wagers_out = pl.concat([published, w.select(extra)], how="horizontal").sort(["table_id", "round_no", "wager_order"])

@@ -29,14 +29,16 @@ TASK = {"cache_policy": NO_CACHE, "persist_result": False, "retries": 0}
 
 
 @task(name="ingest", **TASK)
-def ingest_task(input_dir: Path, db_path: Path, gaming_day_start: str):
+def ingest_task(input_dir: Path, db_path: Path, gaming_day_start: str, settings=None):
     """Load every input file into the core tables (issue 4's loader), with the one writer connection."""
     from pipelines.db import open_writer
     from pipelines.ingest.run import ingest_folder
+    from pipelines.settings import Settings
 
-    con = open_writer(db_path)
+    settings = settings or Settings.defaults()
+    con = open_writer(db_path, settings.writer_memory)
     try:
-        return ingest_folder(con, input_dir, gaming_day_start, progress=False)
+        return ingest_folder(con, input_dir, gaming_day_start, settings=settings)
     finally:
         con.close()
 
@@ -44,7 +46,7 @@ def ingest_task(input_dir: Path, db_path: Path, gaming_day_start: str):
 @task(name="partition keys", **TASK)
 def keys_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
     with one_reader():
-        con = open_bounded_reader(db_path)
+        con = open_bounded_reader(db_path, params.settings.reader_memory)
         try:
             return partition_keys(con, params)
         finally:
@@ -54,7 +56,7 @@ def keys_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
 @task(name="sequence gaps", **TASK)
 def gaps_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
     with one_reader():
-        con = open_bounded_reader(db_path)
+        con = open_bounded_reader(db_path, params.settings.reader_memory)
         try:
             jumps, numbers = load_gap_evidence(con, params)
         finally:
@@ -64,7 +66,7 @@ def gaps_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
 
 @task(name="load", task_run_name="load {label}", **TASK)
 def load_task(db_path: Path, keys: tuple[tuple[dt.date, str], ...], params: AuditParams, label: str = "") -> Partition:
-    con = open_bounded_reader(db_path)
+    con = open_bounded_reader(db_path, params.settings.reader_memory)
     try:
         return load_partition(con, keys, params)
     finally:
@@ -106,8 +108,9 @@ def audit_group_task(db_path: Path, stage_dir: Path, index: int, keys: tuple[tup
 
 
 @task(name="write database", **TASK)
-def write_database_task(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Path) -> None:
-    write_database(db_path, keys, stage_dir)
+def write_database_task(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Path,
+                        memory_limit: str | None = None) -> None:
+    write_database(db_path, keys, stage_dir, *([memory_limit] if memory_limit else []))
 
 
 @task(name="export settlements", **TASK)
@@ -118,14 +121,15 @@ def export_settlements_task(stage_dir: Path, out_dir: Path) -> Path:
 
 @task(name="publish", **TASK)
 def publish_task(out_dir: Path, db_path: Path, keys: list[tuple[dt.date, str]], quarantine_and_files,
-                 settlements_partial: Path) -> dict:
+                 settlements_partial: Path, memory_limit: str | None = None) -> dict:
     """findings.csv, quarantine.csv and report.html from the written tables; settlements.parquet named."""
     from pipelines.audit.publish import read_findings, settlement_totals, write_files
     from pipelines.report import report_inputs, write_report
 
     quarantine, files = quarantine_and_files
-    findings = read_findings(db_path, keys)
-    totals = settlement_totals(db_path, keys)
+    limit = [memory_limit] if memory_limit else []
+    findings = read_findings(db_path, keys, *limit)
+    totals = settlement_totals(db_path, keys, *limit)
     paths = write_files(out_dir, findings, quarantine, settlements_partial)
     paths["report"] = write_report(out_dir / "report.html", report_inputs(
         db_path, keys, out_dir, findings, totals, quarantine, files))

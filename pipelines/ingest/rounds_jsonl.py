@@ -36,7 +36,7 @@ ROUND_FIELDS = ("table_id", "game", "ruleset", "round_no", "shoe_id", "dealer_id
                 "bets_open_at", "bets_closed_at", "settled_at", "status", "recorded_result", "jackpot_meter")
 LIMIT_FIELDS = {"min": "limit_min", "max": "limit_max", "differential": "limit_differential",
                 "side_min": "limit_side_min", "side_max": "limit_side_max"}
-WAGER_FIELDS = ("wager_id", "seat", "player_id", "bet", "amount", "placed_at", "net")
+WAGER_FIELDS = ("wager_id", "seat", "player_id", "bet", "amount", "placed_at", "net", "hand")
 ACTION_FIELDS = ("seat", "hand", "action", "amount", "ts", "wager_ids")
 
 # fields whose contract kind is a JSON integer (the others are strings: any number is the wrong kind)
@@ -267,6 +267,7 @@ class RoundsParser:
             pl.col("amount").str.to_integer().cast(pl.Int64),
             pl.col("placed_at__utc").alias("placed_at"),
             pl.col("net").str.to_integer().cast(pl.Int64),
+            pl.col("hand").str.to_integer(strict=False).cast(pl.Int16),
             pl.lit(self.source_file).alias("source_file"), "source_line",
         ).cast(CORE_WAGERS_SCHEMA).select(list(CORE_WAGERS_SCHEMA))
         actions = a.join(keys, on="source_line", how="inner").select(

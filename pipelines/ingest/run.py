@@ -28,7 +28,8 @@ from pipelines.ingest.lines import UnreadableFile, sha256_of, sniff
 from pipelines.ingest.quarantine import to_quarantine
 from pipelines.ingest.rounds_jsonl import RoundsParser
 from pipelines.ingest.shoe_csv import ShoeParser
-from pipelines.ingest.workers import parse_batch, parse_pool, worker_count
+from pipelines.ingest.workers import parse_batch, parse_pool
+from pipelines.settings import Settings
 from schemas.reasons import REASONS
 
 POOL_MIN_BYTES = 2 * BATCH_BYTES  # less than this is parsed in the writer's process
@@ -249,9 +250,10 @@ def _unreadable(con, rel, kind, sha, size, error, input_root) -> FileOutcome:
 
 
 def ingest_folder(con: duckdb.DuckDBPyConnection, input_dir: Path, gaming_day_start: str = "06:00",
-                  progress: bool = False) -> IngestSummary:
+                  progress: bool = False, settings: Settings | None = None) -> IngestSummary:
     """Ingest every input file under ``input_dir`` with an open writer connection (audit's first stage)."""
     input_dir = Path(input_dir)
+    settings = settings or Settings.defaults()
     if not input_dir.is_dir():
         raise IngestError(f"input folder {input_dir} does not exist or is not a folder")
     day_start = parse_day_start(gaming_day_start)
@@ -277,7 +279,7 @@ def ingest_folder(con: duckdb.DuckDBPyConnection, input_dir: Path, gaming_day_st
 
     def run(advance: Callable[[int], None], started: Callable[[list[InputFile]], None] = lambda b: None) -> None:
         small = [i for i, b in enumerate(batches) if not (len(b) == 1 and b[0].size > BATCH_BYTES)]
-        workers = worker_count()
+        workers = settings.parse_workers
         if workers < 2 or len(small) < 2 or sum(f.size for i in small for f in batches[i]) < POOL_MIN_BYTES:
             # too little to parse to be worth starting processes (~1 s each): parse here
             for batch in batches:
@@ -349,16 +351,16 @@ def print_summary(summary: IngestSummary, out=None) -> None:
 
 
 def run_ingest(input_dir: Path, db_path: Path, gaming_day_start: str = "06:00",
-               progress: bool | None = None) -> IngestSummary:
+               progress: bool | None = None, settings: Settings | None = None) -> IngestSummary:
     """The ``pitaudit ingest`` command: open the writer, ingest, print the summary."""
     if progress is None:
         progress = sys.stderr.isatty()
     try:
-        con = open_writer(db_path)
+        con = open_writer(db_path, (settings or Settings.defaults()).writer_memory)
     except DatabaseError as exc:
         raise IngestError(str(exc)) from exc
     try:
-        summary = ingest_folder(con, Path(input_dir), gaming_day_start, progress=progress)
+        summary = ingest_folder(con, Path(input_dir), gaming_day_start, progress=progress, settings=settings)
     finally:
         con.close()
     print_summary(summary)

@@ -38,8 +38,3 @@ def parse_batch(files, day_start: int):
 def parse_pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_start_worker)
 
-
-def worker_count() -> int:
-    """PITAUDIT_INGEST_WORKERS, or one per core; 0 or 1 parses in the writer's process."""
-    text = os.environ.get("PITAUDIT_INGEST_WORKERS", "")
-    return int(text) if text.strip().isdigit() else (os.cpu_count() or 1)

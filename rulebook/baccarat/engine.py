@@ -73,6 +73,9 @@ class Coup:
     void: bool
     steps: tuple[Step, ...]
     irregularities: tuple[Irregularity, ...]
+    # the cards beyond those the drawing rules give the round: dealt in error, they begin the next
+    # hand, a Free Hand (TBAC-7.6, 7.7, 7.8)
+    in_error: tuple[int, ...] = ()
 
     def outcome(self) -> dict[str, object]:
         """The result in the table log's ``recorded_result`` vocabulary; partial when the cards cannot decide all of it."""
@@ -321,7 +324,15 @@ def reconstruct(events: Sequence[DeviceCard], deal_order: Sequence[str] = ("play
         void=void,
         steps=tuple(steps),
         irregularities=tuple(irregular),
+        in_error=tuple(dealt[hi:]) if n > hi else (),
     )
+
+
+def cards_dealt_in_error(events: Sequence[DeviceCard], deal_order: Sequence[str] = ("player", "banker", "player", "banker")) -> tuple[int, ...]:
+    """The round's cards beyond those the drawing rules give it, in device order (TBAC-7.6, 7.7): they are the
+    first cards of the next hand, a Free Hand (TBAC-7.8). Empty when there are none or the round is void (TBAC-7.1)."""
+    coup = reconstruct(events, deal_order)
+    return () if coup.void else coup.in_error
 
 
 # --------------------------------------------------------------------------------------------

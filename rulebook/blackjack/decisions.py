@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rulebook.blackjack.hand import is_ace, same_point_value
+from rulebook.blackjack.hand import identical_for_pair, is_ace, same_point_value
 from rulebook.blackjack.state import (
     DONE_CLAUSE,
     EVEN_MONEY,
@@ -31,8 +31,10 @@ from rulebook.blackjack.state import (
     Stake,
     after_card,
     describe_total,
+    hand_formed,
     note,
     put_hand,
+    second_card_dealt,
     show,
     take,
 )
@@ -317,6 +319,10 @@ def apply_split(state: BlackjackState, hand: Hand, put_up: tuple[tuple[str, int]
         else:
             hands.append(h)
     state = state._replace(hands=tuple(hands))
+    # the two hands so formed, for a Pair wager placed when splitting (BJ-4.10.1.2)
+    identical = None if first < 0 or second < 0 else identical_for_pair(first, second, state.params.pair_by)
+    state = hand_formed(state, hand.seat, hand.number, first, identical)
+    state = hand_formed(state, hand.seat, new_number, second, identical)
     names = ", ".join(f"{w} {a}" for w, a in put_up)
     state = note(
         state,
@@ -325,6 +331,7 @@ def apply_split(state: BlackjackState, hand: Hand, put_up: tuple[tuple[str, int]
     )
     state, c = take(state)
     kept = kept._replace(cards=(first, c))
+    state = second_card_dealt(state, kept)
     state = note(state, f"{kept.label()} second card: {show(c)}, {describe_total(kept.cards)}", "BJ-4.10.2")
     return after_card(state, kept)
 

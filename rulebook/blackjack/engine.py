@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from rulebook.blackjack import decisions as D
 from rulebook.blackjack.dealer import play_dealer
 from rulebook.blackjack.params import BlackjackParams
-from rulebook.blackjack.settle import outcome, settle
+from rulebook.blackjack.settle import formed_hand, outcome, settle
 from rulebook.blackjack.state import (
     DEALER,
     PLAY,
@@ -109,6 +109,7 @@ def settle_round(round_input: RoundInput) -> RoundResult:
     if state.phase == DEALER:
         state = play_dealer(state)
     state = _unreadable(state)
+    state = _split_pair_checks(state)
 
     settlements, more_unsettled = settle(state)
     unsettled.update(more_unsettled)
@@ -154,6 +155,9 @@ def _usable_wagers(wagers: Sequence[Wager]) -> tuple[list[Wager], dict[str, str]
             unsettled[w.wager_id] = f"bet {w.bet!r} is not a blackjack wager (main, pair, insurance)"
         elif not isinstance(w.amount, int) or w.amount <= 0:
             unsettled[w.wager_id] = f"wager amount {w.amount!r} is not a positive whole amount"
+        elif w.hand is not None and w.bet != "pair":
+            unsettled[w.wager_id] = (f"a {w.bet} wager names hand {w.hand}: only a Pair wager placed when splitting is "
+                                     "placed on a hand (BJ-4.10.1.2); the others are placed on the seat")
         else:
             ok.append(w)
     return ok, unsettled, steps
@@ -256,6 +260,21 @@ def _unmatched_back_doubles(state: BlackjackState) -> BlackjackState:
         if h.pending_doubles and not h.doubled:
             names = ", ".join(w for w, _ in h.pending_doubles)
             state = flag(state, "illegal_action", "BJ-4.9.4", f"{h.label()}: {names} doubled but the controlling player did not: not in play")
+    return state
+
+
+def _split_pair_checks(state: BlackjackState) -> BlackjackState:
+    """A Pair wager placed when splitting needs a split of identical cards that formed its hand (BJ-4.10.1.2):
+    one that names a hand no split formed, or a hand formed from cards that are not identical, is reported."""
+    for w in state.split_pairs:
+        f = formed_hand(state, w.seat, w.hand)
+        if f is None:
+            state = flag(state, "illegal_action", "BJ-4.10.1.2",
+                         f"pair wager {w.wager_id} names seat {w.seat} hand {w.hand}, which no split formed: it cannot be settled")
+        elif f.identical is False:
+            state = flag(state, "illegal_action", "BJ-4.10.1.2",
+                         f"pair wager {w.wager_id} on seat {w.seat} hand {w.hand}: the split cards were not identical, "
+                         "so no Pair wager may be placed: returned")
     return state
 
 

@@ -78,3 +78,11 @@ def same_face(a: int, b: int) -> bool:
 def same_card(a: int, b: int) -> bool:
     """Same face and same suit (for a rule set whose pair wager compares suits too)."""
     return a == b
+
+
+def identical_for_pair(a: int, b: int, pair_by: str) -> bool:
+    """Two cards a Pair wager counts as a pair (BJ-4.2.3.1, 6.3, 4.10.1.2), by the rule set's ``pair_by``;
+    an unread card (negative code) is never identical."""
+    if a < 0 or b < 0:
+        return False
+    return same_face(a, b) if pair_by == "rank" else same_card(a, b)

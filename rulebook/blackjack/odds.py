@@ -76,6 +76,10 @@ def house_edges(
         ci95=sim.ci95,
         notes=f"{n:,} rounds, seed {seed}; infinite-shoe expected value under the same rules: {100 * infinite:.3f} %",
     )
+    if params.bust_before_dealer_blackjack != "loses_all":
+        main = BetOdds(**{**_fields(main), "notes": main.notes + "; the simulation and the infinite-shoe value count a "
+                          "busted hand lost in full (BJ-4.13.3): this rule set returns the doubling and split wagers of a "
+                          "busted hand when the dealer then has a blackjack, which the figure does not include"})
     return OddsReport(ruleset=ruleset.name, decks=d, bets={"main": main, "pair": pair, "insurance": ins}, strategy=STRATEGY)
 
 

@@ -12,6 +12,10 @@ from rulebook.money import Odds, Rounding
 from rulebook.payout import Payout
 
 
+# the readings of a bust before the dealer's blackjack (BlackjackParams.bust_before_dealer_blackjack)
+BUST_BEFORE_DEALER_BLACKJACK = ("loses_all", "original_only")
+
+
 @dataclass(frozen=True, slots=True)
 class BlackjackPayTable:
     win: Payout  # BJ-6.2.1, 1 to 1
@@ -24,6 +28,11 @@ class BlackjackPayTable:
 @dataclass(frozen=True, slots=True)
 class BlackjackParams:
     pay_table: BlackjackPayTable
+    # A doubled or split hand that busts before the dealer's blackjack (BJ-4.13.3 against 4.9.5, 4.10.8):
+    # "loses_all" (the bust is collected at once, doubling and split wager included) or "original_only"
+    # (the dealer's blackjack then takes only the original wager, the rest is returned). The text leaves it
+    # open and casinos differ: no default, every rule set states it (docs/interpretations/blackjack.md).
+    bust_before_dealer_blackjack: str
     decks: int = 8  # BJ-4.1 allows 1..8; the shoe_start event's `decks` overrides per shoe
     dealer_hole_card: bool = False  # BJ-4.7.2: one card to the dealer on the initial deal (the engine deals no hole card)
     dealer_hits_soft_17: bool = False  # BJ-4.14.3: stands on every 17
@@ -47,6 +56,9 @@ class BlackjackParams:
     def __post_init__(self) -> None:
         if not 1 <= self.decks <= 8:
             raise ValueError(f"decks must be 1..8 (BJ-4.1), got {self.decks}")
+        if self.bust_before_dealer_blackjack not in BUST_BEFORE_DEALER_BLACKJACK:
+            raise ValueError(f"bust_before_dealer_blackjack must be one of {', '.join(BUST_BEFORE_DEALER_BLACKJACK)} "
+                             f"(BJ-4.13.3 against 4.9.5, 4.10.8), got {self.bust_before_dealer_blackjack!r}")
         if self.pair_by not in ("rank", "rank_and_suit"):
             raise ValueError("pair_by must be 'rank' or 'rank_and_suit'")
         if not 1 <= self.max_hands <= 8:

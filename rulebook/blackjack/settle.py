@@ -12,16 +12,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rulebook.blackjack.hand import hand_total, is_ace, is_ten_value, is_two_card_21, known, same_card, same_face
+from rulebook.blackjack.hand import (
+    hand_total,
+    identical_for_pair,
+    is_ace,
+    is_ten_value,
+    is_two_card_21,
+    known,
+    same_card,
+    same_face,
+)
 from rulebook.blackjack.state import (
     DEALER_COMPLETE,
     DEALER_SHORT,
     EVEN_MONEY,
     SURRENDERED,
     BlackjackState,
+    FormedHand,
     Hand,
     Stake,
 )
+from rulebook.round import Wager
 from rulebook.cards import card_text
 from rulebook.money import round_amount
 from rulebook.settlement import Settlement
@@ -87,7 +98,7 @@ def settle_stake(state: BlackjackState, hand: Hand, stake: Stake, dealer: Dealer
         won = p.pay_table.even_money.odds.win(stake.amount, p.rounding, p.rounding_unit)
         return Part(won, p.pay_table.even_money.clause, f"{where} blackjack takes even money: +{won}")
     if hand.busted:
-        return Part(-risked, "BJ-4.13.3", f"{where} bust: -{risked}")
+        return _bust(state, hand, stake, dealer)
     if not hand.known:
         return f"{where} holds a card the device could not read or did not log (BJ-4.3)"
     mine = hand_total(hand.cards)[0]
@@ -130,6 +141,25 @@ def settle_stake(state: BlackjackState, hand: Hand, stake: Stake, dealer: Dealer
     return Part(0, "BJ-6.2.3", f"{where} {mine} ties dealer {d}: stand-off")
 
 
+def _bust(state: BlackjackState, hand: Hand, stake: Stake, dealer: DealerView) -> Part | str:
+    """A busted hand's stake (BJ-4.13.3). Where the rule set reads BJ-4.9.5 / 4.10.8 over the bust
+    (``bust_before_dealer_blackjack = "original_only"``), a dealer blackjack afterwards takes only the
+    original wager and returns the doubling and the split wager."""
+    p = state.params
+    where = hand.label()
+    risked = stake.amount + stake.doubled
+    extra = risked - (stake.amount if stake.original else 0)  # what original-only would return
+    if p.bust_before_dealer_blackjack == "loses_all" or not p.dealer_blackjack_takes_original_only or extra == 0:
+        return Part(-risked, "BJ-4.13.3", f"{where} bust: -{risked}")
+    if dealer.blackjack is None:
+        return f"{where} bust: whether the dealer's blackjack returns {extra} is not known: {dealer.why_unknown}"
+    if not dealer.blackjack:
+        return Part(-risked, "BJ-4.13.3", f"{where} bust: -{risked}")
+    lost = stake.amount if stake.original else 0
+    clause = "BJ-4.9.5" if stake.doubled else "BJ-4.10.8"
+    return Part(-lost, clause, f"{where} bust, then the dealer's blackjack takes only the original wager: -{lost}, {extra} returned")
+
+
 # -- the round ------------------------------------------------------------------------------------
 def settle(state: BlackjackState) -> tuple[dict[str, Settlement], dict[str, str]]:
     """``(settlements, unsettled)`` by wager id for every wager the round holds."""
@@ -167,6 +197,13 @@ def settle(state: BlackjackState) -> tuple[dict[str, Settlement], dict[str, str]
             clause = "BJ-4.2.3.1" if a >= 36 and b >= 36 else "BJ-6.3.2"
             settlements[w.wager_id] = Settlement(-w.amount, clause, f"seat {w.seat} {shown} is not a pair: -{w.amount}")
 
+    for w in state.split_pairs:
+        done = settle_split_pair(state, w)
+        if isinstance(done, str):
+            unsettled[w.wager_id] = done
+        else:
+            settlements[w.wager_id] = done
+
     for bet in state.insurance:
         if not bet.accepted:
             settlements[bet.wager_id] = Settlement(0, bet.clause, f"insurance not accepted, returned: {bet.reason}")
@@ -193,6 +230,35 @@ def settle(state: BlackjackState) -> tuple[dict[str, Settlement], dict[str, str]
     for r in state.returned:
         settlements[r.wager_id] = Settlement(0, r.clause, r.reason)
     return settlements, unsettled
+
+
+def formed_hand(state: BlackjackState, seat: int, number: int | None) -> FormedHand | None:
+    """The record of the split that formed hand ``number`` of ``seat`` (None: no split formed it)."""
+    return next((f for f in state.formed if f.seat == seat and f.number == number), None)
+
+
+def settle_split_pair(state: BlackjackState, w: Wager) -> Settlement | str:
+    """A Pair wager placed when splitting (BJ-4.10.1.2): it wins if the second card dealt to its hand is
+    identical to the hand's first card (the rule set's ``pair_by``, as for the pair wager of BJ-6.3), and
+    loses if it is not. The second card is the one dealt to the hand right after the split that formed it,
+    so a hand split again keeps that result. A Settlement, or why it cannot be settled."""
+    p = state.params
+    where = f"seat {w.seat} hand {w.hand}"
+    f = formed_hand(state, w.seat, w.hand)
+    if f is None:
+        return f"pair wager placed when splitting on {where}: no split formed that hand, so it has no second card to decide it (BJ-4.10.1.2)"
+    if f.identical is None:
+        return f"pair wager placed when splitting on {where}: a split card could not be read, so whether the option was open cannot be checked (BJ-4.10.1.2)"
+    if not f.identical:
+        return Settlement(0, "BJ-4.10.1.2", f"{where} was formed by splitting cards that are not identical: no Pair wager may be placed on it, returned")
+    if f.second is None or f.second < 0:
+        return f"pair wager placed when splitting on {where}: the hand's second card is unreadable or not in the device log (BJ-4.10.1.2)"
+    shown = f"{card_text(f.first)} {card_text(f.second)}"
+    if identical_for_pair(f.first, f.second, p.pair_by):
+        pair = p.pay_table.pair
+        won = pair.odds.win(w.amount, p.rounding, p.rounding_unit)
+        return Settlement(won, f"BJ-4.10.1.2, {pair.clause}", f"{where} {shown}: the second card dealt to the split hand is identical: pays {pair.odds}, +{won}")
+    return Settlement(-w.amount, "BJ-4.10.1.2", f"{where} {shown}: the second card dealt to the split hand is not identical: -{w.amount}")
 
 
 def outcome(state: BlackjackState) -> dict[str, object]:

@@ -135,6 +135,22 @@ class Hand(NamedTuple):
         return f"seat {self.seat} hand {self.number}"
 
 
+class FormedHand(NamedTuple):
+    """A hand as a split formed it, for the Pair wager placed when splitting (BJ-4.10.1.2).
+
+    ``first`` is the card the hand kept or received from the split, ``second`` the card dealt to it
+    next (None until it is dealt). ``identical`` says whether the split cards were identical (the
+    rule set's ``pair_by``): only then may a Pair wager be placed (4.10.1.2 "when splitting identical
+    cards"). A hand that keeps its number through a resplit keeps the record of the split that first
+    formed it (docs/interpretations/blackjack.md)."""
+
+    seat: int
+    number: int
+    first: int
+    second: int | None
+    identical: bool | None  # None: a split card was not read
+
+
 class InsuranceBet(NamedTuple):
     """An insurance wager as the rules accept it (BJ-4.11): ``amount`` is what is in play, ``covers``
     the main wager it insures. A refused one (``clause`` says why) is returned."""
@@ -167,6 +183,8 @@ class BlackjackState(NamedTuple):
     phase: str = DEAL
     turn: tuple[int, int] | None = None  # (seat, hand number) whose decision is awaited
     pairs: tuple[Wager, ...] = ()  # accepted pair wagers (BJ-4.8)
+    split_pairs: tuple[Wager, ...] = ()  # pair wagers placed when splitting, on a hand (BJ-4.10.1.2)
+    formed: tuple[FormedHand, ...] = ()  # hands formed by splits, with their second card (BJ-4.10.1.2)
     insurance: tuple[InsuranceBet, ...] = ()
     returned: tuple[Returned, ...] = ()
     main_players: tuple[tuple[str, str | None], ...] = ()  # main wager id -> player id (insurance is the player's own)
@@ -224,7 +242,7 @@ def _quick_replace(cls: type) -> None:
     type.__setattr__(cls, "_replace", _replace)
 
 
-for _cls in (Stake, Hand, InsuranceBet, Returned, BlackjackState):
+for _cls in (Stake, Hand, FormedHand, InsuranceBet, Returned, BlackjackState):
     _quick_replace(_cls)
 del _cls
 
@@ -271,6 +289,7 @@ def open_round(
     the state writes no steps (see ``BlackjackState.record``)."""
     mains: dict[int, list[Stake]] = {}
     pairs: list[Wager] = []
+    split_pairs: list[Wager] = []
     pair_count: dict[int, int] = {}
     returned: list[Returned] = []
     players: list[tuple[str, str | None]] = []
@@ -288,6 +307,11 @@ def open_round(
             players.append((w.wager_id, w.player_id))
             if record:
                 steps.append(Step(f"wager {w.wager_id}: {w.amount} on seat {w.seat}{' (controls the hand)' if len(on_seat) == 1 else ' (back bet)'}", "BJ-4.7.1"))
+        elif w.bet == "pair" and w.hand is not None:
+            # placed when splitting (BJ-4.10.1.2): decided by its hand's second card, see settle.py
+            split_pairs.append(w)
+            if record:
+                steps.append(Step(f"pair wager {w.wager_id}: {w.amount} on seat {w.seat} hand {w.hand}, placed when splitting", "BJ-4.10.1.2"))
         elif w.bet == "pair":
             n = pair_count.get(w.seat, 0)
             if n >= 3:
@@ -308,6 +332,7 @@ def open_round(
         seats=seats,
         hands=hands,
         pairs=tuple(pairs),
+        split_pairs=tuple(split_pairs),
         returned=tuple(returned),
         main_players=tuple(players),
         steps=tuple(steps),
@@ -381,8 +406,27 @@ def start_hand(state: BlackjackState, seat: int, number: int) -> BlackjackState:
     if len(hand.cards) == 1:
         state, c = take(state)
         hand = hand._replace(cards=hand.cards + (c,))
+        state = second_card_dealt(state, hand)
         state = note(state, f"{hand.label()} (formed by a split) second card: {show(c)}, {describe_total(hand.cards)}", "BJ-4.10.2")
     return after_card(state, hand)
+
+
+def hand_formed(state: BlackjackState, seat: int, number: int, first: int, identical: bool | None) -> BlackjackState:
+    """Record a hand a split formed (BJ-4.10.1.2); a hand already formed by an earlier split keeps its record."""
+    if any(f.seat == seat and f.number == number for f in state.formed):
+        return state
+    return state._replace(formed=state.formed + (FormedHand(seat, number, first, None, identical),))
+
+
+def second_card_dealt(state: BlackjackState, hand: Hand) -> BlackjackState:
+    """Record the second card dealt to a hand formed by a split, the first time it has two (BJ-4.10.1.2)."""
+    if len(hand.cards) != 2:
+        return state
+    formed = tuple(
+        f._replace(second=hand.cards[1]) if f.seat == hand.seat and f.number == hand.number and f.second is None else f
+        for f in state.formed
+    )
+    return state._replace(formed=formed)
 
 
 def after_card(state: BlackjackState, hand: Hand) -> BlackjackState:

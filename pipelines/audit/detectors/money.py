@@ -20,6 +20,7 @@ from fractions import Fraction
 
 import polars as pl
 
+from pipelines.audit.clauses import CLAUSES
 from pipelines.audit.findings import money, with_ids
 
 ROUND_INFO = ("table_id", "round_no", "dealer_id", "game", "ruleset", "ruleset_version", "currency")
@@ -50,9 +51,32 @@ def _sentence(r: dict) -> str:
     )
 
 
+def free_hand_not_recorded(rounds: pl.DataFrame, shown: set[tuple[str, int]]) -> pl.DataFrame:
+    """``free_hand_wager`` for a round the rules make a Free Hand (a card dealt in error in the round before,
+    pipelines.audit.free_hand) that the table did not record as ``free_hand``, when none of its wagers' findings
+    (``shown``: table, round) says so already: a round with no wagers, or a void one."""
+    if rounds.height == 0 or "free_hand_after" not in rounds.columns:
+        return pl.DataFrame()
+    r = rounds.filter(pl.col("free_hand_after").is_not_null() & (pl.col("status") != "free_hand"))
+    rows = []
+    for x in r.iter_rows(named=True):
+        if (x["table_id"], x["round_no"]) in shown:
+            continue
+        c = CLAUSES.get(x["clause_prefix"] or "")
+        ref = (c.free_hand if c else None) or ""
+        rows.append({
+            **{k: x[k] for k in ROUND_INFO + ("gaming_day", "source_file", "source_line")},
+            "kind": "free_hand_wager", "severity": "medium", "wager_id": None, "rule_ref": ref,
+            "detail": (f"the card(s) dealt in error in round {x['free_hand_after']} ({x['free_hand_cause']}) begin this "
+                       f"hand, a Free Hand ({ref}), but the table recorded the round as {x['status']} with "
+                       f"{x['wager_count']} wager(s)"),
+        })
+    return with_ids(pl.DataFrame(rows), pl.lit("not_recorded")) if rows else pl.DataFrame()
+
+
 def detect_money(wagers: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
     if wagers.height == 0:
-        return wagers.clear()
+        return pl.concat([wagers.clear(), free_hand_not_recorded(rounds, set())], how="diagonal_relaxed")
     w = wagers
     mismatch = (pl.col("recorded_net") != pl.col("expected_net")).fill_null(False)
     void = pl.col("override").is_in(["void", "rules_void"])
@@ -135,4 +159,5 @@ def detect_money(wagers: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
             ).alias("detail"),
         )
     )
-    return pl.concat([money_findings, with_ids(diff_rounds)], how="diagonal_relaxed")
+    flagged_free = set(out.filter(pl.col("kind") == "free_hand_wager").select("table_id", "round_no").iter_rows()) if out.height else set()
+    return pl.concat([money_findings, with_ids(diff_rounds), free_hand_not_recorded(rounds, flagged_free)], how="diagonal_relaxed")

@@ -1,7 +1,9 @@
 """``late_wager``: an Ante, Bonus, main or side wager placed after "no more bets" or after the first card (past posting).
 
 Insurance, doubles, splits and the Hold'em Flop, Turn and River are decisions the rules place after
-the cards by design: never late. The first card is the round's first ``card`` event on the device
+the cards by design: never late; nor is a blackjack Pair wager placed when splitting (a ``pair`` with a
+``hand``: BJ-4.5 excepts splitting, BJ-4.10.1.2 gives the option; one naming a hand no split formed is
+the engine's ``illegal_action``, not a late wager). The first card is the round's first ``card`` event on the device
 (a burn is not dealt to anyone). A wager placed exactly at the close is not late. The rules say such
 a wager is refused (TBAC-4.2/4.6, BJ-4.5, HTB-4.7/4.9, MBS-5.6), so it is ``high``: money was at
 stake that should never have been; ``recorded_net`` shows what the table settled it at.
@@ -27,8 +29,10 @@ def _local(ts: dt.datetime | None, offset_minutes: int | None) -> str:
 def detect_late_wagers(wagers: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
     if wagers.height == 0:
         return pl.DataFrame()
+    at_split = (pl.col("bet") == "pair") & pl.col("hand").is_not_null() if "hand" in wagers.columns else pl.lit(False)
     late = wagers.filter(
         (pl.col("category") != "decision")
+        & ~at_split
         & (
             (pl.col("placed_at") > pl.col("bets_closed_at")).fill_null(False)
             | (pl.col("placed_at") > pl.col("first_card_at")).fill_null(False)
