@@ -132,5 +132,5 @@ def publish_task(out_dir: Path, db_path: Path, keys: list[tuple[dt.date, str]], 
     totals = settlement_totals(db_path, keys, *limit)
     paths = write_files(out_dir, findings, quarantine, settlements_partial)
     paths["report"] = write_report(out_dir / "report.html", report_inputs(
-        db_path, keys, out_dir, findings, totals, quarantine, files))
+        db_path, keys, out_dir, findings, totals, quarantine, files, memory_limit))
     return {"paths": paths, "findings": findings, "totals": totals}

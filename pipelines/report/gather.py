@@ -84,11 +84,13 @@ def night_totals(con, last_day: dt.date, nights: int = 30) -> pl.DataFrame:
     return df.cast(NIGHTS_SCHEMA) if df.height else pl.DataFrame(schema=NIGHTS_SCHEMA)
 
 
-def gather(db_path: Path, keys: list[tuple[dt.date, str]], trend_nights: int = 30) -> dict[str, pl.DataFrame]:
-    """Everything above for the audited partitions ``keys``, through one bounded read-only connection."""
+def gather(db_path: Path, keys: list[tuple[dt.date, str]], trend_nights: int = 30,
+           memory_limit: str | None = None) -> dict[str, pl.DataFrame]:
+    """Everything above for the audited partitions ``keys``, through one bounded read-only connection
+    (``memory_limit``: the readers' limit, ``Settings.reader_memory``; None: the default)."""
     from pipelines.db import create_keys_table, open_bounded_reader
 
-    con = open_bounded_reader(db_path)
+    con = open_bounded_reader(db_path, *([memory_limit] if memory_limit else []))
     try:
         create_keys_table(con, "_report_keys", keys)
         out = {"bets": bet_aggregates(con), "times": finding_times(con), "files": source_files(con)}
@@ -100,13 +102,13 @@ def gather(db_path: Path, keys: list[tuple[dt.date, str]], trend_nights: int = 3
 
 
 def report_inputs(db_path: Path, keys: list[tuple[dt.date, str]], out_dir: Path, findings: pl.DataFrame,
-                  totals: pl.DataFrame, quarantine: pl.DataFrame, files: tuple = ()):
+                  totals: pl.DataFrame, quarantine: pl.DataFrame, files: tuple = (), memory_limit: str | None = None):
     """The report's inputs for the audited partitions: what publish already holds, and :func:`gather`'s frames."""
     import os
 
     from pipelines.report.render import ReportInputs
 
-    got = gather(db_path, keys)
+    got = gather(db_path, keys, memory_limit=memory_limit)
     try:
         database = os.path.relpath(Path(db_path).resolve(), Path(out_dir).resolve())
     except ValueError:  # another drive (Windows)
