@@ -443,3 +443,42 @@ def test_the_stored_figures_are_what_the_rules_engine_computes_today():
         for bet, (edge, m2) in fresh.items():
             assert entry["bets"][bet][0] == pytest.approx(edge, rel=1e-9, abs=1e-12), (rs.name, bet)
             assert entry["bets"][bet][1] == pytest.approx(m2, rel=1e-9), (rs.name, bet)
+
+
+# --- what the report reads from the database --------------------------------------------------------------
+
+def test_gather_aggregates_the_database_in_sql(tmp_path):
+    """bet aggregates, the findings' local hours, the files and the trend, against direct queries of a small night."""
+    import duckdb
+
+    from benchmarks.report import build_night
+    from pipelines.report.gather import gather
+
+    db = tmp_path / "night.duckdb"
+    counts = build_night(db, rounds=600, tables=6, findings=40)
+    keys = counts.pop("keys")
+    got = gather(db, keys[:4])  # four of the six tables
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        tables = [k[1] for k in keys[:4]]
+        expect = con.execute("""SELECT count(*), sum(amount), -sum(recorded_net) FROM out_settlements
+                                WHERE table_id IN (SELECT unnest(?))""", [tables]).fetchall()[0]
+        total_handle = con.execute("SELECT sum(amount) FROM out_settlements").fetchall()[0][0]
+        hour = dict(con.execute("""SELECT f.finding_id,
+                                          hour(r.bets_closed_at AT TIME ZONE 'UTC' + INTERVAL 420 MINUTE)
+                                   FROM out_findings f JOIN core_rounds r USING (table_id, round_no)
+                                   WHERE f.table_id IN (SELECT unnest(?))""", [tables]).fetchall())
+    finally:
+        con.close()
+    bets = got["bets"]
+    assert (bets["wagers"].sum(), bets["handle"].sum(), bets["house_win"].sum()) == expect
+    assert set(bets["table_id"]) == set(tables)
+    assert bets["bet"].n_unique() > 3  # one row per bet, as recorded
+    times = got["times"]
+    assert times.height == len(hour) > 0
+    assert dict(zip(times["finding_id"], times["hour"])) == hour  # local = UTC + the table's offset (+07:00)
+    assert all(len(t) == 8 for t in times["closed_local"])  # HH:MM:SS
+    assert got["files"].height == counts["core_source_files"]
+    nights = got["nights"]
+    assert nights.columns == list(NIGHTS_SCHEMA) and nights["gaming_day"].to_list()[-1] == DAY
+    assert nights["handle"].sum() == total_handle  # the trend covers every table in the database, not just keys

@@ -7,7 +7,7 @@ template's job (Jinja2 autoescape): nothing here writes HTML.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -20,39 +20,38 @@ DATA_KINDS = ("sequence_gap", "unmatched_round", "source_changed")
 
 @dataclass
 class Cell:
-    """A table cell: the text shown, the value it sorts by (a number or text), and whether it is numeric."""
+    """A table cell: the text shown, whether it is numeric (right-aligned; report.js sorts it by the number it
+    shows), and a CSS class."""
 
     text: str
-    sort: object = None
     num: bool = False
     cls: str = ""
 
 
 def num(value, text: str | None = None, cls: str = "") -> Cell:
     if value is None:
-        return Cell("", None, True, cls)
-    return Cell(text if text is not None else f"{value:,}", value, True, cls)
+        return Cell("", True, cls)
+    return Cell(text if text is not None else f"{value:,}", True, cls)
 
 
 def money(amount, currency, signed: bool = False) -> Cell:
-    return Cell(format_amount(amount, currency, signed), amount, True)
+    return Cell(format_amount(amount, currency, signed), True)
 
 
 def pct(value, digits: int = 2) -> Cell:
     if value is None:
-        return Cell("", None, True)
-    return Cell(f"{100 * value:.{digits}f} %", value, True)
+        return Cell("", True)
+    return Cell(f"{100 * value:.{digits}f} %", True)
 
 
 def text(value) -> Cell:
-    return Cell("" if value is None else str(value), "" if value is None else str(value))
+    return Cell("" if value is None else str(value))
 
 
 @dataclass
 class Table:
     headers: list[str]
     rows: list[list[Cell]]
-    numeric: set[int] = field(default_factory=set)
     note: str = ""
 
 
@@ -116,8 +115,8 @@ def hold_table(hold: pl.DataFrame, with_table: bool) -> Table:
         row = [text(r["game"])] + ([text(r["table_id"])] if with_table else []) + [
             text(c), num(r["wagers"]), money(r["handle"], c), money(r["house_win"], c, True),
             money(None if r["theo_win"] is None else round(r["theo_win"]), c, True),
-            pct(r["hold_pct"]), pct(r["theo_pct"]), Cell(band, r["band_lo_pct"], True),
-            Cell(status, status, False, "bad" if r["outside"] else ""),
+            pct(r["hold_pct"]), pct(r["theo_pct"]), Cell(band, True),
+            Cell(status, False, "bad" if r["outside"] else ""),
             money(r.get("handle_unrated") or 0, c)]
         rows.append(row)
     headers = ["game"] + (["table"] if with_table else []) + [
@@ -167,7 +166,7 @@ def files_table(files: pl.DataFrame) -> Table:
     for r in files.iter_rows(named=True):
         bad = r.get("status") == "unreadable"
         rows.append([text(r["source_file"]), text(r["kind"]),
-                     Cell(r.get("status") or "", r.get("status") or "", False, "bad" if bad else ""),
+                     Cell(r.get("status") or "", False, "bad" if bad else ""),
                      num(r["lines_read"]), num(r["rows_accepted"]), num(r["rows_quarantined"]),
                      num(r.get("rows_duplicate")), text(r.get("error"))])
     return Table(["file", "kind", "status", "lines read", "accepted", "quarantined", "duplicates", "why unreadable"], rows)
