@@ -482,3 +482,35 @@ def test_gather_aggregates_the_database_in_sql(tmp_path):
     nights = got["nights"]
     assert nights.columns == list(NIGHTS_SCHEMA) and nights["gaming_day"].to_list()[-1] == DAY
     assert nights["handle"].sum() == total_handle  # the trend covers every table in the database, not just keys
+
+
+def test_a_report_of_hostile_values_runs_nothing_in_a_browser(browser, tmp_path):
+    """Every column a log fills set to markup: in every table, chart, label, hover and link, it stays text."""
+    f = _findings().with_columns(
+        *(pl.lit(HOSTILE).alias(c) for c in ("table_id", "dealer_id", "player_id", "currency", "kind", "rule_ref",
+                                             "detail", "source_file", "game", "wager_id")))
+    bets = _bets().with_columns(*(pl.lit(HOSTILE).alias(c) for c in ("table_id", "currency")))
+    nights = pl.DataFrame([{"gaming_day": DAY, "currency": HOSTILE, "rounds": 1, "wagers": 1, "handle": 100,
+                            "house_win": 5, "findings": 4, "high": 2, "overpaid": 0, "underpaid": 0}], schema=NIGHTS_SCHEMA)
+    q = pl.DataFrame({"source_file": [HOSTILE], "source_line": [1], "reason": [HOSTILE], "raw": [HOSTILE]})
+    totals = totals_of(_settlements()).with_columns(pl.lit(HOSTILE).alias("currency"))
+    path = write_report(tmp_path / "report.html", _inputs(findings=f, totals=totals, bets=bets, nights=nights,
+                                                          quarantine=q, database=HOSTILE))
+    visit = browser.open(path, "hostile")
+    page = visit.page
+    page.wait_for_selector("#findings-table[data-ready='1']")
+    browser.wait_for_plots(page)
+    page.click("#findings-body tr:first-child td:nth-child(2)")  # the facts, with the command
+    bar = page.query_selector("#fig-money-0 .bars path")  # hover a money bar: its exact amount and currency
+    bar.scroll_into_view_if_needed()
+    box = bar.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_selector("#fig-money-0 .hoverlayer .hovertext")
+    assert HOSTILE in page.text_content("#fig-money-0 .hoverlayer")
+    visit.screenshot("hostile")
+    visit.assert_clean()  # no dialog: no alert ran
+    assert page.evaluate("document.querySelectorAll('img, iframe, object, embed').length") == 0
+    assert page.evaluate("Array.from(document.querySelectorAll('*')).filter(e => e.getAttribute('onerror')).length") == 0
+    assert HOSTILE in page.text_content("#summary") and HOSTILE in page.text_content("#findings-body")
+    hrefs = page.eval_on_selector_all("#findings-body a", "as => as.map(a => a.getAttribute('href'))")
+    assert hrefs and all(h.startswith("evidence/") and h.count("/") == 3 and h.endswith("/index.html") for h in hrefs)

@@ -109,7 +109,7 @@ def money_by_kind(findings: pl.DataFrame, currency: str) -> go.Figure:
         for col, name, colour in (("over", "player overpaid", "#b42318"), ("under", "player underpaid", "#1570ef")):
             vals = agg[col].to_list()
             fig.add_bar(x=kinds, y=[major(v or 0, currency) for v in vals], name=name, marker_color=colour,
-                        hovertext=[format_money(v or 0, currency) for v in vals], hoverinfo="text+name")
+                        hovertext=[label(format_money(v or 0, currency)) for v in vals], hoverinfo="text+name")
     else:
         _empty(fig, "no money at stake")
     fig = _layout(fig, f"Money at stake by kind, {label(currency)}", height=280)
@@ -177,7 +177,7 @@ def trend(nights: pl.DataFrame, currency: str, tonight: set) -> go.Figure:
         days = [d.isoformat() for d in data["gaming_day"].to_list()]
         colours = ["#1d4ed8" if d in tonight else "#93c5fd" for d in data["gaming_day"].to_list()]
         fig.add_bar(x=days, y=[major(v, currency) for v in data["house_win"].to_list()], name="house win",
-                    marker_color=colours, hovertext=[format_money(v, currency) for v in data["house_win"].to_list()],
+                    marker_color=colours, hovertext=[label(format_money(v, currency)) for v in data["house_win"].to_list()],
                     hoverinfo="text+x")
         fig.add_scatter(x=days, y=data["findings"].to_list(), name="findings", yaxis="y2", mode="lines+markers",
                         line={"color": "#b42318"})
