@@ -514,3 +514,15 @@ def test_a_report_of_hostile_values_runs_nothing_in_a_browser(browser, tmp_path)
     assert HOSTILE in page.text_content("#summary") and HOSTILE in page.text_content("#findings-body")
     hrefs = page.eval_on_selector_all("#findings-body a", "as => as.map(a => a.getAttribute('href'))")
     assert hrefs and all(h.startswith("evidence/") and h.count("/") == 3 and h.endswith("/index.html") for h in hrefs)
+
+
+def test_an_empty_night_renders_every_section_empty():
+    empty_f = conform(pl.DataFrame(), FINDINGS_SCHEMA)
+    empty_t = totals_of(conform(pl.DataFrame(), SETTLEMENTS_SCHEMA))
+    html = render_report(ReportInputs(
+        findings=empty_f, totals=empty_t, bets=pl.DataFrame(schema=BET_AGGREGATE_SCHEMA),
+        nights=pl.DataFrame(schema=NIGHTS_SCHEMA), quarantine=pl.DataFrame(
+            schema={"source_file": pl.String, "source_line": pl.Int64, "reason": pl.String, "raw": pl.String}),
+        finding_times=pl.DataFrame(schema={"finding_id": pl.String, "hour": pl.Int32, "closed_local": pl.String})))
+    assert_offline(html)
+    assert "All findings (0)" in html and "No per-night totals" in html
