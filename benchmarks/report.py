@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.report                    # 1,000,000 rounds, 1,000 tables, ~6 M wagers
     .venv/bin/python -m benchmarks.report --rounds 100000    # smaller
     .venv/bin/python -m benchmarks.report --keep DIR --reuse # the night already written to DIR
+    .venv/bin/python -m benchmarks.report --browser          # also open it in headless Chromium, sort, search
 
 The night is synthetic, written straight into a DuckDB file in SQL rather than simulated and audited
 (that takes many minutes on a shared machine): ``out_settlements`` with one row per wager (six per round
@@ -125,6 +126,7 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, default=None, help="write the database and report here (default: a temporary folder)")
     ap.add_argument("--reuse", action="store_true", help="with --keep: reuse the night already written there")
     ap.add_argument("--cold", action="store_true", help="also time computing the house edges of every rule set")
+    ap.add_argument("--browser", action="store_true", help="also open the report in headless Chromium and time it")
     args = ap.parse_args()
 
     import polars as pl
@@ -176,6 +178,41 @@ def main() -> None:
           f"{size / 1e6:.2f} MB ({size:,} bytes); peak memory {peak:,.0f} MB")
     print(f"goal: under 15 s and under 10 MB -> {'met' if wall < 15 and size < 10e6 else 'NOT met'}")
     print(f"report written to {out}")
+    if args.browser:
+        in_browser(out)
+
+
+def in_browser(path: Path) -> None:
+    """Open the report in headless Chromium (tests/browser.py) and time what a reader waits for."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from browser import Browser, find_chromium
+
+    executable = find_chromium()
+    if executable is None:
+        print("browser: no Chromium to open the report with")
+        return
+    b = Browser(executable)
+    try:
+        t = time.perf_counter()
+        visit = b.open(path, "benchmark")
+        visit.page.wait_for_selector("#findings-table[data-ready='1']", timeout=120_000)
+        plots = b.wait_for_plots(visit.page, 120_000)
+        loaded = time.perf_counter() - t
+        t = time.perf_counter()
+        visit.page.click("#findings-head th[data-key=diff]")
+        sort = time.perf_counter() - t
+        t = time.perf_counter()
+        visit.page.fill("#f-search", "p-1")
+        visit.page.wait_for_function("document.getElementById('f-count').textContent.indexOf(' of ') > 0")
+        visit.page.wait_for_timeout(200)  # the search waits 150 ms for the typing to stop
+        search = time.perf_counter() - t - 0.2
+        print(f"browser: open, unpack the findings and draw {plots} charts {loaded:.1f} s; sort the findings "
+              f"{sort:.2f} s; search {max(search, 0):.2f} s ({visit.page.text_content('#f-count')}); "
+              f"console errors {len(visit.console_errors)}, requests off file:// {len(visit.blocked_requests)}")
+    finally:
+        b.close()
 
 
 if __name__ == "__main__":
