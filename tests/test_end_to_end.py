@@ -105,3 +105,20 @@ def test_groups_on_worker_processes_give_the_same_files_with_one_prefect_server(
     assert settlements.select(keys).equals(settlements.select(keys).sort(keys))  # in key order without a sort
     groups = re.search(r"(\d+) group\(s\)", done.stderr)
     assert groups and int(groups.group(1)) >= 10, done.stderr[-2000:]
+
+
+def test_no_deterministic_finding_falls_on_a_round_where_nothing_was_planted(sample_night):
+    """The converse of recall: a finding on a round the simulator left alone is a false alarm."""
+    truth = pl.read_csv(SAMPLE / "ground_truth.csv", infer_schema_length=0)
+    findings = pl.read_csv(sample_night / "out" / "findings.csv", infer_schema_length=0)
+    planted_rounds = set(truth.filter(pl.col("round_no").is_not_null()).select("table_id", "round_no").iter_rows())
+    # kinds the ground truth places on a table, not a round (a gap in a device's event numbers)
+    planted_tables = set(truth.filter(pl.col("round_no").is_null()).select("kind", "table_id").iter_rows())
+    deterministic = findings.filter(~pl.col("kind").is_in(list(STATISTICAL)))
+    assert deterministic.height > 50
+    stray = [
+        (r["kind"], r["table_id"], r["round_no"], r["detail"])
+        for r in deterministic.iter_rows(named=True)
+        if (r["table_id"], r["round_no"]) not in planted_rounds and (r["kind"], r["table_id"]) not in planted_tables
+    ]
+    assert not stray, f"{len(stray)} findings on rounds with nothing planted: {stray[:10]}"

@@ -296,6 +296,10 @@ def test_every_planted_fault_shows_in_the_logs(night_name, request):
             foreign = any(parse_card(e.card) == -2 for e in cards)
             assert (rec["status"] == "void" and any(w["net"] for w in rec["wagers"])) or (
                 foreign and rec["status"] == "settled"), row
+        elif row.kind == "free_hand_wager" and row.detail.startswith("free_hand_not_declared"):
+            # TBAC-7.8: the round after a card dealt in error, played as an ordinary round of the same shoe
+            before = rounds[(row.table_id, row.round_no - 1)]
+            assert rec["status"] == "settled" and wager is not None and before["shoe_id"] == rec["shoe_id"], row
         elif row.kind == "free_hand_wager":
             assert rec["status"] == "free_hand" and wager is not None, row
         elif row.kind == "late_wager":

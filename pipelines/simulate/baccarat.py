@@ -662,7 +662,12 @@ def _split(total: int, k: int, hi: int, lo: int, rng) -> list[int] | None:
 
 
 def _plant_extra_third_card(bd: BaccaratDay) -> bool:
-    i = _pick(bd, bd.ncards < 6)
+    """A card dealt after a complete round; the table misses it, so the shoe's next round, which TBAC-7.8 makes a
+    Free Hand (all wagers removed), is played and settled as an ordinary round: each of its wagers is a fault too."""
+    recs = bd.recs
+    same_shoe_next = np.r_[bd.round_shoe[1:] == bd.round_shoe[:-1], False]
+    next_open = np.array([r.status == "settled" and not r.faulted and bool(r.wagers) for r in recs[1:]] + [False])
+    i = _pick(bd, (bd.ncards < 6) & same_shoe_next & next_open)
     if i is None:
         return False
     spare = bd.spare[int(bd.round_shoe[i])]
@@ -670,6 +675,12 @@ def _plant_extra_third_card(bd: BaccaratDay) -> bool:
         return False
     code = spare.pop()
     rec = bd.recs[i]
+    free = recs[i + 1]
+    free.faulted = True
+    for w in free.wagers:
+        bd.ctx.add_truth("free_hand_wager", free, f"free_hand_not_declared: the round after round {rec.round_no}'s card "
+                         f"dealt in error is a Free Hand; {w.bet} {w.amount} settled {w.net} (TBAC-7.8: all wagers removed)",
+                         wager=w)
     last = int(bd.card_ts[i, int(bd.ncards[i]) - 1])
     ts = min(last + int(bd.ctx.rng.integers(1500, 3000)), rec.settled_ms - 1000)
     bd.extra.setdefault(i, []).append((code, ts))
