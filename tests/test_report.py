@@ -230,6 +230,9 @@ def test_report_embeds_plotly_and_loads_nothing_from_the_network():
     html = render_report(_inputs(bets=_bets()))
     assert_offline(html)
     assert "Plotly.newPlot" in html and len(html) > 1_000_000  # plotly.js itself, inline
+    # and the browser is told to refuse any fetch (defence in depth: the page needs none)
+    csp = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', html).group(1)
+    assert "default-src 'none'" in csp and "connect-src 'none'" in csp and "http" not in csp
     assert "cdn.plot.ly/plotly" not in _body(html)
     for div in ("fig-kind", "fig-table", "fig-dealer", "fig-player", "fig-hour", "fig-money-0", "fig-money-1",
                 "fig-hold-0"):
