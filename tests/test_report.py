@@ -309,6 +309,8 @@ def test_the_trend_is_drawn_when_per_night_totals_are_given():
     html = render_report(_inputs(nights=nights))
     assert 'id="fig-trend-0"' in html
     assert "No per-night totals" in render_report(_inputs())
+    tonight_only = render_report(_inputs(nights=nights.filter(pl.col("gaming_day") == DAY)))
+    assert "no night before tonight yet" in tonight_only and 'id="fig-trend-0"' not in tonight_only
 
 
 def test_report_with_no_findings_still_renders():
