@@ -285,6 +285,10 @@ def test_report_shows_the_summary_and_where_to_look():
     summary = _body(html).split('id="summary"', 1)[1].split("</section>", 1)[0]
     assert "<b>D1</b>: 2 findings, 2 high" in summary  # the dealer of both money findings comes first
     assert "800.00 USD + 500,000 VND at stake" in summary  # per currency, side by side, not added
+    # the largest differences, each linked to its round's evidence pack
+    assert "<b>-800.00 USD</b>: payout_mismatch (TBAC-5.1.3) at BAC-01, round 1" in summary
+    assert '<a href="evidence/BAC-01/1/index.html">evidence</a>' in summary
+    assert "<b>+500,000 VND</b>: payout_mismatch (BJ-6.2.1) at VBJ-01, round 7" in summary
 
 
 def test_statistical_findings_show_their_probabilities_when_present():

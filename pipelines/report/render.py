@@ -19,6 +19,7 @@ import polars as pl
 from markupsafe import Markup
 
 from pipelines.report import figures, sections
+from pipelines.report.links import evidence_href
 from pipelines.report.money import format_money, minor_units
 from pipelines.report.payload import findings_payload, pack
 from pipelines.report.theory import hold_by_game, hold_by_table
@@ -112,6 +113,16 @@ def _summary(f: pl.DataFrame, totals: pl.DataFrame, hold: pl.DataFrame, files: p
         per_currency.append({"currency": r["currency"] or "(no currency)",
                              "over": format_money(r["over"] or 0, r["currency"]), "n_over": r["n_over"],
                              "under": format_money(r["under"] or 0, r["currency"]), "n_under": r["n_under"]})
+    largest = []
+    for r in money.with_columns(pl.col("difference").abs().alias("_abs")).sort(
+            ["_abs", "finding_id"], descending=[True, False]).group_by("currency", maintain_order=True).head(3).sort(
+            ["currency", "_abs"], descending=[False, True], nulls_last=True).iter_rows(named=True):
+        largest.append({
+            "amount": format_money(r["difference"], r["currency"], signed=True), "kind": r["kind"],
+            "table": r["table_id"], "round": r["round_no"], "player": r["player_id"], "dealer": r["dealer_id"],
+            "rule": r["rule_ref"],
+            "href": evidence_href(r["table_id"], r["round_no"]) if r["table_id"] and r["round_no"] is not None else None,
+        })
     outside = hold.filter(pl.col("outside").fill_null(False)).sort("house_win") if hold.height else hold
     unreadable = files.filter(pl.col("status") == "unreadable") if files.height else files
     kinds = f.group_by("kind").len().sort(["len", "kind"], descending=[True, False]) if f.height else None
@@ -120,6 +131,7 @@ def _summary(f: pl.DataFrame, totals: pl.DataFrame, hold: pl.DataFrame, files: p
         "low": by_sev.get("low", 0),
         "kinds": [{"kind": k, "n": n} for k, n in kinds.iter_rows()] if kinds is not None else [],
         "money": per_currency,
+        "largest": largest,
         "tables": sections.where_to_look(f, "table_id"),
         "dealers": sections.where_to_look(f, "dealer_id"),
         "players": sections.where_to_look(f, "player_id"),
