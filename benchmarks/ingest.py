@@ -40,12 +40,16 @@ def _child_bare(input_dir: Path, db: Path) -> dict:
 
 
 def _child_ingest(input_dir: Path, db: Path) -> dict:
-    from pipelines.ingest.run import run_ingest
+    from pipelines.db import open_writer
+    from pipelines.ingest.run import ingest_folder
     from pipelines.settings import load_settings
     import duckdb
 
+    settings = load_settings()
     t = time.perf_counter()
-    s = run_ingest(input_dir, db, progress=False, settings=load_settings())
+    writer = open_writer(db, settings.writer_memory)
+    s = ingest_folder(writer, input_dir, settings=settings)
+    writer.close()
     seconds = time.perf_counter() - t
     con = duckdb.connect(str(db), read_only=True)
     wagers = con.execute("SELECT count(*) FROM core_wagers").fetchall()[0][0]

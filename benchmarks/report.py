@@ -168,7 +168,7 @@ def main() -> None:
     quarantine = pl.DataFrame(schema={"source_file": pl.String, "source_line": pl.Int64, "reason": pl.String, "raw": pl.String})
     out = work / "report.html"
     t, c = time.perf_counter(), time.process_time()
-    inputs = report_inputs(db, keys, work, findings, totals, quarantine)
+    inputs = report_inputs(db, keys, findings, totals, quarantine)
     gathered = time.perf_counter() - t
     write_report(out, inputs)
     wall, cpu = time.perf_counter() - t, time.process_time() - c

@@ -39,7 +39,14 @@ def publish_for_readers(db: Path, settings=None) -> None:
     typer.echo(f"read-only snapshot for investigators and notebooks: {target}")
 
 
-def fail(message: str, code: int = 2) -> None:
+# exit statuses a scheduler can act on (README, "Exit statuses")
+EXIT_AUDITED = 0  # the audit ran, whatever it found
+EXIT_COULD_NOT_RUN = 2  # a bad option or setting, an unreadable folder, a database another run holds, a failure
+EXIT_INTERNAL = 3  # a defect of the loader (its line accounting): report it
+EXIT_NOTHING_TO_AUDIT = 4  # the input (or the days asked for) held no round: not a clean night
+
+
+def fail(message: str, code: int = EXIT_COULD_NOT_RUN) -> None:
     """Stop with a one-line reason (never a traceback) and a non-zero exit status."""
     typer.secho(f"pitaudit: {message}", err=True, fg=typer.colors.RED)
     raise typer.Exit(code)
@@ -69,8 +76,10 @@ def odds(
     as_json: bool = typer.Option(False, "--json", help="Print JSON: {ruleset, decks, bets: {bet: {house_edge, ...}}}."),
     rounds: Optional[int] = typer.Option(None, "--rounds", min=10_000, help="Rounds to simulate for figures that need a strategy (blackjack, the Hold'em main game); default: the game's, a few seconds' worth."),
     seed: int = typer.Option(20261125, "--seed", help="Seed for simulated figures."),
+    strategy: Optional[str] = typer.Option(None, "--strategy", help="The player's strategy for figures that depend on decisions (Hold'em: optimal, basic, pair_with_hole, check); default: the game's near-optimal one."),
+    flops: Optional[int] = typer.Option(None, "--flops", min=2, help="Hold'em under the optimal strategy: count this many random flops (with a standard error) instead of all 1,755 flop classes (exact, about 6 CPU-minutes)."),
 ) -> None:
-    """House edge and win probability of every bet: exact enumeration where the game allows, else simulation with a 95 % interval."""
+    """House edge of every bet, with the strategy and standard error behind every figure that depends on decisions: exact where the game allows, else counted or simulated."""
     from rulebook.catalogue import UnknownRuleSet, builtin
     from rulebook.odds import house_edges
 
@@ -79,7 +88,8 @@ def odds(
     except UnknownRuleSet as exc:
         fail(str(exc))
     try:
-        report = house_edges(rs, decks, rounds=rounds, seed=seed)
+        options = {k: v for k, v in (("strategy", strategy), ("flops", flops)) if v is not None}
+        report = house_edges(rs, decks, rounds=rounds, seed=seed, **options)
     except ValueError as exc:  # e.g. a deck count the game is not dealt with
         fail(str(exc))
     if as_json:
@@ -133,16 +143,30 @@ def ingest(
 ) -> None:
     """Load the card-device and table-system logs into DuckDB; every line is accepted or quarantined with a reason."""
     settings = settings_or_fail()
-    from pipelines.ingest.run import IngestError, run_ingest
+    from pipelines.console import ingest_progress, print_ingest_summary
+    from pipelines.db import DatabaseError, open_writer
+    from pipelines.ingest.run import IngestError, ingest_folder
     from pipelines.ingest.store import InvariantError
 
+    from pipelines.writer_lock import WriterBusy, writer_lock
+
     try:
-        run_ingest(input_dir=input, db_path=db, gaming_day_start=day_start, settings=settings)
-    except IngestError as exc:
+        with writer_lock(db, settings.lock_wait, lambda text: typer.echo(f"pitaudit: {text}", err=True)):
+            try:
+                con = open_writer(db, settings.writer_memory)
+            except DatabaseError as exc:
+                fail(str(exc))
+            try:
+                with ingest_progress() as progress:
+                    summary = ingest_folder(con, input, day_start, settings=settings, progress=progress)
+            finally:
+                con.close()
+            print_ingest_summary(summary)
+            publish_for_readers(db, settings)
+    except (IngestError, WriterBusy) as exc:
         fail(str(exc))
     except InvariantError as exc:
-        fail(f"internal error (line accounting), nothing of that batch of files was kept: {exc}", code=3)
-    publish_for_readers(db, settings)
+        fail(f"internal error (line accounting), nothing of that batch of files was kept: {exc}", code=EXIT_INTERNAL)
 
 
 @app.command()
@@ -151,16 +175,59 @@ def audit(
     db: Path = typer.Option(..., "--db", help="DuckDB file (created if missing); findings are kept there too."),
     out: Path = typer.Option(..., "--out", help="Folder for findings.csv, settlements.parquet, quarantine.csv, report.html."),
     day_start: str = typer.Option("06:00", "--gaming-day-start", help="Local time at which a gaming day begins."),
+    gaming_day: Optional[str] = typer.Option(None, "--gaming-day", help="Audit and report this gaming day only (YYYY-MM-DD); default: the gaming days of the input."),
+    from_day: Optional[str] = typer.Option(None, "--from", help="Backfill: the first gaming day to re-audit (with --to)."),
+    to_day: Optional[str] = typer.Option(None, "--to", help="Backfill: the last gaming day to re-audit (with --from)."),
 ) -> None:
-    """The nightly audit: ingest, reconstruct every round from the cards, re-settle every wager, flag every finding, publish."""
+    """The nightly audit: ingest, reconstruct every round from the cards, re-settle every wager, flag every finding, publish.
+
+    Exit status: 0 audited (whatever it found), 4 nothing to audit (no round in the input or the days asked for),
+    2 could not run (the reason on one line; PITAUDIT_DEBUG=1 shows the traceback)."""
     settings = settings_or_fail()
-    from pipelines.audit.run import AuditError, run_audit
+    from pipelines.audit.run import AuditError, NothingToAudit, run_audit
+    from pipelines.db import snapshot_path
 
     try:
-        run_audit(input_dir=input, db_path=db, out_dir=out, gaming_day_start=day_start, settings=settings)
+        run_audit(input_dir=input, db_path=db, out_dir=out, gaming_day_start=day_start, settings=settings,
+                  gaming_day=gaming_day, from_day=from_day, to_day=to_day)
+    except NothingToAudit as exc:
+        fail(str(exc), code=EXIT_NOTHING_TO_AUDIT)
     except AuditError as exc:
         fail(str(exc))
-    publish_for_readers(db, settings)
+    typer.echo(f"read-only snapshot for investigators and notebooks: {snapshot_path(db)}")
+
+
+@app.command()
+def serve(
+    cron: str = typer.Option(..., "--cron", help='When to audit, a cron line in --timezone, e.g. "30 6 * * *" (06:30 every day).'),
+    timezone: str = typer.Option("UTC", "--timezone", help="The cron line's time zone, e.g. Asia/Ho_Chi_Minh."),
+    input: Path = typer.Option(..., "--input", help="Folder the night's exports arrive in (searched recursively)."),
+    db: Path = typer.Option(..., "--db", help="DuckDB file every night is audited into."),
+    out: Path = typer.Option(..., "--out", help="Folder for each night's findings.csv, settlements.parquet, quarantine.csv, report.html."),
+    day_start: str = typer.Option("06:00", "--gaming-day-start", help="Local time at which a gaming day begins."),
+    name: str = typer.Option("nightly", "--name", help="The deployment's name on the Prefect server."),
+) -> None:
+    """Serve the nightly audit as a Prefect deployment on a schedule, against the Prefect server in PREFECT_API_URL
+    (start one with `prefect server start`). Runs until Ctrl-C; each run is `pitaudit audit` named by its gaming day."""
+    settings_or_fail()
+    from pipelines.audit.params import parse_day_start
+    from pipelines.audit.run import prefect_defaults
+    from pipelines.audit.schedule import ScheduleError, check_schedule
+
+    try:
+        check_schedule(cron, timezone)
+        parse_day_start(day_start)
+    except (ScheduleError, ValueError) as exc:
+        fail(str(exc))
+    prefect_defaults(console="INFO", own_home=False)
+    from prefect.settings import get_current_settings
+
+    if not get_current_settings().api.url:
+        fail("pitaudit serve needs a Prefect server: start one with `prefect server start` and set PREFECT_API_URL "
+             "(e.g. http://127.0.0.1:4200/api); without a server, run `pitaudit audit` from cron (README)")
+    from pipelines.audit.schedule import nightly_deployment, serve_forever
+
+    serve_forever(nightly_deployment(input, db, out, cron, timezone, day_start, name=name))
 
 
 @app.command()
@@ -171,7 +238,7 @@ def clause(
     """Print the text of a rule clause (with its sub-clauses), read from the casino's rule documents."""
     from pipelines.show_clause import clause_answer
 
-    answer = clause_answer(clause_id, rule_docs)
+    answer = clause_answer(clause_id, rule_docs if rule_docs is not None else settings_or_fail().rule_docs)
     if answer.status:
         fail(answer.text, code=answer.status)
     typer.echo(answer.text)
@@ -186,11 +253,13 @@ def demo(
     from pipelines.audit.run import AuditError
     from pipelines.demo import run_demo
 
+    from pipelines.db import snapshot_path
+
     try:
         run_demo(out, settings=settings)
     except AuditError as exc:
         fail(str(exc))
-    publish_for_readers(out / "pitaudit.duckdb", settings)
+    typer.echo(f"read-only snapshot for investigators and notebooks: {snapshot_path(out / 'pitaudit.duckdb')}")
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -54,8 +54,12 @@ def open_writer(db_path: Path | str, memory_limit: str = DEFAULT_MEMORY_LIMIT) -
         con = duckdb.connect(str(path))
     except (duckdb.IOException, duckdb.Error) as exc:
         raise DatabaseError(f"cannot open {path} for writing: {str(exc).splitlines()[0]}") from exc
-    _configure(con, path, memory_limit)
-    create_tables(con)
+    try:
+        _configure(con, path, memory_limit)
+        create_tables(con)
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
@@ -69,8 +73,12 @@ def parse_connection(memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duckdb.DuckDBP
 def create_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Create the canonical tables unless this schema version is already there (one transaction)."""
     have = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'meta_schema'").fetchall()[0][0]
-    if have and get_meta(con, "schema_version") == str(SCHEMA_VERSION):
+    version = get_meta(con, "schema_version") if have else None
+    if version == str(SCHEMA_VERSION):
         return
+    if version is not None:
+        raise DatabaseError(f"this database has the tables of pitaudit schema {version}, this pitaudit writes schema "
+                            f"{SCHEMA_VERSION}: ingest into a new database file")
     con.execute("BEGIN TRANSACTION")
     for stmt in all_ddl():
         con.execute(stmt)

@@ -1,4 +1,5 @@
-"""Print an OddsReport as a table a pit manager can read."""
+"""Print an OddsReport as a table a pit manager can read: every figure that depends on the player's
+decisions names its strategy and carries its standard error."""
 
 from __future__ import annotations
 
@@ -17,17 +18,25 @@ def render(report: OddsReport, console: Console | None = None) -> None:
     table = Table(title=f"{report.ruleset}: {report.decks} deck(s)", title_justify="left")
     table.add_column("bet")
     table.add_column("house edge", justify="right")
+    table.add_column("std. error", justify="right")
     table.add_column("win", justify="right")
     table.add_column("push", justify="right")
+    table.add_column("strategy")
     table.add_column("method")
     for name, bet in report.bets.items():
         method = bet.method
         if bet.ci95:
             method += f" (95 % CI {_pct(bet.ci95[0], 3)} .. {_pct(bet.ci95[1], 3)})"
-        table.add_row(name, _pct(bet.house_edge), _pct(bet.win_probability), _pct(bet.push_probability), method)
+        table.add_row(
+            name, _pct(bet.house_edge), _pct(bet.standard_error, 3), _pct(bet.win_probability), _pct(bet.push_probability),
+            bet.strategy.name if bet.strategy else "(none needed)", method,
+        )
     console.print(table)
-    notes = [f"{name}: {bet.notes}" for name, bet in report.bets.items() if bet.notes]
-    if report.strategy:
-        notes.insert(0, f"strategy: {report.strategy}")
-    for note in notes:
-        console.print(f"  {note}", style="dim")
+    strategies = {b.strategy.name: b.strategy.description for b in report.bets.values() if b.strategy}
+    for name, description in strategies.items():
+        console.print(f"  strategy {name}: {description}", style="dim")
+    for name, bet in report.bets.items():
+        if bet.notes:
+            console.print(f"  {name}: {bet.notes}", style="dim")
+    for name, why in report.omitted.items():
+        console.print(f"  {name}: no figure: {why}", style="dim")

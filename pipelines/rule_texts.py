@@ -24,14 +24,13 @@ document touch the file system.
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-RULE_DOCS_ENV = "PITAUDIT_RULE_DOCS"
+RULE_DOCS_ENV = "PITAUDIT_RULE_DOCS"  # read by pipelines.settings (``Settings.rule_docs``)
 INDEX_FILE = "index.toml"
 DOCUMENT_SUFFIXES = (".txt", ".md")
 _RECOGNITION_CHARS = 6000  # a title is looked for near the start of a document
@@ -39,12 +38,6 @@ _RECOGNITION_CHARS = 6000  # a title is looked for near the start of a document
 
 class RuleDocsError(Exception):
     """The folder of rule documents cannot be used (a one-line reason for a person)."""
-
-
-def configured_folder(environ: Mapping[str, str] | None = None) -> Path | None:
-    """The folder ``PITAUDIT_RULE_DOCS`` names, or None when it is unset or empty."""
-    value = (os.environ if environ is None else environ).get(RULE_DOCS_ENV, "").strip()
-    return Path(value).expanduser() if value else None
 
 
 # --- numbered clauses ---------------------------------------------------------------------------------

@@ -84,6 +84,12 @@ class Settings(BaseSettings):
     rule_docs: Path | None = Field(
         None, description="folder of the casino's rule documents, read where a clause's text is shown; "
                           "unset: only the clause id is shown")
+    lock_wait: float = Field(
+        300.0, ge=0, description="seconds a run waits for another run writing the same database to finish; "
+                                 "0 stops at once with a one-line reason")
+    notify_url: str | None = Field(
+        None, description="an Apprise URL (e.g. mailto://..., slack://...) told when an audit fails or finds "
+                          "high-severity findings; unset: no notification")
 
     @property
     def writer_memory(self) -> str:
@@ -123,5 +129,17 @@ def load_settings() -> Settings:
     """The settings from the environment; :class:`SettingsError` (one line, naming the variable) when malformed."""
     try:
         return Settings()
+    except ValidationError as exc:
+        raise SettingsError(_one_line(exc)) from None
+
+
+def settings_with(overrides: dict | None = None) -> Settings:
+    """The environment's settings with ``overrides`` (field -> value) on top: how a flow run that was handed plain
+    parameters (a Prefect deployment's) gets its settings. One-line :class:`SettingsError` when malformed."""
+    base = load_settings()
+    if not overrides:
+        return base
+    try:
+        return Settings.model_validate({**base.model_dump(), **overrides})
     except ValidationError as exc:
         raise SettingsError(_one_line(exc)) from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipelines.rule_texts import RULE_DOCS_ENV, RuleDocsError, configured_folder, open_configured
+from pipelines.rule_texts import RULE_DOCS_ENV, RuleDocsError, open_configured
 
 NOT_FOUND = 1  # the documents do not hold the clause
 CANNOT_RUN = 2  # no folder, or a folder that cannot be used
@@ -25,8 +25,7 @@ class Answer:
 
 
 def clause_answer(clause_id: str, folder: Path | None) -> Answer:
-    """The clause's text from ``folder`` (or ``PITAUDIT_RULE_DOCS`` when ``folder`` is None)."""
-    folder = folder if folder is not None else configured_folder()
+    """The clause's text from ``folder`` (``--rule-docs``, else the settings' ``rule_docs``; None: none configured)."""
     if folder is None:
         return Answer(CANNOT_RUN, f"no folder of rule documents is configured (set {RULE_DOCS_ENV} or pass "
                                   f"--rule-docs DIR): only the clause id {clause_id} can be shown")

@@ -15,7 +15,10 @@ from __future__ import annotations
 from schemas.metadata import Field, Table
 from schemas.tables import CANONICAL_TABLES
 
-SCHEMA_VERSION = 2  # 2: core_wagers.hand (a blackjack Pair wager placed when splitting)
+# 2: core_wagers.hand (a blackjack Pair wager placed when splitting)
+# 3: files known by content (core_source_files one row per load, grown files), core_source_changes replaces the
+# conflicting-duplicate flags
+SCHEMA_VERSION = 3
 
 
 def _quote(text: str) -> str:

@@ -20,6 +20,7 @@ REASONS: Final[dict[str, str]] = {
     "csv_column_count": "wrong number of columns",
     "json_unparseable": "unparseable JSON",
     "json_not_object": "JSON line is not an object",
+    "duplicate_key": "duplicate JSON key",
     "element_not_object": "list element is not an object",
     # fields
     "missing_field": "missing required field",
@@ -27,6 +28,7 @@ REASONS: Final[dict[str, str]] = {
     "wrong_type": "wrong type",
     "negative_amount": "negative amount",
     "out_of_range": "value out of range",
+    "amount_beyond_bound": "amount beyond the bound",
     "empty_text": "empty text field",
     "bad_timestamp": "not a timestamp",
     "ts_no_offset": "timestamp without an offset",
@@ -43,7 +45,6 @@ REASONS: Final[dict[str, str]] = {
     "card_without_round": "card event without round_no",
     "duplicate_wager_id": "wager_id repeated in the round",
     "seq_backwards": "event_seq goes backwards",
-    "conflicting_duplicate": "conflicting duplicate",
     # the canonical contract (should never fire: the input checks come first)
     "contract_violation": "canonical contract violated",
 }
@@ -55,3 +56,13 @@ def reason_text(code: str) -> str:
 
 
 PRIORITY: Final[dict[str, int]] = {code: i for i, code in enumerate(REASONS)}
+
+# Why a whole file was not loaded (core_source_files.reason_code; quarantine.csv shows each such file as a row
+# with an empty source_line): the file, not one of its lines, is at fault.
+FILE_REASONS: Final[dict[str, str]] = {
+    "file_unreadable": "file cannot be read",
+    "file_not_text": "file is not UTF-8 text",
+    "csv_no_header": "CSV file without its header",
+    "symlink_outside_input": "symbolic link leading outside the input folder",
+    "file_load_failed": "file could not be loaded",
+}

@@ -37,35 +37,49 @@ def _money(name: str, description: str, required: bool = False, signed: bool = F
 
 CORE_SOURCE_FILES = Table(
     "core_source_files",
-    "One row per input file seen: what it was, and how every one of its lines was accounted for.",
+    "One row per read of an input file (a load): what was read, and how every one of its lines was accounted for. "
+    "A file is known by its content: a file whose SHA-256 is loaded is not read again, whatever its name; a file "
+    "that grew since it was read (its first prefix_bytes hash to a load's prefix_sha256) is read from there on; a "
+    "file that could not be read is recorded with its reason and read again when it can be.",
     (
         SOURCE_FILE,
-        Field("kind", "text", "Which input format: shoe_csv (card device log) or rounds_jsonl (table system log).",
-              required=True, rules=(Rule("isin", "out_of_range", SOURCE_KINDS),)),
-        Field("sha256", "text", "SHA-256 of the file's bytes, lowercase hex; a file with a known hash is not re-read.",
-              required=True),
-        Field("size_bytes", "bigint", "Size of the file in bytes.", required=True, rules=(Rule("ge", "out_of_range", 0),)),
+        Field("kind", "text", "Which input format: shoe_csv (card device log) or rounds_jsonl (table system log); "
+              "null for a linked folder that was refused.", rules=(Rule("isin", "out_of_range", SOURCE_KINDS),)),
+        Field("sha256", "text", "SHA-256 of the file's bytes as read, lowercase hex ('' when it could not be read); "
+              "a file with a loaded hash is not read again.", required=True),
+        Field("size_bytes", "bigint", "Size of the file in bytes, as read.", required=True,
+              rules=(Rule("ge", "out_of_range", 0),)),
+        Field("first_line", "bigint", "The first physical line this load read: 1, or the line after the part of a "
+              "grown file that an earlier load read.", required=True, rules=(Rule("ge", "out_of_range", 1),)),
+        Field("start_byte", "bigint", "Where this load started reading (0, or the end of the part read before).",
+              required=True, rules=(Rule("ge", "out_of_range", 0),)),
+        Field("prefix_sha256", "text", "SHA-256 of the file's bytes up to its last line end, as read: a later, "
+              "longer file of the same name that starts with these bytes is read from prefix_bytes on."),
+        Field("prefix_bytes", "bigint", "Length of that prefix.", rules=(Rule("ge", "out_of_range", 0),)),
+        Field("prefix_lines", "bigint", "Physical lines in that prefix (the CSV header included).",
+              rules=(Rule("ge", "out_of_range", 0),)),
         Field("lines_read", "bigint",
-              "Rows read: data lines for a CSV (the header is not a row), round lines for a JSONL. "
+              "Rows read by this load: data lines for a CSV (the header is not a row), round lines for a JSONL. "
               "Always equals rows_accepted + rows_quarantined.",
               required=True, rules=(Rule("ge", "out_of_range", 0),)),
         Field("rows_accepted", "bigint",
-              "Lines accepted into the core tables (an identical duplicate of a row already loaded counts "
-              "here and in rows_duplicate: it is kept once).",
+              "Lines accepted: stored in the core tables, or identical to a row already there (also counted in "
+              "rows_duplicate), or a version replaced by a later one (core_source_changes).",
               required=True, rules=(Rule("ge", "out_of_range", 0),)),
         Field("rows_quarantined", "bigint", "Lines set aside in core_quarantine, each with a reason.",
               required=True, rules=(Rule("ge", "out_of_range", 0),)),
         Field("rows_duplicate", "bigint",
-              "Accepted lines identical to a row already loaded (from this or another file), not stored twice; "
+              "Accepted lines identical to the row already loaded (from this or another file), not stored twice; "
               "each is listed in core_duplicate_lines.",
               required=True, rules=(Rule("ge", "out_of_range", 0),)),
-        Field("ingested_at", "timestamptz", "When the file's transaction committed (UTC).", required=True),
-        Field("status", "text", "loaded, or unreadable (the file could not be read at all; see error).",
+        Field("ingested_at", "timestamptz", "When the load's transaction committed (UTC).", required=True),
+        Field("status", "text", "loaded; unreadable (the file could not be read: see reason_code, error); refused "
+              "(a symbolic link leading outside the input folder, not followed).",
               required=True, rules=(Rule("isin", "out_of_range", FILE_STATUSES),)),
-        Field("error", "text", "Why the file could not be read (status unreadable); null when loaded."),
+        Field("reason_code", "text", "Why the file was not loaded (schemas.reasons.FILE_REASONS); null when loaded."),
+        Field("error", "text", "The one-line reason a person reads; null when loaded."),
         Field("input_root", "text", "Absolute path of the input folder the file was read from (to re-read a line later)."),
     ),
-    primary_key=("source_file",),
 )
 
 CORE_DEVICE_EVENTS = Table(
@@ -199,29 +213,26 @@ CORE_QUARANTINE = Table(
     ),
 )
 
-CORE_ROUND_FLAGS = Table(
-    "core_round_flags",
-    "Rounds the intake itself flags: conflicting_duplicate (the same table_id and round_no with different content).",
+CORE_SOURCE_CHANGES = Table(
+    "core_source_changes",
+    "A round or device event that arrived again with different content (a re-export that altered it): both "
+    "versions, with their sources. The core tables hold the later version (the audit settles it, with a "
+    "source_changed finding); the earlier one is kept here, whole, as canonical JSON. One row per change.",
     (
-        _nonempty("table_id", "The round's table."),
-        Field("round_no", "bigint", "The round's game number.", required=True),
-        _nonempty("flag", "conflicting_duplicate."),
-        Field("detail", "text", "What was seen."),
-        SOURCE_FILE,
-        _source_line(),
-    ),
-)
-
-CORE_DEVICE_EVENT_FLAGS = Table(
-    "core_device_event_flags",
-    "Device events the intake flags: conflicting_duplicate (the same device_id and event_seq with different content).",
-    (
-        _nonempty("device_id", "The device."),
-        Field("event_seq", "bigint", "The device's event counter.", required=True),
-        _nonempty("flag", "conflicting_duplicate."),
-        Field("detail", "text", "What was seen."),
-        SOURCE_FILE,
-        _source_line(),
+        Field("kind", "text", "rounds_jsonl (a round, with its wagers and actions) or shoe_csv (a device event).",
+              required=True, rules=(Rule("isin", "out_of_range", SOURCE_KINDS),)),
+        _nonempty("row_key", "table_id/round_no of the round, or device_id/event_seq of the device event."),
+        _nonempty("table_id", "The round's table (of the later version, for a device event)."),
+        Field("round_no", "bigint", "The round's number (null for a device event without one)."),
+        Field("device_id", "text", "The device, for a device event."),
+        Field("event_seq", "bigint", "The device's event counter, for a device event."),
+        Field("gaming_day", "date", "The later version's gaming day (a round); null for a device event."),
+        Field("earlier_source_file", "text", "Where the earlier version came from.", required=True),
+        Field("earlier_source_line", "bigint", "Its line.", required=True),
+        Field("earlier_content", "text", "The earlier version's canonical content, as JSON.", required=True),
+        Field("later_source_file", "text", "Where the later version came from.", required=True),
+        Field("later_source_line", "bigint", "Its line.", required=True),
+        Field("later_content", "text", "The later version's canonical content, as JSON.", required=True),
     ),
 )
 
@@ -240,7 +251,7 @@ CORE_DUPLICATE_LINES = Table(
 
 CANONICAL_TABLES: tuple[Table, ...] = (
     CORE_SOURCE_FILES, CORE_DEVICE_EVENTS, CORE_ROUNDS, CORE_WAGERS, CORE_ACTIONS,
-    CORE_QUARANTINE, CORE_ROUND_FLAGS, CORE_DEVICE_EVENT_FLAGS, CORE_DUPLICATE_LINES,
+    CORE_QUARANTINE, CORE_SOURCE_CHANGES, CORE_DUPLICATE_LINES,
 )
 
 TABLES_BY_NAME: dict[str, Table] = {t.name: t for t in CANONICAL_TABLES}

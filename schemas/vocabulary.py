@@ -30,7 +30,7 @@ DEVICE_EVENTS: tuple[str, ...] = ("shoe_start", "burn", "card", "shoe_end")
 ROUND_STATUSES: tuple[str, ...] = ("settled", "void", "free_hand")
 DEAL_MODES: tuple[str, ...] = ("shoe", "device")
 SOURCE_KINDS: tuple[str, ...] = ("shoe_csv", "rounds_jsonl")
-FILE_STATUSES: tuple[str, ...] = ("loaded", "unreadable")
+FILE_STATUSES: tuple[str, ...] = ("loaded", "unreadable", "refused")
 
 
 @dataclass(frozen=True)

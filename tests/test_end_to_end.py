@@ -88,7 +88,7 @@ def test_groups_on_worker_processes_give_the_same_files_with_one_prefect_server(
 
     # groups of ~150 rounds: a dozen groups, so that settlements.parquet is put together from many staged files
     env = dict(os.environ, PITAUDIT_AUDIT_PROCESSES="2", PITAUDIT_GROUP_ROUNDS="150", PREFECT_HOME=str(tmp_path / "prefect"),
-               PREFECT_LOGGING_LEVEL="INFO")
+               PREFECT_LOGGING_LEVEL="INFO", PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL="INFO")
     env.pop("PREFECT_API_URL", None)
     cli = Path(sys.executable).parent / "pitaudit"
     out = tmp_path / "out"

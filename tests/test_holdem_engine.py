@@ -365,9 +365,27 @@ def test_turn_wager_after_checking_the_turn_is_refused_HTB_4_11_3():
 
 def test_decisions_are_read_from_the_wagers_when_the_log_has_none():
     r = settle_round(rnd(HOIANA, BASE, [(1, "ante", 100), (1, "flop", 200), (1, "river", 100), (2, "ante", 100)]))
-    # seat 1 played (its Flop wager) and bet the river; seat 2 has no decision and no Flop wager
-    assert set(r.settlements) == {"ante1", "flop1", "river1"}
-    assert "HTB-7.11" in r.unsettled["ante2"]
+    # seat 1 played (its Flop wager) and bet the river; seat 2 has no decision and no Flop wager:
+    # an absent player, whose Ante is returned (HTB-7.11; docs/interpretations/holdem_bonus.md)
+    assert {"ante1", "flop1", "river1"} <= set(r.settlements)
+    assert (r.settlements["ante2"].net, r.settlements["ante2"].clause) == (0, "HTB-7.11")
+
+
+def test_absent_player_ante_and_bonus_are_returned_HTB_7_11():
+    wagers = [(1, "ante", 100), (1, "flop", 200), (2, "ante", 100), (2, "bonus", 50)]
+    r = settle_round(rnd(HOIANA, BASE, wagers, play(1, "flop")))
+    assert {k: (s.net, s.clause) for k, s in r.settlements.items() if k.endswith("2")} == {
+        "ante2": (0, "HTB-7.11"), "bonus2": (0, "HTB-7.11")}
+    assert not r.irregularities
+    # near miss: a recorded fold is a decision, not an absence: Ante and Bonus lose (HTB-4.11.2.i)
+    r = settle_round(rnd(HOIANA, BASE, wagers, play(1, "flop") + play(2, "fold")))
+    assert (r.settlements["ante2"].net, r.settlements["bonus2"].net) == (-100, -50)
+
+
+def test_mbs_has_no_absent_player_rule_so_an_undecided_seat_is_unsettled():
+    cards = "Ah 7d Kc 2c Qs Js 3h 4d 9c Tc Th"  # MBS-3.6: no burns
+    r = settle_round(rnd(MBS, cards, [(1, "ante", 100), (1, "flop", 200), (2, "ante", 100)]))
+    assert "ante2" not in r.settlements and "MBS-3.7" in r.unsettled["ante2"]
 
 
 def test_device_mode_cites_the_device_decisions_HTB_4_12_2_i():

@@ -20,7 +20,7 @@ import pytest
 from pipelines.audit.frames import FINDINGS_SCHEMA, SETTLEMENTS_SCHEMA, conform
 from pipelines.audit.publish import totals_of
 from pipelines.report import ReportInputs, render_report, write_report
-from pipelines.report.gather import NIGHTS_SCHEMA
+from pipelines.audit.trend import TREND_SCHEMA
 from pipelines.report.links import evidence_command, evidence_href, evidence_relpath, table_segment
 from pipelines.report.money import format_amount, format_money, minor_units
 from pipelines.report.payload import findings_payload, pack, script_json, unpack
@@ -307,13 +307,16 @@ def test_statistical_findings_show_their_probabilities_when_present():
 
 
 def test_the_trend_is_drawn_when_per_night_totals_are_given():
-    nights = pl.DataFrame([{"gaming_day": DAY - dt.timedelta(days=i), "currency": "USD", "rounds": 100, "wagers": 300,
-                            "handle": 1_000_000, "house_win": 20_000 + i, "findings": i, "high": 0, "overpaid": 0,
-                            "underpaid": 0} for i in range(3)], schema=NIGHTS_SCHEMA)
-    html = render_report(_inputs(nights=nights))
+    trend = pl.DataFrame([{"gaming_day": DAY - dt.timedelta(days=i), "currency": "USD", "tonight": i == 0, "rounds": 100,
+                           "wagers": 300, "handle": 1_000_000, "recorded_net": -20_000 - i, "expected_net": -20_000,
+                           "findings": i, "high_findings": 0} for i in range(3)], schema=TREND_SCHEMA)
+    html = render_report(_inputs(trend=trend))
     assert 'id="fig-trend-0"' in html
+    section = _body(html).split('id="trend"', 1)[1].split("</section>", 1)[0]
+    assert f"tonight {DAY.isoformat()}" in section and f"tonight {(DAY - dt.timedelta(days=1)).isoformat()}" not in section
+    assert ">10,000.00<" in section and ">-200.02<" in section  # handle and the players' net, in dollars
     assert "No per-night totals" in render_report(_inputs())
-    tonight_only = render_report(_inputs(nights=nights.filter(pl.col("gaming_day") == DAY)))
+    tonight_only = render_report(_inputs(trend=trend.filter(pl.col("gaming_day") == DAY)))
     assert "no night before tonight yet" in tonight_only and 'id="fig-trend-0"' not in tonight_only
 
 
@@ -488,9 +491,9 @@ def test_gather_aggregates_the_database_in_sql(tmp_path):
     assert dict(zip(times["finding_id"], times["hour"])) == hour  # local = UTC + the table's offset (+07:00)
     assert all(len(t) == 8 for t in times["closed_local"])  # HH:MM:SS
     assert got["files"].height == counts["core_source_files"]
-    nights = got["nights"]
-    assert nights.columns == list(NIGHTS_SCHEMA) and nights["gaming_day"].to_list()[-1] == DAY
-    assert nights["handle"].sum() == total_handle  # the trend covers every table in the database, not just keys
+    trend = got["trend"]
+    assert trend.columns == list(TREND_SCHEMA) and trend["gaming_day"].to_list()[-1] == DAY
+    assert trend["handle"].sum() == total_handle  # the trend covers every table in the database, not just keys
 
 
 def test_a_report_of_hostile_values_runs_nothing_in_a_browser(browser, tmp_path):
@@ -499,11 +502,12 @@ def test_a_report_of_hostile_values_runs_nothing_in_a_browser(browser, tmp_path)
         *(pl.lit(HOSTILE).alias(c) for c in ("table_id", "dealer_id", "player_id", "currency", "kind", "rule_ref",
                                              "detail", "source_file", "game", "wager_id")))
     bets = _bets().with_columns(*(pl.lit(HOSTILE).alias(c) for c in ("table_id", "currency")))
-    nights = pl.DataFrame([{"gaming_day": DAY, "currency": HOSTILE, "rounds": 1, "wagers": 1, "handle": 100,
-                            "house_win": 5, "findings": 4, "high": 2, "overpaid": 0, "underpaid": 0}], schema=NIGHTS_SCHEMA)
+    nights = pl.DataFrame([{"gaming_day": DAY - dt.timedelta(days=i), "currency": HOSTILE, "tonight": i == 0,
+                            "rounds": 1, "wagers": 1, "handle": 100, "recorded_net": -5, "expected_net": -5,
+                            "findings": 4, "high_findings": 2} for i in range(2)], schema=TREND_SCHEMA)
     q = pl.DataFrame({"source_file": [HOSTILE], "source_line": [1], "reason": [HOSTILE], "raw": [HOSTILE]})
     totals = totals_of(_settlements()).with_columns(pl.lit(HOSTILE).alias("currency"))
-    path = write_report(tmp_path / "report.html", _inputs(findings=f, totals=totals, bets=bets, nights=nights,
+    path = write_report(tmp_path / "report.html", _inputs(findings=f, totals=totals, bets=bets, trend=nights,
                                                           quarantine=q, database=HOSTILE))
     visit = browser.open(path, "hostile")
     page = visit.page
@@ -530,7 +534,7 @@ def test_an_empty_night_renders_every_section_empty():
     empty_t = totals_of(conform(pl.DataFrame(), SETTLEMENTS_SCHEMA))
     html = render_report(ReportInputs(
         findings=empty_f, totals=empty_t, bets=pl.DataFrame(schema=BET_AGGREGATE_SCHEMA),
-        nights=pl.DataFrame(schema=NIGHTS_SCHEMA), quarantine=pl.DataFrame(
+        trend=pl.DataFrame(schema=TREND_SCHEMA), quarantine=pl.DataFrame(
             schema={"source_file": pl.String, "source_line": pl.Int64, "reason": pl.String, "raw": pl.String}),
         finding_times=pl.DataFrame(schema={"finding_id": pl.String, "hour": pl.Int32, "closed_local": pl.String})))
     assert_offline(html)

@@ -21,7 +21,6 @@ from pipelines.rule_texts import (
     RuleDocuments,
     clause_spans,
     catalogue_titles,
-    configured_folder,
     heading_clause,
     numbered_clause,
     open_configured,
@@ -281,10 +280,15 @@ def test_a_folder_that_does_not_exist(tmp_path):
         RuleDocuments.open(tmp_path / "nope")
 
 
-def test_the_setting_names_the_folder():
-    assert configured_folder({}) is None
-    assert configured_folder({"PITAUDIT_RULE_DOCS": "  "}) is None
-    assert configured_folder({"PITAUDIT_RULE_DOCS": "/srv/rules"}) == Path("/srv/rules")
+def test_the_setting_names_the_folder(monkeypatch):
+    from pipelines.settings import load_settings
+
+    monkeypatch.delenv("PITAUDIT_RULE_DOCS", raising=False)
+    assert load_settings().rule_docs is None
+    monkeypatch.setenv("PITAUDIT_RULE_DOCS", "")
+    assert load_settings().rule_docs is None
+    monkeypatch.setenv("PITAUDIT_RULE_DOCS", "/srv/rules")
+    assert load_settings().rule_docs == Path("/srv/rules")
 
 
 def test_the_shipped_rule_sets_give_a_title_for_every_clause_prefix(tmp_path):

@@ -134,20 +134,17 @@ def test_create_table_sql_marks_required_columns_not_null() -> None:
     assert polars_schema(TABLES_BY_NAME["core_wagers"])["amount"] == pl.Int64
 
 
-def test_a_database_of_schema_version_1_gets_the_wagers_hand_column_when_opened(tmp_path) -> None:
-    """One database holds every night: a column added since (core_wagers.hand, version 2) must not stop the next load."""
-    from pipelines.db import get_meta, open_writer
+def test_a_database_of_an_earlier_schema_is_refused_with_a_one_line_reason(tmp_path) -> None:
+    """Schema 3 changed what a source file row is (one per load, known by content): an older database cannot be
+    upgraded by adding columns, so the writer refuses it with a reason instead of loading into the wrong shape."""
+    import pytest
+
+    from pipelines.db import DatabaseError, open_writer
 
     path = tmp_path / "old.duckdb"
     con = open_writer(path)
-    con.execute("ALTER TABLE core_wagers DROP COLUMN hand")
     con.execute("UPDATE meta_schema SET value = '1' WHERE name = 'schema_version'")
-    con.execute("INSERT INTO core_wagers (table_id, round_no, wager_order, wager_id, seat, bet, amount, placed_at, net, "
-                "source_file, source_line) VALUES ('T', 1, 1, 'W', 1, 'main', 5, now(), 0, 'f', 1)")
     con.close()
-    con = open_writer(path)
-    try:
-        assert con.execute("SELECT wager_id, hand FROM core_wagers").fetchall() == [("W", None)]
-        assert get_meta(con, "schema_version") == str(SCHEMA_VERSION) == "2"
-    finally:
-        con.close()
+    with pytest.raises(DatabaseError, match="schema 1") as caught:
+        open_writer(path)
+    assert "\n" not in str(caught.value) and str(SCHEMA_VERSION) == "3"

@@ -1,37 +1,53 @@
-"""The nightly audit as a Prefect flow: ingest, load, reconstruct, re-settle, detect, stage, write, publish.
+"""The nightly audit as a Prefect flow, top to bottom: lock, ingest, scope, fingerprint, re-settle, write, publish.
 
-The night is cut into partitions (gaming day x table), and the partitions, in key order, into runs
-of about equal work (``load.contiguous_groups``); each group runs a chain of tasks (load ->
-reconstruct -> re-settle -> detect -> stage, inside one "audit group" task run) and the groups run
-side by side on the task runner: threads for a small night, worker processes for a big one
-(``runner``); a Dask task runner would be the same swap, over a cluster. A task reads what it needs
-from the database itself and leaves its results in a staging folder. The event and round-number
-gaps need the whole night and run once. The flow is the only writer of the database: the ingest
-task loads the core tables; the write task replaces the audited partitions' ``out_`` rows by the
-staged ones in one transaction while settlements.parquet is exported from the same staged files;
-the publish task writes the other files of the output contract from the tables.
+1. **One writer.** The run takes the database's writer lock (``pipelines.writer_lock``) and keeps it from the
+   ingest to the readers' snapshot: a second audit of the same database waits (``PITAUDIT_LOCK_WAIT``) or stops
+   with a one-line reason; it never interleaves.
+2. **Ingest** every input file into the core tables (the only task besides the write that opens the writer).
+3. **Scope**: the gaming days this run audits and reports (``pipelines.audit.scope``): the input's, or those
+   asked for (``gaming_day``, ``from_day``/``to_day``). None: nothing to audit (the CLI's exit status 4).
+4. **Partitions** (gaming day x table) of those days, each with the **fingerprint** of its evidence
+   (``pipelines.audit.fingerprint``); only those whose fingerprint changed since their last audit are
+   re-settled. A re-run over the same input re-settles nothing and publishes the same files.
+5. **Re-settle and check** the changed partitions: cut, in key order, into runs of about equal work
+   (``load.contiguous_groups``), each group a chain of tasks (load -> reconstruct -> re-settle -> detect ->
+   stage) on the task runner: threads for a small night, worker processes for a big one (``runner``). Each
+   group leaves its rows in this run's own staging folder. The sequence gaps of the days run once beside them.
+   (Statistical detectors, issue 11: after this step, over the night's settlements in the database.)
+6. **Write** the changed partitions' ``out_`` rows and fingerprints in one transaction.
+7. **Publish** findings.csv, settlements.parquet, quarantine.csv and report.html of the audited days into a
+   temporary folder inside ``--out``, then move them into place together (``outputs``); then the read-only
+   snapshot for investigators.
+8. Tell Prefect what happened: the night's summary as a markdown artifact, the top findings as a table
+   artifact, and, with ``PITAUDIT_NOTIFY_URL``, a notification when high-severity findings were found
+   (``pipelines.audit.notify``; a failure notifies through the flow's ``on_failure`` hook).
 
-Prefect runs embedded (no server to install; ``pipelines.audit.run`` switches telemetry off).
+The flow's parameters are plain strings (paths, dates, a time) so that a Prefect deployment can carry them
+(``pitaudit serve``); the settings come from the environment of the process that runs it. Every task is a
+thin wrapper of a plain function (``tasks``).
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import shutil
 import sys
+import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
 import polars as pl
 from prefect import flow
 from prefect.futures import as_completed
 
-from pipelines.audit.load import contiguous_groups
+from pipelines.audit.load import Window, contiguous_groups
 from pipelines.audit.params import AuditParams
-from pipelines.audit.publish import clear_stage
-from pipelines.audit.runner import WORKERS, server_for_workers, task_runner, where_groups_run
+from pipelines.audit.runner import WORKERS, group_params, server_for_workers, task_runner, where_groups_run
+from pipelines.audit.scope import Scope, ScopeError, chosen_days
 from pipelines.audit.tasks import (
-    audit_group_task, export_settlements_task, gaps_task, ingest_task, keys_task, publish_task, write_database_task,
+    audit_group_task, export_settlements_task, fingerprints_task, gaps_task, ingest_task, keys_task, publish_task,
+    scope_task, snapshot_task, write_database_task,
 )
 
 # partitions run on a pool of WORKERS threads or processes (pipelines.audit.runner), in at least a few groups each
@@ -60,108 +76,214 @@ class AuditOutcome:
     engine_errors: int
     ingest: object = None
     timings: dict[str, float] = field(default_factory=dict)
+    scope: Scope = field(default_factory=lambda: Scope(()))
+    resettled: int = 0  # partitions re-settled (the others were unchanged since their last audit)
+    trend: pl.DataFrame | None = None  # pipelines.audit.trend.night_totals of the audited days and the nights before
+    nothing: str | None = None  # why there was nothing to audit (then no file was written)
+
+    @property
+    def audited(self) -> bool:
+        return self.nothing is None
 
 
-def _progress_printer(stream=None) -> Callable[[str], None]:
-    stream = stream or sys.stderr
+class Say:
+    """Progress for a person: to Prefect's run logger (the UI shows it) and, when asked, to stderr."""
 
-    def say(text: str) -> None:
-        print(text, file=stream, flush=True)
+    def __init__(self, progress: bool) -> None:
+        self.progress = progress
 
-    return say
+    def __call__(self, text: str, console: bool = True) -> None:
+        from prefect.exceptions import MissingContextError
+        from prefect.logging import get_run_logger
+
+        try:
+            get_run_logger().info(text)
+        except MissingContextError:
+            pass
+        if self.progress and console:
+            print(text, file=sys.stderr, flush=True)
 
 
-@flow(name="pitaudit-audit", log_prints=False, persist_result=False, validate_parameters=False,
-      task_runner=task_runner(0))
+def run_name() -> str:
+    """The flow run's name: its gaming day when the parameters say it; renamed once the scope is known."""
+    from prefect.runtime import flow_run
+
+    p = flow_run.parameters
+    if p.get("gaming_day"):
+        return f"audit {p['gaming_day']}"
+    if p.get("from_day") and p.get("to_day"):
+        return f"audit {p['from_day']}..{p['to_day']}"
+    return f"audit {Path(str(p.get('input_dir', ''))).name or 'input'} (days from the input)"
+
+
+def _rename_run(scope: Scope) -> None:
+    """Name the flow run by the gaming days it audits (the UI lists nights by name)."""
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    if context is None or context.flow_run is None:
+        return
+    try:
+        from prefect.client.orchestration import get_client
+
+        with get_client(sync_client=True) as client:
+            client.update_flow_run(context.flow_run.id, name=f"audit {scope.label()}")
+    except Exception:  # noqa: BLE001 - a name is a nicety; the audit goes on
+        pass
+
+
+def _stage_folder(db_path: Path) -> Path:
+    """This run's own staging folder beside the database; leftovers of killed runs are removed (under the lock,
+    no other run can be using one)."""
+    for old in db_path.parent.glob(f".{db_path.name}.stage-*"):
+        shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(Path(str(db_path) + ".stage"), ignore_errors=True)  # the shared folder of earlier versions
+    return Path(tempfile.mkdtemp(prefix=f".{db_path.name}.stage-", dir=db_path.parent))
+
+
+def _on_failure(flow_, flow_run, state) -> None:
+    from pipelines.audit.notify import notify_failure
+
+    notify_failure(flow_run, state)
+
+
+@flow(name="pitaudit-audit", flow_run_name=run_name, log_prints=False, persist_result=False,
+      validate_parameters=False, task_runner=task_runner(0), on_failure=[_on_failure], on_crashed=[_on_failure])
 def audit_flow(
-    input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: str = "06:00",
-    params: AuditParams | None = None, progress: bool = True,
+    input_dir: str, db_path: str, out_dir: str, gaming_day_start: str = "06:00",
+    gaming_day: str | None = None, from_day: str | None = None, to_day: str | None = None,
+    progress: bool = False, settings: dict | None = None,
 ) -> AuditOutcome:
-    say = _progress_printer() if progress else (lambda text: None)
-    params = params or AuditParams(gaming_day_start=gaming_day_start, workers=WORKERS)
+    """Audit the night(s) of ``input_dir`` into ``db_path`` and publish into ``out_dir`` (module docstring).
+
+    ``gaming_day`` or ``from_day``/``to_day`` (``YYYY-MM-DD``) choose the days; ``settings`` overrides fields of
+    the environment's ``PITAUDIT_*`` settings (``pipelines.settings.Settings``, as a dict).
+    """
+    from pipelines.audit.artifacts import publish_artifacts
+    from pipelines.audit.notify import notify_high_findings
+    from pipelines.audit.run import AuditError, check_can_run, check_database
+    from pipelines.settings import settings_with
+    from pipelines.writer_lock import WriterBusy, writer_lock
+
+    say = Say(progress)
+    run_settings = settings_with(settings)
+    input_path, db, out = Path(input_dir), Path(db_path), Path(out_dir)
+    try:
+        chosen = chosen_days(gaming_day, from_day, to_day)
+    except ScopeError as exc:
+        raise AuditError(str(exc)) from None
+    check_can_run(input_path, db, out, gaming_day_start)
+    params = group_params(AuditParams(gaming_day_start=gaming_day_start, workers=WORKERS, settings=run_settings),
+                          1 if where_groups_run() == "worker processes" else 0)
+    try:
+        with writer_lock(db, run_settings.lock_wait, say):
+            check_database(db)
+            outcome = _audit_locked(input_path, db, out, params, chosen, say)
+    except WriterBusy as exc:
+        raise AuditError(str(exc)) from None
+    if outcome.audited:
+        publish_artifacts(outcome)
+        notify_high_findings(outcome, run_settings)
+    return outcome
+
+
+def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, chosen: Scope | None,
+                  say: Say) -> AuditOutcome:
+    """Steps 2-7 of the module docstring, under the writer lock."""
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    ingest = ingest_task(input_dir, db_path, gaming_day_start, params.settings)
+    ingest = ingest_task(input_dir, db, params.gaming_day_start, params.settings)
     timings["ingest"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    keys = keys_task(db_path, params)
-    work = dict(zip(keys.select("gaming_day", "table_id").iter_rows(), keys["rounds"].to_list()))
+    scope = chosen or scope_task(input_dir, ingest, params.day_start_minutes)
+    keys = keys_task(db, params, scope.days) if scope.days else None
+    if keys is None or keys.height == 0:
+        why = (f"no round in the chosen gaming day(s) {scope.label()}" if chosen else
+               f"no round to audit in {input_dir}" + ("" if scope.days else " (no round log with a gaming day)"))
+        say(f"audit: nothing to audit: {why}", console=False)  # the CLI says it, once, as its reason
+        return AuditOutcome(findings=pl.DataFrame(), totals=pl.DataFrame(), paths={}, partitions=0, rounds=0,
+                            device_rounds=0, quarantined=0, engine_errors=0, ingest=ingest, timings=timings,
+                            scope=scope, nothing=why)
+    _rename_run(scope)
+    all_keys = list(keys.select("gaming_day", "table_id").iter_rows())
+    fingerprints = fingerprints_task(db, all_keys, params)
+    changed = set(fingerprints["changed"])
+    todo = keys.filter(pl.struct("gaming_day", "table_id").map_elements(
+        lambda k: (k["gaming_day"], k["table_id"]) in changed, return_dtype=pl.Boolean)) if changed else keys.head(0)
+    work = dict(zip(todo.select("gaming_day", "table_id").iter_rows(), todo["rounds"].to_list()))
     total_rounds = max(1, sum(work.values()))
-    plan = contiguous_groups(keys, group_count(total_rounds, params.settings.group_rounds))
-    cost = dict(zip(keys.select("gaming_day", "table_id").iter_rows(), keys["work"].to_list()))
-    say(f"audit: {total_rounds:,} rounds in {keys.height} partition(s) (gaming day x table), {len(plan)} group(s) "
+    plan = contiguous_groups(todo, group_count(total_rounds, params.settings.group_rounds))
+    cost = dict(zip(todo.select("gaming_day", "table_id").iter_rows(), todo["work"].to_list()))
+    say(f"audit: gaming day(s) {scope.label()}: {keys.height} partition(s) (gaming day x table), {len(changed)} "
+        f"changed since their last audit; {total_rounds if work else 0:,} rounds to re-settle in {len(plan)} group(s) "
         f"on {where_groups_run()}")
-    stage_dir = Path(str(db_path) + ".stage")
-    clear_stage(stage_dir)
-    staged = {}
-    with server_for_workers():
-        gaps = gaps_task.submit(db_path, params)
-        # the heaviest groups first, so that the workers finish together; a group's index is its place in key order
-        for index in sorted(range(len(plan)), key=lambda i: (-sum(cost[k] for k in plan[i]), i)):
-            group = plan[index]
-            label = f"{group[0][0].isoformat()} {group[0][1]}" + (f" and {len(group) - 1} more" if len(group) > 1 else "")
-            staged[audit_group_task.submit(db_path, stage_dir, index, group, params, label)] = group
-    results = []
-    done_keys = done_rounds = 0
-    for future in as_completed(list(staged)):
-        group = staged.pop(future)
-        results.append(future.result())
-        done_keys += len(group)
-        done_rounds += sum(work.get(k, 0) for k in group)
-        say(f"audit: {done_keys}/{keys.height} partitions re-settled and checked "
-            f"({100 * done_rounds / total_rounds:.0f} % of the rounds, {time.perf_counter() - t:.0f} s)")
-    gap_findings = gaps.result()
-    if gap_findings.height:
-        from pipelines.audit.publish import stage as stage_files
-        from pipelines.audit.frames import SETTLEMENTS_SCHEMA, empty
-
-        stage_files(stage_dir, len(plan), gap_findings, empty(SETTLEMENTS_SCHEMA))
-    timings["audit"] = time.perf_counter() - t
-    # gap findings may fall in a partition of their own (a day with no rounds): replace those too
-    all_keys = sorted(set(work) | set(gap_findings.select("gaming_day", "table_id").drop_nulls().iter_rows()))
-
-    t = time.perf_counter()
-    with server_for_workers():  # settlements.parquet from the staged files while the database loads them
-        exported = export_settlements_task.submit(stage_dir, out_dir)
+    stage_dir = _stage_folder(db)
     try:
-        write_database_task(db_path, all_keys, stage_dir, params.settings.writer_memory)
-        settlements_partial = exported.result()
-    except BaseException:
-        exported.wait()
-        (out_dir / ".settlements.parquet.partial").unlink(missing_ok=True)
-        raise
-    finally:
-        exported.wait()
-        clear_stage(stage_dir)
-    timings["write"] = time.perf_counter() - t
+        results = []
+        with server_for_workers():
+            gaps = gaps_task.submit(db, params, scope.days)
+            staged = {}
+            # the heaviest groups first, so that the workers finish together; a group's index is its place in key order
+            for index in sorted(range(len(plan)), key=lambda i: (-sum(cost[k] for k in plan[i]), i)):
+                group = plan[index]
+                label = f"{group[0][0].isoformat()} {group[0][1]}" + (f" and {len(group) - 1} more" if len(group) > 1 else "")
+                staged[audit_group_task.submit(str(db), str(stage_dir), index, group, params, label)] = group
+        done_keys = done_rounds = 0
+        for future in as_completed(list(staged)):
+            group = staged.pop(future)
+            results.append(future.result())
+            done_keys += len(group)
+            done_rounds += sum(work.get(k, 0) for k in group)
+            say(f"audit: {done_keys}/{len(work)} partitions re-settled and checked "
+                f"({100 * done_rounds / total_rounds:.0f} % of the rounds, {time.perf_counter() - t:.0f} s)")
+        gap_findings = gaps.result()
+        # a gap may fall in a partition of its own (a day with no rounds): always replaced; others with their partition
+        gap_keys = set(gap_findings.select("gaming_day", "table_id").drop_nulls().iter_rows()) if gap_findings.height else set()
+        write_keys = sorted(changed | (gap_keys - set(all_keys)))
+        if gap_findings.height:
+            from pipelines.audit.frames import SETTLEMENTS_SCHEMA, empty
+            from pipelines.audit.publish import stage as stage_files
 
-    t = time.perf_counter()
-    from pipelines.audit.load import load_quarantine, load_source_files
-    from pipelines.db import open_reader
+            wanted = gap_findings.filter(pl.struct("gaming_day", "table_id").map_elements(
+                lambda k: (k["gaming_day"], k["table_id"]) in set(write_keys), return_dtype=pl.Boolean))
+            stage_files(stage_dir, len(plan), wanted, empty(SETTLEMENTS_SCHEMA))
+        timings["audit"] = time.perf_counter() - t
 
-    con = open_reader(db_path)
-    try:
-        quarantine, source_files = load_quarantine(con), load_source_files(con)
+        t = time.perf_counter()
+        from pipelines.audit.outputs import output_folder
+
+        every_key_changed = set(write_keys) >= set(all_keys)
+        with output_folder(out) as partial:
+            with server_for_workers():  # settlements.parquet from the staged files while the database loads them
+                exported = export_settlements_task.submit(str(stage_dir), str(partial)) if every_key_changed else None
+            try:
+                write_database_task(db, write_keys, stage_dir, fingerprints["now"], work, params.settings)
+                settlements_partial = exported.result() if exported is not None else None
+            finally:
+                if exported is not None:
+                    exported.wait()
+            timings["write"] = time.perf_counter() - t
+            t = time.perf_counter()
+            published = publish_task(partial, db, input_dir, all_keys, scope, settlements_partial, params.settings)
+        paths = {name: out / path.name for name, path in published["paths"].items()}
     finally:
-        con.close()
-    files = tuple(
-        (r["source_file"], r["kind"], r["lines_read"], r["rows_accepted"], r["rows_quarantined"])
-        for r in source_files.iter_rows(named=True)
-    )
-    published = publish_task(out_dir, db_path, all_keys, (quarantine, files), settlements_partial,
-                             params.settings.reader_memory)
+        shutil.rmtree(stage_dir, ignore_errors=True)
+    snapshot_task(db, params.settings)
     timings["publish"] = time.perf_counter() - t
     say("audit: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
     return AuditOutcome(
         findings=published["findings"],
         totals=published["totals"],
-        paths=published["paths"],
-        partitions=keys.height,
-        rounds=sum(r.rounds for r in results),
+        paths=paths,
+        partitions=len(all_keys),
+        rounds=published["rounds"],
         device_rounds=sum(r.device_rounds for r in results),
-        quarantined=quarantine.height,
+        quarantined=published["quarantined"],
         engine_errors=sum(r.engine_errors for r in results),
         ingest=ingest,
         timings=timings,
+        scope=scope,
+        resettled=len(work),
+        trend=published["trend"],
     )

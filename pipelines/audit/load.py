@@ -35,6 +35,42 @@ import polars as pl
 from pipelines.audit.params import AuditParams
 from pipelines.db import create_keys_table
 
+# how far before and after the audited days the device streams are read: the event just before a day's first one
+# (its event_seq gap), a shoe loaded the evening before (its decks, the copies of a card already dealt)
+MARGIN_DAYS = 2
+
+
+@dataclass(frozen=True)
+class Window:
+    """The gaming days a run audits, as SQL predicates that keep every query to those days and a margin around
+    them: tonight's audit reads tonight's rows, not the database's whole history (rows are appended night after
+    night, so DuckDB skips the row groups of other nights by their min/max). ``None`` where a function takes a
+    window means the whole database (tests, benchmarks)."""
+
+    days: tuple[dt.date, ...]
+
+    def rounds(self, alias: str = "") -> str:
+        """Rounds of the audited days (``gaming_day`` of ``alias``)."""
+        col = f"{alias}.gaming_day" if alias else "gaming_day"
+        listed = ", ".join(f"DATE '{d.isoformat()}'" for d in self.days)
+        return f"({col} BETWEEN DATE '{min(self.days).isoformat()}' AND DATE '{max(self.days).isoformat()}' AND {col} IN ({listed}))"
+
+    def near_rounds(self, alias: str = "") -> str:
+        """Rounds of the audited days and of the margin around them (a number gap at the night's first round)."""
+        col = f"{alias}.gaming_day" if alias else "gaming_day"
+        lo, hi = min(self.days) - dt.timedelta(days=MARGIN_DAYS), max(self.days) + dt.timedelta(days=MARGIN_DAYS)
+        return f"({col} BETWEEN DATE '{lo.isoformat()}' AND DATE '{hi.isoformat()}')"
+
+    def events(self, alias: str = "") -> str:
+        """Device events of the audited days and of the margin around them (UTC instants, any offset)."""
+        col = f"{alias}.ts" if alias else "ts"
+        lo, hi = min(self.days) - dt.timedelta(days=MARGIN_DAYS), max(self.days) + dt.timedelta(days=MARGIN_DAYS + 1)
+        return f"({col} >= TIMESTAMPTZ '{lo.isoformat()} 00:00:00+00' AND {col} < TIMESTAMPTZ '{hi.isoformat()} 00:00:00+00')"
+
+
+def _where(window: Window | None, method: str, alias: str = "") -> str:
+    return "TRUE" if window is None else getattr(window, method)(alias)
+
 # columns of a partition's frames, in the canonical tables' names
 ROUND_COLUMNS = (
     "table_id", "round_no", "game", "ruleset", "shoe_id", "dealer_id", "currency", "deal_mode", "limit_min",
@@ -87,8 +123,8 @@ class Partition:
         return first if len(self.keys) == 1 else f"{first} and {len(self.keys) - 1} more partition(s)"
 
 
-def _frame(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
-    df = con.sql(sql).pl()
+def _frame(con: duckdb.DuckDBPyConnection, sql: str, parameters: list | None = None) -> pl.DataFrame:
+    df = con.sql(sql, params=parameters).pl() if parameters is not None else con.sql(sql).pl()
     # DuckDB hands TIMESTAMPTZ back in the session's zone name (e.g. Etc/UTC): one zone, UTC, everywhere
     return df.with_columns(
         pl.col(c).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
@@ -96,21 +132,24 @@ def _frame(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
     )
 
 
-def _orphan_rounds(day_start_minutes: int) -> str:
+def _orphan_rounds(day_start_minutes: int, window: Window | None = None) -> str:
     """SQL: (table_id, round_no, gaming_day, source_file, source_line) of every round the device dealt that the
-    table system never recorded (its gaming day from its first card, at the table's UTC offset)."""
-    return f"""
+    table system never recorded (its gaming day from its first card, at the table's UTC offset); within ``window``
+    when given (its days only)."""
+    inner = f"""
         SELECT e.table_id, e.round_no,
                CAST((min(e.ts) AT TIME ZONE 'UTC') + to_minutes(coalesce(min(o.off), 0) - {int(day_start_minutes)}) AS DATE)
                    AS gaming_day,
                arg_min(e.source_file, e.event_seq) AS source_file, arg_min(e.source_line, e.event_seq) AS source_line
         FROM core_device_events e
         ANTI JOIN core_rounds r ON r.table_id = e.table_id AND r.round_no = e.round_no
-        LEFT JOIN (SELECT table_id, min(utc_offset_minutes) AS off FROM core_rounds GROUP BY table_id) o
+        LEFT JOIN (SELECT table_id, min(utc_offset_minutes) AS off FROM core_rounds
+                   WHERE {_where(window, "near_rounds")} GROUP BY table_id) o
                ON o.table_id = e.table_id
-        WHERE e.round_no IS NOT NULL AND e.event IN ('card', 'burn')
+        WHERE e.round_no IS NOT NULL AND e.event IN ('card', 'burn') AND {_where(window, "events", "e")}
         GROUP BY e.table_id, e.round_no
     """
+    return inner if window is None else f"SELECT * FROM ({inner}) WHERE {window.rounds()}"
 
 
 # What a round costs the audit (load, reconstruct, re-settle, detect, stage), relative to a baccarat round, measured
@@ -119,14 +158,15 @@ def _orphan_rounds(day_start_minutes: int) -> str:
 GAME_COST = {"blackjack": 5, "holdem_bonus": 5}
 
 
-def partition_keys(con: duckdb.DuckDBPyConnection, params: AuditParams) -> pl.DataFrame:
-    """Every (gaming_day, table_id) with its number of rounds (either side's) and its ``work`` (rounds weighted by
-    :data:`GAME_COST`), in order."""
+def partition_keys(con: duckdb.DuckDBPyConnection, params: AuditParams, window: Window | None = None) -> pl.DataFrame:
+    """Every (gaming_day, table_id) of ``window`` (None: of the database) with its number of rounds (either side's)
+    and its ``work`` (rounds weighted by :data:`GAME_COST`), in order."""
     cost = " ".join(f"WHEN '{game}' THEN {n}" for game, n in GAME_COST.items())
     return _frame(con, f"""
-        WITH orphans AS ({_orphan_rounds(params.day_start_minutes)})
+        WITH orphans AS ({_orphan_rounds(params.day_start_minutes, window)})
         SELECT gaming_day, table_id, count(*) AS rounds, CAST(sum(cost) AS BIGINT) AS work FROM (
             SELECT gaming_day, table_id, CASE game {cost} ELSE 1 END AS cost FROM core_rounds
+            WHERE {_where(window, "rounds")}
             UNION ALL
             SELECT gaming_day, table_id, 1 AS cost FROM orphans
         ) GROUP BY gaming_day, table_id ORDER BY gaming_day, table_id
@@ -177,8 +217,9 @@ _QUARANTINED_BETWEEN = """
 """
 
 
-def annotated_events_sql(day_start_minutes: int, devices: str) -> str:
-    """SQL: every event of the devices selected by ``devices`` (a subquery of device_id), annotated (module docstring)."""
+def annotated_events_sql(day_start_minutes: int, devices: str, window: Window | None = None) -> str:
+    """SQL: every event of the devices selected by ``devices`` (a subquery of device_id), annotated (module docstring);
+    within ``window`` and its margin when given."""
     return f"""
         WITH ev AS (
             SELECT device_id, table_id, shoe_id, event_seq, ts, event, round_no,
@@ -186,7 +227,7 @@ def annotated_events_sql(day_start_minutes: int, devices: str) -> str:
                    event_seq - lag(event_seq) OVER dev - 1 AS gap,
                    lead(event_seq) OVER dev - event_seq - 1 AS gap_after
             FROM core_device_events
-            WHERE device_id IN ({devices})
+            WHERE device_id IN ({devices}) AND {_where(window, "events")}
             WINDOW dev AS (PARTITION BY device_id ORDER BY event_seq)
         ),
         jumps AS (
@@ -197,7 +238,7 @@ def annotated_events_sql(day_start_minutes: int, devices: str) -> str:
         quarantined AS ({_QUARANTINED_BETWEEN}),
         rounds_of AS (  -- the rounds of the tables these events come from (not the whole night's, on every call)
             SELECT table_id, round_no, gaming_day, utc_offset_minutes FROM core_rounds
-            WHERE table_id IN (SELECT DISTINCT table_id FROM ev)
+            WHERE table_id IN (SELECT DISTINCT table_id FROM ev) AND {_where(window, "near_rounds")}
         ),
         offsets AS (SELECT table_id, min(utc_offset_minutes) AS off FROM rounds_of GROUP BY table_id),
         shoes AS (  -- decks per shoe, from its first shoe_start
@@ -255,9 +296,10 @@ def load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, st
 
 def _load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...], params: AuditParams) -> Partition:
     cur = con.cursor()
+    window = Window(tuple(sorted({k[0] for k in keys})))
     try:
         create_keys_table(cur, "_audit_keys", keys)
-        in_keys = "(gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _audit_keys)"
+        in_keys = f"{window.rounds()} AND (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _audit_keys)"
         rounds = _frame(cur, f"""
             SELECT {', '.join(ROUND_COLUMNS)} FROM core_rounds WHERE {in_keys} ORDER BY table_id, round_no""")
         of_rounds = f"""JOIN (SELECT table_id, round_no FROM core_rounds WHERE {in_keys}) k USING (table_id, round_no)"""
@@ -267,10 +309,10 @@ def _load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, s
         actions = _frame(cur, f"""
             SELECT {', '.join('a.' + c if c not in ('table_id', 'round_no') else c for c in ACTION_COLUMNS)}
             FROM core_actions a {of_rounds} ORDER BY table_id, round_no, action_order""")
-        devices = """SELECT DISTINCT device_id FROM core_device_events
-                     WHERE table_id IN (SELECT DISTINCT table_id FROM _audit_keys)"""
+        devices = f"""SELECT DISTINCT device_id FROM core_device_events
+                      WHERE table_id IN (SELECT DISTINCT table_id FROM _audit_keys) AND {window.events()}"""
         events = _frame(cur, f"""
-            SELECT {', '.join(EVENT_COLUMNS)} FROM ({annotated_events_sql(params.day_start_minutes, devices)})
+            SELECT {', '.join(EVENT_COLUMNS)} FROM ({annotated_events_sql(params.day_start_minutes, devices, window)})
             WHERE round_no IS NOT NULL AND {in_keys}
             ORDER BY device_id, event_seq""")
         cur.execute("DROP TABLE _audit_keys")
@@ -283,40 +325,53 @@ JUMP_COLUMNS = ("device_id", "table_id", "event_seq", "round_no", "gaming_day", 
                 "lost_before", "quarantined_before")
 
 
-def load_gap_evidence(con: duckdb.DuckDBPyConnection, params: AuditParams) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """What the gap detectors need of the whole night: each device event just after a jump in its ``event_seq``
+def load_gap_evidence(con: duckdb.DuckDBPyConnection, params: AuditParams,
+                      window: Window | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """What the gap detectors need of the night: each device event just after a jump in its ``event_seq``
     (with the numbers skipped and how many of them are quarantined lines), and every round number either side
-    saw (table_id, round_no, gaming_day, source). One window over the device events' numbers; the rest is joins."""
+    saw (table_id, round_no, gaming_day, source). One window over the device events' numbers; the rest is joins.
+    ``window``: the audited days and their margin (None: the whole database); the caller keeps the findings of
+    the audited days."""
     cur = con.cursor()
     try:
         jumps = _frame(cur, f"""
-            WITH gaps AS (
+            WITH ev AS (
+                SELECT device_id, table_id, event_seq, round_no, ts, source_file, source_line
+                FROM core_device_events WHERE {_where(window, "events")}
+            ),
+            gaps AS (
                 SELECT device_id, event_seq, event_seq - lag(event_seq) OVER dev - 1 AS gap
-                FROM core_device_events
+                FROM ev
                 WINDOW dev AS (PARTITION BY device_id ORDER BY event_seq)
             ),
             jumps AS (
                 SELECT e.device_id, e.table_id, e.event_seq, e.round_no, e.ts, e.source_file, e.source_line, g.gap,
                        p.source_file AS prev_file, p.source_line AS prev_line
                 FROM gaps g
-                JOIN core_device_events e ON e.device_id = g.device_id AND e.event_seq = g.event_seq
-                JOIN core_device_events p ON p.device_id = g.device_id AND p.event_seq = g.event_seq - g.gap - 1
+                JOIN ev e ON e.device_id = g.device_id AND e.event_seq = g.event_seq
+                JOIN ev p ON p.device_id = g.device_id AND p.event_seq = g.event_seq - g.gap - 1
                 WHERE g.gap > 0
             ),
             quarantined AS ({_QUARANTINED_BETWEEN}),
-            offsets AS (SELECT table_id, min(utc_offset_minutes) AS off FROM core_rounds GROUP BY table_id)
+            near AS (SELECT table_id, round_no, gaming_day, utc_offset_minutes FROM core_rounds
+                     WHERE {_where(window, "near_rounds")}),
+            offsets AS (SELECT table_id, min(utc_offset_minutes) AS off FROM near GROUP BY table_id)
             SELECT j.device_id, j.table_id, j.event_seq, j.round_no,
                    coalesce(r.gaming_day, CAST((j.ts AT TIME ZONE 'UTC')
                         + to_minutes(coalesce(o.off, 0) - {int(params.day_start_minutes)}) AS DATE)) AS gaming_day,
                    j.source_file, j.source_line, j.gap AS lost_before, coalesce(q.n, 0) AS quarantined_before
             FROM jumps j
-            LEFT JOIN core_rounds r ON r.table_id = j.table_id AND r.round_no = j.round_no
+            LEFT JOIN near r ON r.table_id = j.table_id AND r.round_no = j.round_no
             LEFT JOIN offsets o ON o.table_id = j.table_id
             LEFT JOIN quarantined q ON q.device_id = j.device_id AND q.event_seq = j.event_seq
             ORDER BY j.device_id, j.event_seq""")
+        near = None if window is None else Window(tuple(
+            min(window.days) + dt.timedelta(days=i)
+            for i in range(-MARGIN_DAYS, (max(window.days) - min(window.days)).days + MARGIN_DAYS + 1)))
         numbers = _frame(cur, f"""
-            WITH orphans AS ({_orphan_rounds(params.day_start_minutes)})
+            WITH orphans AS ({_orphan_rounds(params.day_start_minutes, near)})
             SELECT table_id, round_no, gaming_day, source_file, source_line FROM core_rounds
+            WHERE {_where(window, "near_rounds")}
             UNION ALL
             SELECT table_id, round_no, gaming_day, source_file, source_line FROM orphans
             ORDER BY table_id, round_no""")
@@ -334,3 +389,18 @@ def load_source_files(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return _frame(con.cursor(), """
         SELECT source_file, kind, lines_read, rows_accepted, rows_quarantined, status, error
         FROM core_source_files ORDER BY source_file""")
+
+
+def load_quarantine_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl.DataFrame:
+    """The quarantined lines of the input files ``files`` (relative paths): this run's input, not the history's."""
+    return _frame(con.cursor(), """
+        SELECT source_file, source_line, reason, raw FROM core_quarantine
+        WHERE source_file IN (SELECT unnest($1::VARCHAR[]))
+        ORDER BY source_file, source_line, reason""", [list(files)])
+
+
+def load_source_files_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl.DataFrame:
+    """The ``core_source_files`` rows of the input files ``files`` (relative paths)."""
+    return _frame(con.cursor(), """
+        SELECT source_file, kind, lines_read, rows_accepted, rows_quarantined, status, error
+        FROM core_source_files WHERE source_file IN (SELECT unnest($1::VARCHAR[])) ORDER BY source_file""", [list(files)])

@@ -9,15 +9,8 @@ from typing import Callable
 from rulebook.catalogue import Catalogue, UnknownRuleSet, builtin
 from rulebook.round import RoundInput, RoundResult
 from rulebook.ruleset import RuleSet
+from pipelines.gaming_day import parse_day_start
 from pipelines.settings import Settings
-
-
-def parse_day_start(text: str) -> int:
-    """``"06:00"`` -> minutes after local midnight at which a gaming day begins; a clear error otherwise."""
-    hours, sep, minutes = text.strip().partition(":")
-    if not sep or not hours.isdigit() or not minutes.isdigit() or not (0 <= int(hours) < 24 and 0 <= int(minutes) < 60):
-        raise ValueError(f"gaming-day start must be a local time HH:MM, e.g. 06:00; got {text!r}")
-    return int(hours) * 60 + int(minutes)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,10 @@ import polars as pl
 
 from pipelines.audit.findings import sort_findings
 from pipelines.audit.frames import FINDINGS_SCHEMA, SETTLEMENTS_SCHEMA, conform
+from pipelines.audit.load import Window
+from pipelines.csv_safe import write_csv
 from pipelines.db import create_keys_table, open_bounded_reader, open_writer
+from pipelines.money import SUM, wide_money
 from pipelines.settings import READER_MEMORY, WRITER_MEMORY
 
 _DUCK_TYPES = {
@@ -101,22 +104,42 @@ def export_settlements(stage_dir: Path, out_dir: Path) -> Path:
     return partial
 
 
+def _in_keys(window: Window, alias: str = "") -> str:
+    """SQL: rows of the temporary key table ``_keys``, with the days' range first so that DuckDB skips the row
+    groups of other nights by their min/max."""
+    cols = "(gaming_day, table_id)" if not alias else f"({alias}.gaming_day, {alias}.table_id)"
+    return f"{window.rounds(alias)} AND {cols} IN (SELECT (gaming_day, table_id) FROM _keys)"
+
+
+def _window(keys) -> Window:
+    return Window(tuple(sorted({k[0] for k in keys})))
+
+
 def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Path,
-                   memory_limit: str = WRITER_MEMORY) -> None:
-    """Replace the audited partitions' rows of out_findings and out_settlements by the staged ones, in one transaction."""
+                   memory_limit: str = WRITER_MEMORY, fingerprints: dict | None = None,
+                   rounds: dict | None = None) -> None:
+    """Replace the re-settled partitions' rows of out_findings and out_settlements by the staged ones, and record
+    their fingerprints (pipelines.audit.fingerprint), in one transaction."""
+    from pipelines.audit.fingerprint import OUT_PARTITIONS_DDL, record_fingerprints
+
     con = open_writer(db_path, memory_limit)
     try:
         for name, schema in OUT_TABLES.items():
             _ensure(con, name, schema)
+        con.execute(OUT_PARTITIONS_DDL)
+        if not keys:
+            return
         create_keys_table(con, "_keys", keys)
+        window = _window(keys)
         con.execute("BEGIN TRANSACTION")
         try:
             for name, schema in OUT_TABLES.items():
-                con.execute(f"DELETE FROM {name} WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)")
-                files = sorted(stage_dir.glob(f"{STAGE_PREFIX[name]}-*.parquet"))
+                con.execute(f"DELETE FROM {name} WHERE {_in_keys(window)}")
+                files = sorted(Path(stage_dir).glob(f"{STAGE_PREFIX[name]}-*.parquet"))
                 if files:
-                    listing = ", ".join("'" + f.as_posix().replace("'", "''") + "'" for f in files)
-                    con.execute(f"INSERT INTO {name} SELECT {', '.join(schema)} FROM read_parquet([{listing}])")
+                    con.execute(f"INSERT INTO {name} SELECT {', '.join(schema)} FROM read_parquet($1::VARCHAR[])",
+                                [[f.as_posix() for f in files]])
+            record_fingerprints(con, fingerprints or {}, rounds or {})
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -130,10 +153,14 @@ def read_findings(db_path: Path, keys: list[tuple[dt.date, str]], memory_limit: 
     """The audited partitions' findings, sorted (a night has thousands, not millions)."""
     con = open_bounded_reader(db_path, memory_limit)
     try:
-        create_keys_table(con, "_keys", keys)
-        df = con.sql("SELECT * FROM out_findings WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)").pl()
+        return _read_findings(con, keys)
     finally:
         con.close()
+
+
+def _read_findings(con, keys) -> pl.DataFrame:
+    create_keys_table(con, "_keys", keys)
+    df = con.sql(f"SELECT * FROM out_findings WHERE {_in_keys(_window(keys))}").pl()
     return sort_findings(conform(df, FINDINGS_SCHEMA))
 
 
@@ -141,19 +168,24 @@ def settlement_totals(db_path: Path, keys: list[tuple[dt.date, str]], memory_lim
     """Per currency: rounds, wagers, amounts wagered, nets recorded and expected, wagers not settleable."""
     con = open_bounded_reader(db_path, memory_limit)
     try:
-        create_keys_table(con, "_keys", keys)
-        df = con.sql(f"""
-            SELECT {TOTALS_SQL} FROM out_settlements
-            WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _keys)
-            GROUP BY currency ORDER BY currency""").pl()
+        return _settlement_totals(con, keys)
     finally:
         con.close()
-    return df
 
 
-TOTALS_SQL = """currency, count(DISTINCT (table_id, round_no)) AS rounds, count(*) AS wagers,
-    CAST(sum(amount) AS BIGINT) AS wagered, CAST(sum(recorded_net) AS BIGINT) AS recorded,
-    CAST(sum(expected_net) AS BIGINT) AS expected, count(*) FILTER (WHERE expected_net IS NULL) AS unsettled"""
+def _settlement_totals(con, keys) -> pl.DataFrame:
+    create_keys_table(con, "_keys", keys)
+    df = con.sql(f"""
+        SELECT {TOTALS_SQL} FROM out_settlements WHERE {_in_keys(_window(keys))}
+        GROUP BY currency ORDER BY currency""").pl()
+    return wide_money(df, MONEY_TOTALS)
+
+
+# sums of money as DECIMAL(38,0), read as Int128 (pipelines.money): a night of large legal amounts cannot overflow them
+MONEY_TOTALS = ("wagered", "recorded", "expected")
+TOTALS_SQL = f"""currency, count(DISTINCT (table_id, round_no)) AS rounds, count(*) AS wagers,
+    {SUM.format("amount")} AS wagered, {SUM.format("recorded_net")} AS recorded,
+    {SUM.format("expected_net")} AS expected, count(*) FILTER (WHERE expected_net IS NULL) AS unsettled"""
 
 
 def totals_of(settlements: pl.DataFrame) -> pl.DataFrame:
@@ -163,25 +195,78 @@ def totals_of(settlements: pl.DataFrame) -> pl.DataFrame:
     con = duckdb.connect()
     try:
         con.register("s", conform(settlements, SETTLEMENTS_SCHEMA).to_arrow())
-        return con.sql(f"SELECT {TOTALS_SQL} FROM s GROUP BY currency ORDER BY currency").pl()
+        return wide_money(con.sql(f"SELECT {TOTALS_SQL} FROM s GROUP BY currency ORDER BY currency").pl(), MONEY_TOTALS)
     finally:
         con.close()
 
 
+def export_settlements_of(con, keys: list[tuple[dt.date, str]], target: Path) -> Path:
+    """The audited partitions' rows of out_settlements into ``target``, in key order (when some partitions were not
+    re-settled tonight, their rows come from the database, not from the staging folder)."""
+    create_keys_table(con, "_keys", keys)
+    con.execute("SET preserve_insertion_order = true")
+    literal = "'" + target.as_posix().replace("'", "''") + "'"  # COPY takes no parameter for its file
+    con.execute(f"""COPY (SELECT {', '.join(SETTLEMENTS_SCHEMA)} FROM out_settlements WHERE {_in_keys(_window(keys))}
+                          ORDER BY {', '.join(SETTLEMENT_KEYS)}) TO {literal} (FORMAT parquet, COMPRESSION zstd)""")
+    return target
+
+
 def write_files(out_dir: Path, findings: pl.DataFrame, quarantine: pl.DataFrame, settlements_partial: Path) -> dict[str, Path]:
-    """findings.csv, quarantine.csv, and settlements.parquet (the file :func:`export_settlements` wrote, renamed)."""
+    """findings.csv, quarantine.csv (text values that a spreadsheet would run as a formula neutralised,
+    pipelines.csv_safe), and settlements.parquet (the file :func:`export_settlements` wrote, renamed)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {
         "findings": out_dir / "findings.csv",
         "settlements": out_dir / "settlements.parquet",
         "quarantine": out_dir / "quarantine.csv",
     }
-    sort_findings(conform(findings, FINDINGS_SCHEMA)).write_csv(paths["findings"], date_format="%Y-%m-%d")
-    quarantine.select("source_file", "source_line", "reason", "raw").sort(
-        ["source_file", "source_line", "reason"]
-    ).write_csv(paths["quarantine"])
+    write_csv(sort_findings(conform(findings, FINDINGS_SCHEMA)), paths["findings"])
+    write_csv(quarantine.select("source_file", "source_line", "reason", "raw").sort(
+        ["source_file", "source_line", "reason"]), paths["quarantine"])
     os.replace(settlements_partial, paths["settlements"])
     return paths
+
+
+def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple[dt.date, str]], scope,
+                  settlements_partial: Path | None, memory_limit: str | None = None) -> dict:
+    """Every file of the output contract for the audited partitions ``keys`` into ``folder``, from the database:
+    the findings and settlements of those partitions, the quarantined lines and file list of this run's input, the
+    report with the trend of the nights before (pipelines.audit.trend)."""
+    from pipelines.audit.load import load_quarantine_of, load_source_files_of
+    from pipelines.audit.trend import night_totals
+    from pipelines.ingest.discover import discover
+    from pipelines.report import ReportInputs, write_report
+    from pipelines.report.gather import gather_from
+
+    files_of_input = [f.rel for f in discover(input_dir)]
+    con = open_bounded_reader(db_path, memory_limit or READER_MEMORY)
+    try:
+        findings = _read_findings(con, keys)
+        totals = _settlement_totals(con, keys)
+        quarantine = load_quarantine_of(con, files_of_input)
+        source_files = load_source_files_of(con, files_of_input)
+        trend = night_totals(con, scope.days)
+        report_frames = gather_from(con, keys)  # per-bet handle for hold against theory, the findings' hours
+        if settlements_partial is None:
+            settlements_partial = export_settlements_of(con, keys, folder / ".settlements.parquet.partial")
+        create_keys_table(con, "_keys", keys)
+        rounds = con.execute(f"SELECT count(*) FROM core_rounds WHERE {_in_keys(_window(keys))}").fetchall()[0][0]
+    finally:
+        con.close()
+    paths = write_files(folder, findings, quarantine, settlements_partial)
+    files = tuple(
+        (r["source_file"], r["kind"], r["lines_read"], r["rows_accepted"], r["rows_quarantined"])
+        for r in source_files.iter_rows(named=True)
+    )
+    report = ReportInputs(
+        findings=findings, totals=totals, days=tuple(scope.days), tables=len({k[1] for k in keys}),
+        quarantined=quarantine.height, input_files=files, trend=trend, bets=report_frames["bets"],
+        quarantine=quarantine, source_files=source_files, finding_times=report_frames["times"],
+        database=str(Path(db_path).resolve()),
+    )
+    paths["report"] = write_report(folder / "report.html", report)
+    return {"paths": paths, "findings": findings, "totals": totals, "trend": trend, "quarantined": quarantine.height,
+            "rounds": int(rounds)}
 
 
 def clear_stage(stage_dir: Path) -> None:

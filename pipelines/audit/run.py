@@ -22,11 +22,33 @@ class AuditError(RuntimeError):
     """The audit cannot run; the message is one line a person can act on."""
 
 
-def prefect_defaults() -> None:
-    """Embedded Prefect with telemetry off, quiet logs, and a patient start for the temporary server."""
+def prefect_home() -> Path:
+    """pitaudit's own Prefect home (its embedded server's database, its settings), apart from any other Prefect
+    user's runs: ``~/.pitaudit/prefect``."""
+    return Path.home() / ".pitaudit" / "prefect"
+
+
+def prefect_defaults(console: str = "CRITICAL", own_home: bool = True) -> None:
+    """Prefect as pitaudit runs it, each a default the user's own environment overrides:
+
+    - its state in a home of its own (:func:`prefect_home`) unless the user names one (``PREFECT_HOME``) or points
+      pitaudit at a server (``PREFECT_API_URL``: the server keeps the state);
+    - telemetry off; a patient start for the temporary server;
+    - the runs' logs (INFO) sent to the server, where the UI shows them, while the console handler shows only
+      ``console`` and above: the CLI prints its own progress and a one-line reason, never Prefect's traceback of
+      the failure (``PITAUDIT_DEBUG=1`` shows the traceback).
+    """
+    if own_home and "PREFECT_HOME" not in os.environ and "PREFECT_API_URL" not in os.environ:
+        home = prefect_home()
+        try:
+            home.mkdir(parents=True, exist_ok=True)  # Prefect creates the last folder only
+            os.environ["PREFECT_HOME"] = str(home)
+        except OSError:
+            pass  # a read-only home: Prefect's default home it is
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "1")
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")
+    os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", console)
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
     os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "WARNING")
     # the temporary server records one flow run; its loops for schedules, deployments, work pools and automations
@@ -67,6 +89,12 @@ def check_can_run(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_star
         raise AuditError(f"cannot create the database's folder {db_path.parent}: {exc.strerror or exc}") from None
     if not os.access(db_path.parent, os.W_OK) or (db_path.exists() and not os.access(db_path, os.W_OK)):
         raise AuditError(f"database {db_path} is not writable")
+
+
+def check_database(db_path: Path) -> None:
+    """Raise :class:`AuditError` when the database cannot be opened for writing (not a DuckDB file, held by a
+    process that is not a pitaudit run: a notebook on the writer's file). Called under the writer lock: another
+    audit holding the file is waited for there, not reported here."""
     from pipelines.db import DatabaseError, open_writer
 
     try:
@@ -75,44 +103,55 @@ def check_can_run(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_star
         raise AuditError(str(exc)) from None
 
 
+class NothingToAudit(AuditError):
+    """The input (or the days asked for) held no round to audit: a distinct exit status, not a clean night."""
+
+
 def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: str = "06:00",
-              progress: bool = True, params=None, settings=None):
+              progress: bool = True, settings=None, gaming_day: str | None = None, from_day: str | None = None,
+              to_day: str | None = None):
     """Run the whole audit; returns the flow's :class:`pipelines.audit.flow.AuditOutcome`.
 
-    ``settings``: the run's :class:`pipelines.settings.Settings` (the CLI builds them; default: the defaults,
-    or those ``params`` carries). Raises :class:`AuditError` (one line) when it cannot run. Prints a short summary to stdout and
-    progress to stderr (``progress=False`` silences the progress lines).
+    ``settings``: the run's :class:`pipelines.settings.Settings` (the CLI builds them; default: the
+    environment's). ``gaming_day`` or ``from_day``/``to_day`` choose the days (default: the input's).
+    Raises :class:`NothingToAudit` when there was no round to audit, :class:`AuditError` (one line) when it
+    cannot run. Prints a short summary to stdout and progress to stderr (``progress=False`` silences it).
     """
+    from pipelines.audit.scope import ScopeError, chosen_days
+
     input_dir, db_path, out_dir = Path(input_dir), Path(db_path), Path(out_dir)
+    try:
+        chosen_days(gaming_day, from_day, to_day)
+    except ScopeError as exc:
+        raise AuditError(str(exc)) from None
     check_can_run(input_dir, db_path, out_dir, gaming_day_start)
     prefect_defaults()
     from pipelines.audit.collector import tuned_gc
     from pipelines.audit.flow import audit_flow
-    from pipelines.audit.params import AuditParams
-    from pipelines.audit.runner import WORKERS, group_params, group_processes, task_runner
+    from pipelines.audit.runner import group_processes, task_runner
+    from pipelines.audit.server import embedded_server
     from pipelines.ingest.run import IngestError
+    from pipelines.settings import Settings, SettingsError, load_settings
 
-    from dataclasses import replace
-
-    params = params or AuditParams(gaming_day_start=gaming_day_start, workers=WORKERS)
-    if settings is not None:
-        params = replace(params, settings=settings)
-    settings = params.settings
+    settings = settings or load_settings()
     processes = group_processes(input_dir, settings.audit_processes)
-    params = group_params(params, processes)
     flow_fn = audit_flow.with_options(task_runner=task_runner(processes)) if processes else audit_flow
     try:
-        with tuned_gc():
-            outcome = flow_fn(input_dir, db_path, out_dir, gaming_day_start, params=params, progress=progress)
+        with embedded_server(), tuned_gc():
+            outcome = flow_fn(str(input_dir), str(db_path), str(out_dir), gaming_day_start, gaming_day=gaming_day,
+                              from_day=from_day, to_day=to_day, progress=progress,
+                              settings=settings.model_dump(exclude_unset=False) if isinstance(settings, Settings) else None)
     except AuditError:
         raise
-    except IngestError as exc:
+    except (IngestError, SettingsError) as exc:
         raise AuditError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback (PITAUDIT_DEBUG=1 shows it)
         if settings.debug:
             raise
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise AuditError(f"the audit stopped: {type(exc).__name__}: {text}") from None
+    if not outcome.audited:
+        raise NothingToAudit(f"nothing to audit: {outcome.nothing}")
     print(summary_text(outcome), file=sys.stdout, flush=True)
     return outcome
 
@@ -123,7 +162,8 @@ def summary_text(outcome) -> str:
     by_sev = dict(f.group_by("severity").len().iter_rows()) if f.height else {}
     by_kind = sorted(f.group_by("kind").len().iter_rows(), key=lambda kv: (-kv[1], kv[0])) if f.height else []
     money = f.filter(pl.col("difference").is_not_null() & (pl.col("difference") != 0))
-    stake = money.group_by("currency").agg(pl.col("difference").abs().sum()).sort("currency") if money.height else None
+    stake = money.group_by("currency").agg(pl.col("difference").cast(pl.Int128).abs().sum()).sort("currency") \
+        if money.height else None
     t = outcome.totals
     wagers = int(t["wagers"].sum() or 0) if t.height else 0
     unsettled = int(t["unsettled"].sum() or 0) if t.height else 0
@@ -132,14 +172,16 @@ def summary_text(outcome) -> str:
     if ing is not None and hasattr(ing, "files"):
         lines.append(
             f"ingest: {len(ing.files)} file(s) ({ing.count('loaded')} loaded, {ing.count('already loaded')} already loaded, "
-            f"{ing.count('unreadable')} unreadable, {ing.count('changed')} changed), {ing.lines_read:,} line(s) read, "
+            f"{ing.count('unreadable')} unreadable, {ing.count('refused')} refused), {ing.lines_read:,} line(s) read, "
             f"{ing.rows_quarantined:,} quarantined"
+            + (f", {ing.source_changes:,} round(s) or event(s) changed since loaded" if ing.source_changes else "")
         )
-        lines += [f"  {f.status}: {f.source_file}: {f.error}" for f in ing.files if f.status in ("unreadable", "changed")]
+        lines += [f"  {f.status}: {f.source_file}: {f.error}" for f in ing.files if f.status in ("unreadable", "refused")]
     lines += [
-        f"audited {outcome.rounds:,} table rounds ({outcome.device_rounds:,} with device cards), "
-        f"{wagers:,} wagers ({unsettled:,} not settleable from the evidence) in {outcome.partitions} partition(s); "
-        f"{outcome.quarantined:,} input line(s) quarantined",
+        f"audited gaming day(s) {outcome.scope.label()}: {outcome.rounds:,} table rounds, {wagers:,} wagers "
+        f"({unsettled:,} not settleable from the evidence) in {outcome.partitions} partition(s), "
+        f"{outcome.resettled} re-settled ({outcome.device_rounds:,} rounds with device cards), the others unchanged "
+        f"since their last audit; {outcome.quarantined:,} input line(s) quarantined",
         f"findings: {f.height:,} ({by_sev.get('high', 0):,} high, {by_sev.get('medium', 0):,} medium, {by_sev.get('low', 0):,} low)"
         + (": " + ", ".join(f"{k} {n:,}" for k, n in by_kind) if by_kind else ""),
     ]

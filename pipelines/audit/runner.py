@@ -28,12 +28,12 @@ WORKERS = max(2, os.cpu_count() or 1)
 
 def input_bytes(input_dir: Path) -> int:
     """The size of the log files the ingest would read under ``input_dir``."""
-    from pipelines.ingest.run import discover
+    from pipelines.ingest.discover import discover
 
     total = 0
-    for _kind, _rel, path in discover(Path(input_dir)):
+    for found in discover(Path(input_dir)):
         try:
-            total += path.stat().st_size
+            total += found.path.stat().st_size if found.problem is None else 0
         except OSError:
             pass  # the ingest reports the file it cannot read
     return total

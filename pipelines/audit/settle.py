@@ -13,11 +13,13 @@ from dataclasses import dataclass
 
 import polars as pl
 
+
 from pipelines.audit.adjust import prescribe
 from pipelines.audit.engine_pass import engine_pass
 from pipelines.audit.frames import SETTLEMENTS_SCHEMA, conform
 from pipelines.audit.free_hand import free_hand_pass
 from pipelines.audit.params import AuditParams
+from pipelines.money import checked_difference
 from rulebook.ruleset import RuleSet
 
 
@@ -146,7 +148,7 @@ def settle(
         ).alias("clause"),
         pl.col("net").alias("recorded_net"),
     ).with_columns(
-        (pl.col("recorded_net") - pl.col("expected_net")).alias("difference"),
+        checked_difference("recorded_net", "expected_net").alias("difference"),  # never wraps (pipelines.money)
         pl.when(pl.col("expected_net").is_null()).then(why_not).alias("unsettled_reason"),
         pl.when(pl.col("override").is_not_null()).then(pl.col("override_detail"))
         .when(changed).then(pl.concat_str(

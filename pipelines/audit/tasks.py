@@ -16,19 +16,42 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from pipelines.audit.detectors.gaps import detect_gaps
-from pipelines.audit.load import Partition, load_gap_evidence, load_partition, one_reader, partition_keys
+from pipelines.audit.fingerprint import changed_partitions, partition_fingerprints, stored_fingerprints
+from pipelines.audit.load import Partition, Window, load_gap_evidence, load_partition, one_reader, partition_keys
 from pipelines.audit.params import AuditParams
 from pipelines.audit.partition import (
     PartitionResult, detect_in_partition, reconstruct_partition, settle_partition, summarise,
 )
 from pipelines.audit.publish import export_settlements, stage, write_database
+from pipelines.audit.scope import Scope, input_scope
 from pipelines.audit.settle import Settled
 from pipelines.db import open_bounded_reader
 
 TASK = {"cache_policy": NO_CACHE, "persist_result": False, "retries": 0}
 
 
-@task(name="ingest", **TASK)
+def transient(task, task_run, state) -> bool:
+    """Retry a failed I/O task only for what may pass (a file or the database briefly unavailable), never for
+    what a person must fix (a bad option, a full disk, a permission)."""
+    import errno
+
+    import duckdb
+
+    try:
+        exc = state.result(raise_on_failure=False)
+    except Exception:  # noqa: BLE001
+        return False
+    if isinstance(exc, OSError):
+        return exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT)
+    return isinstance(exc, duckdb.IOException)
+
+
+# the ingest and the publishing read and write files: a passing fault (a network share, a file being replaced)
+# gets two more tries; each step is all or nothing, so a retry starts clean
+IO_TASK = {**TASK, "retries": 2, "retry_delay_seconds": 5, "retry_condition_fn": transient}
+
+
+@task(name="ingest", **IO_TASK)
 def ingest_task(input_dir: Path, db_path: Path, gaming_day_start: str, settings=None):
     """Load every input file into the core tables (issue 4's loader), with the one writer connection."""
     from pipelines.db import open_writer
@@ -43,25 +66,53 @@ def ingest_task(input_dir: Path, db_path: Path, gaming_day_start: str, settings=
         con.close()
 
 
+@task(name="scope", **TASK)
+def scope_task(input_dir: Path, ingest, day_start_minutes: int) -> Scope:
+    """The gaming days of the input: of the files this run loaded, else of every input file (pipelines.audit.scope)."""
+    from pipelines.ingest.discover import discover
+
+    found = [f for f in discover(Path(input_dir)) if f.kind is not None and f.problem is None]
+    every = [(str(f.kind), f.path) for f in found]
+    new = {f.source_file for f in getattr(ingest, "files", []) if f.status == "loaded"}
+    loaded = [(str(f.kind), f.path) for f in found if f.rel in new]
+    return input_scope(loaded, every, day_start_minutes)
+
+
 @task(name="partition keys", **TASK)
-def keys_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
+def keys_task(db_path: Path, params: AuditParams, days: tuple[dt.date, ...]) -> pl.DataFrame:
     with one_reader():
         con = open_bounded_reader(db_path, params.settings.reader_memory)
         try:
-            return partition_keys(con, params)
+            return partition_keys(con, params, Window(tuple(days)))
         finally:
             con.close()
+
+
+@task(name="fingerprints", **TASK)
+def fingerprints_task(db_path: Path, keys: list[tuple[dt.date, str]], params: AuditParams) -> dict:
+    """``{"now": fingerprints, "changed": partitions to re-settle}`` (pipelines.audit.fingerprint)."""
+    with one_reader():
+        con = open_bounded_reader(db_path, params.settings.reader_memory)
+        try:
+            now = partition_fingerprints(con, keys, params)
+            stored = stored_fingerprints(con, keys)
+        finally:
+            con.close()
+    return {"now": now, "changed": changed_partitions(now, stored)}
 
 
 @task(name="sequence gaps", **TASK)
-def gaps_task(db_path: Path, params: AuditParams) -> pl.DataFrame:
+def gaps_task(db_path: Path, params: AuditParams, days: tuple[dt.date, ...]) -> pl.DataFrame:
+    """The gaps of the audited days (read with a margin around them, pipelines.audit.load.Window)."""
+    window = Window(tuple(days))
     with one_reader():
         con = open_bounded_reader(db_path, params.settings.reader_memory)
         try:
-            jumps, numbers = load_gap_evidence(con, params)
+            jumps, numbers = load_gap_evidence(con, params, window)
         finally:
             con.close()
-    return detect_gaps(jumps, numbers)
+    found = detect_gaps(jumps, numbers)
+    return found.filter(pl.col("gaming_day").is_in(list(days))) if found.height else found
 
 
 @task(name="load", task_run_name="load {label}", **TASK)
@@ -91,7 +142,7 @@ def detect_task(part: Partition, recon: pl.DataFrame, settled: Settled, params: 
 @task(name="stage", task_run_name="stage group {index}", **TASK)
 def stage_task(stage_dir: Path, index: int, result: PartitionResult) -> PartitionResult:
     """Leave the group's results on disk; hand back only its counts (the frames are freed)."""
-    stage(stage_dir, index, result.findings, result.settlements)
+    stage(Path(stage_dir), index, result.findings, result.settlements)
     return result.counts_only()
 
 
@@ -108,29 +159,35 @@ def audit_group_task(db_path: Path, stage_dir: Path, index: int, keys: tuple[tup
 
 
 @task(name="write database", **TASK)
-def write_database_task(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Path,
-                        memory_limit: str | None = None) -> None:
-    write_database(db_path, keys, stage_dir, *([memory_limit] if memory_limit else []))
+def write_database_task(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Path, fingerprints: dict,
+                        rounds: dict, settings=None) -> None:
+    """The re-settled partitions' rows and fingerprints, in one transaction (no retry: a failed write rolled back,
+    and the next run does it again)."""
+    memory = [settings.writer_memory] if settings is not None else []
+    write_database(db_path, keys, stage_dir, *memory, fingerprints={k: fingerprints[k] for k in keys if k in fingerprints},
+                   rounds=rounds)
 
 
 @task(name="export settlements", **TASK)
 def export_settlements_task(stage_dir: Path, out_dir: Path) -> Path:
     """The staged settlements into a partial settlements.parquet (named by the publish task)."""
-    return export_settlements(stage_dir, out_dir)
+    return export_settlements(Path(stage_dir), Path(out_dir))
 
 
-@task(name="publish", **TASK)
-def publish_task(out_dir: Path, db_path: Path, keys: list[tuple[dt.date, str]], quarantine_and_files,
-                 settlements_partial: Path, memory_limit: str | None = None) -> dict:
-    """findings.csv, quarantine.csv and report.html from the written tables; settlements.parquet named."""
-    from pipelines.audit.publish import read_findings, settlement_totals, write_files
-    from pipelines.report import report_inputs, write_report
+@task(name="publish", **IO_TASK)
+def publish_task(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple[dt.date, str]], scope: Scope,
+                 settlements_partial: Path | None, settings=None) -> dict:
+    """findings.csv, settlements.parquet, quarantine.csv and report.html of the audited days into ``folder`` (the
+    run's temporary output folder, pipelines.audit.outputs)."""
+    from pipelines.audit.publish import publish_night
 
-    quarantine, files = quarantine_and_files
-    limit = [memory_limit] if memory_limit else []
-    findings = read_findings(db_path, keys, *limit)
-    totals = settlement_totals(db_path, keys, *limit)
-    paths = write_files(out_dir, findings, quarantine, settlements_partial)
-    paths["report"] = write_report(out_dir / "report.html", report_inputs(
-        db_path, keys, out_dir, findings, totals, quarantine, files, memory_limit))
-    return {"paths": paths, "findings": findings, "totals": totals}
+    return publish_night(Path(folder), Path(db_path), Path(input_dir), keys, scope, settlements_partial,
+                         settings.reader_memory if settings is not None else None)
+
+
+@task(name="read-only snapshot", **IO_TASK)
+def snapshot_task(db_path: Path, settings=None) -> Path:
+    """The read-only copy investigators open (pipelines.db.publish_snapshot), under the run's writer lock."""
+    from pipelines.db import publish_snapshot
+
+    return publish_snapshot(db_path, *([settings.writer_memory] if settings is not None else []))

@@ -1,17 +1,10 @@
-"""Many small files loaded as one: the loader's fixed costs paid per batch, not per file.
+"""Reading a batch's lines: many small files as one chunk, a big file chunk by chunk.
 
-A big floor's night is thousands of files of about a megabyte each (one per table and log). Each
-parse, validation, staging and commit has a fixed cost of its own (SQL statements, polars passes,
-the models' checks), and paid per file it dominated the run: measured on a simulated 1,000,000-
-round night (1,976 files), 0.37 CPU s per file, 8.5x the bare DuckDB load. So files of one kind
-are taken in path order into batches of up to ``BATCH_BYTES``; a batch is read as one chunk of
-lines, parsed once, staged once and committed in one transaction.
-
-Lines are numbered across the batch: physical line ``L`` of the batch's ``k``-th file is
-``base_k + L``, where ``base_k`` counts the lines of the files before it. The parsers see one
-chunk with those numbers as ``source_line``; ``relabel`` turns them back into each file's own
-``source_file`` and ``source_line`` before anything is stored. A file too big for a batch is a
-batch of its own, read in chunks, its lines numbered as they are.
+Lines are numbered across the batch: physical line ``L`` of the batch's ``k``-th file is ``base_k + L``,
+where ``base_k`` is the highest number given to the files before it. The parsers see one chunk with those
+numbers as ``source_line``; ``relabel`` turns them back into each file's own ``source_file`` and
+``source_line`` before anything is stored. A grown file is read from the line after the part read before
+(its CSV header is read from its first line), numbered as it is in the file.
 """
 
 from __future__ import annotations
@@ -22,44 +15,9 @@ from typing import Iterator
 
 import polars as pl
 
-from pipelines.ingest.lines import CHUNK_BYTES, LineChunk, UnreadableFile, iter_lines
+from pipelines.ingest.lines import BOM, MAX_LINE_BYTES, LineChunk, UnreadableFile, iter_lines
+from pipelines.ingest.records import InputFile, Kind
 from pipelines.ingest.shoe_csv import read_header
-
-BATCH_BYTES = CHUNK_BYTES  # the size of a chunk: the memory a parse is known to need
-BATCH_FILES = 1_000
-
-
-@dataclass(frozen=True)
-class InputFile:
-    """A file found in the input folder, hashed and screened, to be loaded."""
-
-    rel: str  # path relative to the input folder, '/' separators: the rows' source_file
-    kind: str  # shoe_csv | rounds_jsonl
-    path: Path
-    sha256: str
-    size: int
-
-
-def plan_batches(files: list[InputFile], max_bytes: int = BATCH_BYTES,
-                 max_files: int = BATCH_FILES) -> list[list[InputFile]]:
-    """Consecutive files of one kind (in the given order) into batches of at most ``max_bytes``.
-
-    The order is kept within a kind, so the first copy of a duplicated round is still the copy
-    of the earlier path. Shoe and round files never interact, so each kind is batched on its own.
-    """
-    batches: list[list[InputFile]] = []
-    for kind in ("rounds_jsonl", "shoe_csv"):
-        current: list[InputFile] = []
-        size = 0
-        for f in (f for f in files if f.kind == kind):
-            if current and (size + f.size > max_bytes or len(current) >= max_files):
-                batches.append(current)
-                current, size = [], 0
-            current.append(f)
-            size += f.size
-        if current:
-            batches.append(current)
-    return batches
 
 
 @dataclass
@@ -96,16 +54,34 @@ def _concat(chunks: list[LineChunk]) -> tuple[pl.Series, list[int], dict[int, in
     return lines, not_utf8, too_long
 
 
+def _lines_of(f: InputFile, chunk_bytes: int | None = None) -> Iterator[LineChunk]:
+    extra = {} if chunk_bytes is None else {"chunk_bytes": chunk_bytes}
+    return iter_lines(f.path, start=f.start_byte, end=f.size, first_line=f.first_line, **extra)
+
+
 def _file_lines(f: InputFile) -> LineChunk | None:
-    """Every line of a small file as one chunk (None for an empty file)."""
-    chunks = list(iter_lines(f.path))
+    """Every line of a small file (from where it is to be read) as one chunk (None when there is none)."""
+    chunks = list(_lines_of(f))
     if len(chunks) <= 1:
         return chunks[0] if chunks else None
-    return LineChunk(1, *_concat(chunks))
+    return LineChunk(chunks[0].first_line, *_concat(chunks))
+
+
+def _first_line(path: Path) -> LineChunk | None:
+    """The first line of a file alone (the CSV header of a grown file read from further on)."""
+    with open(path, "rb") as f:
+        head = f.readline(MAX_LINE_BYTES + 1)
+    if not head:
+        return None
+    head = head.removeprefix(BOM).removesuffix(b"\n").removesuffix(b"\r")
+    try:
+        return LineChunk(1, pl.Series("raw", [head.decode("utf-8")], dtype=pl.String))
+    except UnicodeDecodeError:
+        return LineChunk(1, pl.Series("raw", [""], dtype=pl.String), [0])
 
 
 def _header_of(chunk: LineChunk | None) -> list[str]:
-    if chunk is None:
+    if chunk is None or chunk.first_line != 1:
         raise UnreadableFile("empty file: no header line")
     if 0 in chunk.not_utf8 or 0 in chunk.too_long:
         raise UnreadableFile("first line (the header) is not readable UTF-8 text")
@@ -116,57 +92,66 @@ def _merge(items: list[tuple[InputFile, LineChunk]], header: list[str] | None) -
     """Files' chunks (headers already removed for CSV) -> one part numbered across the files."""
     numbers, names, bases, lines_read = [], [], [], {}
     base = 0
-    skip = 1 if header is not None else 0  # a CSV chunk here starts at physical line 2
     for f, c in items:
         n = len(c)
         names.append(f.rel)
         bases.append(base)
         lines_read[f.rel] = n
-        numbers.append(pl.int_range(base + 1 + skip, base + 1 + skip + n, eager=True, dtype=pl.Int64))
-        base += n + skip
+        numbers.append(pl.int_range(base + c.first_line, base + c.first_line + n, eager=True, dtype=pl.Int64))
+        base += c.first_line + n - 1  # the highest number this file's lines were given
     chunk = LineChunk(1, *_concat([c for _, c in items]),
                       pl.concat(numbers) if numbers else pl.Series([], dtype=pl.Int64))
     b = pl.Series("bases", bases, dtype=pl.Int64)
     return Part(chunk, header, pl.Series("names", names, dtype=pl.String), b, b + 1, lines_read)
 
 
-def read_small_files(files: list[InputFile]) -> tuple[list[Part], dict[str, str]]:
+def _empty(first_line: int) -> LineChunk:
+    return LineChunk(first_line, pl.Series("raw", [], dtype=pl.String))
+
+
+def read_small_files(files: tuple[InputFile, ...]) -> tuple[list[Part], dict[str, tuple[str, str]]]:
     """The lines of a batch of small files as parts (one per CSV header layout; one for JSONL),
-    and the files that cannot be read as lines at all, with their one-line reason."""
-    unreadable: dict[str, str] = {}
+    and the files that cannot be read as lines at all, with their reason (code, one line)."""
+    unreadable: dict[str, tuple[str, str]] = {}
     by_header: dict[tuple[str, ...] | None, list[tuple[InputFile, LineChunk]]] = {}
     for f in files:
         try:
             chunk = _file_lines(f)
-            if f.kind == "shoe_csv":
-                header = tuple(_header_of(chunk))
-                chunk = chunk.without_first()
+            if f.kind == Kind.SHOE_CSV:
+                if f.start_byte == 0:
+                    header = tuple(_header_of(chunk))
+                    chunk = chunk.without_first()
+                else:
+                    header = tuple(_header_of(_first_line(f.path)))
+                    chunk = chunk if chunk is not None else _empty(f.first_line)
             else:
                 header = None
                 if chunk is None:
-                    chunk = LineChunk(1, pl.Series("raw", [], dtype=pl.String))
+                    chunk = _empty(f.first_line)
         except UnreadableFile as exc:
-            unreadable[f.rel] = str(exc)
+            unreadable[f.rel] = (exc.code, str(exc))
             continue
         except OSError as exc:
-            unreadable[f.rel] = f"cannot read the file: {exc.strerror or exc}"
+            unreadable[f.rel] = ("file_unreadable", f"cannot read the file: {exc.strerror or exc}")
             continue
         by_header.setdefault(header, []).append((f, chunk))
     parts = [_merge(items, list(h) if h is not None else None) for h, items in by_header.items()]
     return parts, unreadable
 
 
-def read_big_file(f: InputFile) -> Iterator[Part]:
+def read_big_file(f: InputFile, chunk_bytes: int | None = None) -> Iterator[Part]:
     """A file too big for a batch, chunk by chunk, numbered as it is (raises UnreadableFile)."""
     names = pl.Series("names", [f.rel], dtype=pl.String)
     zero = pl.Series("bases", [0], dtype=pl.Int64)
     header: list[str] | None = None
+    if f.kind == Kind.SHOE_CSV and f.start_byte > 0:
+        header = _header_of(_first_line(f.path))
     seen = False
-    for chunk in iter_lines(f.path):
-        if f.kind == "shoe_csv" and not seen:
+    for chunk in _lines_of(f, chunk_bytes):
+        if f.kind == Kind.SHOE_CSV and not seen and header is None:
             header = _header_of(chunk)
             chunk = chunk.without_first()
         seen = True
         yield Part(chunk, header, names, zero, zero + 1, {f.rel: len(chunk)})
-    if f.kind == "shoe_csv" and not seen:
+    if f.kind == Kind.SHOE_CSV and not seen and header is None:
         raise UnreadableFile("empty file: no header line")

@@ -13,10 +13,9 @@ an undecodable byte.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import Iterator
 
 import polars as pl
 
@@ -29,7 +28,12 @@ BOM = b"\xef\xbb\xbf"
 
 
 class UnreadableFile(Exception):
-    """The file cannot be read as text lines at all; the message is the one-line reason."""
+    """The file cannot be read as lines of its format at all; the message is the one-line reason, ``code`` its
+    ``schemas.reasons.FILE_REASONS`` code."""
+
+    def __init__(self, message: str, code: str = "csv_no_header") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass
@@ -87,27 +91,6 @@ def screen(chunk: LineChunk) -> tuple[pl.DataFrame, list[pl.DataFrame], pl.DataF
     return raw, failures, todo
 
 
-def sha256_of(path: Path) -> tuple[str, int]:
-    """SHA-256 (hex) and size of a file, read in blocks."""
-    h = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as f:
-        while block := f.read(8 << 20):
-            h.update(block)
-            size += len(block)
-    return h.hexdigest(), size
-
-
-def sniff(path: Path) -> None:
-    """Raise :class:`UnreadableFile` for content that is not UTF-8 text lines at all."""
-    with open(path, "rb") as f:
-        head = f.read(8192)
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise UnreadableFile("UTF-16 encoded (byte order mark); the format is UTF-8")
-    if b"\x00" in head:
-        raise UnreadableFile("binary content (NUL bytes); the format is UTF-8 text")
-
-
 def _decode(block: bytes, first_line: int) -> LineChunk:
     """Decode a block of complete lines (no final ``\\n``) and split it into lines."""
     not_utf8: list[int] = []
@@ -143,11 +126,11 @@ def _long_line(prefix: bytes, length: int, first_line: int) -> LineChunk:
     return LineChunk(first_line, pl.Series("raw", [text], dtype=pl.String), [], {0: length})
 
 
-def _skip_to_newline(f: BinaryIO, data: bytes) -> tuple[int, bytes, bool]:
+def _skip_to_newline(read, data: bytes) -> tuple[int, bytes, bool]:
     """Consume a line that is too long. Returns (its length, the bytes after its newline, found)."""
     length = len(data)
     while True:
-        block = f.read(CHUNK_BYTES)
+        block = read(CHUNK_BYTES)
         if not block:
             return length, b"", False
         cut = block.find(b"\n")
@@ -156,14 +139,27 @@ def _skip_to_newline(f: BinaryIO, data: bytes) -> tuple[int, bytes, bool]:
         length += len(block)
 
 
-def iter_lines(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[LineChunk]:
-    """Every physical line of the file, in chunks of about ``chunk_bytes``."""
+def iter_lines(path: Path, chunk_bytes: int = CHUNK_BYTES, start: int = 0, end: int | None = None,
+               first_line: int = 1) -> Iterator[LineChunk]:
+    """Every physical line of the file between the byte offsets ``start`` (a line's start; ``first_line`` is its
+    number) and ``end`` (the size the file had when it was screened: bytes written since are left for the next
+    run), in chunks of about ``chunk_bytes``."""
     with open(path, "rb") as f:
+        f.seek(start)
+        left = [None if end is None else max(0, end - start)]
+
+        def read(n: int) -> bytes:
+            if left[0] is None:
+                return f.read(n)
+            block = f.read(min(n, left[0]))
+            left[0] -= len(block)
+            return block
+
         carry = b""
-        line_no = 1
-        first = True
+        line_no = first_line
+        first = start == 0
         while True:
-            block = f.read(chunk_bytes)
+            block = read(chunk_bytes)
             if first:
                 first = False
                 if block.startswith(BOM):
@@ -174,7 +170,7 @@ def iter_lines(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[LineChunk
             cut = data.rfind(b"\n")
             if cut < 0:
                 if len(data) > MAX_LINE_BYTES:
-                    length, rest, found = _skip_to_newline(f, data)
+                    length, rest, found = _skip_to_newline(read, data)
                     yield _long_line(data, length, line_no)
                     line_no += 1
                     carry = rest

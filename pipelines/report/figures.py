@@ -169,24 +169,30 @@ def hold_funnel(hold: pl.DataFrame, currency: str) -> go.Figure:
                    height=420)
 
 
-def trend(nights: pl.DataFrame, currency: str, tonight: set) -> go.Figure:
-    """Handle and house win per gaming day in one currency (bars), and the findings (line, right axis)."""
+def trend(trend_frame: pl.DataFrame, currency: str) -> go.Figure:
+    """House win per gaming day in one currency (bars, tonight dark) and the findings (line, right axis).
+
+    ``trend_frame``: ``pipelines.audit.trend.TREND_SCHEMA`` (gaming_day, currency, tonight, rounds, wagers, handle,
+    recorded_net, expected_net, findings, high_findings); the house win is minus the players' recorded net.
+    """
     fig = go.Figure()
-    data = nights.filter(pl.col("currency") == currency).sort("gaming_day")
+    data = trend_frame.filter(pl.col("currency") == currency).sort("gaming_day")
     if data.height:
         days = [d.isoformat() for d in data["gaming_day"].to_list()]
-        colours = ["#1d4ed8" if d in tonight else "#93c5fd" for d in data["gaming_day"].to_list()]
-        fig.add_bar(x=days, y=[major(v, currency) for v in data["house_win"].to_list()], name="house win",
-                    marker_color=colours, hovertext=[label(format_money(v, currency)) for v in data["house_win"].to_list()],
-                    hoverinfo="text+x")
+        wins = [None if v is None else -int(v) for v in data["recorded_net"].to_list()]
+        colours = ["#1d4ed8" if t else "#93c5fd" for t in data["tonight"].to_list()]
+        fig.add_bar(x=days, y=[major(v, currency) for v in wins], name="house win", marker_color=colours,
+                    hovertext=[label(format_money(v, currency)) for v in wins], hoverinfo="text+x")
         fig.add_scatter(x=days, y=data["findings"].to_list(), name="findings", yaxis="y2", mode="lines+markers",
                         line={"color": "#b42318"})
-        fig.update_layout(yaxis2={"overlaying": "y", "side": "right", "title": {"text": "findings"}, "rangemode": "tozero"})
+        fig.update_layout(yaxis2={"overlaying": "y", "side": "right", "title": {"text": "findings"}, "rangemode": "tozero",
+                                  "showgrid": False})
         fig.update_yaxes(title_text=f"house win ({label(currency)})", selector={"anchor": "x"})
         fig.update_xaxes(type="category")
     else:
-        _empty(fig, "no previous nights")
-    return _layout(fig, f"Tonight against the previous nights, {label(currency)} (dark: tonight)", height=320)
+        _empty(fig, "no nights")
+    return _layout(fig, f"Night after night, {label(currency)}: house win (bars; dark: tonight) and findings (line)",
+                   height=320)
 
 
 def fragment(fig: go.Figure, div_id: str) -> str:

@@ -40,7 +40,8 @@ class ReportInputs:
       (:func:`pipelines.report.gather.bet_aggregates`): the hold against theory is computed from it.
     - ``hold``: per table, the columns of :func:`pipelines.report.theory.hold_by_table`; when the hold
       detector provides this frame it replaces the one computed from ``bets`` in the funnel and the table.
-    - ``nights``: the trend, :data:`pipelines.report.gather.NIGHTS_SCHEMA` (one row per gaming day and currency).
+    - ``trend``: tonight and the nights before, ``pipelines.audit.trend.TREND_SCHEMA`` (one row per gaming day
+      and currency, ``tonight`` marking the audited days; ``pipelines.audit.trend.night_totals``).
     - ``quarantine`` (source_file, source_line, reason, raw) and ``source_files`` (core_source_files' columns).
     """
 
@@ -54,7 +55,7 @@ class ReportInputs:
     top_n: int = 5  # how many tables, dealers, players the summary names
     bets: pl.DataFrame | None = None
     hold: pl.DataFrame | None = None
-    nights: pl.DataFrame | None = None
+    trend: pl.DataFrame | None = None
     quarantine: pl.DataFrame | None = None
     source_files: pl.DataFrame | None = None
     finding_times: pl.DataFrame | None = None  # finding_id, hour, closed_local
@@ -169,7 +170,7 @@ def render_report(inputs: ReportInputs) -> str:
     money_currencies = sorted(f.filter(pl.col("difference").is_not_null() & (pl.col("difference") != 0))[
         "currency"].drop_nulls().unique().to_list())
     hold_currencies = sorted(hold_tables["currency"].drop_nulls().unique().to_list()) if hold_tables is not None else []
-    nights = inputs.nights
+    nights = inputs.trend
     trend_currencies = sorted(nights["currency"].drop_nulls().unique().to_list()) if nights is not None else []
 
     figs = {
@@ -183,7 +184,7 @@ def render_report(inputs: ReportInputs) -> str:
                   for i, c in enumerate(money_currencies)]
     funnel_figs = [Markup(figures.fragment(figures.hold_funnel(hold_tables, c), f"fig-hold-{i}"))
                    for i, c in enumerate(hold_currencies)]
-    trend_figs = [Markup(figures.fragment(figures.trend(nights, c, set(days)), f"fig-trend-{i}"))
+    trend_figs = [Markup(figures.fragment(figures.trend(nights, c), f"fig-trend-{i}"))
                   for i, c in enumerate(trend_currencies)]
     if hold_tables is not None and hold_tables.height:
         # tables outside their band first, then by game and table
@@ -222,6 +223,7 @@ def render_report(inputs: ReportInputs) -> str:
         quarantined=quarantined,
         data_findings=sections.data_findings_table(f),
         nights=nights,
+        trend_table=sections.trend_table(nights) if nights is not None else None,
         findings_data=pack(findings_payload(f, inputs.database)),
         n_findings=f.height,
     )

@@ -192,3 +192,18 @@ def data_findings_table(findings: pl.DataFrame) -> Table:
         ["kind", "n", "table_id"], descending=[False, True, False], nulls_last=True)
     rows = [[text(r["kind"]), text(r["table_id"]), num(r["n"]), text(r["example"])] for r in agg.iter_rows(named=True)]
     return Table(["kind", "table", "findings", "for example"], rows)
+
+
+def trend_table(trend: pl.DataFrame) -> Table:
+    """Per gaming day (latest first) and currency: rounds, wagers, handle, players' net recorded and as the rules say,
+    findings; tonight's days marked (``pipelines.audit.trend.TREND_SCHEMA``)."""
+    rows = []
+    for r in trend.sort(["gaming_day", "currency"], descending=[True, False], nulls_last=True).iter_rows(named=True):
+        c = r["currency"]
+        rows.append([Cell(("tonight " if r["tonight"] else "") + r["gaming_day"].isoformat(), False,
+                          "tonight" if r["tonight"] else ""),
+                     text(c), num(r["rounds"]), num(r["wagers"]), money(r["handle"], c),
+                     money(r["recorded_net"], c, True), money(r["expected_net"], c, True), num(r["findings"]),
+                     num(r["high_findings"])])
+    return Table(["gaming day", "currency", "rounds", "wagers", "handle", "players' net as recorded",
+                  "players' net as the rules say", "findings", "high"], rows)

@@ -33,6 +33,9 @@ import polars as pl
 Z95 = 1.959963984540054
 # rounds of the simulated games' figures (the rules engine's default): their ci95 gives the per-unit spread
 SIMULATED_ROUNDS = 2_000_000
+# the Hold'em main game under the engine's "basic" rule strategy, simulated (its spread gives the variance of
+# Ante, Flop, Turn and River together); the exact "optimal" count takes CPU-minutes and states no variance
+HOLDEM_STRATEGY = "basic"
 # bets whose edge is part of another bet's figure (rulebook.holdem_bonus.odds: "Ante, Flop, Turn and River
 # together, per unit of Ante")
 FOLDED_INTO = {("holdem_bonus", "flop"): "ante", ("holdem_bonus", "turn"): "ante", ("holdem_bonus", "river"): "ante"}
@@ -40,9 +43,9 @@ FOLDED_INTO = {("holdem_bonus", "flop"): "ante", ("holdem_bonus", "turn"): "ante
 # the per-bet aggregate the report's SQL returns (pipelines.report.gather.bet_aggregates)
 BET_AGGREGATE_SCHEMA: dict[str, pl.DataType] = {
     "game": pl.String, "ruleset": pl.String, "ruleset_version": pl.String, "table_id": pl.String,
-    "currency": pl.String, "bet": pl.String, "wagers": pl.Int64, "handle": pl.Int64,
+    "currency": pl.String, "bet": pl.String, "wagers": pl.Int64, "handle": pl.Int128,
     "handle_sq": pl.Float64,  # sum of amount**2 (a statistic: amounts squared overflow int64)
-    "house_win": pl.Int64,
+    "house_win": pl.Int128,  # sums of money: Int128 (pipelines.money)
 }
 
 # hold_by_table / hold_by_game: also the columns a funnel frame from the hold detector must have
@@ -68,7 +71,7 @@ STORED = "theory_figures.json"
 
 def fingerprint(rs) -> str:
     """What the stored figures of a rule-set version were computed from: its whole content and the rounds."""
-    return hashlib.sha256(f"{rs!r}|{SIMULATED_ROUNDS}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{rs!r}|{SIMULATED_ROUNDS}|{HOLDEM_STRATEGY}".encode("utf-8")).hexdigest()
 
 
 @cache
@@ -107,7 +110,8 @@ def compute_figures(rs) -> dict[str, tuple[float, float | None]]:
     """bet -> (house edge, E[X**2]) of a rule set, from :func:`rulebook.odds.house_edges`."""
     from rulebook.odds import house_edges
 
-    report = house_edges(rs, rounds=SIMULATED_ROUNDS)
+    options = {"strategy": HOLDEM_STRATEGY} if rs.game == "holdem_bonus" else {}
+    report = house_edges(rs, rounds=SIMULATED_ROUNDS, **options)
     out = {}
     for bet, b in report.bets.items():
         if b.method == "simulation" and b.ci95:
@@ -139,11 +143,12 @@ def figures_frame(bets: pl.DataFrame) -> pl.DataFrame:
 
 
 def _rated(bets: pl.DataFrame) -> pl.DataFrame:
+    bets = bets.with_columns(pl.col("handle").cast(pl.Int128), pl.col("house_win").cast(pl.Int128))
     figs = figures_frame(bets)
     return bets.join(figs, on=["game", "ruleset", "ruleset_version", "bet"], how="left", nulls_equal=True).with_columns(
         pl.when(pl.col("edge").is_not_null()).then(pl.col("handle").cast(pl.Float64) * pl.col("edge")).alias("theo_win"),
         pl.when(pl.col("m2").is_not_null()).then(pl.col("handle_sq") * (pl.col("m2") - pl.col("edge") ** 2)).alias("var"),
-        pl.when(pl.col("edge").is_null()).then(pl.col("handle")).otherwise(0).alias("handle_unrated"),
+        pl.when(pl.col("edge").is_null()).then(pl.col("handle")).otherwise(0).cast(pl.Int128).alias("handle_unrated"),
     )
 
 
@@ -152,17 +157,17 @@ def _hold(rated: pl.DataFrame, by: list[str]) -> pl.DataFrame:
         pl.col("wagers").sum(), pl.col("handle").sum(), pl.col("house_win").sum(),
         pl.col("theo_win").sum(), pl.col("var").sum(), pl.col("handle_unrated").sum(),
     )
-    rated_handle = pl.col("handle") - pl.col("handle_unrated")
+    rated_handle = (pl.col("handle") - pl.col("handle_unrated")).cast(pl.Float64)
     sd = pl.col("var").clip(lower_bound=0).sqrt()
     out = agg.with_columns(sd.alias("sd")).with_columns(
-        (pl.col("house_win").cast(pl.Float64) / pl.col("handle")).alias("hold_pct"),
+        (pl.col("house_win").cast(pl.Float64) / pl.col("handle").cast(pl.Float64)).alias("hold_pct"),
         (pl.col("theo_win") / rated_handle).alias("theo_pct"),
         ((pl.col("theo_win") - Z95 * pl.col("sd")) / rated_handle).alias("band_lo_pct"),
         ((pl.col("theo_win") + Z95 * pl.col("sd")) / rated_handle).alias("band_hi_pct"),
     ).with_columns(
         # only judged when every wager has a figure (else the hold and theory are not over the same handle)
         pl.when((pl.col("handle_unrated") == 0) & (pl.col("sd") > 0))
-        .then((pl.col("house_win") - pl.col("theo_win")).abs() > Z95 * pl.col("sd"))
+        .then((pl.col("house_win").cast(pl.Float64) - pl.col("theo_win")).abs() > Z95 * pl.col("sd"))
         .otherwise(None).alias("outside"),
     )
     for c in ("hold_pct", "theo_pct", "band_lo_pct", "band_hi_pct"):
@@ -174,8 +179,8 @@ def hold_by_table(bets: pl.DataFrame) -> pl.DataFrame:
     """Per game, table and currency: wagers, handle, house win, theory, sd, hold %, theory % and the 95 % band."""
     if bets.height == 0:
         return pl.DataFrame(schema={**{c: pl.String for c in ("game", "table_id", "currency")},
-                                    "wagers": pl.Int64, "handle": pl.Int64, "house_win": pl.Int64,
-                                    "theo_win": pl.Float64, "var": pl.Float64, "handle_unrated": pl.Int64,
+                                    "wagers": pl.Int64, "handle": pl.Int128, "house_win": pl.Int128,
+                                    "theo_win": pl.Float64, "var": pl.Float64, "handle_unrated": pl.Int128,
                                     "sd": pl.Float64, "hold_pct": pl.Float64, "theo_pct": pl.Float64,
                                     "band_lo_pct": pl.Float64, "band_hi_pct": pl.Float64, "outside": pl.Boolean})
     return _hold(_rated(bets), ["game", "table_id", "currency"])

@@ -14,6 +14,7 @@ engine's batch path, equal to ``engine.settle_round`` round by round, its tests 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,6 +25,7 @@ from pipelines.simulate.context import DayContext, chip
 from pipelines.simulate.records import ActionRec, RoundRec, WagerRec
 from rulebook.cards import NO_CARD, card_text
 from rulebook.holdem_bonus.hands import bonus_line
+from rulebook.holdem_bonus.params import stated
 from rulebook.holdem_bonus.vector import settle_many
 from rulebook.money import Odds
 from rulebook.round import Action, DeviceCard, Limits, RoundInput, Wager
@@ -303,10 +305,22 @@ def _deal_and_decide(ctx, f, procedure, mode, deck, seats, open_ms, close_ms, pe
 _DEVICE_CARDS = {(c, b): DeviceCard(c, b) for c in range(52) for b in (False, True)}
 
 
-def _round_input(ctx: DayContext, p: Played, params, mode: str) -> RoundInput:
+def _as_the_table_plays(ruleset):
+    """The rule set with every jackpot amount the text leaves open (the guide's Bonus Jackpot) at 0: a
+    simulated table does not offer what its rule set does not state. The audit, reading the shipped
+    rule set, leaves the wagers such an amount decides unsettled (docs/interpretations/holdem_bonus.md)."""
+    prog = ruleset.params.progressive
+    if prog is None or (stated(prog.envy_royal_flush) and stated(prog.envy_straight_flush)):
+        return ruleset
+    envy = {k: (v if stated(v) else 0) for k, v in (("envy_royal_flush", prog.envy_royal_flush), ("envy_straight_flush", prog.envy_straight_flush))}
+    params = dataclasses.replace(ruleset.params, progressive=dataclasses.replace(prog, **envy))
+    return dataclasses.replace(ruleset, params=params)
+
+
+def _round_input(ctx: DayContext, p: Played, params, mode: str, ruleset=None) -> RoundInput:
     lim = ctx.table.limits
     return RoundInput(
-        ruleset=ctx.ruleset,
+        ruleset=ruleset or ctx.ruleset,
         cards=tuple(_DEVICE_CARDS[(c, burn)] for c, burn, _ in p.events),
         wagers=tuple(Wager(w.wager_id, w.seat, w.bet, w.amount, w.player_id) for w in p.rec.wagers),
         actions=tuple(Action(a.seat, a.hand, a.action, a.amount, a.wager_ids) for a in p.rec.actions),
@@ -328,7 +342,8 @@ def _settle(ctx: DayContext, played: list[Played], params, mode: str, progressiv
             if progressive:
                 meter += sum(w.amount for w in p.rec.wagers if w.bet == "progressive") * num // den
                 p.rec.jackpot_meter = meter
-        results = settle_many([_round_input(ctx, p, params, mode) for p in played[start:]])
+        table_rules = _as_the_table_plays(ctx.ruleset)
+        results = settle_many([_round_input(ctx, p, params, mode, table_rules) for p in played[start:]])
         reset_at = None
         for k, (p, res) in enumerate(zip(played[start:], results)):
             if p.duplicate is not None:  # the table counted the cards and voided the round (HTB-7.7, MBS-5.2)

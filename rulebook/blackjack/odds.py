@@ -14,7 +14,7 @@ from __future__ import annotations
 from rulebook.blackjack.ev import Rules, round_value
 from rulebook.blackjack.params import BlackjackParams
 from rulebook.blackjack.simulate import simulate_main
-from rulebook.odds import BetOdds, OddsReport
+from rulebook.odds import BetOdds, OddsReport, Strategy
 from rulebook.ruleset import RuleSet
 
 # ~700,000 rounds per CPU-second (benchmarks/blackjack.py): about 3 s, a 95 % interval of +-0.16 %
@@ -75,6 +75,8 @@ def house_edges(
         method="simulation",
         ci95=sim.ci95,
         notes=f"{n:,} rounds, seed {seed}; infinite-shoe expected value under the same rules: {100 * infinite:.3f} %",
+        strategy=Strategy("basic", STRATEGY),
+        standard_error=sim.sd / sim.rounds**0.5,
     )
     if params.bust_before_dealer_blackjack != "loses_all":
         main = BetOdds(**{**_fields(main), "notes": main.notes + "; the simulation and the infinite-shoe value count a "

@@ -1,7 +1,7 @@
 """Which card went to which hand: the rule set's deal procedure applied to the device's card events.
 
 The device records cards in the order they left it, with burns marked, but not where each went
-(shared/formats.md). The deal procedure of the rule set (``params.shoe_deal`` / ``device_deal``,
+(docs/formats.md). The deal procedure of the rule set (``params.shoe_deal`` / ``device_deal``,
 HTB-4.11, 4.12.1, MBS-3.6, 3.6.1) says it: this module walks the events along the procedure and
 keeps what it sees -- a burn missing where the procedure has one (HTB-7.8), a burn where it has
 none, cards short or left over -- as evidence for the engine to judge, never as an exception.

@@ -41,7 +41,7 @@ from rulebook.holdem_bonus.hands import (
     lines_met,
     needs_dealer_for_bonus,
 )
-from rulebook.holdem_bonus.params import HoldemBonusParams, IrregularityRule
+from rulebook.holdem_bonus.params import HoldemBonusParams, IrregularityRule, stated
 from rulebook.money import Odds
 from rulebook.round import Irregularity, RoundInput, RoundResult, Step, Wager
 from rulebook.settlement import Settlement
@@ -126,10 +126,14 @@ def settle_on_hands(
             out[w.wager_id] = play.refused[w.wager_id]
             continue
         if play.status == UNDECIDED:
-            out[w.wager_id] = (
-                f"seat {w.seat} has no Fold or Flop decision on record and no Flop wager: a fold loses the Ante and "
-                f"Bonus ({decisions.fold}), an absent player's are returned ({sd.no_decision})"
-            )
+            absent = params.absent_player
+            if absent.effect == "returned" and w.bet in ("ante", "bonus"):
+                out[w.wager_id] = Settlement(0, absent.clause, text.absent(w.bet, w.seat))
+            else:
+                out[w.wager_id] = (
+                    f"seat {w.seat} has no Fold or Flop decision on record and no Flop wager: a fold loses the Ante and "
+                    f"Bonus ({decisions.fold}); the rule set has no rule for an absent player's {w.bet} ({absent.clause})"
+                )
             continue
         if w.bet == "progressive":
             jackpot_wagers.append(w)
@@ -185,14 +189,18 @@ def _jackpot(
         met_by[w.wager_id] = (lines_met(prog, st.jackpot[w.seat], after_fold), after_fold)
     # the guide's Bonus Jackpot (envy): to every other jackpot wager when a royal or straight flush is won
     won_hands = {l.hand for met, _ in met_by.values() for l in met if is_royal_or_straight_flush_line(l)}
-    envy_amount = max(
-        [prog.envy_royal_flush] * ("royal_flush" in won_hands) + [prog.envy_straight_flush] * ("straight_flush" in won_hands) + [0]
-    )
+    envy_by_hand = {"royal_flush": prog.envy_royal_flush, "straight_flush": prog.envy_straight_flush}
+    unstated = sorted(h for h in won_hands if not stated(envy_by_hand[h]))
+    envy_amount = max([envy_by_hand[h] for h in won_hands if stated(envy_by_hand[h])] + [0])
     for w in wagers:
         if w.wager_id in out:
             continue
         met, after_fold = met_by[w.wager_id]
-        envy = 0 if any(is_royal_or_straight_flush_line(l) for l in met) else envy_amount
+        winner = any(is_royal_or_straight_flush_line(l) for l in met)
+        if unstated and not winner:
+            out[w.wager_id] = text.envy_unstated(unstated, prog.envy_clause)
+            continue
+        envy = 0 if winner else envy_amount
         try:
             payout, line = jackpot_payout(prog, met, meter, currency)
             if envy and currency != prog.currency:
@@ -243,7 +251,7 @@ def dependencies(params: HoldemBonusParams, w: Wager, play: SeatPlay, hole: tupl
                 deps |= community
             else:
                 deps |= own | community
-        if prog.envy_royal_flush or prog.envy_straight_flush:  # another hand's royal decides the envy
+        if prog.envy_offered():  # another hand's royal or straight flush decides the envy
             for seat in jackpot_seats:
                 deps |= {("hole", seat, 0), ("hole", seat, 1)} | community
         return deps
@@ -287,6 +295,8 @@ def settle_round(round_input: RoundInput) -> RoundResult:
             unsettled[w.wager_id] = f"{w.bet} wager on seat {w.seat}, which has no Ante: the seat is not dealt ({sd.ante_required})"
         else:
             wagers.append(w)
+    wagers = _one_wager_per_area(params, wagers, settlements, unsettled, irregularities)
+    irregularities.extend(_stake_breaches(params, wagers))
     try:
         procedure, clauses = params.deal(ri.deal_mode or "")
     except ValueError:
@@ -383,6 +393,42 @@ def settle_round(round_input: RoundInput) -> RoundResult:
     return RoundResult(settlements, unsettled, tuple(steps), tuple(irregularities), outcome=outcome)
 
 
+def _one_wager_per_area(params, wagers, settlements, unsettled, irregularities) -> list[Wager]:
+    """Keep the first wager of each kind on each betting area (HTB-4.7.2); a later one is refused.
+
+    What happens to the refused one is the rule set's ``one_wager_per_area``: ``returned`` (net 0,
+    HTB-4.7.2 with 4.9: a bet the rules do not accept is refused) or ``unsettled`` (no rule in the text).
+    """
+    rule = params.one_wager_per_area
+    first: dict[tuple[int, str], Wager] = {}
+    kept: list[Wager] = []
+    for w in wagers:
+        key = (w.seat, w.bet)
+        if key not in first:
+            first[key] = w
+            kept.append(w)
+            continue
+        detail = text.second_wager(w, first[key])
+        irregularities.append(Irregularity("illegal_action", rule.clause, detail))
+        if rule.effect == "returned":
+            settlements[w.wager_id] = Settlement(0, rule.clause, f"{detail}: refused and returned")
+        else:
+            unsettled[w.wager_id] = f"{detail}: the rule set has no rule for it; the operator decides ({rule.clause})"
+    return kept
+
+
+def _stake_breaches(params, wagers) -> list[Irregularity]:
+    """A jackpot wager of another amount than the stated stake (settled as placed: the prize is not odds)."""
+    prog = params.progressive
+    if prog is None or not stated(prog.stake):
+        return []
+    return [
+        Irregularity("limit_breach", prog.stake_clause, text.stake_breach(w, prog.stake, prog.currency))
+        for w in wagers
+        if w.bet == "progressive" and w.amount != prog.stake
+    ]
+
+
 def _positions(deal: Deal) -> tuple[dict[Position, int], list[Position]]:
     """Every card position of the round with its code, and those with no usable card (unread or not dealt)."""
     known: dict[Position, int] = {}
@@ -413,7 +459,7 @@ def _settle_with_unknowns(params, mode, plays, wagers, known, unknown, counts, d
     with_jackpot = params.progressive is not None and any(w.bet == "progressive" for w in wagers)
     unseen = [c for c in range(52) if counts.get(c, 0) < decks]
     jackpot_seats = tuple(sorted({w.seat for w in wagers if w.bet == "progressive"}))
-    envy = with_jackpot and bool(params.progressive.envy_royal_flush or params.progressive.envy_straight_flush)
+    envy = with_jackpot and params.progressive.envy_offered()
 
     def filled(assign: dict[Position, int]) -> dict[Position, int]:
         # every other unknown position gets a distinct card not otherwise used: it does not matter

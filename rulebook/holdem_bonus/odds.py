@@ -1,15 +1,16 @@
-"""House edge of every Hold'em Bonus bet of a rule set: exact where the cards alone decide, simulated
-where the player's decisions do.
+"""House edge of every Hold'em Bonus bet of a rule set, each figure naming the strategy it assumes.
 
 - ``bonus``: exact, over all 1,624,350 holdings of two player and two dealer hole cards
   (1,326 x 1,225) from one deck, read on the rule set's own pay table (so the A-A vs A-A line
-  counts where the table has it). The player is assumed never to fold a Bonus-winning hand.
-- ``ante``: the main game (Ante, Flop, Turn and River as one bet, per unit of Ante), by simulation
-  under a stated strategy, with a 95 % interval; settled by the engine's own array kernel
-  (``vector.main_game``), so the figure is the rule set's, Ante qualifier included.
-- ``progressive``: exact expected return for a stated meter and jackpot wager, where the rule set's
-  lines have a structure we can count exactly (every line on the hole cards and the flop -- the
-  guide -- or the MBS structure); see :func:`progressive_return`.
+  counts where the table has it). No strategy offered folds a Bonus-winning hand.
+- ``ante``: the main game (Ante, Flop, Turn and River as one bet, per unit of Ante). Under the
+  default ``optimal`` strategy (``strategy.py``) it is counted exactly, every flop class with every
+  turn, river and dealer hand (standard error 0), or over a random sample of flops with the standard
+  error between them; under a ``rule`` strategy it is simulated (``rounds``), settled by the engine's
+  own array kernel (``vector.main_game``), with its standard error and 95 % interval.
+- ``progressive``: exact expected return for a stated meter at the rule set's jackpot stake, where
+  the lines have a structure we can count exactly (the guide's, or the MBS structure; see
+  :func:`progressive_return`); no figure while the rule set leaves the stake unstated.
 
 Probabilities are floats (they are not money); the exact figures are computed as fractions first.
 """
@@ -22,29 +23,25 @@ from math import comb, sqrt
 import numpy as np
 
 from rulebook import poker
-from rulebook.holdem_bonus.params import BONUS_HANDS, HoldemBonusParams
+from rulebook.holdem_bonus.engine import QUALIFIER_CATEGORY
+from rulebook.holdem_bonus.params import BONUS_HANDS, HoldemBonusParams, stated
+from rulebook.holdem_bonus.strategy import DEFAULT_STRATEGY, STRATEGIES, main_game_value
 from rulebook.holdem_bonus.vector import BET_CODES, bonus_hand_index, main_game
-from rulebook.odds import BetOdds, OddsReport
+from rulebook.odds import BetOdds, OddsReport, Strategy
 from rulebook.ruleset import RuleSet
 
-STRATEGIES = {
-    "basic": (
-        "fold 2-3 to 2-7 unsuited, play every other hand to the flop; bet the Turn with a pocket pair, a hole card "
-        "paired on the flop, a straight or better on the hole cards and the flop, or four cards of a hole card's suit; "
-        "bet the River with a pocket pair, a hole card paired on the board so far, or a straight or better; else check"
-    ),
-    "pair_with_hole": (
-        "play every hand to the flop; bet the Turn (and the River) when a hole card is paired -- a pocket pair, "
-        "or a hole card matching a community card seen so far -- else check"
-    ),
-    "check": "play every hand to the flop, then check the Turn and the River",
-}
 DEFAULT_ROUNDS = 2_000_000
 DEFAULT_METER = 10_000_000  # 100,000.00 in the jackpot currency's smallest unit
-DEFAULT_JACKPOT_WAGER = 100  # 1.00
 SEVEN_CARD = comb(52, 7)
 # exhaustive 7-card counts (verified by enumeration in tests/test_poker.py::test_all_seven_card_hands)
 SEVEN_CARD_ROYAL, SEVEN_CARD_STRAIGHT_FLUSH, SEVEN_CARD_QUADS = 4324, 41584 - 4324, 224848
+#: the progressive figures assume the hand is never folded (a fold loses the hole-card lines, MBS-3.7.1)
+NEVER_FOLD = Strategy("never_fold", "every hand is played to the showdown (never folded)")
+
+
+def strategy_ref(name: str) -> Strategy:
+    s = STRATEGIES[name]
+    return Strategy(s.name, s.description)
 
 
 def house_edges(
@@ -52,25 +49,41 @@ def house_edges(
     decks: int | None = None,
     rounds: int | None = None,
     seed: int = 20261125,
-    strategy: str = "basic",
+    strategy: str = DEFAULT_STRATEGY,
+    flops: int | None = None,
     meter: int = DEFAULT_METER,
-    jackpot_wager: int = DEFAULT_JACKPOT_WAGER,
     **options,
 ) -> OddsReport:
-    """Every bet's figure; ``rounds``/``seed``/``strategy`` for the simulated main game, ``meter`` and
-    ``jackpot_wager`` (smallest units) for the progressive."""
+    """Every bet's figure. The main game ("ante") under ``strategy``: ``optimal`` (the default) is
+    counted exactly over every flop class, or over a random sample of ``flops`` flops with a standard
+    error; a ``rule`` strategy is simulated over ``rounds`` rounds. ``meter`` (smallest units) for
+    the progressive, whose stake is the rule set's (no figure while the rule set leaves it unstated)."""
     params: HoldemBonusParams = ruleset.params
     decks = params.decks if decks is None else decks
     if decks != 1:
         raise ValueError(f"Hold'em Bonus is dealt from one deck ({ruleset.name}); odds for {decks} decks are not offered")
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
-    bets = {"bonus": bonus_odds(params), "ante": ante_odds(params, rounds or DEFAULT_ROUNDS, seed, strategy)}
+    if STRATEGIES[strategy].kind == "exact_ev":
+        ante = optimal_ante_odds(params, flops, seed)
+    else:
+        ante = ante_odds(params, rounds or DEFAULT_ROUNDS, seed, strategy)
+    bets = {"bonus": bonus_odds(params, strategy), "ante": ante}
+    omitted: dict[str, str] = {}
     if params.progressive is not None:
-        prog = progressive_odds(params, meter, jackpot_wager)
-        if prog is not None:
-            bets["progressive"] = prog
-    return OddsReport(ruleset=ruleset.name, decks=decks, bets=bets, strategy=STRATEGIES[strategy])
+        prog = params.progressive
+        if not stated(prog.stake):
+            omitted["progressive"] = (
+                f"the jackpot stake is not stated in the rule set ({prog.stake_clause} names the wager, not its amount): "
+                "the return per unit staked cannot be given until the casino states it"
+            )
+        else:
+            figure = progressive_odds(params, meter)
+            if figure is not None:
+                bets["progressive"] = figure
+            else:
+                omitted["progressive"] = "the rule set's jackpot lines have a structure this count does not cover at this meter"
+    return OddsReport(ruleset=ruleset.name, decks=decks, bets=bets, strategy=STRATEGIES[strategy].description, omitted=omitted)
 
 
 # --------------------------------------------------------------------------------------------
@@ -108,14 +121,19 @@ def bonus_expectation(params: HoldemBonusParams) -> tuple[Fraction, Fraction]:
     return ev, Fraction(wins, total)
 
 
-def bonus_odds(params: HoldemBonusParams) -> BetOdds:
+def bonus_odds(params: HoldemBonusParams, strategy: str = DEFAULT_STRATEGY) -> BetOdds:
+    """Exact; it depends on the decisions only through folds, and no strategy here folds a Bonus-winning hand."""
     ev, p_win = bonus_expectation(params)
+    folds = STRATEGIES[strategy].preflop_fold
+    assert not any(h[0] == h[1] or h[0] == "A" and h[1] in "KQJ" for h in folds), "a strategy folding a Bonus hand"
     return BetOdds(
         house_edge=float(-ev),
         win_probability=float(p_win),
         push_probability=0.0,
         method="exact",
         notes="all 1,624,350 player and dealer hole-card holdings from one deck; assumes the player never folds a Bonus-winning hand (a fold loses the Bonus)",
+        strategy=strategy_ref(strategy),
+        standard_error=0.0,
     )
 
 
@@ -192,14 +210,41 @@ def ante_odds(params: HoldemBonusParams, rounds: int, seed: int, strategy: str) 
         n += len(net)
     mean = total / n
     sd = sqrt(max(total_sq / n - mean * mean, 0.0))
-    half = 1.96 * sd / sqrt(n)
+    se = sd / sqrt(n)
     return BetOdds(
         house_edge=-mean,
         win_probability=wins / n,
         push_probability=pushes / n,
         method="simulation",
-        ci95=(-mean - half, -mean + half),
-        notes=f"Ante, Flop, Turn and River together, per unit of Ante; {n:,} simulated rounds; strategy: {STRATEGIES[strategy]}",
+        ci95=(-mean - 1.96 * se, -mean + 1.96 * se),
+        notes=f"Ante, Flop, Turn and River together, per unit of Ante; {n:,} simulated rounds, seed {seed}",
+        strategy=strategy_ref(strategy),
+        standard_error=se,
+    )
+
+
+def optimal_ante_odds(params: HoldemBonusParams, flops: int | None, seed: int) -> BetOdds:
+    """The main game under the ``optimal`` strategy (``strategy.py``): exact over every flop class, or
+    over a random sample of flops (each counted exactly) with the standard error between flops."""
+    v = main_game_value(QUALIFIER_CATEGORY[params.ante_qualifier], flops, seed, STRATEGIES["optimal"].preflop_fold)
+    how = (
+        f"counted exactly over all 22,100 flops (1,755 classes under suit permutation)"
+        if v.exact
+        else f"{v.flops:,} random flops (seed {seed}), each counted exactly"
+    )
+    edge, half = -v.expectation, 1.96 * v.standard_error
+    return BetOdds(
+        house_edge=edge,
+        win_probability=v.win,
+        push_probability=v.push,
+        method="exact" if v.exact else "sampled flops",
+        ci95=None if v.exact else (edge - half, edge + half),
+        notes=(
+            f"Ante, Flop, Turn and River together, per unit of Ante; {how}, with every turn, river and dealer hand; "
+            f"the Turn is bet on {100 * v.turn_rate:.1f} % of hands, the River on {100 * v.river_rate:.1f} %"
+        ),
+        strategy=strategy_ref("optimal"),
+        standard_error=v.standard_error,
     )
 
 
@@ -275,7 +320,9 @@ def _five_card_counts() -> dict[str, int]:
     return {"royal_flush": 4, "straight_flush": 36, "four_of_a_kind": 624, "full_house": 3744, "flush": 5108}
 
 
-def progressive_odds(params: HoldemBonusParams, meter: int, wager: int) -> BetOdds | None:
+def progressive_odds(params: HoldemBonusParams, meter: int) -> BetOdds | None:
+    """At the rule set's stated stake (MBS-1.1.12 leaves it open: the caller checks it is stated)."""
+    wager = params.progressive.stake
     result = progressive_return(params, meter, wager)
     if result is None:
         return None
@@ -287,5 +334,7 @@ def progressive_odds(params: HoldemBonusParams, meter: int, wager: int) -> BetOd
         win_probability=float(p_win),
         push_probability=0.0,
         method="exact",
-        notes=f"jackpot meter {meter:,} and jackpot wager {wager:,} ({params.progressive.currency} smallest units); {note}",
+        notes=f"jackpot meter {meter:,} and the rule set's jackpot stake {wager:,} ({params.progressive.currency} smallest units); {note}",
+        strategy=NEVER_FOLD,
+        standard_error=0.0,
     )

@@ -1,4 +1,4 @@
-"""The parameters of a Texas Hold'em Bonus rule set (shared/rules 000, 002, 003).
+"""The parameters of a Texas Hold'em Bonus rule set (HTB-, MBS-, THB-G- rule texts).
 
 Everything a rule text fixes, or leaves open and we decided (docs/interpretations/holdem_bonus.md),
 is a field here, loaded strictly from the rule set's TOML file, so that the engine holds no rule of
@@ -42,6 +42,24 @@ PROGRESSIVE_HANDS = ("royal_flush", "straight_flush", "four_of_a_kind", "full_ho
 PROGRESSIVE_CARDS = ("hole_and_flop", "hole_and_turn", "best_of_seven_with_hole", "best_of_seven", "community")
 
 IRREGULARITY_EFFECTS = ("void", "flag", "unsettled")
+
+#: An amount a rule text leaves open and the casino has not yet stated. It is a value a rule set must
+#: write out (the field has no default): the wagers it decides are left unsettled, with that reason,
+#: until the casino states the amount (docs/interpretations/holdem_bonus.md, "Amounts the texts leave open").
+UNSTATED = "unstated"
+
+
+def stated(amount: int | str) -> bool:
+    """Is this open amount stated (an integer) rather than :data:`UNSTATED`?"""
+    return not isinstance(amount, str)
+
+
+def _check_open_amount(name: str, amount: int | str, positive: bool = False) -> None:
+    if isinstance(amount, str):
+        if amount != UNSTATED:
+            raise ValueError(f"{name} must be an amount in the smallest unit or {UNSTATED!r}, got {amount!r}")
+    elif amount < 0 or (positive and amount == 0):
+        raise ValueError(f"{name} must be {'positive' if positive else 'non-negative'}, got {amount}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,15 +110,30 @@ class ProgressiveParams:
     wager_on_win: str
     # a percentage of the meter that is not a whole unit
     percent_rounding: Rounding
+    # the stake of the jackpot wager, in the smallest unit of the jackpot currency: the texts name the
+    # wager (MBS-1.1.12, THB-G-JACKPOT) but not its amount, so it has no default (UNSTATED until the
+    # casino states it); a jackpot wager of another amount is a finding citing stake_clause
+    stake: int | str
+    stake_clause: str
+    # the guide's Bonus Jackpot (envy): paid to every other jackpot wager of a round in which a royal /
+    # straight flush is won (THB-G-BONUS-JACKPOT); the guide names no amount, so no default: UNSTATED
+    # leaves the wagers it decides unsettled; 0 where the text has no such payout (MBS)
+    envy_royal_flush: int | str
+    envy_straight_flush: int | str
     # the guide's "conceding hand": is the jackpot wager still checked as after a fold?
     checked_after_concede: bool = False
-    # the guide's Bonus Jackpot (envy): paid to every other jackpot wager of a round in which a
-    # royal / straight flush is won; the guide names no amount, so 0 (not offered) until a table says
-    envy_royal_flush: int = 0
-    envy_straight_flush: int = 0
     envy_clause: str = ""
 
+    def envy_offered(self) -> bool:
+        """Might the Bonus Jackpot pay anything (an amount stated above 0, or one not yet stated)?"""
+        return any(not stated(a) or a > 0 for a in (self.envy_royal_flush, self.envy_straight_flush))
+
     def __post_init__(self) -> None:
+        _check_open_amount("stake", self.stake, positive=True)
+        _check_open_amount("envy_royal_flush", self.envy_royal_flush)
+        _check_open_amount("envy_straight_flush", self.envy_straight_flush)
+        if not self.stake_clause:
+            raise ValueError("the jackpot stake needs its clause (stake_clause)")
         if self.percent_and_fixed not in ("greater", "sum"):
             raise ValueError("percent_and_fixed must be 'greater' or 'sum'")
         if self.combine not in ("best", "sum"):
@@ -109,7 +142,7 @@ class ProgressiveParams:
             raise ValueError("wager_on_win must be 'collected' or 'returned'")
         if len(self.currency) != 3 or not self.currency.isupper():
             raise ValueError(f"currency must be an ISO 4217 code, got {self.currency!r}")
-        if (self.envy_royal_flush or self.envy_straight_flush) and not self.envy_clause:
+        if self.envy_offered() and not self.envy_clause:
             raise ValueError("an envy bonus needs its clause")
 
 
@@ -161,6 +194,25 @@ class Irregularities:
     decks: IrregularityRule  # the device loaded another number of decks than the text plays (HTB-4.1)
 
 
+WAGER_RULE_EFFECTS = ("returned", "unsettled")
+
+
+@dataclass(frozen=True, slots=True)
+class WagerRule:
+    """What the rules do with wagers of one irregular kind, and the clause that says so.
+
+    ``effect``: ``returned`` (the text prescribes that the wagers are returned: net 0, citing the
+    clause) or ``unsettled`` (the text has no rule for it: reported, the wagers left to the operator).
+    """
+
+    clause: str
+    effect: str
+
+    def __post_init__(self) -> None:
+        if self.effect not in WAGER_RULE_EFFECTS:
+            raise ValueError(f"effect must be one of {', '.join(WAGER_RULE_EFFECTS)}, got {self.effect!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class HoldemBonusParams:
     ante: Payout  # HTB-6.1.1
@@ -178,6 +230,12 @@ class HoldemBonusParams:
     device_decisions: DecisionClauses
     showdown: ShowdownClauses
     irregularities: Irregularities
+    # a second wager of one kind (Ante, Bonus, Flop, Turn, River) on one betting area: HTB-4.7.2 accepts
+    # only one, so the later ones are refused and returned; the other texts have no rule for it
+    one_wager_per_area: WagerRule
+    # a seat with an Ante and no Fold/Flop decision on record (no Flop wager either): HTB-7.11 returns
+    # an absent player's Ante and Bonus; the other texts have no rule for it
+    absent_player: WagerRule
     folded_bonus_loses: bool = True  # HTB-4.11.2.i, MBS-3.7.1
     decks: int = 1  # HTB-4.1
     progressive: ProgressiveParams | None = None

@@ -91,3 +91,43 @@ def line_description(line) -> str:
     if line.fixed:
         parts.append(f"fixed {line.fixed}")
     return f"{HAND_TEXT[line.hand]} {CARDS_TEXT[line.cards]} ({' or '.join(parts)})"
+
+
+BET_NAMES = {"ante": "Ante", "bonus": "Bonus", "flop": "Flop", "turn": "Turn", "river": "River", "progressive": "jackpot"}
+
+
+def envy_unstated(hands: list[str], clause: str) -> str:
+    """The reason a jackpot wager is unsettled when the Bonus Jackpot it is due has no stated amount."""
+    won = " and a ".join(HAND_TEXT[h].lower() for h in hands)
+    fields = ", ".join(f"envy_{h}" for h in hands)
+    return (
+        f"progressive: a {won} was won at the table this round, so every other jackpot wager is due the Bonus "
+        f"Jackpot, whose amount the rule text leaves open and the rule set does not state ({fields} unstated; "
+        f"{clause}): the casino must state it"
+    )
+
+
+def second_wager(w, first) -> str:
+    """A second wager of one kind on one betting area (HTB-4.7.2)."""
+    bet = BET_NAMES.get(w.bet, w.bet)
+    who = ""
+    if w.player_id and first.player_id and w.player_id != first.player_id:
+        who = f" by player {w.player_id}, on a hand player {first.player_id} bet on"
+    return (
+        f"seat {w.seat}: a second {bet} wager ({w.wager_id}, {w.amount:,}){who}; only one {bet} is accepted on a "
+        f"betting area, the first ({first.wager_id}, {first.amount:,}) stands"
+    )
+
+
+def stake_breach(w, stake: int, currency: str) -> str:
+    return (
+        f"seat {w.seat}: jackpot wager {w.wager_id} of {w.amount:,} where the jackpot stake is {stake:,} ({currency} "
+        f"smallest units): the prizes are amounts, not odds, so it is settled as placed"
+    )
+
+
+def absent(bet: str, seat: int) -> str:
+    return (
+        f"{bet}: seat {seat} has an Ante and no Fold or Flop decision on record: the player was not present to "
+        f"decide, the hand is invalid and the {BET_NAMES[bet]} is returned"
+    )

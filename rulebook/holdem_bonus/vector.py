@@ -8,7 +8,7 @@ sets together) goes through ``poker.evaluate7`` in one call, the jackpot hands i
 width; the settlement is numpy arithmetic per wager (:func:`main_game`, :func:`bonus`).
 
 Any other round (an irregularity, an unread card, a decision the rules do not allow, a jackpot
-hand -- a few per night) is handed to the scalar engine (``engine.settle_round``), which is the
+hand, a second wager of a kind on one area, a jackpot wager off the stated stake -- a few per night) is handed to the scalar engine (``engine.settle_round``), which is the
 reference: ``tests/test_holdem_vector.py`` proves the two agree on random rounds.
 """
 
@@ -26,7 +26,7 @@ from rulebook.cards import FOREIGN, card_text
 from rulebook.holdem_bonus import engine, text
 from rulebook.holdem_bonus.deal import Layout, layout, reconstruct
 from rulebook.holdem_bonus.decisions import CONCEDED, FOLDED, PLAYED, read_seat
-from rulebook.holdem_bonus.params import BONUS_HANDS, HoldemBonusParams
+from rulebook.holdem_bonus.params import BONUS_HANDS, HoldemBonusParams, stated
 from rulebook.round import Action, RoundInput, RoundResult, Step, Wager
 from rulebook.settlement import Settlement
 
@@ -239,10 +239,15 @@ def _prepass(k: int, ri: RoundInput, memo: dict) -> _Clean | None:
     bets_by = [""] * len(seats)  # strings, not lists: nothing here for the garbage collector to track
     rows: list[int] = []  # flat: seat index, bet code, amount per wager
     progressive_ok = params.progressive is not None
+    stake = params.progressive.stake if progressive_ok and stated(params.progressive.stake) else None
     for w in wagers:
         j = index.get(w.seat)
         code = BET_CODES.get(w.bet)
         if j is None or code is None or w.amount < 0 or (code == 5 and not progressive_ok):
+            return None
+        if "0123456"[code] in bets_by[j]:  # a second wager of a kind on the area (HTB-4.7.2)
+            return None
+        if code == 5 and stake is not None and w.amount != stake:  # a jackpot wager off the stake
             return None
         bets_by[j] += "0123456"[code]
         rows += (j, code, w.amount)

@@ -1,0 +1,103 @@
+"""Night after night: does tonight's audit slow down as the database's history grows?
+
+Simulates ``--nights + 1`` consecutive nights (one simulation: the tables' counters run on from night to night),
+exports each into a folder of its own under the same file names, audits nights 1..N one after the other into
+one database (printing each night's time: the curve should be flat), then audits night N+1 into a copy of that
+database and into an empty one, alternately, ``--repeat`` times, and prints the two side by side (the goal:
+within 1.2x). Each timing is the audit flow only (ingest to published files and snapshot), in this process,
+with one embedded Prefect server started before the timings; wall seconds and this process's CPU seconds (the
+machine may be shared: CPU seconds are the steadier figure).
+
+    .venv/bin/python -m benchmarks.nights                       # 30 nights of 20,000 rounds, then night 31
+    .venv/bin/python -m benchmarks.nights --nights 10 --rounds 5000
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+FIRST = dt.date(2026, 11, 1)
+
+
+def split_nights(simulated: Path, root: Path, days: list[dt.date]) -> list[Path]:
+    folders = []
+    for day in days:
+        folder = root / f"export-{day.isoformat()}"
+        folder.mkdir()
+        for path in simulated.glob(f"*_{day.isoformat()}.*"):
+            os.replace(path, folder / path.name.replace(f"_{day.isoformat()}", ""))
+        folders.append(folder)
+    return folders
+
+
+def timed_audit(folder: Path, db: Path, out: Path) -> tuple[float, float, object]:
+    from pipelines.audit.flow import audit_flow
+
+    t, c = time.perf_counter(), time.process_time()
+    outcome = audit_flow(str(folder), str(db), str(out))
+    return time.perf_counter() - t, time.process_time() - c, outcome
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nights", type=int, default=30, help="nights of history before the measured night")
+    ap.add_argument("--rounds", type=int, default=20_000, help="rounds per night")
+    ap.add_argument("--repeat", type=int, default=3, help="timings of the measured night, each way")
+    ap.add_argument("--seed", type=int, default=31)
+    ap.add_argument("--keep", type=Path, default=None, help="work here and keep it (default: a temporary folder)")
+    args = ap.parse_args()
+
+    from pipelines.audit.run import prefect_defaults
+
+    prefect_defaults()
+    from pipelines.audit.server import embedded_server
+    from pipelines.simulate.run import run_simulation
+
+    root = args.keep or Path(tempfile.mkdtemp(prefix="pitaudit-nights-"))
+    root.mkdir(parents=True, exist_ok=True)
+    days = [FIRST + dt.timedelta(days=i) for i in range(args.nights + 1)]
+    t = time.perf_counter()
+    run_simulation(root / "sim", rounds=args.rounds, days=len(days), seed=args.seed, start_day=FIRST, quiet=True)
+    folders = split_nights(root / "sim", root, days)
+    print(f"simulated {len(days)} nights of {args.rounds:,} rounds in {time.perf_counter() - t:.0f} s ({root})", flush=True)
+
+    history = root / "history.duckdb"
+    with embedded_server():
+        print(f"{'night':>5} {'gaming day':>10} {'wall s':>7} {'cpu s':>7} {'db MB':>7}", flush=True)
+        for i, folder in enumerate(folders[:-1], start=1):
+            wall, cpu, outcome = timed_audit(folder, history, root / "out-history")
+            print(f"{i:>5} {days[i - 1].isoformat():>10} {wall:>7.1f} {cpu:>7.1f} {history.stat().st_size / 2**20:>7.0f}",
+                  flush=True)
+        tonight = folders[-1]
+        grown, empty = [], []
+        for r in range(args.repeat):
+            for label in (("history", "empty") if r % 2 == 0 else ("empty", "history")):
+                db = root / f"night-{label}.duckdb"
+                for old in root.glob(f"night-{label}.*"):
+                    (shutil.rmtree if old.is_dir() else os.remove)(old)
+                if label == "history":
+                    shutil.copyfile(history, db)
+                wall, cpu, outcome = timed_audit(tonight, db, root / f"out-{label}")
+                (grown if label == "history" else empty).append((wall, cpu))
+                print(f"night {len(days)} into the {label} database: {wall:.1f} s wall, {cpu:.1f} s CPU "
+                      f"({outcome.rounds:,} rounds, {outcome.resettled} partitions re-settled)", flush=True)
+    gw, gc = statistics.median(w for w, _ in grown), statistics.median(c for _, c in grown)
+    ew, ec = statistics.median(w for w, _ in empty), statistics.median(c for _, c in empty)
+    print()
+    print(f"night {len(days)} ({args.rounds:,} rounds), median of {args.repeat}:")
+    print(f"  into a database holding {args.nights} nights: {gw:6.1f} s wall {gc:6.1f} s CPU")
+    print(f"  into an empty database:              {ew:6.1f} s wall {ec:6.1f} s CPU")
+    print(f"  ratio: {gw / ew:.2f}x wall, {gc / ec:.2f}x CPU (goal: within 1.2x)")
+    if args.keep is None:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

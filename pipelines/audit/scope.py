@@ -1,0 +1,147 @@
+"""One night's scope: which gaming days a run audits and reports.
+
+One database holds every night audited into it; a run's outputs cover the gaming days it audits,
+never the whole history (formats.md, "Night after night"):
+
+- ``--gaming-day D`` audits D; ``--from D1 --to D2`` audits every day of the range (a backfill: it
+  re-audits those days, and a second backfill of the same range changes nothing);
+- by default, the gaming days of the input: of the files this run loaded (new content: tonight's
+  export, a file that grew), or, when it loaded nothing new (the same input again), of every input
+  file, so that a re-run publishes the same outputs as the first run. A folder that accumulates every
+  night's files therefore reports tonight's days, not all of them.
+
+The days of a file are read from its text, not from the database (the database cannot tell which of
+its rows came from a file whose name an earlier night used too): the local date and time written in
+each round's ``bets_closed_at``, shifted back by the gaming day's start, exactly as the ingest files
+the round (formats.md: "A round belongs to the gaming day of its ``bets_closed_at``"). Device logs
+give days only when the input holds no round log at all (rounds the table system never recorded):
+a card's time decides no round's day otherwise, and a card dealt just after 06:00 for a round closed
+just before it would add a day the input does not hold.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+# the local date and time of bets_closed_at as written (the offset that follows does not change the local time)
+_CLOSED_AT = re.compile(rb'"bets_closed_at"\s*:\s*"(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})')
+# the first timestamp of a device-log line is its ``ts``
+_TS = re.compile(rb"^[^\n]*?,(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})", re.MULTILINE)
+# the longest range one run audits (a decade of nights): a typo in --from must not start a ten-thousand-year loop
+MAX_DAYS = 3660
+CHUNK_BYTES = 32 * 2**20
+
+
+class ScopeError(ValueError):
+    """The days asked for cannot be audited; one line."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The gaming days a run audits; ``chosen``: ``"input"`` (the default), ``"day"`` or ``"range"``."""
+
+    days: tuple[dt.date, ...]
+    chosen: str = "input"
+
+    @property
+    def first(self) -> dt.date:
+        return self.days[0]
+
+    @property
+    def last(self) -> dt.date:
+        return self.days[-1]
+
+    def label(self) -> str:
+        """``2026-11-24``, ``2026-11-24..2026-11-26`` or ``no gaming day``: for run names and messages."""
+        if not self.days:
+            return "no gaming day"
+        if len(self.days) == 1:
+            return self.first.isoformat()
+        return f"{self.first.isoformat()}..{self.last.isoformat()}"
+
+
+def _date(text: str, option: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text.strip())
+    except ValueError:
+        raise ScopeError(f"{option} must be a date like 2026-11-24, got {text!r}") from None
+
+
+def chosen_days(gaming_day: str | None = None, from_day: str | None = None,
+                to_day: str | None = None) -> Scope | None:
+    """The scope the options ask for, or None when they ask for none (the input's days then)."""
+    if gaming_day and (from_day or to_day):
+        raise ScopeError("give either --gaming-day or --from/--to, not both")
+    if gaming_day:
+        return Scope((_date(gaming_day, "--gaming-day"),), "day")
+    if not from_day and not to_day:
+        return None
+    if not (from_day and to_day):
+        raise ScopeError("a backfill needs both --from and --to (the first and the last gaming day)")
+    first, last = _date(from_day, "--from"), _date(to_day, "--to")
+    if last < first:
+        raise ScopeError(f"--to {last} is before --from {first}")
+    n = (last - first).days + 1
+    if n > MAX_DAYS:
+        raise ScopeError(f"--from {first} --to {last} spans {n:,} days; audit at most {MAX_DAYS:,} at a time")
+    return Scope(tuple(first + dt.timedelta(days=i) for i in range(n)), "range")
+
+
+def _days_of(pattern: re.Pattern, data: bytes, day_start_minutes: int) -> set[dt.date]:
+    stamps = {(m.group(1), int(m.group(2)) * 60 + int(m.group(3))) for m in pattern.finditer(data)}
+    days = set()
+    for date_text, minute in stamps:
+        try:
+            day = dt.date.fromisoformat(date_text.decode("ascii"))
+        except ValueError:
+            continue  # not a date (the ingest quarantines the line)
+        if minute > 24 * 60:
+            continue
+        days.add(day - dt.timedelta(days=1) if minute < day_start_minutes else day)
+    return days
+
+
+def days_in_files(paths: list[tuple[str, Path]], day_start_minutes: int) -> set[dt.date]:
+    """The gaming days the round logs among ``paths`` ((kind, path) pairs) hold; the device logs' days when
+    there is no round log (see the module docstring). A file that cannot be read gives no day (the ingest
+    reports it)."""
+    rounds = [p for kind, p in paths if kind == "rounds_jsonl"]
+    pattern, chosen = (_CLOSED_AT, rounds) if rounds else (_TS, [p for kind, p in paths if kind == "shoe_csv"])
+    days: set[dt.date] = set()
+    for path in chosen:
+        for chunk in _line_chunks(path):
+            days |= _days_of(pattern, chunk, day_start_minutes)
+    return days
+
+
+def _line_chunks(path: Path, size: int = CHUNK_BYTES):
+    """The file in pieces of about ``size`` bytes, each ending at a line end (a big night is never held whole)."""
+    try:
+        with open(path, "rb") as fh:
+            rest = b""
+            while True:
+                block = fh.read(size)
+                if not block:
+                    break
+                block = rest + block
+                cut = block.rfind(b"\n") + 1
+                if cut == 0:
+                    rest = block
+                    continue
+                rest = block[cut:]
+                yield block[:cut]
+            if rest:
+                yield rest
+    except OSError:
+        return  # the ingest reports a file it cannot read
+
+
+def input_scope(loaded: list[tuple[str, Path]], every: list[tuple[str, Path]], day_start_minutes: int) -> Scope:
+    """The default scope: the days of the files this run loaded, else of every input file (module docstring)."""
+    days = days_in_files(loaded, day_start_minutes) if loaded else set()
+    if not days:
+        days = days_in_files(every, day_start_minutes)
+    return Scope(tuple(sorted(days)), "input")

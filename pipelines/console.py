@@ -1,0 +1,76 @@
+"""What the CLI shows on a terminal for the ingest: a progress bar while it runs, a summary after.
+
+Values from the input (file names, reasons quoting a line) are printed as text, never read as console markup:
+a file named ``rounds_[/].jsonl`` is shown as it is, and cannot stop the run.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from typing import Iterator, TextIO
+
+from pipelines.ingest.records import FileStatus, IngestSummary, InputFile, Progress
+
+
+class Bar(Progress):
+    """The ingest's progress on stderr: bytes read, and the batch being loaded."""
+
+    def __init__(self, bar, task) -> None:
+        self.bar, self.task = bar, task
+
+    def planned(self, total_bytes: int) -> None:
+        self.bar.update(self.task, total=total_bytes)
+
+    def started(self, batch: tuple[InputFile, ...]) -> None:
+        self.bar.update(self.task, file=batch[0].rel + (f" (+{len(batch) - 1} files)" if len(batch) > 1 else ""))
+
+    def advanced(self, n_bytes: int) -> None:
+        self.bar.advance(self.task, n_bytes)
+
+
+@contextmanager
+def ingest_progress(show: bool | None = None) -> Iterator[Progress]:
+    """A :class:`Bar` on a terminal (or when ``show``), else a progress that shows nothing."""
+    if show is None:
+        show = sys.stderr.isatty()
+    if not show:
+        yield Progress()
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress as RichProgress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("ingest {task.fields[file]}", markup=False), BarColumn(), DownloadColumn(),
+               TimeRemainingColumn())
+    with RichProgress(*columns, console=Console(stderr=True), transient=True) as bar:
+        yield Bar(bar, bar.add_task("ingest", total=None, file=""))
+
+
+def print_ingest_summary(summary: IngestSummary, out: TextIO | None = None) -> None:
+    """Files, rows accepted, rows quarantined by reason, source changes; every file not loaded, by name."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=out or sys.stdout, highlight=False, soft_wrap=True, markup=False, emoji=False)
+    grown = sum(1 for f in summary.files if f.status == FileStatus.LOADED and f.first_line > 1)
+    console.print(
+        f"files: {len(summary.files)} seen, {summary.count(FileStatus.LOADED)} loaded"
+        + (f" (of which {grown} grown since an earlier read: their new lines)" if grown else "")
+        + f", {summary.count(FileStatus.ALREADY_LOADED)} already loaded, {summary.count(FileStatus.UNREADABLE)} "
+          f"unreadable, {summary.count(FileStatus.REFUSED)} refused"
+    )
+    console.print(
+        f"lines read: {summary.lines_read:,}  accepted: {summary.rows_accepted:,} "
+        f"(of which identical duplicates kept once: {summary.rows_duplicate:,})  quarantined: {summary.rows_quarantined:,}"
+    )
+    if summary.source_changes:
+        console.print(f"rounds or device events that arrived again with different content: {summary.source_changes:,} "
+                      "(both versions kept; the audit reports each as source_changed)")
+    if summary.quarantined_by_reason:
+        t = Table("reason", "lines", title="quarantined by reason", title_justify="left")
+        for reason, n in summary.quarantined_by_reason.most_common():
+            t.add_row(reason, f"{n:,}")
+        console.print(t)
+    for f in summary.files:
+        if f.status in (FileStatus.UNREADABLE, FileStatus.REFUSED):
+            console.print(f"{f.status}: {f.source_file}: {f.error}")

@@ -1,0 +1,147 @@
+"""Stage 5: the only stage that sees the writer. Each batch loads inside one transaction this module owns.
+
+``load_batch`` begins the transaction, stages the batch's parsed rows (``store``), resolves repeated keys,
+moves the rows into the core tables, checks every file's line accounting, records each file's read in
+core_source_files, and commits; anything that goes wrong rolls it back, here, and is raised again. A process
+killed at any point therefore leaves every file either fully loaded or absent, and the next run loads the
+absent ones. ``known_sources`` is the one query of what is already loaded, made before the run's first batch.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from pipelines.db import get_meta, set_meta
+from pipelines.ingest.records import FileOutcome, FileStatus, InputFile, Loaded, Parsed
+from pipelines.ingest.store import InvariantError, create_staging, drop_staging, move_batch, stage
+
+
+class DayStartMismatch(ValueError):
+    """The database was loaded with another gaming-day start; the message is the one-line reason."""
+
+
+@dataclass(frozen=True)
+class BatchLoaded:
+    outcomes: tuple[FileOutcome, ...]
+    reasons: Counter
+    source_changes: int
+    gaming_days: frozenset
+
+
+def check_day_start(con: duckdb.DuckDBPyConnection, day_start_minutes: int) -> None:
+    """The gaming-day start of every load into one database is the same (the days would not be comparable)."""
+    recorded = get_meta(con, "gaming_day_start")
+    if recorded is None:
+        set_meta(con, "gaming_day_start", str(day_start_minutes))
+    elif int(recorded) != day_start_minutes:
+        r = int(recorded)
+        raise DayStartMismatch(f"this database was loaded with gaming days starting at {r // 60:02d}:{r % 60:02d}; "
+                               "use the same --gaming-day-start or a new database")
+
+
+def known_sources(con: duckdb.DuckDBPyConnection) -> Loaded:
+    """What earlier runs loaded: contents, the prefixes of each name's reads, the unreadable files recorded."""
+    contents = frozenset(r[0] for r in con.execute(
+        "SELECT DISTINCT sha256 FROM core_source_files WHERE status = 'loaded'").fetchall())
+    prefixes: dict[str, list[tuple[int, int, str]]] = {}
+    for rel, n, lines, sha in con.execute("""
+            SELECT DISTINCT source_file, prefix_bytes, prefix_lines, prefix_sha256 FROM core_source_files
+            WHERE status = 'loaded' AND prefix_bytes > 0 ORDER BY ALL""").fetchall():
+        prefixes.setdefault(rel, []).append((n, lines, sha))
+    unreadable = {(rel, sha): (code, error) for rel, sha, code, error in con.execute(
+        "SELECT source_file, sha256, reason_code, error FROM core_source_files WHERE status <> 'loaded'").fetchall()}
+    return Loaded(contents, {k: tuple(v) for k, v in prefixes.items()}, unreadable)
+
+
+def _insert_source(con: duckdb.DuckDBPyConnection, f: InputFile | None, outcome: FileOutcome, input_root: Path,
+                   size: int = 0, sha: str = "") -> None:
+    con.execute(
+        "INSERT INTO core_source_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now(), ?, ?, ?, ?)",
+        [outcome.source_file, outcome.kind, f.sha256 if f else sha, f.size if f else size,
+         f.first_line if f else 1, f.start_byte if f else 0,
+         f.prefix_sha256 if f else None, f.prefix_bytes if f else None, f.prefix_lines if f else None,
+         outcome.lines_read, outcome.rows_accepted, outcome.rows_quarantined, outcome.rows_duplicate,
+         str(outcome.status), outcome.reason_code, outcome.error, str(input_root)],
+    )
+
+
+def record_skipped(con: duckdb.DuckDBPyConnection, outcomes: Iterable[FileOutcome], input_root: Path) -> None:
+    """The files that could not be read or were refused, one core_source_files row each (one transaction);
+    one already recorded with the same reason is not recorded again (a re-run changes nothing)."""
+    rows = [o for o in outcomes if o.status in (FileStatus.UNREADABLE, FileStatus.REFUSED) and o.recorded]
+    if not rows:
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for o in rows:
+            _insert_source(con, None, o, input_root)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def load_batch(con: duckdb.DuckDBPyConnection, files: tuple[InputFile, ...], parts: Iterable[Parsed],
+               input_root: Path) -> BatchLoaded:
+    """Load a batch's parsed parts (a list, or a stream of a big file's chunks) in one transaction.
+
+    A file the parse could not read as lines (``Parsed.unreadable``) is recorded unreadable in the same
+    transaction. Raises whatever stopped the load (the transaction rolled back): ``InvariantError`` for broken
+    line accounting, anything else for the caller to retry file by file."""
+    kind = files[0].kind
+    con.execute("BEGIN TRANSACTION")
+    try:
+        create_staging(con)
+        unreadable: dict[str, tuple[str, str]] = {}
+        reasons: Counter = Counter()
+        lines_read: Counter = Counter()
+        for part in parts:
+            for name, frame in part.frames:
+                stage(con, name, frame)
+            unreadable.update(part.unreadable)
+            reasons.update(part.reasons)
+            lines_read.update(part.lines_read)
+        days = frozenset(r[0] for r in con.execute("SELECT DISTINCT gaming_day FROM stg_rounds").fetchall()) \
+            if kind == "rounds_jsonl" else frozenset()
+        readable = tuple(f for f in files if f.rel not in unreadable)
+        counts, changes = move_batch(con, kind, readable, lines_read)
+        outcomes = []
+        for f in files:
+            if f.rel in unreadable:
+                code, why = unreadable[f.rel]
+                o = FileOutcome(f.rel, f.kind, FileStatus.UNREADABLE, error=why, reason_code=code)
+                _insert_source(con, None, o, input_root, f.size, f.sha256)
+            else:
+                c = counts[f.rel]
+                o = FileOutcome(f.rel, f.kind, FileStatus.LOADED, c.lines_read, c.rows_accepted, c.rows_quarantined,
+                                c.rows_duplicate, first_line=f.first_line)
+                _insert_source(con, f, o, input_root)
+            outcomes.append(o)
+        drop_staging(con)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return BatchLoaded(tuple(outcomes), reasons, changes, days)
+
+
+def record_failed(con: duckdb.DuckDBPyConnection, f: InputFile, code: str, error: str, input_root: Path) -> FileOutcome:
+    """A file whose load failed on its own (a defect, not bad input): recorded unreadable with the reason."""
+    o = FileOutcome(f.rel, f.kind, FileStatus.UNREADABLE, error=error, reason_code=code)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        _insert_source(con, None, o, input_root, f.size, f.sha256)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return o
+
+
+__all__ = ["BatchLoaded", "DayStartMismatch", "InvariantError", "check_day_start", "known_sources", "load_batch",
+           "record_failed", "record_skipped"]

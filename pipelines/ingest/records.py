@@ -1,0 +1,165 @@
+"""What the ingest's stages hand one another: frozen records and the vocabularies of their statuses.
+
+The stages (``discover`` -> ``screen`` -> ``plan`` -> ``parse`` -> ``load``, called in order by ``run``) share
+nothing but these records, so each can be tested with hand-made ones and none reaches back into another.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+import polars as pl
+
+
+class Kind(StrEnum):
+    SHOE_CSV = "shoe_csv"
+    ROUNDS_JSONL = "rounds_jsonl"
+
+
+class FileStatus(StrEnum):
+    """What became of a file this run (``core_source_files.status`` holds the first, third and fourth)."""
+
+    LOADED = "loaded"  # read now (a grown file: only its new lines)
+    ALREADY_LOADED = "already loaded"  # its content (SHA-256) was loaded before, under whatever name
+    UNREADABLE = "unreadable"  # could not be read: recorded with its reason, read again when it can be
+    REFUSED = "refused"  # a symbolic link leading outside the input folder: not followed
+
+
+@dataclass(frozen=True)
+class FoundFile:
+    """A file under the input folder whose name is an input format's (``discover``)."""
+
+    rel: str  # path relative to the input folder, '/' separators: the rows' source_file
+    kind: Kind | None  # None only for a folder (a refused link to one, or one that cannot be read)
+    path: Path
+    problem: tuple[str, str] | None = None  # (reason code, one-line reason): why it is not read at all
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """A file's content, as hashed once by ``screen``."""
+
+    sha256: str
+    size: int
+    prefix_sha256: str  # of the bytes up to the last line end
+    prefix_bytes: int
+    prefix_lines: int
+    at: tuple[tuple[int, str], ...] = ()  # (length, SHA-256 of the first length bytes), for lengths asked for
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """A file screened, to be read: from ``start_byte`` (0, or where an earlier read of it ended) to ``size``."""
+
+    rel: str
+    kind: Kind
+    path: Path
+    sha256: str
+    size: int
+    start_byte: int = 0
+    first_line: int = 1  # the physical line at start_byte
+    prefix_sha256: str = ""
+    prefix_bytes: int = 0
+    prefix_lines: int = 0
+
+    @property
+    def bytes_to_read(self) -> int:
+        return self.size - self.start_byte
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What is known before a run (``load.known_sources``, queried once): the contents already loaded, the
+    prefixes of earlier reads by name (to recognise a file that grew), the unreadable files already recorded."""
+
+    contents: frozenset[str] = frozenset()
+    prefixes: dict[str, tuple[tuple[int, int, str], ...]] = field(default_factory=dict)  # rel -> (bytes, lines, sha)
+    # (rel, sha256) -> (reason code, error) of the files recorded unreadable or refused (sha256 '' when unhashed)
+    unreadable: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    source_file: str
+    kind: str | None
+    status: FileStatus
+    lines_read: int = 0
+    rows_accepted: int = 0
+    rows_quarantined: int = 0
+    rows_duplicate: int = 0
+    error: str | None = None  # why not loaded (unreadable, refused); for an already loaded file, the copy it repeats
+    reason_code: str | None = None
+    first_line: int = 1  # > 1: a grown file, read from this line on
+    recorded: bool = True  # False: an unreadable file already recorded with the same reason (a re-run)
+
+
+@dataclass(frozen=True)
+class Screened:
+    """``screen``'s answer: the files to read, in order, and what became of the others."""
+
+    to_load: tuple[InputFile, ...]
+    skipped: tuple[FileOutcome, ...]
+
+
+@dataclass(frozen=True)
+class ParseOptions:
+    """What a parse needs besides the lines (picklable: it travels to the parse workers)."""
+
+    day_start_minutes: int
+    max_amount: int
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A part of a batch read and parsed: (staging table, rows) in order, and what was found.
+
+    ``bytes_read`` is what the progress bar advances by."""
+
+    frames: tuple[tuple[str, pl.DataFrame], ...]
+    unreadable: dict[str, tuple[str, str]]  # file -> (reason code, one-line reason): not readable as lines
+    reasons: Counter  # quarantine reason -> lines
+    lines_read: Counter  # file -> lines
+    bytes_read: int = 0
+
+
+@dataclass(frozen=True)
+class IngestSummary:
+    files: tuple[FileOutcome, ...] = ()
+    quarantined_by_reason: Counter = field(default_factory=Counter)
+    source_changes: int = 0  # rounds and device events that arrived again with different content
+    gaming_days: tuple = ()  # the gaming days of the rounds read this run (sorted)
+
+    def count(self, status: str) -> int:
+        return sum(1 for f in self.files if f.status == status)
+
+    @property
+    def lines_read(self) -> int:
+        return sum(f.lines_read for f in self.files)
+
+    @property
+    def rows_accepted(self) -> int:
+        return sum(f.rows_accepted for f in self.files)
+
+    @property
+    def rows_quarantined(self) -> int:
+        return sum(f.rows_quarantined for f in self.files)
+
+    @property
+    def rows_duplicate(self) -> int:
+        return sum(f.rows_duplicate for f in self.files)
+
+
+class Progress:
+    """What the run tells whoever watches it (the CLI draws a bar); every method does nothing here."""
+
+    def planned(self, total_bytes: int) -> None:
+        pass
+
+    def started(self, batch: tuple[InputFile, ...]) -> None:
+        pass
+
+    def advanced(self, n_bytes: int) -> None:
+        pass

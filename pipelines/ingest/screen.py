@@ -1,0 +1,115 @@
+"""Stage 2: each found file against what is already loaded: read it, read only its new lines, or skip it.
+
+A file is known by its content, never by its name: one whose SHA-256 was loaded before (under any name, in
+any folder, or earlier in this very run) is ``already loaded``; tomorrow's export reusing today's names is
+new content and is read. A file that grew since it was read (a copy still in progress, then finished)
+starts with the bytes an earlier read of the same name ended at: its first ``prefix_bytes`` hash to that
+read's ``prefix_sha256`` (the bytes up to its last line end), and only the lines after them are read. A
+file that cannot be read now is reported with its reason and read when it can be; one that is not text at
+all (UTF-16, binary) is reported once per content. Nothing here touches the database: what is known
+arrives as one :class:`Loaded`, queried once before the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from pipelines.ingest.records import FileOutcome, FileStatus, Fingerprint, FoundFile, InputFile, Loaded, Screened
+
+BLOCK = 8 << 20
+
+
+class NotText(Exception):
+    """The content is not UTF-8 text lines at all; the message is the one-line reason."""
+
+
+def fingerprint(path: Path, lengths: tuple[int, ...] = ()) -> Fingerprint:
+    """SHA-256 of the file, of its bytes up to its last line end, and of its first ``length`` bytes for each
+    length asked for; one pass over the file."""
+    whole = hashlib.sha256()
+    prefix_state = hashlib.sha256()
+    prefix_bytes = prefix_lines = lines = size = 0
+    wanted = sorted(set(n for n in lengths if n > 0))
+    at: list[tuple[int, str]] = []
+    with open(path, "rb") as f:
+        while block := f.read(BLOCK):
+            start = size
+            while wanted and wanted[0] <= start + len(block):  # a length inside this block: hash up to it
+                cut = wanted.pop(0) - start
+                probe = whole.copy()
+                probe.update(block[:cut])
+                at.append((start + cut, probe.hexdigest()))
+            last = block.rfind(b"\n")
+            if last >= 0:
+                whole.update(block[: last + 1])
+                prefix_state = whole.copy()
+                lines += block.count(b"\n")
+                prefix_bytes, prefix_lines = start + last + 1, lines
+                whole.update(block[last + 1:])
+            else:
+                whole.update(block)
+            size += len(block)
+    return Fingerprint(whole.hexdigest(), size, prefix_state.hexdigest(), prefix_bytes, prefix_lines, tuple(at))
+
+
+def sniff(path: Path) -> None:
+    """Raise :class:`NotText` for content that is not UTF-8 text lines at all."""
+    with open(path, "rb") as f:
+        head = f.read(8192)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise NotText("UTF-16 encoded (byte order mark); the format is UTF-8")
+    if b"\x00" in head:
+        raise NotText("binary content (NUL bytes); the format is UTF-8 text")
+
+
+def _os_reason(exc: OSError) -> str:
+    return f"cannot read the file: {exc.strerror or exc}"
+
+
+def screen(found: list[FoundFile], loaded: Loaded) -> Screened:
+    """The files to read (in the order found) and the outcome of every other one."""
+    to_load: list[InputFile] = []
+    skipped: list[FileOutcome] = []
+    seen: dict[str, str] = {}  # content -> the file of this run that has it
+
+    def unreadable(f: FoundFile, sha: str, code: str, error: str, status: FileStatus = FileStatus.UNREADABLE) -> None:
+        again = loaded.unreadable.get((f.rel, sha)) == (code, error)
+        skipped.append(FileOutcome(f.rel, f.kind, status, error=error, reason_code=code, recorded=not again))
+
+    for f in found:
+        if f.problem is not None:
+            code, why = f.problem
+            unreadable(f, "", code, why, FileStatus.REFUSED if code == "symlink_outside_input" else FileStatus.UNREADABLE)
+            continue
+        reads = loaded.prefixes.get(f.rel, ())
+        try:
+            fp = fingerprint(f.path, tuple(n for n, _, _ in reads))
+        except OSError as exc:
+            unreadable(f, "", "file_unreadable", _os_reason(exc))
+            continue
+        if fp.sha256 in loaded.contents or fp.sha256 in seen:
+            where = seen.get(fp.sha256)
+            skipped.append(FileOutcome(f.rel, f.kind, FileStatus.ALREADY_LOADED,
+                                       error=f"the same content as {where}" if where else None))
+            continue
+        known = loaded.unreadable.get((f.rel, fp.sha256))
+        if known is not None:  # this content, under this name, could not be read as lines: reading it again would not help
+            skipped.append(FileOutcome(f.rel, f.kind, FileStatus.UNREADABLE, error=known[1], reason_code=known[0],
+                                       recorded=False))
+            continue
+        try:
+            sniff(f.path)
+        except NotText as exc:
+            unreadable(f, fp.sha256, "file_not_text", str(exc))
+            continue
+        except OSError as exc:
+            unreadable(f, fp.sha256, "file_unreadable", _os_reason(exc))
+            continue
+        seen[fp.sha256] = f.rel
+        hashes = dict(fp.at)
+        grown = [(n, lines) for n, lines, sha in reads if n < fp.size and hashes.get(n) == sha]
+        start, first = max(grown) if grown else (0, 0)
+        to_load.append(InputFile(f.rel, f.kind, f.path, fp.sha256, fp.size, start, first + 1,
+                                 fp.prefix_sha256, fp.prefix_bytes, fp.prefix_lines))
+    return Screened(tuple(to_load), tuple(skipped))

@@ -1,0 +1,237 @@
+"""The player's strategies for the Hold'em Bonus main game, and the exact value of the best one.
+
+Why the best one is cheap to state: after the Flop bet the player's only choices are the Turn and
+River bets (HTB-4.11.3, 4.11.4; MBS-3.7.2), each one Ante, each settled 1 to 1 on the same final
+comparison as the Flop bet (HTB-5.2-5.4), and neither changes what the other pays or what the player
+may do next. So each is worth placing exactly when, over every card still unseen, the player's hand
+wins more often than it loses: ``P(win) > P(lose)``, counted over the remaining board and the
+dealer's two hole cards. That rule *is* optimal after the flop (no look-ahead can improve on it).
+Before the flop the published optimal play folds only 2-3 to 2-7 unsuited; :func:`flop_values`
+also returns every starting hand's value, so a test checks that list rather than trusting it.
+
+How the value is counted, per flop (:func:`flop_values`): every board completion (1,176 turn-river
+pairs) and every two-card holding of the 47 cards left (1,081) is evaluated once (1.27 million
+7-card hands); for each holding the wins, ties and losses against every disjoint dealer holding
+(990) come from ranks, the overlapping holdings subtracted per card. Over the 1,755 classes of flop
+under suit permutation (:func:`flop_classes`) the sum is the exact expectation; a random sample of
+flops gives an estimate with a standard error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import combinations, permutations
+
+import numpy as np
+
+from rulebook import poker
+
+RANKS = "A23456789TJQK"  # rulebook.cards order: code = rank * 4 + suit
+
+
+@dataclass(frozen=True, slots=True)
+class Strategy:
+    """A named way of playing the main game. ``kind``: ``exact_ev`` (decisions counted exactly over
+    the unseen cards, :func:`flop_values`) or ``rule`` (decisions from the cards seen, ``odds.py``)."""
+
+    name: str
+    kind: str
+    description: str
+    preflop_fold: frozenset[str] = frozenset()  # starting hands folded, e.g. "32o" (see starting_hand)
+
+
+#: The published optimal pre-flop play: fold 2-3 to 2-7 unsuited, play everything else.
+PREFLOP_FOLD = frozenset({"32o", "42o", "52o", "62o", "72o"})
+
+STRATEGIES: dict[str, Strategy] = {
+    s.name: s
+    for s in (
+        Strategy(
+            "optimal",
+            "exact_ev",
+            "fold 2-3 to 2-7 unsuited, play every other hand; bet the Turn, and the River, exactly when the hand wins "
+            "more often than it loses against every card still unseen (the rest of the board and the dealer's two "
+            "cards, counted exactly): optimal after the flop, since each of these bets is settled on its own",
+            PREFLOP_FOLD,
+        ),
+        Strategy(
+            "basic",
+            "rule",
+            "fold 2-3 to 2-7 unsuited, play every other hand to the flop; bet the Turn with a pocket pair, a hole card "
+            "paired on the flop, a straight or better on the hole cards and the flop, or four cards of a hole card's "
+            "suit; bet the River with a pocket pair, a hole card paired on the board so far, or a straight or better; "
+            "else check",
+            PREFLOP_FOLD,
+        ),
+        Strategy(
+            "pair_with_hole",
+            "rule",
+            "play every hand to the flop; bet the Turn (and the River) when a hole card is paired -- a pocket pair, "
+            "or a hole card matching a community card seen so far -- else check",
+        ),
+        Strategy("check", "rule", "play every hand to the flop, then check the Turn and the River"),
+    )
+}
+DEFAULT_STRATEGY = "optimal"
+
+
+def starting_hand(a: int, b: int) -> str:
+    """The class of two hole cards, higher rank first: ``AA``, ``AKs``, ``72o``."""
+    order = "AKQJT98765432"
+    ra, rb = RANKS[a // 4], RANKS[b // 4]
+    hi, lo = sorted((ra, rb), key=order.index)
+    if hi == lo:
+        return hi + lo
+    return hi + lo + ("s" if a % 4 == b % 4 else "o")
+
+
+# --------------------------------------------------------------------------------------------
+# the exact per-flop count
+
+_N = 49  # cards left after the flop
+_IU, _JU = np.triu_indices(_N, 1)  # the 1,176 pairs of them: holdings and turn-river pairs alike
+_P = len(_IU)
+_PAIR = -np.ones((_N, _N), dtype=np.int64)
+_PAIR[_IU, _JU] = np.arange(_P)
+_PAIR[_JU, _IU] = np.arange(_P)
+_PAIR0, _PAIR_OK = np.maximum(_PAIR, 0), _PAIR >= 0
+_BITS = (np.int64(1) << _IU) | (np.int64(1) << _JU)
+_DISJOINT = (_BITS[:, None] & _BITS[None, :]) == 0  # [board pair, holding]: no card shared
+_BOARD, _HOLD = np.nonzero(_DISJOINT)
+_T_NOT_IN_H = ~((_IU[:, None] == np.arange(_N)) | (_JU[:, None] == np.arange(_N)))  # [holding, turn card]
+_NONE = 8191  # above every strength (1..7462): an impossible holding never counts as lower or equal
+_HOLDINGS, _DEALERS = 1081, 990  # holdings of the 47 cards left on a full board; dealer holdings disjoint from one
+
+
+def _less_and_equal(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of the last axis: for every element, how many of the row are strictly less, and equal."""
+    n = x.shape[-1]
+    order = np.argsort(x, axis=-1)
+    sv = np.take_along_axis(x, order, -1)
+    new = np.empty(sv.shape, dtype=bool)
+    new[..., 0] = True
+    np.not_equal(sv[..., 1:], sv[..., :-1], out=new[..., 1:])
+    idx = np.broadcast_to(np.arange(n, dtype=np.int16), sv.shape)
+    first = np.maximum.accumulate(np.where(new, idx, 0), axis=-1)
+    end = np.empty(sv.shape, dtype=bool)
+    end[..., -1] = True
+    end[..., :-1] = new[..., 1:]
+    last = np.minimum.accumulate(np.where(end, idx, n)[..., ::-1], axis=-1)[..., ::-1]
+    less, equal = np.empty_like(first), np.empty_like(first)
+    np.put_along_axis(less, order, first, -1)
+    np.put_along_axis(equal, order, (last - first + 1).astype(first.dtype), -1)
+    return less, equal
+
+
+@dataclass(frozen=True, slots=True)
+class FlopValues:
+    """One flop, every holding of the 49 cards left: the expected net per unit of Ante and the bets made."""
+
+    cards: np.ndarray  # (49,) the cards left, in code order; holding k is cards[_IU[k]], cards[_JU[k]]
+    ev: np.ndarray  # (1176,) expected net of Ante + Flop + Turn + River, the fold list applied
+    play_ev: np.ndarray  # (1176,) the same if the hand is played (whatever the fold list says)
+    folded: np.ndarray  # (1176,) bool
+    turn_bet: np.ndarray  # (1176,) bool: the Turn bet is placed
+    river_rate: np.ndarray  # (1176,) share of turn cards after which the River bet is placed
+    win: np.ndarray  # (1176,) probability the hand beats the dealer's (0 when folded)
+    tie: np.ndarray  # (1176,) probability of a stand-off (0 when folded)
+
+
+def flop_values(flop, qualifier: int, preflop_fold: frozenset[str] = PREFLOP_FOLD) -> FlopValues:
+    """Exact values of the ``optimal`` strategy on one flop (three card codes); ``qualifier`` is the
+    category a winning hand needs for the Ante to be paid (``poker.STRAIGHT``, HTB-5.2; ``poker.FLUSH``, the guide)."""
+    flop = np.asarray(flop, dtype=np.uint8)
+    rest = np.setdiff1d(np.arange(52, dtype=np.uint8), flop)
+    hands = np.empty((len(_BOARD), 7), dtype=np.uint8)
+    hands[:, :3] = flop
+    hands[:, 3], hands[:, 4] = rest[_IU[_BOARD]], rest[_JU[_BOARD]]
+    hands[:, 5], hands[:, 6] = rest[_IU[_HOLD]], rest[_JU[_HOLD]]
+    strength = np.full((_P, _P), _NONE, dtype=np.int16)  # [turn-river pair, holding]
+    strength[_BOARD, _HOLD] = poker.evaluate7(hands)
+    # against every holding on the board, then the ones sharing a card with the player's, per card
+    all_less, all_equal = _less_and_equal(strength)
+    by_card = np.where(_PAIR_OK, strength[:, _PAIR0], _NONE).astype(np.int16)  # [board, card, other card]
+    card_less, card_equal = _less_and_equal(by_card)
+    wins = all_less - card_less[:, _IU, _JU] - card_less[:, _JU, _IU]
+    ties = all_equal - card_equal[:, _IU, _JU] - card_equal[:, _JU, _IU] + 1  # the holding itself is in both cards' rows
+    losses = _DEALERS - wins - ties
+    wins, losses = np.where(_DISJOINT, wins, 0), np.where(_DISJOINT, losses, 0)
+    edge = (wins - losses) / _DEALERS  # a 1-unit bet's expected net, per (board, holding)
+    qualified = poker.category(np.where(_DISJOINT, strength, 1).astype(np.int32)) >= qualifier
+    ante = (wins * qualified - losses).sum(axis=0) / (_DEALERS * _HOLDINGS)
+    turn = edge.sum(axis=0) / _HOLDINGS  # the Turn (and Flop) bet's value, over every turn and river
+    # the River bet's value after each turn card: over the 46 river cards left
+    river = np.where(_PAIR_OK, edge.T[:, _PAIR0], 0.0).sum(axis=2) / 46  # [holding, turn card]
+    river_bet = (river > 0) & _T_NOT_IN_H
+    play = ante + 2 * turn + np.maximum(turn, 0) + (np.maximum(river, 0) * _T_NOT_IN_H).sum(axis=1) / 47
+    classes = _classes(rest)
+    folded = np.isin(classes, list(preflop_fold)) if preflop_fold else np.zeros(_P, dtype=bool)
+    ties_all = np.where(_DISJOINT, ties, 0)
+    win = np.where(folded, 0.0, wins.sum(axis=0) / (_DEALERS * _HOLDINGS))
+    tie = np.where(folded, 0.0, ties_all.sum(axis=0) / (_DEALERS * _HOLDINGS))
+    river_rate = np.where(folded, 0.0, river_bet.sum(axis=1) / 47)
+    return FlopValues(rest, np.where(folded, -1.0, play), play, folded, (turn > 0) & ~folded, river_rate, win, tie)
+
+
+def _classes(rest: np.ndarray) -> np.ndarray:
+    return np.array([starting_hand(int(a), int(b)) for a, b in zip(rest[_IU], rest[_JU])])
+
+
+@lru_cache(maxsize=1)
+def flop_classes() -> tuple[np.ndarray, np.ndarray]:
+    """The 1,755 flops that differ other than by a permutation of suits, and how many of the 22,100 each stands for."""
+    perms = list(permutations(range(4)))
+    seen: dict[tuple[int, ...], int] = {}
+    for flop in combinations(range(52), 3):
+        key = min(tuple(sorted(c - c % 4 + p[c % 4] for c in flop)) for p in perms)
+        seen[key] = seen.get(key, 0) + 1
+    keys = sorted(seen)
+    return np.array(keys, dtype=np.uint8), np.array([seen[k] for k in keys], dtype=np.int64)
+
+
+@dataclass(frozen=True, slots=True)
+class MainGameValue:
+    """The main game's value under the ``optimal`` strategy, per unit of Ante."""
+
+    expectation: float  # expected net (negative: the house's edge)
+    standard_error: float  # 0.0 when every flop class was counted
+    win: float
+    push: float
+    turn_rate: float  # share of hands (folded ones included) that bet the Turn
+    river_rate: float
+    flops: int  # flops counted
+    exact: bool
+    starting_hands: dict[str, float]  # expected net of playing each starting hand (exact runs only)
+
+
+def main_game_value(qualifier: int, flops: int | None = None, seed: int = 0,
+                    preflop_fold: frozenset[str] = PREFLOP_FOLD) -> MainGameValue:
+    """Every flop class counted exactly (``flops`` None: 1,755 flops, about 0.2 CPU-seconds each), or a
+    random sample of ``flops`` flops, each counted exactly, with the standard error between flops."""
+    if flops is None:
+        cards, weights = flop_classes()
+    else:
+        if flops < 2:
+            raise ValueError(f"flops must be at least 2 for a standard error, got {flops}")
+        rng = np.random.default_rng(seed)
+        cards = np.array([np.sort(rng.choice(52, 3, replace=False)) for _ in range(flops)], dtype=np.uint8)
+        weights = np.ones(flops, dtype=np.int64)
+    per_flop = np.empty((len(cards), 5))
+    class_sum: dict[str, float] = {}
+    class_n: dict[str, float] = {}
+    for k, (flop, w) in enumerate(zip(cards, weights)):
+        fv = flop_values(flop, qualifier, preflop_fold)
+        per_flop[k] = (fv.ev.mean(), fv.win.mean(), fv.tie.mean(), fv.turn_bet.mean(), fv.river_rate.mean())
+        if flops is None:
+            names = _classes(fv.cards)
+            for name in np.unique(names):
+                m = names == name
+                class_sum[name] = class_sum.get(name, 0.0) + w * float(fv.play_ev[m].sum())
+                class_n[name] = class_n.get(name, 0.0) + w * int(m.sum())
+    wsum = weights.sum()
+    mean = (per_flop * weights[:, None]).sum(axis=0) / wsum
+    se = 0.0 if flops is None else float(per_flop[:, 0].std(ddof=1) / np.sqrt(flops))
+    hands = {name: class_sum[name] / class_n[name] for name in class_sum}
+    return MainGameValue(float(mean[0]), se, float(mean[1]), float(mean[2]), float(mean[3]), float(mean[4]),
+                         len(cards), flops is None, hands)

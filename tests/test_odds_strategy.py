@@ -1,0 +1,55 @@
+"""Every odds figure that depends on the player's decisions names its strategy and its standard error,
+in the API (rulebook.odds), in `pitaudit odds --json` and in the text table."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from pipelines.cli import app
+from pipelines.odds_table import render
+from rulebook.catalogue import builtin
+from rulebook.odds import house_edges
+
+BJ = builtin().latest("hoiana-blackjack")
+HOIANA = builtin().latest("hoiana-holdem-bonus")
+BACCARAT = builtin().latest("hoiana-tiger-baccarat/commission")
+
+
+def test_blackjack_main_figure_names_basic_strategy_and_its_standard_error():
+    main = house_edges(BJ, 8, rounds=20_000, seed=3).bets["main"]
+    assert main.strategy.name == "basic" and "basic strategy" in main.strategy.description
+    half = (main.ci95[1] - main.ci95[0]) / 2
+    assert main.standard_error == pytest.approx(half / 1.96, rel=1e-9)
+    assert 0.001 < main.standard_error < 0.02  # about 1.15 / sqrt(20,000)
+
+
+def test_exact_figures_that_depend_on_no_decision_carry_no_strategy():
+    report = house_edges(BACCARAT, 8)
+    assert all(b.strategy is None and b.method == "exact" for b in report.bets.values())
+    assert "strategy" not in json.dumps(report.as_json())
+
+
+def test_holdem_rule_strategy_figure_states_its_strategy_and_standard_error():
+    ante = house_edges(HOIANA, rounds=50_000, seed=1, strategy="check").bets["ante"]
+    assert ante.strategy.name == "check" and ante.standard_error > 0
+    assert ante.ci95[0] == pytest.approx(ante.house_edge - 1.96 * ante.standard_error)
+    with pytest.raises(ValueError, match="unknown strategy"):
+        house_edges(HOIANA, strategy="hunch")
+
+
+def test_cli_json_and_text_name_the_strategy_and_standard_error():
+    runner = CliRunner()
+    out = runner.invoke(app, ["odds", "--ruleset", "hoiana-holdem-bonus", "--flops", "2", "--json"])
+    assert out.exit_code == 0, out.output
+    ante = json.loads(out.output)["bets"]["ante"]
+    assert {"house_edge", "standard_error", "strategy"} <= set(ante) and ante["strategy"]["name"] == "optimal"
+    report = house_edges(HOIANA, strategy="basic", rounds=20_000)
+    buf = io.StringIO()
+    render(report, Console(file=buf, width=200))
+    text = buf.getvalue()
+    assert "std. error" in text and "strategy basic: fold 2-3 to 2-7 unsuited" in text

@@ -1,0 +1,221 @@
+"""One writer, all or nothing: ``pitaudit audit`` as a user runs it (a process of its own, its own Prefect server).
+
+- two audits started together on one database both end as one clean run would (the second waits for the first);
+- an audit that cannot get the database within PITAUDIT_LOCK_WAIT stops with one line and status 2;
+- a full output disk (a small tmpfs) leaves the previous run's files whole and no partial file;
+- a killed audit leaves no process behind (its Prefect server, its workers), and its re-run ends as one clean run;
+- a database path holding a quote works.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+CLI = [sys.executable, "-m", "pipelines.cli"]
+FILES = ("findings.csv", "quarantine.csv", "report.html", "settlements.parquet")
+
+
+def _env(tmp: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env.update(PREFECT_HOME=str(tmp / "prefect-home"), PYTHONUNBUFFERED="1", **extra)
+    return env
+
+
+def _audit(inp: Path, db: Path, out: Path, env: dict, **kw) -> subprocess.Popen:
+    return subprocess.Popen([*CLI, "audit", "--input", str(inp), "--db", str(db), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **kw)
+
+
+def _rows(db: Path) -> dict[str, list]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {t: sorted(con.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+                for t in ("out_findings", "out_settlements", "out_partitions", "core_rounds", "core_wagers")}
+    finally:
+        con.close()
+
+
+def _same_files(a: Path, b: Path) -> None:
+    for name in ("findings.csv", "quarantine.csv"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    assert pl.read_parquet(a / "settlements.parquet").equals(pl.read_parquet(b / "settlements.parquet"))
+
+
+@pytest.fixture(scope="module")
+def night(tmp_path_factory):
+    """A simulated night and one clean audit of it (the reference)."""
+    from pipelines.simulate.run import run_simulation
+
+    root = tmp_path_factory.mktemp("writer")
+    run_simulation(root / "night", tables=8, rounds=1200, seed=77, fault_rate=0.02, quiet=True)
+    proc = _audit(root / "night", root / "clean.duckdb", root / "clean-out", _env(root))
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-2000:]
+    return root
+
+
+def test_two_audits_started_together_end_as_one_clean_run(night, tmp_path):
+    db = tmp_path / "shared.duckdb"
+    env = _env(tmp_path, PITAUDIT_LOCK_WAIT="600")
+    first = _audit(night / "night", db, tmp_path / "a", env)
+    second = _audit(night / "night", db, tmp_path / "b", env)
+    results = [p.communicate(timeout=900) for p in (first, second)]
+    assert first.returncode == 0 and second.returncode == 0, [r[1][-2000:] for r in results]
+    _same_files(tmp_path / "a", night / "clean-out")
+    _same_files(tmp_path / "b", night / "clean-out")
+    assert _rows(db) == _rows(night / "clean.duckdb")
+    assert any("waiting for another pitaudit run" in err for _out, err in results), "the runs did not overlap"
+
+
+def test_an_audit_that_cannot_get_the_database_stops_with_one_line(night, tmp_path):
+    from pipelines.writer_lock import writer_lock
+
+    db = tmp_path / "held.duckdb"
+    with writer_lock(db):
+        proc = _audit(night / "night", db, tmp_path / "out", _env(tmp_path, PITAUDIT_LOCK_WAIT="0"))
+        out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 2, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("pitaudit: another pitaudit run is writing "), err
+    assert f"pid {os.getpid()}" in lines[0] and "Traceback" not in err
+    assert not (tmp_path / "out" / "findings.csv").exists()
+
+
+def test_an_audit_waits_for_the_writer_then_runs(night, tmp_path):
+    from pipelines.writer_lock import writer_lock
+
+    db = tmp_path / "waits.duckdb"
+    log = tmp_path / "stderr.txt"
+    with writer_lock(db), open(log, "w") as err_file:
+        proc = subprocess.Popen([*CLI, "audit", "--input", str(night / "night"), "--db", str(db), "--out",
+                                 str(tmp_path / "out")], stdout=subprocess.DEVNULL, stderr=err_file, text=True,
+                                env=_env(tmp_path, PITAUDIT_LOCK_WAIT="300"))
+        deadline = time.monotonic() + 300
+        while "waiting for another pitaudit run" not in log.read_text() and time.monotonic() < deadline:
+            assert proc.poll() is None, log.read_text()
+            time.sleep(0.5)
+        time.sleep(2)
+        assert proc.poll() is None and not (tmp_path / "out" / "findings.csv").exists()
+    assert proc.wait(timeout=600) == 0, log.read_text()[-2000:]
+    assert "waiting for another pitaudit run to finish writing" in log.read_text()
+    _same_files(tmp_path / "out", night / "clean-out")
+
+
+def _mount_tmpfs(path: Path, size: str) -> bool:
+    path.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0:
+        return False
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
+    return done.returncode == 0
+
+
+def test_a_full_output_disk_leaves_the_previous_files_whole_and_no_partial_file(night, tmp_path):
+    out = tmp_path / "small-disk"
+    if not _mount_tmpfs(out, "12m"):
+        pytest.skip("needs root and tmpfs to make a small disk (test_a_failed_write_... covers the logic)")
+    try:
+        db = tmp_path / "a.duckdb"
+        first = _audit(night / "night", db, out, _env(tmp_path))
+        _o, err = first.communicate(timeout=600)
+        assert first.returncode == 0, err[-2000:]
+        before = {name: (out / name).read_bytes() for name in FILES}
+        # fill the disk but a little, then audit again (a changed code version would not matter: the report alone
+        # is bigger than what is left)
+        free = os.statvfs(out).f_bavail * os.statvfs(out).f_frsize
+        with open(out / "filler", "wb") as fh:
+            fh.write(b"\0" * max(0, free - 200_000))
+        second = subprocess.run([*CLI, "audit", "--input", str(night / "night"), "--db", str(db), "--out", str(out)],
+                                capture_output=True, text=True, env=_env(tmp_path), timeout=600)
+        assert second.returncode == 2, second.stderr[-2000:]
+        lines = [line for line in second.stderr.splitlines() if line.strip() and not line.startswith("audit: ")]
+        assert len(lines) == 1 and "No space left on device" in lines[0], second.stderr[-2000:]
+        assert sorted(p.name for p in out.iterdir()) == sorted([*FILES, "filler"])  # no partial file or folder
+        assert {name: (out / name).read_bytes() for name in FILES} == before
+    finally:
+        subprocess.run(["umount", str(out)], capture_output=True)
+
+
+def test_a_failed_write_leaves_the_previous_files_whole(night, tmp_path, monkeypatch, prefect_harness):
+    """The same without a small disk: the report's write fails (ENOSPC) after the CSV files were written."""
+    from pipelines.audit import publish
+    from pipelines.audit.run import AuditError, run_audit
+
+    out = tmp_path / "out"
+    run_audit(night / "night", tmp_path / "a.duckdb", out, progress=False)
+    before = {name: (out / name).read_bytes() for name in FILES}
+
+    def full(path, inputs):
+        Path(path).write_text("<html>half a rep", encoding="utf-8")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("pipelines.report.write_report", full)
+    with pytest.raises(AuditError, match="No space left on device"):
+        run_audit(night / "night", tmp_path / "a.duckdb", out, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    assert {name: (out / name).read_bytes() for name in FILES} == before
+    assert publish  # the module under test
+
+
+def _marked(mark: str) -> list[int]:
+    """Processes whose environment carries ``mark`` (a run's processes inherit it: its server, its workers)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if mark.encode() in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the run's processes")
+def test_a_killed_audit_leaves_no_process_and_its_rerun_is_one_clean_run(night, tmp_path):
+    db = tmp_path / "killed.duckdb"
+    kills = 0
+    for fraction_s in (12, 20, 28):
+        mark = f"PITAUDIT_TEST_MARK_{uuid.uuid4().hex}"
+        env = _env(tmp_path, **{mark: "1"}, PITAUDIT_AUDIT_PROCESSES="2", PITAUDIT_GROUP_ROUNDS="100")
+        proc = subprocess.Popen([*CLI, "audit", "--input", str(night / "night"), "--db", str(db), "--out",
+                                 str(tmp_path / "out")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                                text=True)
+        deadline = time.monotonic() + fraction_s
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        if proc.poll() is None:
+            assert len(_marked(mark)) >= 2  # the run and at least its Prefect server
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        proc.communicate(timeout=60)
+        deadline = time.monotonic() + 30
+        while _marked(mark) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _marked(mark) == [], "a process of the killed run is still running"
+    assert kills >= 1, "every run finished before it could be killed"
+    rerun = subprocess.run([*CLI, "audit", "--input", str(night / "night"), "--db", str(db), "--out",
+                            str(tmp_path / "out")], capture_output=True, text=True, env=_env(tmp_path), timeout=900)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    _same_files(tmp_path / "out", night / "clean-out")
+    assert _rows(db) == _rows(night / "clean.duckdb")
+    assert not list(tmp_path.glob(".killed.duckdb.stage-*")) and not list((tmp_path / "out").glob(".pitaudit-*"))
+
+
+def test_a_quote_in_the_database_path_works(night, tmp_path, prefect_harness):
+    from pipelines.audit.run import run_audit
+
+    folder = tmp_path / "O'Brien's casino"
+    outcome = run_audit(night / "night", folder / "aud'it.duckdb", folder / "out'put", progress=False)
+    assert outcome.audited and (folder / "aud'it.readonly.duckdb").exists()
+    _same_files(folder / "out'put", night / "clean-out")
