@@ -103,13 +103,13 @@ def build_night(db: Path, rounds: int, tables: int, findings: int) -> dict:
         JOIN (SELECT *, row_number() OVER () - 1 AS rn FROM r) r ON r.rn = (i * 7919) % (SELECT count(*) FROM r)
         JOIN (SELECT unnest({list(kinds)}) AS kind, generate_subscripts({list(kinds)}, 1) - 1 AS kn) k ON k.kn = i % {len(kinds)}""")
     con.execute("""
-        INSERT INTO core_source_files (source_file, kind, sha256, size_bytes, lines_read, rows_accepted, rows_quarantined,
-            rows_duplicate, ingested_at, status, error, input_root)
-        SELECT 'rounds_' || table_id || '.jsonl', 'rounds_jsonl', md5(table_id), 1000, max(round_no), max(round_no), 0, 0,
-               TIMESTAMPTZ '2026-11-24 07:00:00+00', 'loaded', NULL, '/night' FROM r GROUP BY table_id
+        INSERT INTO core_source_files (source_file, kind, sha256, size_bytes, first_line, start_byte, lines_read,
+            rows_accepted, rows_quarantined, rows_duplicate, ingested_at, status, error, input_root)
+        SELECT 'rounds_' || table_id || '.jsonl', 'rounds_jsonl', md5(table_id), 1000, 1, 0, max(round_no), max(round_no),
+               0, 0, TIMESTAMPTZ '2026-11-24 07:00:00+00', 'loaded', NULL, '/night' FROM r GROUP BY table_id
         UNION ALL
-        SELECT 'shoe_' || table_id || '.csv', 'shoe_csv', md5(table_id || 's'), 1000, 20 * max(round_no), 20 * max(round_no), 0, 0,
-               TIMESTAMPTZ '2026-11-24 07:00:00+00', 'loaded', NULL, '/night' FROM r GROUP BY table_id""")
+        SELECT 'shoe_' || table_id || '.csv', 'shoe_csv', md5(table_id || 's'), 1000, 1, 0, 20 * max(round_no),
+               20 * max(round_no), 0, 0, TIMESTAMPTZ '2026-11-24 07:00:00+00', 'loaded', NULL, '/night' FROM r GROUP BY table_id""")
     counts = {name: con.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0]
               for name in ("out_settlements", "out_findings", "core_rounds", "core_source_files")}
     keys = con.execute("SELECT DISTINCT gaming_day, table_id FROM out_settlements ORDER BY ALL").fetchall()
