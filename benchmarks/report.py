@@ -90,7 +90,9 @@ def build_night(db: Path, rounds: int, tables: int, findings: int) -> dict:
     kinds = ("payout_mismatch", "limit_breach", "void_not_honoured", "card_integrity", "drawing_rule_violation",
              "result_mismatch", "sequence_gap", "unmatched_round", "late_wager", "illegal_action")
     con.execute(f"""
-        INSERT INTO out_findings
+        INSERT INTO out_findings (finding_id, kind, severity, gaming_day, table_id, round_no, wager_id, seat, player_id,
+            dealer_id, expected_net, recorded_net, difference, rule_ref, detail, source_file, source_line, game, ruleset,
+            ruleset_version, currency, device_id)
         SELECT lpad(printf('%x', i), 16, '0'), k.kind, CASE WHEN i % 10 < 6 THEN 'high' WHEN i % 10 < 9 THEN 'medium' ELSE 'low' END,
                DATE '2026-11-24', r.table_id, r.round_no, 'W' || CAST(r.round_no AS VARCHAR) || '-1', 1 + i % 7,
                'P-' || CAST(hash(i) % 20000 AS VARCHAR), r.dealer_id,
