@@ -176,11 +176,13 @@ def subject_rounds(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
 
 
 def subject_findings(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
-    """Every finding naming the subject in the range (the deterministic ones name player, dealer and table)."""
+    """Every finding naming the subject in the range: the deterministic ones (which name player, dealer and table)
+    and the statistical ones (advantage play, luck, collusion, hold), these with their p- and q-values."""
     cond, params = s.where()
     return _frame(con, f"""
         SELECT gaming_day, kind, severity, table_id, round_no, wager_id, player_id, dealer_id, currency,
-               expected_net, recorded_net, difference, rule_ref, detail, source_file, source_line, finding_id
+               expected_net, recorded_net, difference, rule_ref, detail, source_file, source_line, finding_id,
+               p_value, q_value
         FROM out_findings WHERE {cond}
         ORDER BY abs(coalesce(difference, 0)) DESC, gaming_day, table_id, round_no, finding_id
     """, params)

@@ -48,11 +48,7 @@ def gather(con, subject: q.Subject) -> dict[str, object]:
 
 
 def count_source() -> str:
-    try:
-        import pipelines.stats.counts  # noqa: F401
-    except ImportError:
-        return "pitaudit.investigation.count; burns not counted"
-    return "the statistical detectors' count; burns not counted"
+    return "the statistical detectors' count, pipelines.stats.counts; burns not counted"
 
 
 def write_investigation(db: Path, subject: q.Subject, out: Path) -> Path:
