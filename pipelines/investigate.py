@@ -196,7 +196,7 @@ def bet_moments(con: duckdb.DuckDBPyConnection, first: dt.date | None = None, la
     rare-hit side bet seen a few hundred times has a poor variance estimate; the exact payout distributions
     of the statistical detectors will replace it where they exist."""
     return _frame(con, """
-        SELECT ruleset, bet, currency, count(*) AS n,
+        SELECT ruleset, bet, currency, count(*) AS n, mode(ruleset_version) AS ruleset_version,
                avg(expected_net::DOUBLE / amount) AS mean_per_unit,
                var_pop(expected_net::DOUBLE / amount) AS var_per_unit
         FROM out_settlements

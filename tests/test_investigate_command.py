@@ -138,3 +138,21 @@ def test_the_statistical_findings_about_the_subject_come_with_their_probabilitie
     assert findings.height == 1 and findings["p_value"][0] < 1e-3 and findings["q_value"][0] < 0.05
     page = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert "advantage_play" in page and "p = " in page
+
+
+def test_baccarat_theory_is_exact_and_the_rest_the_floors_estimate(audited_sample):
+    """TBAC-5.1.1 Banker pays 19:20: its exact edge is 1.06 % (8 decks, the Banker's variance about 0.86); a
+    blackjack bet keeps the floor's estimate."""
+    from pipelines.investigate import bet_moments
+    from pipelines.investigation.theory import exact_where_known
+
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    try:
+        m = exact_where_known(bet_moments(con))
+    finally:
+        con.close()
+    banker = m.filter((pl.col("ruleset") == "hoiana-tiger-baccarat/commission") & (pl.col("bet") == "banker")).row(0, named=True)
+    assert banker["method"] == "exact"
+    assert banker["mean_per_unit"] == pytest.approx(-0.01058, abs=5e-5) and banker["var_per_unit"] == pytest.approx(0.86, abs=0.01)
+    main = m.filter((pl.col("ruleset") == "hoiana-blackjack") & (pl.col("bet") == "main")).row(0, named=True)
+    assert main["method"] == "floor estimate" and main["n"] > 100
