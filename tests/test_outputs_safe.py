@@ -1,7 +1,7 @@
 """What the outputs must survive: formula values in a CSV a person opens, and money that does not fit 64 bits.
 
 - Text values that begin with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return get a leading ``'`` in
-  findings.csv and quarantine.csv (formats.md, output contract); numbers stay numbers; Parquet and DuckDB
+  findings.csv and quarantine.csv (docs/formats.md, output contract); numbers stay numbers; Parquet and DuckDB
   keep the value as read.
 - A night of legal amounts whose total does not fit a BIGINT (at PITAUDIT_MAX_AMOUNT's largest bound) is
   summed exactly (HUGEINT / Int128); a difference never wraps; an amount of 2**63 - 1 is set aside at intake
