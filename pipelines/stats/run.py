@@ -90,6 +90,18 @@ def severity_of(q: float) -> str:
     return "high" if q <= 1e-4 else "medium" if q <= 1e-3 else "low"
 
 
+def _stable(value):
+    """Floats of the evidence to 6 significant digits, recursively: the published detail must be the same bytes
+    whatever order a multi-threaded sum met its rows in."""
+    if isinstance(value, float):
+        return float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
 def findings_of(tests: pl.DataFrame, params: StatsParams) -> pl.DataFrame:
     """The flagged tests as findings: money over the window, the sentence, the evidence and parameters in detail."""
     rows = []
@@ -99,7 +111,7 @@ def findings_of(tests: pl.DataFrame, params: StatsParams) -> pl.DataFrame:
         detail = {"sentence": r["sentence"], "test": r["test"], "entity": r["entity"], "window_days": r["window_days"],
                   "first_day": str(r["first_day"]), "last_day": str(r["last_day"]), "rounds": r["rounds"],
                   "wagers": r["wagers"], "p_value": r["p_value"], "q_value": r["q_value"],
-                  "evidence": json.loads(r["evidence"]) if r["evidence"] else None,
+                  "evidence": _stable(json.loads(r["evidence"])) if r["evidence"] else None,
                   "params": json.loads(params.as_detail())}
         text = f"{r['sentence']}; q = {fmt_p(r['q_value'])} ({window}). " + json.dumps(detail, separators=(",", ":"), default=str)
         key = f"{r['test']}|{r['entity']}|{r['currency']}|{r['window_days']}|{r['first_day']}|{r['last_day']}"
