@@ -144,8 +144,8 @@ CORE_ROUNDS = Table(
         Field("wager_count", "integer", "Number of wagers in the round's list.", required=True, rules=(Rule("ge", "out_of_range", 0),)),
         Field("action_count", "integer", "Number of actions in the round's list.", required=True, rules=(Rule("ge", "out_of_range", 0),)),
         Field("content_hash", "text", "MD5 of the round's canonical content (round, wagers, actions; not the source, "
-              "not the gaming day), computed when a second copy of the round arrives (null until then): two copies "
-              "are identical exactly when their hashes are equal."),
+              "not the gaming day), filled when the copy stored was compared with another (a later version, or "
+              "repeated within its file); null otherwise: two copies are identical exactly when their hashes are equal."),
         SOURCE_FILE,
         _source_line(),
     ),
@@ -164,7 +164,7 @@ CORE_WAGERS = Table(
         _nonempty("wager_id", "The table system's wager id; unique within the round."),
         Field("seat", "smallint", "Seat, numbered from the dealer's left from 1.", required=True, rules=(Rule("ge", "out_of_range", 1),)),
         Field("player_id", "text", "The rated player; null for unrated play."),
-        _nonempty("bet", "Bet type, one of the game's bets (shared/formats.md)."),
+        _nonempty("bet", "Bet type, one of the game's bets (docs/formats.md)."),
         _money("amount", "The amount wagered.", required=True),
         Field("placed_at", "timestamptz", "When the wager was placed.", required=True),
         _money("net", "What the table settled: paid to the player (positive), 0 stand-off/returned, minus the amount collected.",

@@ -21,3 +21,45 @@ def prefect_harness():
     # the temporary server migrates a fresh database first: under load that takes longer than the 30 s default
     with prefect_test_harness(server_startup_timeout=240):
         yield
+
+
+@pytest.fixture(scope="session")
+def audited_sample(tmp_path_factory, prefect_harness):
+    """The committed sample night (data/sample/) audited once per test process: ``root`` with ``pitaudit.duckdb``,
+    its read-only snapshot ``pitaudit.readonly.duckdb`` and the report folder ``out/`` (evidence, investigations,
+    notebooks read it)."""
+    from pathlib import Path
+
+    from pipelines.audit.run import run_audit
+    from pipelines.db import publish_snapshot
+
+    root = tmp_path_factory.mktemp("audited-sample")
+    run_audit(Path(__file__).parents[1] / "data" / "sample", root / "pitaudit.duckdb", root / "out", "06:00", progress=False)
+    publish_snapshot(root / "pitaudit.duckdb")
+    return root
+
+
+@pytest.fixture(scope="session")
+def browser_session():
+    """One headless Chromium driven by Playwright for the session (tests/browser.py).
+
+    Skips only when there is no Chromium executable; Playwright itself is a pinned dependency.
+    """
+    from browser import Browser, find_chromium
+
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip("no Chromium executable (chromium, /usr/bin/chromium): install it with "
+                    "`apt-get install -y chromium` (.ci/run does)")
+    session = Browser(executable)
+    yield session
+    session.close()
+
+
+@pytest.fixture
+def browser(browser_session, request):
+    """The session's Chromium, its screenshots filed under test-output/browser/<this test>/."""
+    from browser import OUTPUT, _slug
+
+    browser_session.out_dir = OUTPUT / _slug(request.node.name)
+    yield browser_session

@@ -1,4 +1,4 @@
-"""Night after night into one database (formats.md, "Night after night"), through ``pitaudit audit`` as a user runs it.
+"""Night after night into one database (docs/formats.md, "Night after night"), through ``pitaudit audit`` as a user runs it.
 
 Three consecutive simulated nights (one simulation, so the tables' round and event counters run on from one night
 to the next, as a casino's do), each exported into a folder of its own under the same file names; audited one after
@@ -88,6 +88,23 @@ def test_each_nights_files_hold_that_night_only(nights):
                               for line in p.read_text().splitlines() if f'"bets_closed_at"' in line)
         assert settlements.select("table_id", "round_no").n_unique() <= expected_rounds
         assert settlements.select("table_id", "round_no").n_unique() > 0.9 * expected_rounds
+
+
+def test_each_nights_quarantine_lists_that_nights_lines_only(nights):
+    root, seen = nights["root"], 0
+    for i, folder in enumerate(nights["folders"]):
+        rows = pl.read_csv(root / f"out{i + 1}" / "quarantine.csv", infer_schema_length=0)
+        for r in rows.iter_rows(named=True):
+            lines = (folder / r["source_file"]).read_text(encoding="utf-8", errors="replace").split("\n")
+            assert lines[int(r["source_line"]) - 1].rstrip("\r") == r["raw"].removeprefix("'") or \
+                lines[int(r["source_line"]) - 1].rstrip("\r") == r["raw"]
+            seen += 1
+    con = duckdb.connect(str(nights["db"]), read_only=True)
+    try:
+        stored = con.execute("SELECT count(*) FROM core_quarantine").fetchall()[0][0]
+    finally:
+        con.close()
+    assert seen == stored > 0  # every quarantined line is in exactly one night's file
 
 
 def test_the_database_keeps_every_night(nights):

@@ -11,8 +11,9 @@
    re-settled. A re-run over the same input re-settles nothing and publishes the same files.
 5. **Re-settle and check** the changed partitions: cut, in key order, into runs of about equal work
    (``load.contiguous_groups``), each group a chain of tasks (load -> reconstruct -> re-settle -> detect ->
-   stage) on the task runner: threads for a small night, worker processes for a big one (``runner``). Each
-   group leaves its rows in this run's own staging folder. The sequence gaps of the days run once beside them.
+   stage) on the task runner: threads for a small night, worker processes for a big one, or a Dask cluster
+   (``pitaudit audit --dask``: its workers read the Parquet the writer publishes after the ingest, ``canon``;
+   ``runner``). Each group leaves its rows in this run's own staging folder. The sequence gaps of the days run once beside them.
    (Statistical detectors, issue 11: after this step, over the night's settlements in the database.)
 6. **Write** the changed partitions' ``out_`` rows and fingerprints in one transaction.
 7. **Publish** findings.csv, settlements.parquet, quarantine.csv and report.html of the audited days into a
@@ -43,11 +44,11 @@ from prefect.futures import as_completed
 
 from pipelines.audit.load import Window, contiguous_groups
 from pipelines.audit.params import AuditParams
-from pipelines.audit.runner import WORKERS, group_params, server_for_workers, task_runner, where_groups_run
+from pipelines.audit.runner import WORKERS, group_params, runs_on_dask, server_for_workers, task_runner, where_groups_run
 from pipelines.audit.scope import Scope, ScopeError, chosen_days
 from pipelines.audit.tasks import (
-    audit_group_task, export_settlements_task, fingerprints_task, gaps_task, ingest_task, keys_task, publish_task,
-    scope_task, snapshot_task, statistics_task, write_database_task,
+    audit_group_task, export_settlements_task, fingerprints_task, gaps_task, ingest_task, keys_task, publish_canon_task,
+    publish_task, scope_task, snapshot_task, statistics_task, write_database_task,
 )
 
 # partitions run on a pool of WORKERS threads or processes (pipelines.audit.runner), in at least a few groups each
@@ -141,6 +142,18 @@ def _stage_folder(db_path: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=f".{db_path.name}.stage-", dir=db_path.parent))
 
 
+def publish_for_dask(db_path: Path, params: AuditParams, timings: dict[str, float],
+                     days: tuple[dt.date, ...]) -> Path:
+    """What the group and gap tasks read: the database file, or on a Dask cluster (``pitaudit audit --dask``) the
+    Parquet folder the writer publishes now (pipelines.audit.canon; the cluster's workers never open the database)."""
+    if not runs_on_dask():
+        return db_path
+    t = time.perf_counter()
+    folder = publish_canon_task(db_path, params, days)
+    timings["parquet"] = time.perf_counter() - t
+    return folder
+
+
 def _on_failure(flow_, flow_run, state) -> None:
     from pipelines.audit.notify import notify_failure
 
@@ -174,7 +187,7 @@ def audit_flow(
         raise AuditError(str(exc)) from None
     check_can_run(input_path, db, out, gaming_day_start)
     params = group_params(AuditParams(gaming_day_start=gaming_day_start, workers=WORKERS, settings=run_settings),
-                          1 if where_groups_run() == "worker processes" else 0)
+                          1 if where_groups_run() in ("worker processes", "a Dask cluster") else 0)
     try:
         with writer_lock(db, run_settings.lock_wait, say):
             check_database(db)
@@ -206,6 +219,7 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
                             device_rounds=0, quarantined=0, engine_errors=0, ingest=ingest, timings=timings,
                             scope=scope, nothing=why)
     _rename_run(scope)
+    source = publish_for_dask(db, params, timings, scope.days)
     all_keys = list(keys.select("gaming_day", "table_id").iter_rows())
     fingerprints = fingerprints_task(db, all_keys, params)
     changed = set(fingerprints["changed"])
@@ -222,13 +236,13 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
     try:
         results = []
         with server_for_workers():
-            gaps = gaps_task.submit(db, params, scope.days)
+            gaps = gaps_task.submit(source, params, scope.days)
             staged = {}
             # the heaviest groups first, so that the workers finish together; a group's index is its place in key order
             for index in sorted(range(len(plan)), key=lambda i: (-sum(cost[k] for k in plan[i]), i)):
                 group = plan[index]
                 label = f"{group[0][0].isoformat()} {group[0][1]}" + (f" and {len(group) - 1} more" if len(group) > 1 else "")
-                staged[audit_group_task.submit(str(db), str(stage_dir), index, group, params, label)] = group
+                staged[audit_group_task.submit(str(source), str(stage_dir), index, group, params, label)] = group
         done_keys = done_rounds = 0
         for future in as_completed(list(staged)):
             group = staged.pop(future)

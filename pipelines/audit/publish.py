@@ -240,12 +240,14 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
     """Every file of the output contract for the audited partitions ``keys`` into ``folder``, from the database:
     the findings and settlements of those partitions, the quarantined lines and file list of this run's input, the
     report with the trend of the nights before (pipelines.audit.trend)."""
-    from pipelines.audit.load import load_quarantine_of, load_source_files_of
+    from pipelines.audit.load import load_quarantine_of, load_source_files_of, quarantine_as_in_files
     from pipelines.audit.trend import night_totals
     from pipelines.ingest.discover import discover
     from pipelines.report import ReportInputs, write_report
+    from pipelines.report.gather import gather_from
 
-    files_of_input = [f.rel for f in discover(input_dir)]
+    found = discover(input_dir)
+    files_of_input = [f.rel for f in found]
     con = open_bounded_reader(db_path, memory_limit or READER_MEMORY)
     try:
         findings = _read_findings(con, keys)
@@ -253,12 +255,14 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
         quarantine = load_quarantine_of(con, files_of_input)
         source_files = load_source_files_of(con, files_of_input)
         trend = night_totals(con, scope.days)
+        report_frames = gather_from(con, keys)  # per-bet handle for hold against theory, the findings' hours
         if settlements_partial is None:
             settlements_partial = export_settlements_of(con, keys, folder / ".settlements.parquet.partial")
         create_keys_table(con, "_keys", keys)
         rounds = con.execute(f"SELECT count(*) FROM core_rounds WHERE {_in_keys(_window(keys))}").fetchall()[0][0]
     finally:
         con.close()
+    quarantine = quarantine_as_in_files(quarantine, {f.rel: f.path for f in found if f.kind is not None})
     paths = write_files(folder, findings, quarantine, settlements_partial)
     files = tuple(
         (r["source_file"], r["kind"], r["lines_read"], r["rows_accepted"], r["rows_quarantined"])
@@ -266,7 +270,9 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
     )
     report = ReportInputs(
         findings=findings, totals=totals, days=tuple(scope.days), tables=len({k[1] for k in keys}),
-        quarantined=quarantine.height, input_files=files, trend=trend,
+        quarantined=quarantine.height, input_files=files, trend=trend, bets=report_frames["bets"],
+        quarantine=quarantine, source_files=source_files, finding_times=report_frames["times"],
+        database=str(Path(db_path).resolve()),
     )
     paths["report"] = write_report(folder / "report.html", report)
     return {"paths": paths, "findings": findings, "totals": totals, "trend": trend, "quarantined": quarantine.height,

@@ -109,11 +109,12 @@ class NothingToAudit(AuditError):
 
 def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: str = "06:00",
               progress: bool = True, settings=None, gaming_day: str | None = None, from_day: str | None = None,
-              to_day: str | None = None):
+              to_day: str | None = None, dask: str | None = None):
     """Run the whole audit; returns the flow's :class:`pipelines.audit.flow.AuditOutcome`.
 
     ``settings``: the run's :class:`pipelines.settings.Settings` (the CLI builds them; default: the
     environment's). ``gaming_day`` or ``from_day``/``to_day`` choose the days (default: the input's).
+    ``dask``: ``local`` or a scheduler address: the groups run on a Dask cluster (``runner.dask_task_runner``).
     Raises :class:`NothingToAudit` when there was no round to audit, :class:`AuditError` (one line) when it
     cannot run. Prints a short summary to stdout and progress to stderr (``progress=False`` silences it).
     """
@@ -124,7 +125,21 @@ def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: s
         chosen_days(gaming_day, from_day, to_day)
     except ScopeError as exc:
         raise AuditError(str(exc)) from None
+    if dask is not None:
+        from pipelines.audit.runner import parse_dask_address
+
+        try:
+            dask = parse_dask_address(dask)
+        except ValueError as exc:
+            raise AuditError(str(exc)) from None
     check_can_run(input_dir, db_path, out_dir, gaming_day_start)
+    if dask is not None:
+        from pipelines.audit.runner import check_scheduler
+
+        try:
+            check_scheduler(dask)
+        except ConnectionError as exc:
+            raise AuditError(str(exc)) from None
     prefect_defaults()
     from pipelines.audit.collector import tuned_gc
     from pipelines.audit.flow import audit_flow
@@ -134,8 +149,14 @@ def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: s
     from pipelines.settings import Settings, SettingsError, load_settings
 
     settings = settings or load_settings()
-    processes = group_processes(input_dir, settings.audit_processes)
-    flow_fn = audit_flow.with_options(task_runner=task_runner(processes)) if processes else audit_flow
+    if dask is not None:
+        from pipelines.audit.runner import dask_task_runner
+
+        # a local cluster of PITAUDIT_AUDIT_PROCESSES worker processes (default one per core), one group each
+        flow_fn = audit_flow.with_options(task_runner=dask_task_runner(dask, settings.audit_processes))
+    else:
+        processes = group_processes(input_dir, settings.audit_processes)
+        flow_fn = audit_flow.with_options(task_runner=task_runner(processes)) if processes else audit_flow
     try:
         with embedded_server(), tuned_gc():
             outcome = flow_fn(str(input_dir), str(db_path), str(out_dir), gaming_day_start, gaming_day=gaming_day,

@@ -7,10 +7,15 @@ audit stage as long as the sum of its groups. Prefect's ``ProcessPoolTaskRunner`
 process instead: each reads its partitions from the database read-only, as DuckDB lets several
 processes do while nobody writes, and leaves its results in the staging folder; the flow's process
 stays the only writer. Workers cost a few seconds to start (Prefect and polars imported in each),
-so a night under :data:`PROCESS_MIN_BYTES` of input keeps to threads. A Dask task runner would be
-the same swap, over a cluster.
+so a night under :data:`PROCESS_MIN_BYTES` of input keeps to threads.
 
 ``Settings.audit_processes`` (``PITAUDIT_AUDIT_PROCESSES``) overrides the choice: ``0`` threads, ``N`` that many processes.
+
+``pitaudit audit --dask local`` or ``--dask tcp://HOST:PORT`` runs the same tasks on a Dask cluster through
+prefect-dask's ``DaskTaskRunner`` (:func:`dask_task_runner`): a ``distributed.LocalCluster`` of worker
+processes started for the run, or the scheduler at that address. Dask does the scheduling and moves the
+tasks and their results; the workers read the canonical data from the Parquet folder the writer
+publishes after the ingest (``pipelines.audit.canon``), never the database file.
 """
 
 from __future__ import annotations
@@ -58,6 +63,56 @@ def task_runner(processes: int):
     return ThreadPoolTaskRunner(max_workers=WORKERS)
 
 
+def parse_dask_address(text: str) -> str:
+    """``--dask``'s value: ``local``, or a scheduler address such as ``tcp://10.0.0.5:8786``; a clear error otherwise."""
+    value = text.strip()
+    if value == "local":
+        return value
+    scheme, sep, rest = value.partition("://")
+    if not sep or not scheme or not rest or any(c.isspace() for c in value):
+        raise ValueError(f"--dask takes local or a scheduler address such as tcp://HOST:8786; got {text!r}")
+    return value
+
+
+def dask_task_runner(address: str, workers: int | None = None):
+    """prefect-dask's task runner: on a new local cluster of ``workers`` processes (one thread each, the groups
+    fill the cores; default one per core) for ``local``, else on the running cluster at ``address``."""
+    from prefect_dask import DaskTaskRunner
+
+    if address == "local":
+        n = workers or WORKERS
+        return DaskTaskRunner(cluster_class="distributed.LocalCluster", cluster_kwargs={
+            "n_workers": n, "threads_per_worker": 1, "processes": True, "dashboard_address": None,
+            # one polars thread per worker (they share the cores), as in the process pool's start_group_worker
+            "env": {"POLARS_MAX_THREADS": "1"},
+            "preload": ["pipelines.audit.dask_worker"],  # the audit's collector thresholds in each worker
+        })
+    return DaskTaskRunner(address=address)
+
+
+def check_scheduler(address: str, timeout_s: int = 20) -> None:
+    """Raise ``ConnectionError`` (one line) when no Dask scheduler answers at ``address``: checked before the ingest,
+    so that a wrong address costs seconds, not a night's ingest and a traceback."""
+    if address == "local":
+        return
+    from distributed import Client
+
+    try:
+        with Client(address, timeout=f"{timeout_s}s", set_as_default=False):
+            pass
+    except (OSError, TimeoutError, ValueError) as exc:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConnectionError(f"no Dask scheduler answers at {address}: {text}") from None
+
+
+def runs_on_dask() -> bool:
+    """True inside a flow run whose task runner is prefect-dask's."""
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    return context is not None and type(context.task_runner).__name__ == "DaskTaskRunner"
+
+
 def group_params(params: AuditParams, processes: int) -> AuditParams:
     """In worker processes the groups already fill the cores: the engine's own pool (blackjack) stays off."""
     if processes and params.workers > 1:
@@ -88,7 +143,8 @@ def server_for_workers() -> Iterator[None]:
     from prefect.task_runners import ProcessPoolTaskRunner
 
     context = FlowRunContext.get()
-    if context is None or not isinstance(context.task_runner, ProcessPoolTaskRunner) or get_current_settings().api.url:
+    if context is None or get_current_settings().api.url or not (
+            isinstance(context.task_runner, ProcessPoolTaskRunner) or runs_on_dask()):
         yield
         return
     from prefect.client.orchestration import get_client
@@ -108,4 +164,6 @@ def where_groups_run() -> str:
     runner = context.task_runner if context is not None else None
     if isinstance(runner, ProcessPoolTaskRunner):
         return "worker processes"
+    if runs_on_dask():
+        return "a Dask cluster"
     return "threads"
