@@ -24,8 +24,22 @@ class Answer:
     text: str
 
 
+def _not_a_rule_text(clause_id: str) -> str | None:
+    """The references findings cite that are pitaudit's own, not a clause of a casino's document."""
+    ref = clause_id.strip().upper()
+    if ref.startswith("FORMATS-"):
+        return (f"{clause_id} is not a clause of a rule text: it cites pitaudit's input/output contract, "
+                f"docs/formats.md")
+    if ref == "LIMIT-SIGN":
+        return f"{clause_id} is not a clause of a rule text: it cites the table's posted limit sign (docs/findings.md)"
+    return None
+
+
 def clause_answer(clause_id: str, folder: Path | None) -> Answer:
     """The clause's text from ``folder`` (``--rule-docs``, else the settings' ``rule_docs``; None: none configured)."""
+    own = _not_a_rule_text(clause_id)
+    if own:
+        return Answer(NOT_FOUND, own)
     if folder is None:
         return Answer(CANNOT_RUN, f"no folder of rule documents is configured (set {RULE_DOCS_ENV} or pass "
                                   f"--rule-docs DIR): only the clause id {clause_id} can be shown")

@@ -1,4 +1,4 @@
-"""The inputs as read (``input_*``): every field of ../shared/formats.md, as text, with its checks.
+"""The inputs as read (``input_*``): every field of docs/formats.md, as text, with its checks.
 
 A line is first split into fields without judging them (CSV: the text between commas, an empty
 field is null; JSON: each value, strings decoded, other values as their JSON text, plus a

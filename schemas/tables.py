@@ -164,7 +164,7 @@ CORE_WAGERS = Table(
         _nonempty("wager_id", "The table system's wager id; unique within the round."),
         Field("seat", "smallint", "Seat, numbered from the dealer's left from 1.", required=True, rules=(Rule("ge", "out_of_range", 1),)),
         Field("player_id", "text", "The rated player; null for unrated play."),
-        _nonempty("bet", "Bet type, one of the game's bets (shared/formats.md)."),
+        _nonempty("bet", "Bet type, one of the game's bets (docs/formats.md)."),
         _money("amount", "The amount wagered.", required=True),
         Field("placed_at", "timestamptz", "When the wager was placed.", required=True),
         _money("net", "What the table settled: paid to the player (positive), 0 stand-off/returned, minus the amount collected.",

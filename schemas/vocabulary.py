@@ -1,4 +1,4 @@
-"""The closed vocabularies of the input contract (../shared/formats.md), as frozen data.
+"""The closed vocabularies of the input contract (docs/formats.md), as frozen data.
 
 Rule-set names and their games come from the rule-set catalogue (``rulebook.catalogue``), so a
 rule set added there is accepted here with no code change; the other lists are the formats

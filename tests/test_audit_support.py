@@ -156,7 +156,7 @@ class NightBuilder:
     # ---- input files, frames and databases ---------------------------------------------------------
 
     def write_input(self, folder: Path) -> Path:
-        """The night as the devices and the table system export it (shared/formats.md): shoe_*.csv, rounds_*.jsonl."""
+        """The night as the devices and the table system export it (docs/formats.md): shoe_*.csv, rounds_*.jsonl."""
         import csv
         import json
 

@@ -1,4 +1,4 @@
-"""Golden rounds of Hoiana Tiger Baccarat (shared/rules/004), each naming the clause it checks.
+"""Golden rounds of Hoiana Tiger Baccarat (rule set hoiana-tiger-baccarat, TBAC-), each naming the clause it checks.
 
 Cards are written in device order (Player, Banker, Player, Banker, then third cards, TBAC-4.9.1).
 """

@@ -1,4 +1,4 @@
-"""Golden rounds of Hoiana Blackjack (shared/rules/001, BJ-): each replays a round from the
+"""Golden rounds of Hoiana Blackjack (rule set hoiana-blackjack, BJ-): each replays a round from the
 device's cards and the table's decisions and checks the nets the rules give, naming the clause.
 
 Card strings list the cards in device order: seat by seat, the dealer's one card, seat by seat

@@ -1,4 +1,4 @@
-"""Integer money: odds as fractions and the rule sets' rounding (shared/rules/README open points)."""
+"""Integer money: odds as fractions and the rule sets' rounding (points the rule texts leave open)."""
 
 from hypothesis import given, strategies as st
 

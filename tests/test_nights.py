@@ -1,4 +1,4 @@
-"""Night after night into one database (formats.md, "Night after night"), through ``pitaudit audit`` as a user runs it.
+"""Night after night into one database (docs/formats.md, "Night after night"), through ``pitaudit audit`` as a user runs it.
 
 Three consecutive simulated nights (one simulation, so the tables' round and event counters run on from one night
 to the next, as a casino's do), each exported into a folder of its own under the same file names; audited one after

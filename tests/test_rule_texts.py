@@ -386,3 +386,10 @@ def test_the_clause_command_for_a_clause_not_there(folder):
     assert result.output.strip() == "pitaudit: clause EX-9.9 is not in example-rules.txt"
     result = runner.invoke(app, ["clause", "TBAC-7.7", "--rule-docs", str(folder)])
     assert result.exit_code == 1 and "no rule document" in result.output
+
+
+def test_the_clause_command_names_the_references_that_are_pitaudits_own(folder):
+    result = runner.invoke(app, ["clause", "FORMATS-EVENT-SEQ", "--rule-docs", str(folder)])
+    assert result.exit_code == 1 and "docs/formats.md" in result.output
+    result = runner.invoke(app, ["clause", "LIMIT-SIGN"])
+    assert result.exit_code == 1 and "posted limit sign" in result.output

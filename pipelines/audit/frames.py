@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
-# --- the output contract (../shared/formats.md): findings.csv columns, in this order -----------------
+# --- the output contract (docs/formats.md): findings.csv columns, in this order -----------------------
 FINDING_CONTRACT_COLUMNS: tuple[str, ...] = (
     "finding_id", "kind", "severity", "gaming_day", "table_id", "round_no", "wager_id", "seat",
     "player_id", "dealer_id", "expected_net", "recorded_net", "difference", "rule_ref", "detail",

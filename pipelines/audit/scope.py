@@ -1,7 +1,7 @@
 """One night's scope: which gaming days a run audits and reports.
 
 One database holds every night audited into it; a run's outputs cover the gaming days it audits,
-never the whole history (formats.md, "Night after night"):
+never the whole history (docs/formats.md, "Night after night"):
 
 - ``--gaming-day D`` audits D; ``--from D1 --to D2`` audits every day of the range (a backfill: it
   re-audits those days, and a second backfill of the same range changes nothing);
@@ -13,7 +13,7 @@ never the whole history (formats.md, "Night after night"):
 The days of a file are read from its text, not from the database (the database cannot tell which of
 its rows came from a file whose name an earlier night used too): the local date and time written in
 each round's ``bets_closed_at``, shifted back by the gaming day's start, exactly as the ingest files
-the round (formats.md: "A round belongs to the gaming day of its ``bets_closed_at``"). Device logs
+the round (docs/formats.md: "A round belongs to the gaming day of its ``bets_closed_at``"). Device logs
 give days only when the input holds no round log at all (rounds the table system never recorded):
 a card's time decides no round's day otherwise, and a card dealt just after 06:00 for a round closed
 just before it would add a day the input does not hold.

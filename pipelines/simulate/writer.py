@@ -1,4 +1,4 @@
-"""Writing the logs exactly as the devices and the table system export them (../shared/formats.md).
+"""Writing the logs exactly as the devices and the table system export them (docs/formats.md).
 
 - ``shoe_<device>_<gaming day>.csv``: one file per device per gaming day, written by polars in one
   call (no per-line flush), header ``device_id,table_id,shoe_id,event_seq,ts,event,round_no,card,decks``.
@@ -158,7 +158,7 @@ def _value(v) -> str:
 
 
 def encode_rounds(table: Table, game: str, ruleset: str, recs: list[RoundRec]) -> list[str]:
-    """One JSON line per round, byte-identical to ``json.dumps`` of the same dict (key order as formats.md)."""
+    """One JSON line per round, byte-identical to ``json.dumps`` of the same dict (key order as docs/formats.md)."""
     off = table.utc_offset_min
     n = len(recs)
     opens = format_ts_list(np.array([r.open_ms for r in recs], dtype=np.int64), off, False)

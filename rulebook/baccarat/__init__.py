@@ -1,4 +1,4 @@
-"""Hoiana Tiger Baccarat (shared/rules/004, clause prefix TBAC).
+"""Hoiana Tiger Baccarat (Hoiana Tiger Baccarat Game Rules, No. 01/01.10.2024, clause prefix TBAC).
 
 - ``params``: the rule set's parameters (pay table, variant, decks, rounding, deal order).
 - ``rules``: the drawing rules as small functions (card values, Table One, Table Two, 4.16,

@@ -1,4 +1,4 @@
-"""Clause ids of the Tiger Baccarat text (shared/rules/004) that are not in the pay table.
+"""Clause ids of the Tiger Baccarat text (Hoiana, No. 01/01.10.2024) that are not in the pay table.
 
 The pay table's clauses come from the rule set's data (``params.pay_table.<bet>.clause``); these
 are the clauses for losing, standing off, voiding and the irregularities, which the text states
@@ -45,6 +45,6 @@ EXTRA_PLAYER_CARD: Final = "TBAC-7.6"  # an unauthorised Player third card
 EXTRA_BANKER_CARD: Final = "TBAC-7.7"  # an unauthorised Banker third card
 FREE_HAND: Final = "TBAC-7.8"
 
-# Finding kinds of the output contract (shared/formats.md).
+# Finding kinds of the output contract (docs/formats.md).
 CARD_INTEGRITY: Final = "card_integrity"
 DRAWING_RULE_VIOLATION: Final = "drawing_rule_violation"

@@ -1,4 +1,4 @@
-"""The parameters of a Tiger Baccarat rule set (shared/rules 004, clause prefix TBAC)."""
+"""The parameters of a Tiger Baccarat rule set (Hoiana Tiger Baccarat Game Rules, clause prefix TBAC)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class BaccaratPayTable:
 class BaccaratParams:
     variant: Variant
     pay_table: BaccaratPayTable
-    decks: int = 8  # not fixed by the text (shared/rules/README): a parameter
+    decks: int = 8  # not fixed by the text (casinos commonly use 8): a parameter
     # how a fractional win (0.95 to 1, 1 to 2) is brought to a whole unit; the house keeps the fraction
     rounding: Rounding = Rounding.DOWN
     rounding_unit: int = 1

@@ -1,4 +1,4 @@
-"""The parameters of a Blackjack rule set (shared/rules 001, clause prefix BJ).
+"""The parameters of a Blackjack rule set (Hoiana Blackjack Game Rules, No. 01/13.06.2020, clause prefix BJ).
 
 Every field is either a rule the text states (with its clause) or a point the text leaves open,
 decided and written in docs/interpretations/blackjack.md. The engine reads nothing else.
@@ -47,7 +47,7 @@ class BlackjackParams:
     insurance_max_fraction: Odds = Odds(1, 2)  # BJ-4.11.1: up to half the initial wager ("1:2")
     dealer_blackjack_takes_original_only: bool = True  # BJ-4.9.5, 4.10.8
     max_wagers_per_seat: int = 3  # BJ-4.6
-    # a 3:2 win or a half surrender on an odd amount: the house keeps the fraction (shared/rules/README)
+    # a 3:2 win or a half surrender on an odd amount: the house keeps the fraction (the text leaves it open)
     rounding: Rounding = Rounding.DOWN
     rounding_unit: int = 1
     # BJ-4.2.3.1, 6.3: "pair" means the same face (rank); suits are not compared

@@ -14,7 +14,7 @@ import polars as pl
 
 from pipelines.audit.findings import finalize, with_ids
 
-# formats.md states the event numbering; the rule texts have no clause for a log's numbering
+# docs/formats.md states the event numbering; the rule texts have no clause for a log's numbering
 RULE_REF = "FORMATS-EVENT-SEQ"
 ROUND_RULE_REF = "FORMATS-ROUND-NO"
 
