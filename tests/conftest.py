@@ -39,9 +39,12 @@ def audited_sample(tmp_path_factory, prefect_harness):
     return root
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def browser_session():
-    """One headless Chromium driven by Playwright for the session (tests/browser.py).
+    """A headless Chromium driven by Playwright for one test (tests/browser.py).
+
+    Not shared across tests: Playwright's synchronous API keeps an event loop in the thread while it lives, and
+    Prefect then takes a flow called later in that thread for an async call (it returns a coroutine).
 
     Skips only when there is no Chromium executable; Playwright itself is a pinned dependency.
     """

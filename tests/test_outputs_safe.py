@@ -141,7 +141,7 @@ def test_a_total_beyond_64_bits_is_summed_exactly(big_night):
     assert totals["expected"].to_list() == [0]
     assert trend["handle"].to_list() == [total]
     html = (root / "out" / "report.html").read_text(encoding="utf-8")
-    from pipelines.report.money import format_amount
+    from pipelines.currency import format_amount
 
     assert format_amount(total, "USD") in html  # in dollars, exact (the report shows major units)
 

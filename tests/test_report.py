@@ -22,7 +22,7 @@ from pipelines.audit.publish import totals_of
 from pipelines.report import ReportInputs, render_report, write_report
 from pipelines.audit.trend import TREND_SCHEMA
 from pipelines.report.links import evidence_command, evidence_href, evidence_relpath, table_segment
-from pipelines.report.money import format_amount, format_money, minor_units
+from pipelines.currency import format_amount, format_money, minor_units
 from pipelines.report.payload import findings_payload, pack, script_json, unpack
 from pipelines.report.theory import BET_AGGREGATE_SCHEMA, Z95, hold_by_game, hold_by_table, second_moment
 

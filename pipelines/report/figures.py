@@ -15,7 +15,7 @@ import math
 import plotly.graph_objects as go
 import polars as pl
 
-from pipelines.report.money import format_money, minor_units
+from pipelines.currency import format_money, minor_units
 
 SEVERITY_COLOURS = {"high": "#b42318", "medium": "#dc6803", "low": "#98a2b3"}
 SEVERITIES = ("high", "medium", "low")

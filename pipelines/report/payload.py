@@ -20,7 +20,7 @@ import shlex
 import polars as pl
 
 from pipelines.report.links import evidence_href, evidence_relpath
-from pipelines.report.money import minor_units
+from pipelines.currency import minor_units
 
 # (key in the payload, column of the findings frame, how it is encoded)
 COLUMNS: tuple[tuple[str, str, str], ...] = (

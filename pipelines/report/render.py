@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from pipelines.report import figures, sections
 from pipelines.report.links import evidence_href
-from pipelines.report.money import format_money, minor_units
+from pipelines.currency import format_money, minor_units
 from pipelines.report.payload import findings_payload, pack
 from pipelines.report.theory import hold_by_game, hold_by_table
 

@@ -1,7 +1,7 @@
 """The report's sections as plain rows of display strings (the template only lays them out).
 
 Each builder takes frames and returns lists of dicts or small records; amounts are formatted here in
-their own currency (:mod:`pipelines.report.money`) and never added across currencies. Escaping is the
+their own currency (:mod:`pipelines.currency`) and never added across currencies. Escaping is the
 template's job (Jinja2 autoescape): nothing here writes HTML.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from pipelines.report.money import format_amount, format_money
+from pipelines.currency import format_amount, format_money
 
 # the kinds of issue 11's statistical detectors; a finding with a p_value is statistical whatever its kind
 STATISTICAL_KINDS = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
