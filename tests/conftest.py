@@ -37,3 +37,29 @@ def audited_sample(tmp_path_factory, prefect_harness):
     run_audit(Path(__file__).parents[1] / "data" / "sample", root / "pitaudit.duckdb", root / "out", "06:00", progress=False)
     publish_snapshot(root / "pitaudit.duckdb")
     return root
+
+
+@pytest.fixture(scope="session")
+def browser_session():
+    """One headless Chromium driven by Playwright for the session (tests/browser.py).
+
+    Skips only when there is no Chromium executable; Playwright itself is a pinned dependency.
+    """
+    from browser import Browser, find_chromium
+
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip("no Chromium executable (chromium, /usr/bin/chromium): install it with "
+                    "`apt-get install -y chromium` (.ci/run does)")
+    session = Browser(executable)
+    yield session
+    session.close()
+
+
+@pytest.fixture
+def browser(browser_session, request):
+    """The session's Chromium, its screenshots filed under test-output/browser/<this test>/."""
+    from browser import OUTPUT, _slug
+
+    browser_session.out_dir = OUTPUT / _slug(request.node.name)
+    yield browser_session

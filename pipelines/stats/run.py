@@ -90,23 +90,37 @@ def severity_of(q: float) -> str:
     return "high" if q <= 1e-4 else "medium" if q <= 1e-3 else "low"
 
 
+def _stable(value):
+    """Floats of the evidence to 6 significant digits, recursively: the published detail must be the same bytes
+    whatever order a multi-threaded sum met its rows in."""
+    if isinstance(value, float):
+        return float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
 def findings_of(tests: pl.DataFrame, params: StatsParams) -> pl.DataFrame:
     """The flagged tests as findings: money over the window, the sentence, the evidence and parameters in detail."""
     rows = []
     flagged = tests.filter(pl.col("flagged")).sort("kind", "test", "entity", "window_days")
     for r in flagged.iter_rows(named=True):
-        window = f"{r['window_days']} gaming day{'s' if r['window_days'] > 1 else ''} to {r['last_day']}"
+        # a finding belongs to the night its window ends with (an entity may have played only earlier in it)
+        night = r.get("window_end") or r["last_day"]
+        window = f"{r['window_days']} gaming day{'s' if r['window_days'] > 1 else ''} to {night}"
         detail = {"sentence": r["sentence"], "test": r["test"], "entity": r["entity"], "window_days": r["window_days"],
                   "first_day": str(r["first_day"]), "last_day": str(r["last_day"]), "rounds": r["rounds"],
                   "wagers": r["wagers"], "p_value": r["p_value"], "q_value": r["q_value"],
-                  "evidence": json.loads(r["evidence"]) if r["evidence"] else None,
+                  "evidence": _stable(json.loads(r["evidence"])) if r["evidence"] else None,
                   "params": json.loads(params.as_detail())}
         text = f"{r['sentence']}; q = {fmt_p(r['q_value'])} ({window}). " + json.dumps(detail, separators=(",", ":"), default=str)
-        key = f"{r['test']}|{r['entity']}|{r['currency']}|{r['window_days']}|{r['first_day']}|{r['last_day']}"
+        key = f"{r['test']}|{r['entity']}|{r['currency']}|{r['window_days']}|{night}"
         expected, recorded = r["expected_net"], r["recorded_net"]
         rows.append({
             "finding_id": finding_id(r["kind"], r["table_id"], None, None, key), "kind": r["kind"],
-            "severity": severity_of(r["q_value"]), "gaming_day": r["last_day"], "table_id": r["table_id"],
+            "severity": severity_of(r["q_value"]), "gaming_day": night, "table_id": r["table_id"],
             "player_id": r["player_id"], "dealer_id": r["dealer_id"], "expected_net": expected, "recorded_net": recorded,
             # no difference: a theoretical net is not money owed, and every sum of ``difference`` is money at stake
             "difference": None,
@@ -128,7 +142,7 @@ def run_windows(inputs: StatsInputs, night: dt.date, days_present: list[dt.date]
             continue
         seen.add(inside)
         t, f, g = detect_all(_window(inputs, first, night), params, w)
-        tests.append(t)
+        tests.append(t.with_columns(pl.lit(night).alias("window_end")))
         if f.height:
             funnels.append(f)
         graphs.append(g)
@@ -151,7 +165,7 @@ def investigate(con, first_day: dt.date, last_day: dt.date, params: StatsParams 
     inputs = load_inputs(con, first_day, last_day)
     window = (last_day - first_day).days + 1
     tests, funnel, graph = detect_all(inputs, params, window)
-    tests = with_fdr(tests, params)
+    tests = with_fdr(tests.with_columns(pl.lit(last_day).alias("window_end")), params)
     return StatsOutcome(None, tests, findings_of(tests, params), funnel, graph)
 
 
