@@ -7,6 +7,13 @@ its port and its database. So pitaudit starts the same server itself (the same u
 Prefect's ``SubprocessASGIServer``), with the kernel told to end it when its parent dies
 (``PR_SET_PDEATHSIG`` on Linux), points this process and its workers at it (``PREFECT_API_URL``), and
 stops it on the way out. Elsewhere than Linux it falls back to Prefect's own temporary server.
+
+"This process" means every thread of it: Prefect's settings live in a context variable, and a thread that
+does not carry the flow's context (Prefect's own: the process pool's message forwarder, which sends the
+workers' events and logs on to the server) reads Prefect's process-wide settings instead, made when Prefect
+was imported, before this server existed. Left so, the first event a worker sends made that thread start
+a second temporary server (Prefect's own, which does not die with the run) and send the workers' events
+there (:func:`_in_every_thread`).
 """
 
 from __future__ import annotations
@@ -127,18 +134,17 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def _global(url: str) -> Iterator[None]:
-    """The server's address also in Prefect's process-global settings, which threads started without this
-    context see (the process pool's message forwarder): without it they start a temporary server of their own.
-    Prefect's test harness does the same, with the same internal helper; absent in another version, nothing."""
+def _in_every_thread() -> Iterator[None]:
+    """Prefect's process-wide settings (those of a thread without a settings context of its own) rebuilt from the
+    environment, which now names the server (``PREFECT_API_URL``), for the ``with`` block; the previous ones after."""
     import prefect.context
 
-    swap = getattr(prefect.context, "_temporary_global_settings_context", None)
-    if swap is None:
+    before = prefect.context.GLOBAL_SETTINGS_CONTEXT
+    prefect.context.refresh_global_settings_context()
+    try:
         yield
-        return
-    with swap(prefect.context.get_settings_context()):
-        yield
+    finally:
+        prefect.context.GLOBAL_SETTINGS_CONTEXT = before
 
 
 @contextlib.contextmanager
@@ -155,7 +161,7 @@ def embedded_server() -> Iterator[str | None]:
     before = os.environ.get("PREFECT_API_URL")
     try:
         os.environ["PREFECT_API_URL"] = url  # the worker processes this run spawns report here too
-        with temporary_settings(updates={PREFECT_API_URL: url}), _global(url):
+        with temporary_settings(updates={PREFECT_API_URL: url}), _in_every_thread():
             try:
                 yield url
             finally:
