@@ -1,4 +1,4 @@
-"""pipelines.audit.lifeline: the workers of the audit's pools end when the process that made them is killed.
+"""pipelines.lifeline: the workers of the audit's pools end when the process that made them is killed.
 
 A process (the "run") starts a pool the way the audit does, with the audit's own initializer, gets each worker
 busy once, prints the workers' pids and sleeps; the test kills it with SIGKILL and waits for its workers. Without

@@ -25,9 +25,9 @@ _con = None  # this worker's in-memory DuckDB (one per process, made on first us
 
 def _start_worker() -> None:
     os.environ["POLARS_MAX_THREADS"] = "1"  # before polars is imported in this process
-    from pipelines.orphans import exit_with_parent
+    from pipelines.lifeline import end_with_parent
 
-    exit_with_parent()  # a killed run leaves no parser behind
+    end_with_parent()  # a killed run leaves no parser behind
 
 
 def _parse_in_worker(files: tuple[InputFile, ...], options: ParseOptions, memory_limit: str) -> Parsed:

@@ -1,4 +1,5 @@
-"""A worker process of the audit ends when the audit's process does, even when that one is killed.
+"""A worker process ends when the process that spawned it does, even a killed one (the audit's group pool,
+the engine's pool and the ingest's parsers all start theirs through :func:`end_with_parent`).
 
 An audit killed by SIGKILL (an operator, the OOM killer, a scheduler's timeout) runs none of its clean-up:
 its pools never shut their workers down. A ``ProcessPoolExecutor`` worker that is waiting for work waits on a
