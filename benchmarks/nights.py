@@ -86,8 +86,10 @@ def main() -> None:
                     shutil.copyfile(history, db)
                 wall, cpu, outcome = timed_audit(tonight, db, root / f"out-{label}")
                 (grown if label == "history" else empty).append((wall, cpu))
+                stages = ", ".join(f"{k} {v:.1f}" for k, v in outcome.timings.items())
                 print(f"night {len(days)} into the {label} database: {wall:.1f} s wall, {cpu:.1f} s CPU "
-                      f"({outcome.rounds:,} rounds, {outcome.resettled} partitions re-settled)", flush=True)
+                      f"({outcome.rounds:,} rounds, {outcome.resettled} partitions re-settled; wall s: {stages})",
+                      flush=True)
     gw, gc = statistics.median(w for w, _ in grown), statistics.median(c for _, c in grown)
     ew, ec = statistics.median(w for w, _ in empty), statistics.median(c for _, c in empty)
     print()

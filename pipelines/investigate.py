@@ -176,11 +176,13 @@ def subject_rounds(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
 
 
 def subject_findings(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
-    """Every finding naming the subject in the range (the deterministic ones name player, dealer and table)."""
+    """Every finding naming the subject in the range: the deterministic ones (which name player, dealer and table)
+    and the statistical ones (advantage play, luck, collusion, hold), these with their p- and q-values."""
     cond, params = s.where()
     return _frame(con, f"""
         SELECT gaming_day, kind, severity, table_id, round_no, wager_id, player_id, dealer_id, currency,
-               expected_net, recorded_net, difference, rule_ref, detail, source_file, source_line, finding_id
+               expected_net, recorded_net, difference, rule_ref, detail, source_file, source_line, finding_id,
+               p_value, q_value
         FROM out_findings WHERE {cond}
         ORDER BY abs(coalesce(difference, 0)) DESC, gaming_day, table_id, round_no, finding_id
     """, params)
@@ -194,7 +196,7 @@ def bet_moments(con: duckdb.DuckDBPyConnection, first: dt.date | None = None, la
     rare-hit side bet seen a few hundred times has a poor variance estimate; the exact payout distributions
     of the statistical detectors will replace it where they exist."""
     return _frame(con, """
-        SELECT ruleset, bet, currency, count(*) AS n,
+        SELECT ruleset, bet, currency, count(*) AS n, mode(ruleset_version) AS ruleset_version,
                avg(expected_net::DOUBLE / amount) AS mean_per_unit,
                var_pop(expected_net::DOUBLE / amount) AS var_per_unit
         FROM out_settlements

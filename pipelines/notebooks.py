@@ -75,7 +75,9 @@ def player_investigation(con: duckdb.DuckDBPyConnection, player: str) -> dict[st
     """The player's rows (those ``pitaudit investigate`` writes), the curve against theory and the bet ramp."""
     s = q.Subject("player", player)
     wagers = q.subject_wagers(con, s)
-    curve = results_over_time(wagers, q.bet_moments(con))
+    from pipelines.investigation.theory import exact_where_known
+
+    curve = results_over_time(wagers, exact_where_known(q.bet_moments(con)))
     tables = sorted(wagers.filter(pl.col("game") == "blackjack")["table_id"].unique().to_list())
     counts = bet_vs_count(wagers, true_counts(q.blackjack_cards(con, tables)))
     return {"wagers": wagers, "rounds": q.subject_rounds(con, s), "findings": q.subject_findings(con, s), "curve": curve,

@@ -37,3 +37,32 @@ def audited_sample(tmp_path_factory, prefect_harness):
     run_audit(Path(__file__).parents[1] / "data" / "sample", root / "pitaudit.duckdb", root / "out", "06:00", progress=False)
     publish_snapshot(root / "pitaudit.duckdb")
     return root
+
+
+@pytest.fixture
+def browser_session():
+    """A headless Chromium driven by Playwright for one test (tests/browser.py).
+
+    Not shared across tests: Playwright's synchronous API keeps an event loop in the thread while it lives, and
+    Prefect then takes a flow called later in that thread for an async call (it returns a coroutine).
+
+    Skips only when there is no Chromium executable; Playwright itself is a pinned dependency.
+    """
+    from browser import Browser, find_chromium
+
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip("no Chromium executable (chromium, /usr/bin/chromium): install it with "
+                    "`apt-get install -y chromium` (.ci/run does)")
+    session = Browser(executable)
+    yield session
+    session.close()
+
+
+@pytest.fixture
+def browser(browser_session, request):
+    """The session's Chromium, its screenshots filed under test-output/browser/<this test>/."""
+    from browser import OUTPUT, _slug
+
+    browser_session.out_dir = OUTPUT / _slug(request.node.name)
+    yield browser_session

@@ -108,8 +108,10 @@ def _night(folder: Path, night: int, plan, previous: dict[str, bytes]) -> dict[s
         else:
             if action == "reexport" and names[0] in previous:  # last night's rounds again, one net changed
                 old = previous[names[0]].decode("utf-8").splitlines()
-                r = json.loads(old[0]); r["wagers"][0]["net"] += 1
-                rounds = old[1:] + [json.dumps(r)] + rounds
+                whole = next((i for i, x in enumerate(old) if x.endswith("}")), None)  # a line not cut
+                if whole is not None:
+                    r = json.loads(old[whole]); r["wagers"][0]["net"] += 1
+                    rounds = old[:whole] + old[whole + 1:] + [json.dumps(r)] + rounds
             if action == "corrupt":
                 rounds[1] = rounds[1][:30]
                 events[2] = events[2].replace(",card,", ",crad,")

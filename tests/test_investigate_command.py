@@ -16,7 +16,7 @@ from pipelines.db import open_reader, open_writer, publish_snapshot
 from pipelines.investigate import Subject
 from pipelines.investigation.analysis import Z95, bet_ramp, results_over_time
 from pipelines.investigation.command import write_investigation
-from pipelines.investigation.count import counts_before_rounds
+from pipelines.investigation.count import true_counts
 
 runner = CliRunner()
 from pipelines.notebooks import sample_subjects  # noqa: E402
@@ -75,7 +75,7 @@ def test_the_hi_lo_count_before_each_round_by_hand():
     seq = [(1, "2c"), (1, "5d"), (1, "Kh"), (1, "Ah"), (1, "3s"), (2, "9c"), (2, "7h"), (3, "Tc")]
     cards = pl.DataFrame({"table_id": ["BJ-01"] * len(seq), "shoe_id": ["S1"] * len(seq), "event_seq": list(range(len(seq))),
                           "round_no": [r for r, _ in seq], "card_code": [codes[c] for _, c in seq], "decks": [1] * len(seq)})
-    out = counts_before_rounds(cards).sort("round_no")
+    out = true_counts(cards).sort("round_no")  # the detectors' count (pipelines.stats.counts), checked by hand
     assert out["seen"].to_list() == [0, 5, 7]
     assert out["hilo_rc"].to_list() == [0, 1, 1]
     assert out["true_count"].to_list() == pytest.approx([0.0, 1 / (47 / 52), 1 / (45 / 52)])
@@ -129,3 +129,30 @@ def test_a_hostile_player_id_shows_as_text(tmp_path):
     assert HOSTILE not in page and "D</script>" not in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page
     assert pl.read_parquet(tmp_path / "inv" / "wagers.parquet")["player_id"].to_list() == [HOSTILE] * 3
+
+
+def test_the_statistical_findings_about_the_subject_come_with_their_probabilities(audited_sample, tmp_path):
+    """The sample's counter is flagged by the advantage_play detector: the investigation lists it, with p and q."""
+    write_investigation(audited_sample / "pitaudit.duckdb", Subject("player", COUNTER), tmp_path)
+    findings = pl.read_parquet(tmp_path / "findings.parquet").filter(pl.col("kind") == "advantage_play")
+    assert findings.height == 1 and findings["p_value"][0] < 1e-3 and findings["q_value"][0] < 0.05
+    page = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert "advantage_play" in page and "p = " in page
+
+
+def test_baccarat_theory_is_exact_and_the_rest_the_floors_estimate(audited_sample):
+    """TBAC-5.1.1 Banker pays 19:20: its exact edge is 1.06 % (8 decks, the Banker's variance about 0.86); a
+    blackjack bet keeps the floor's estimate."""
+    from pipelines.investigate import bet_moments
+    from pipelines.investigation.theory import exact_where_known
+
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    try:
+        m = exact_where_known(bet_moments(con))
+    finally:
+        con.close()
+    banker = m.filter((pl.col("ruleset") == "hoiana-tiger-baccarat/commission") & (pl.col("bet") == "banker")).row(0, named=True)
+    assert banker["method"] == "exact"
+    assert banker["mean_per_unit"] == pytest.approx(-0.01058, abs=5e-5) and banker["var_per_unit"] == pytest.approx(0.86, abs=0.01)
+    main = m.filter((pl.col("ruleset") == "hoiana-blackjack") & (pl.col("bet") == "main")).row(0, named=True)
+    assert main["method"] == "floor estimate" and main["n"] > 100

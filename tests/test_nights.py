@@ -44,6 +44,7 @@ def audit(*args: str) -> "CliRunner.invoke":
 
 
 def db_rows(db: Path) -> dict[str, list[tuple]]:
+    """Every row of the audit's tables, the statistical findings included: a re-run of the same input changes none."""
     con = duckdb.connect(str(db), read_only=True)
     try:
         return {t: sorted(con.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
@@ -169,6 +170,7 @@ def test_a_backfill_reaudits_a_range_idempotently(nights, tmp_path):
     findings = pl.read_csv(tmp_path / "b1" / "findings.csv", infer_schema_length=0)
     assert set(findings["gaming_day"]) == {DAYS[0].isoformat(), DAYS[1].isoformat()}
     nightly = pl.concat([pl.read_csv(root / f"out{i}" / "findings.csv", infer_schema_length=0) for i in (1, 2)])
+    # the statistical findings too: a night's windows hold the nights up to it, whatever was loaded later
     assert sorted(findings["finding_id"]) == sorted(nightly["finding_id"])
     settlements = pl.read_parquet(tmp_path / "b1" / "settlements.parquet")
     assert settlements.equals(pl.concat([pl.read_parquet(root / f"out{i}" / "settlements.parquet") for i in (1, 2)]))

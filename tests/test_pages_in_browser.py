@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("browser", reason="the browser harness (tests/browser.py) is not on this branch yet")
 
 SAMPLE = Path(__file__).parents[1] / "data" / "sample"
 

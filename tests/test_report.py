@@ -1,18 +1,18 @@
-"""The audit report opens offline: plotly.js inline, no URL loaded, no web fonts; and it draws.
+"""The morning report: offline, escaped, money per currency in major units, hold against theory, and it works in a browser.
 
-The structural test parses the HTML and fails on any element or style that would fetch from the
-network. If /usr/bin/chromium exists, the report is also rendered headless with networking
-disabled and the screenshot must not be blank.
+The structural checks parse the HTML and fail on anything that would fetch from the network; the browser
+test (tests/browser.py) opens the report in headless Chromium with the network refused and checks that
+nothing was requested, nothing was logged as an error, no injected script ran, every chart drew its SVG and
+the findings table sorts, filters and searches.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import html as htmllib
+import json
 import re
-import shutil
-import subprocess
 from html.parser import HTMLParser
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -20,44 +20,75 @@ import pytest
 from pipelines.audit.frames import FINDINGS_SCHEMA, SETTLEMENTS_SCHEMA, conform
 from pipelines.audit.publish import totals_of
 from pipelines.report import ReportInputs, render_report, write_report
+from pipelines.audit.trend import TREND_SCHEMA
+from pipelines.report.links import evidence_command, evidence_href, evidence_relpath, table_segment
+from pipelines.currency import format_amount, format_money, minor_units
+from pipelines.report.payload import findings_payload, pack, script_json, unpack
+from pipelines.report.theory import BET_AGGREGATE_SCHEMA, Z95, hold_by_game, hold_by_table, second_moment
 
 DAY = dt.date(2026, 11, 24)
+HOSTILE = "<img src=x onerror=alert(1)>"
 
 
-def _findings() -> pl.DataFrame:
+def _findings(player: str = "P-1") -> pl.DataFrame:
     rows = [
         {"finding_id": "a" * 16, "kind": "payout_mismatch", "severity": "high", "gaming_day": DAY, "table_id": "BAC-01",
-         "round_no": 1, "wager_id": "W1", "dealer_id": "D1", "expected_net": 200000, "recorded_net": 120000,
-         "difference": -80000, "rule_ref": "TBAC-5.1.3", "currency": "USD",
+         "round_no": 1, "wager_id": "W1", "dealer_id": "D1", "player_id": player, "expected_net": 200000,
+         "recorded_net": 120000, "difference": -80000, "rule_ref": "TBAC-5.1.3", "currency": "USD", "game": "baccarat",
          "detail": "Banker won on 6 with three cards: Tiger pays 20:1 (TBAC-5.1.3); paid 12:1 <script>alert(1)</script>",
          "source_file": "rounds_night.jsonl", "source_line": 1},
         {"finding_id": "b" * 16, "kind": "sequence_gap", "severity": "low", "gaming_day": DAY, "table_id": "BAC-02",
          "round_no": 9, "rule_ref": "FORMATS-EVENT-SEQ", "detail": "device lost 2 events", "source_file": "shoe_a.csv",
-         "source_line": 40},
+         "source_line": 40, "currency": "USD"},
         {"finding_id": "c" * 16, "kind": "result_mismatch", "severity": "medium", "gaming_day": DAY, "table_id": "BAC-01",
-         "round_no": 3, "dealer_id": "D2", "rule_ref": "TBAC-7.16", "detail": "the cards stand",
+         "round_no": 3, "dealer_id": "D2", "rule_ref": "TBAC-7.16", "detail": "the cards stand", "currency": "USD",
          "source_file": "rounds_night.jsonl", "source_line": 3},
+        {"finding_id": "d" * 16, "kind": "payout_mismatch", "severity": "high", "gaming_day": DAY, "table_id": "VBJ-01",
+         "round_no": 7, "wager_id": "W9", "dealer_id": "D1", "player_id": player, "expected_net": 1_000_000,
+         "recorded_net": 1_500_000, "difference": 500_000, "rule_ref": "BJ-6.2.1", "currency": "VND", "game": "blackjack",
+         "detail": "blackjack pays 3:2", "source_file": "rounds_vnd.jsonl", "source_line": 7},
     ]
     return conform(pl.DataFrame(rows, infer_schema_length=None), FINDINGS_SCHEMA)
 
 
 def _settlements() -> pl.DataFrame:
     rows = [{"gaming_day": DAY, "table_id": "BAC-01", "round_no": 1, "wager_id": "W1", "currency": "USD", "amount": 10000,
-             "expected_net": 200000, "recorded_net": 120000}]
+             "expected_net": 200000, "recorded_net": 120000},
+            {"gaming_day": DAY, "table_id": "VBJ-01", "round_no": 7, "wager_id": "W9", "currency": "VND",
+             "amount": 1_000_000, "expected_net": 1_000_000, "recorded_net": 1_500_000}]
     return conform(pl.DataFrame(rows), SETTLEMENTS_SCHEMA)
 
 
+def _bets() -> pl.DataFrame:
+    return pl.DataFrame([
+        {"game": "baccarat", "ruleset": "hoiana-tiger-baccarat/commission", "ruleset_version": "01/01.10.2024",
+         "table_id": "BAC-01", "currency": "USD", "bet": "player", "wagers": 400, "handle": 4_000_000,
+         "handle_sq": 400 * 10_000.0 ** 2, "house_win": -900_000},
+        {"game": "baccarat", "ruleset": "hoiana-tiger-baccarat/commission", "ruleset_version": "01/01.10.2024",
+         "table_id": "BAC-02", "currency": "USD", "bet": "player", "wagers": 400, "handle": 4_000_000,
+         "handle_sq": 400 * 10_000.0 ** 2, "house_win": 60_000},
+    ], schema=BET_AGGREGATE_SCHEMA)
+
+
+def _inputs(**kw) -> ReportInputs:
+    base = dict(findings=_findings(), totals=totals_of(_settlements()), quarantined=2)
+    base.update(kw)
+    return ReportInputs(**base)
+
+
 class _Loads(HTMLParser):
-    """Collects every attribute that would make a browser fetch something."""
+    """Collects every attribute that would make a browser fetch something, and every element by tag."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.fetches: list[str] = []
         self.scripts = 0
         self.inline_scripts = 0
+        self.tags: list[tuple[str, dict]] = []
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
+        self.tags.append((tag, a))
         if tag == "script":
             self.scripts += 1
             if a.get("src"):
@@ -69,7 +100,7 @@ class _Loads(HTMLParser):
         for attr in ("src", "srcset", "data", "poster", "background"):
             if tag != "script" and a.get(attr):
                 self.fetches.append(f"<{tag} {attr}={a[attr]}>")
-        if tag in ("iframe", "embed", "object", "base"):
+        if tag in ("iframe", "embed", "object", "base", "img"):
             self.fetches.append(f"<{tag}>")
 
 
@@ -83,135 +114,428 @@ def assert_offline(html: str) -> None:
     assert parser.inline_scripts >= 2  # plotly.js and the figures
 
 
+def _body(html: str) -> str:
+    return html.split("</head>", 1)[1]
+
+
+# --- money -------------------------------------------------------------------------------------------------
+
+def test_money_is_shown_in_major_units_with_the_currencys_own_decimals():
+    assert format_amount(4_040_300, "USD") == "40,403.00"
+    assert format_amount(4_040_300, "VND") == "4,040,300"  # ISO 4217: VND has no minor unit
+    assert format_amount(4_040_300, "JPY") == "4,040,300"
+    assert format_amount(4_040_300, "KWD") == "4,040.300"  # three decimals
+    assert format_amount(-5, "SGD") == "-0.05" and format_amount(5, "AUD", signed=True) == "+0.05"
+    assert format_amount(0, "USD", signed=True) == "0.00"
+    assert format_money(-80_000, "USD") == "-800.00 USD"
+    assert format_amount(None, "USD") == "" and format_money(None, "USD") == ""
+    # an unknown code keeps the smallest unit and says so, rather than guessing decimals
+    assert format_amount(123, "XYZ") == "123 (smallest unit)" and minor_units("XYZ") is None
+    assert minor_units("usd") == 2
+
+
+def test_money_formatting_is_exact_where_a_float_would_not_be():
+    big = 2**63 - 1  # 92,233,720,368,547,758.07 USD: a float would round the cents away
+    assert format_amount(big, "USD") == "92,233,720,368,547,758.07"
+    assert format_amount(-big, "VND") == f"-{big:,}"
+
+
+# --- evidence links ------------------------------------------------------------------------------------------
+
+def test_evidence_links_follow_the_documented_layout():
+    assert evidence_relpath("BAC-01", 16776).as_posix() == "evidence/BAC-01/16776"
+    assert evidence_href("BAC-01", 16776) == "evidence/BAC-01/16776/index.html"
+    assert evidence_command("BAC-01", 7, "pitaudit.duckdb") == (
+        "pitaudit evidence --db pitaudit.duckdb --table BAC-01 --round 7 --out evidence/BAC-01/7")
+
+
+@pytest.mark.parametrize("table_id", ["../../etc", ".", "..", ".hidden", "a/b", "BAC 01", HOSTILE, "%41", "é"])
+def test_a_hostile_table_id_stays_one_folder_under_evidence(table_id):
+    seg = table_segment(table_id)
+    assert "/" not in seg and seg not in ("", ".", "..") and not seg.startswith(".")
+    assert re.fullmatch(r"[A-Za-z0-9%._~-]+", seg)
+    href = evidence_href(table_id, 3)
+    parts = href.split("/")
+    assert parts[0] == "evidence" and parts[2:] == ["3", "index.html"] and len(parts) == 4
+    from urllib.parse import unquote
+
+    assert unquote(parts[1]) == seg  # the browser's decoding of the link gives the folder's name
+    assert unquote(seg) == table_id  # and the folder's name gives the table back
+
+
+def test_the_suggested_command_quotes_the_table_for_the_shell():
+    import shlex
+
+    cmd = evidence_command("x; rm -rf ~", 4, "my db.duckdb")
+    argv = shlex.split(cmd)
+    assert argv[argv.index("--table") + 1] == "x; rm -rf ~"
+    assert argv[argv.index("--db") + 1] == "my db.duckdb"
+    assert argv[argv.index("--out") + 1] == evidence_relpath("x; rm -rf ~", 4).as_posix()
+
+
+# --- hold against theory ---------------------------------------------------------------------------------------
+
+def test_second_moment_of_a_one_price_bet():
+    # a fair coin at evens: X = +-1, E[X^2] = 1
+    assert second_moment(0.0, 0.5, 0.0) == pytest.approx(1.0)
+    # 35:1 on 1/37 (single-zero roulette): edge 1/37, E[X^2] = 35^2/37 + 36/37
+    assert second_moment(1 / 37, 1 / 37, 0.0) == pytest.approx((35**2 + 36) / 37)
+    # a push takes probability from both: evens, win .45, push .1, loss .45
+    assert second_moment(0.0, 0.45, 0.1) == pytest.approx(0.9)
+    assert second_moment(0.1, None, None) is None
+
+
+def test_hold_against_theory_per_table_with_the_95_percent_band():
+    """Player bets only (one price, 1:1, exact): theory = handle x edge, sd = sqrt(sum a^2 (E[X^2] - edge^2))."""
+    from rulebook.catalogue import load_catalogue
+    from rulebook.odds import house_edges
+
+    rs = [r for r in load_catalogue().versions("hoiana-tiger-baccarat/commission") if r.version == "01/01.10.2024"][0]
+    player = house_edges(rs).bets["player"]
+    edge, w, p = player.house_edge, player.win_probability, player.push_probability
+    var_unit = w + (1 - w - p) - edge**2  # X = +1, 0, -1
+    hold = hold_by_table(_bets())
+    assert hold["table_id"].to_list() == ["BAC-01", "BAC-02"]
+    row = hold.row(0, named=True)
+    assert row["theo_win"] == pytest.approx(4_000_000 * edge)
+    sd = (400 * 10_000**2 * var_unit) ** 0.5  # 400 wagers of 10,000
+    assert row["sd"] == pytest.approx(sd)
+    assert row["band_lo_pct"] == pytest.approx(edge - Z95 * sd / 4_000_000)
+    assert row["band_hi_pct"] == pytest.approx(edge + Z95 * sd / 4_000_000)
+    assert row["hold_pct"] == pytest.approx(-900_000 / 4_000_000)
+    # -22.5 % is far outside (sd is about 4.75 %); +1.5 % is inside
+    assert hold["outside"].to_list() == [True, False]
+    game = hold_by_game(_bets()).row(0, named=True)
+    assert game["handle"] == 8_000_000 and game["house_win"] == -840_000
+
+
+def test_holdem_flop_turn_and_river_add_handle_but_no_theory_of_their_own():
+    bets = pl.DataFrame([
+        {"game": "holdem_bonus", "ruleset": "hoiana-holdem-bonus", "ruleset_version": "01/01.05.2025",
+         "table_id": "HTB-01", "currency": "USD", "bet": b, "wagers": 10, "handle": h, "handle_sq": 10.0 * (h / 10) ** 2,
+         "house_win": 0} for b, h in (("ante", 1000), ("flop", 2000), ("turn", 1000), ("made_up_bet", 500))],
+        schema=BET_AGGREGATE_SCHEMA)
+    from pipelines.report.theory import bet_figures
+
+    edge = bet_figures("hoiana-holdem-bonus", "01/01.05.2025")["ante"][0]
+    row = hold_by_table(bets).row(0, named=True)
+    assert row["handle"] == 4500 and row["theo_win"] == pytest.approx(1000 * edge)
+    assert row["handle_unrated"] == 500  # a bet with no figure: counted, not rated
+    assert row["outside"] is None  # not judged when part of the handle has no figure
+
+
+# --- the page ------------------------------------------------------------------------------------------------
+
 def test_report_embeds_plotly_and_loads_nothing_from_the_network():
-    html = render_report(ReportInputs(findings=_findings(), totals=totals_of(_settlements()), quarantined=2))
+    html = render_report(_inputs(bets=_bets()))
     assert_offline(html)
     assert "Plotly.newPlot" in html and len(html) > 1_000_000  # plotly.js itself, inline
-    assert "cdn.plot.ly/plotly" not in html.split("</head>", 1)[1]
-    # every figure is drawn, with a fixed id
-    for div in ("fig-kind", "fig-money", "fig-table", "fig-dealer"):
+    # and the browser is told to refuse any fetch (defence in depth: the page needs none)
+    csp = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', html).group(1)
+    assert "default-src 'none'" in csp and "connect-src 'none'" in csp and "http" not in csp
+    assert "cdn.plot.ly/plotly" not in _body(html)
+    for div in ("fig-kind", "fig-table", "fig-dealer", "fig-player", "fig-hour", "fig-money-0", "fig-money-1",
+                "fig-hold-0"):
         assert f'id="{div}"' in html
 
 
-def test_report_escapes_what_the_input_says():
-    html = render_report(ReportInputs(findings=_findings(), totals=totals_of(_settlements())))
-    body = html.split("</head>", 1)[1]
-    assert "<script>alert(1)</script>" not in body.replace("\\u003c", "<").split("<h2>Top findings</h2>", 1)[1].split("</table>")[0]
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+def test_hostile_values_from_the_logs_stay_text():
+    """A player id, dealer, table, file name, quarantine reason and detail that are markup are escaped everywhere."""
+    f = _findings(player=HOSTILE).with_columns(pl.lit(HOSTILE).alias("dealer_id"))
+    q = pl.DataFrame({"source_file": [HOSTILE], "source_line": [1], "reason": [HOSTILE], "raw": [HOSTILE]})
+    files = pl.DataFrame({"source_file": [HOSTILE], "kind": ["rounds_jsonl"], "status": ["unreadable"],
+                          "lines_read": [0], "rows_accepted": [0], "rows_quarantined": [0], "rows_duplicate": [0],
+                          "error": [HOSTILE]})
+    html = render_report(_inputs(findings=f, quarantine=q, source_files=files, bets=_bets()))
+    body = _body(html)
+    assert "<img" not in body.lower() and "<script>alert" not in body
+    assert htmllib.escape(HOSTILE, quote=True) in body or "&lt;img src=x onerror=alert(1)&gt;" in body
+    parser = _Loads()
+    parser.feed(html)
+    assert not [t for t, _ in parser.tags if t == "img"]
+    assert not [a for _, a in parser.tags if any(k.startswith("on") for k in a)]  # no event handler attribute
+    # the findings data holds the value as data: unpacked, it is the exact string
+    data = re.search(r'<script type="application/octet-stream" id="findings-data"[^>]*>(.*?)</script>', html, re.S).group(1)
+    assert re.fullmatch(r"[A-Za-z0-9+/=]+", data)  # base64: nothing that could close the element
+    assert HOSTILE in unpack(data)["cols"]["player"]["d"]
 
 
-def test_report_shows_totals_and_money_at_stake():
-    html = render_report(ReportInputs(findings=_findings(), totals=totals_of(_settlements()), quarantined=2))
-    assert '<div class="v">3</div><div class="k">findings</div>' in html
+def test_script_json_cannot_close_its_element():
+    text = script_json({"x": "</script><script>alert(1)</script>", "y": "a & b \u2028"})
+    assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
+    assert json.loads(text) == {"x": "</script><script>alert(1)</script>", "y": "a & b \u2028"}
+
+
+def test_money_appears_per_currency_in_major_units_and_is_never_summed_across_currencies():
+    html = render_report(_inputs())
+    body = _body(html)
+    # USD underpaid 800.00; VND overpaid 500,000 (no decimals)
+    assert "underpaid <b>800.00 USD</b>" in body
+    assert "overpaid <b>500,000 VND</b>" in body
+    # no total that adds 80,000 cents and 500,000 dong, in any unit
+    for wrong in ("580,000", "5,800.00", "500,800", "580000"):
+        assert wrong not in body
+    assert 'id="fig-money-0"' in body and 'id="fig-money-1"' in body  # one money chart per currency
+
+
+def test_report_shows_the_summary_and_where_to_look():
+    html = render_report(_inputs())
+    assert '<div class="v">4</div><div class="k">findings</div>' in html
     assert '<div class="v">2</div><div class="k">input lines quarantined</div>' in html
-    assert ">80,000<" in html  # at stake: |120,000 - 200,000|
+    summary = _body(html).split('id="summary"', 1)[1].split("</section>", 1)[0]
+    assert "<b>D1</b>: 2 findings, 2 high" in summary  # the dealer of both money findings comes first
+    assert "800.00 USD + 500,000 VND at stake" in summary  # per currency, side by side, not added
+    # the largest differences, each linked to its round's evidence pack
+    assert "<b>-800.00 USD</b>: payout_mismatch (TBAC-5.1.3) at BAC-01, round 1" in summary
+    assert '<a href="evidence/BAC-01/1/index.html">evidence</a>' in summary
+    assert "<b>+500,000 VND</b>: payout_mismatch (BJ-6.2.1) at VBJ-01, round 7" in summary
+
+
+def test_statistical_findings_show_their_probabilities_when_present():
+    f = _findings()
+    stat = conform(pl.DataFrame([{"finding_id": "e" * 16, "kind": "player_luck_anomaly", "severity": "medium",
+                                  "gaming_day": DAY, "table_id": "BAC-01", "player_id": "P-9", "currency": "USD",
+                                  "detail": "P-9 won 41 of 295 Big Tiger bets, 8.9 expected"}]), FINDINGS_SCHEMA)
+    both = pl.concat([f, stat]).with_columns(
+        pl.when(pl.col("kind") == "player_luck_anomaly").then(3e-9).otherwise(None).alias("p_value"),
+        pl.when(pl.col("kind") == "player_luck_anomaly").then(2e-7).otherwise(None).alias("q_value"))
+    section = _body(render_report(_inputs(findings=both))).split('id="statistical"', 1)[1].split("</section>", 1)[0]
+    assert "player_luck_anomaly" in section and ">3e-09<" in section and ">2e-07<" in section
+    # none tonight: the section says so
+    section = _body(render_report(_inputs())).split('id="statistical"', 1)[1].split("</section>", 1)[0]
+    assert "No statistical findings" in section and "<table" not in section
+
+
+def test_the_trend_is_drawn_when_per_night_totals_are_given():
+    trend = pl.DataFrame([{"gaming_day": DAY - dt.timedelta(days=i), "currency": "USD", "tonight": i == 0, "rounds": 100,
+                           "wagers": 300, "handle": 1_000_000, "recorded_net": -20_000 - i, "expected_net": -20_000,
+                           "findings": i, "high_findings": 0} for i in range(3)], schema=TREND_SCHEMA)
+    html = render_report(_inputs(trend=trend))
+    assert 'id="fig-trend-0"' in html
+    section = _body(html).split('id="trend"', 1)[1].split("</section>", 1)[0]
+    assert f"tonight {DAY.isoformat()}" in section and f"tonight {(DAY - dt.timedelta(days=1)).isoformat()}" not in section
+    assert ">10,000.00<" in section and ">-200.02<" in section  # handle and the players' net, in dollars
+    assert "No per-night totals" in render_report(_inputs())
+    tonight_only = render_report(_inputs(trend=trend.filter(pl.col("gaming_day") == DAY)))
+    assert "no night before tonight yet" in tonight_only and 'id="fig-trend-0"' not in tonight_only
 
 
 def test_report_with_no_findings_still_renders():
     html = render_report(ReportInputs(findings=conform(pl.DataFrame(), FINDINGS_SCHEMA), totals=totals_of(_settlements())))
     assert_offline(html)
-    assert "No findings." in html
+    assert "No wager settled at another amount" in html
 
 
 def test_the_same_inputs_give_the_same_report():
-    a = render_report(ReportInputs(findings=_findings(), totals=totals_of(_settlements())))
-    b = render_report(ReportInputs(findings=_findings(), totals=totals_of(_settlements())))
-    assert a == b
+    assert render_report(_inputs(bets=_bets())) == render_report(_inputs(bets=_bets()))
 
 
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+def test_packed_data_is_deterministic_and_round_trips():
+    obj = findings_payload(_findings(player=HOSTILE))
+    assert pack(obj) == pack(obj) and unpack(pack(obj)) == json.loads(json.dumps(obj))
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no chromium to render the report with")
-def test_report_renders_headless_without_network(tmp_path):
-    path = write_report(tmp_path / "report.html", ReportInputs(findings=_findings(), totals=totals_of(_settlements())))
-    shot = tmp_path / "shot.png"
-    subprocess.run(
-        [CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--proxy-server=127.0.0.1:9",
-         "--proxy-bypass-list=<-loopback>", "--host-resolver-rules=MAP * ~NOTFOUND", "--virtual-time-budget=5000",
-         "--window-size=1200,1600", f"--screenshot={shot}", path.as_uri()],
-        check=True, timeout=120, capture_output=True,
-    )
-    pixels = _png_pixels(shot.read_bytes())
-    assert len(set(pixels)) > 20, "the screenshot is blank or nearly so"
-    assert sum(1 for p in pixels if p != (255, 255, 255)) > 0.01 * len(pixels), "the report drew almost nothing"
+def test_findings_payload_is_compact_and_exact():
+    p = findings_payload(_findings(), "db.duckdb")
+    assert p["n"] == 4
+    kinds = p["cols"]["kind"]
+    assert kinds["d"] == ["payout_mismatch", "result_mismatch", "sequence_gap"]  # dictionary-encoded
+    assert [kinds["d"][i] for i in kinds["v"]] == _findings()["kind"].to_list()
+    assert p["cols"]["diff"]["v"] == ["-80000", None, None, "500000"]  # exact integers, as text
+    assert p["decimals"] == {"USD": 2, "VND": 0}
+    href, before, after = p["links"]["BAC-01"]
+    assert href + "1/index.html" == evidence_href("BAC-01", 1)
+    assert before + "1" + after + "1" == evidence_command("BAC-01", 1, "db.duckdb")
 
 
-def _png_pixels(data: bytes) -> list[tuple[int, int, int]]:
-    """RGB pixels of an 8-bit, non-interlaced RGB/RGBA PNG (what chromium writes), without an imaging library."""
-    import struct
-    import zlib
+# --- in a browser ----------------------------------------------------------------------------------------------
 
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat, width, height, ctype = 8, b"", 0, 0, 0
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            width, height, depth, ctype = struct.unpack(">IIBB", body[:10])
-            assert depth == 8 and ctype in (2, 6)
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + length
-    bpp = 3 if ctype == 2 else 4
-    raw = zlib.decompress(idat)
-    stride = width * bpp
-    prev = bytearray(stride)
-    out: list[tuple[int, int, int]] = []
-    for y in range(height):
-        f = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b = prev[i]
-            c = prev[i - bpp] if i >= bpp else 0
-            if f == 1:
-                line[i] = (line[i] + a) & 255
-            elif f == 2:
-                line[i] = (line[i] + b) & 255
-            elif f == 3:
-                line[i] = (line[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        prev = line
-        if y % 4 == 0:  # every fourth row is plenty to tell a drawing from a blank page
-            out.extend(tuple(line[x:x + 3]) for x in range(0, stride, bpp * 4))
-    return out
+def _many_findings(n: int = 250) -> pl.DataFrame:
+    rows = []
+    for i in range(n):
+        rows.append({"finding_id": f"{i:016x}", "kind": ("payout_mismatch", "limit_breach", "card_integrity")[i % 3],
+                     "severity": ("high", "high", "medium")[i % 3], "gaming_day": DAY,
+                     "table_id": f"BAC-{i % 7:02d}", "round_no": 1000 + i, "wager_id": f"W{i}",
+                     "dealer_id": f"D{i % 5}", "player_id": HOSTILE if i == 3 else f"P-{i % 11}",
+                     "expected_net": 10_000 * (i % 13), "recorded_net": 10_000 * (i % 13) + (i * 37 % 101 - 50) * 100,
+                     "difference": (i * 37 % 101 - 50) * 100, "rule_ref": "TBAC-5.1.1", "currency": "USD",
+                     "game": "baccarat", "detail": f"finding number {i} " + ("<b>bold?</b>" if i == 5 else ""),
+                     "source_file": "rounds.jsonl", "source_line": i + 1})
+    return conform(pl.DataFrame(rows, infer_schema_length=None), FINDINGS_SCHEMA)
 
 
-def test_the_png_reader_decodes_every_filter_type():
-    """The screenshot check's PNG reader against rows written with each PNG filter (0-4)."""
-    import random
-    import struct
-    import zlib
+def test_the_report_works_in_headless_chromium(browser, tmp_path):
+    """No console error, no request off file://, no injected script run, every chart drawn, the table sorts."""
+    f = pl.concat([_findings(player=HOSTILE), _many_findings()])
+    times = pl.DataFrame({"finding_id": f["finding_id"], "hour": [i % 24 for i in range(f.height)],
+                          "closed_local": ["23:15:02"] * f.height})
+    path = write_report(tmp_path / "report.html", _inputs(findings=f, bets=_bets(), finding_times=times))
+    visit = browser.open(path, "report")
+    page = visit.page
+    page.wait_for_selector("#findings-table[data-ready='1']")
+    plots = browser.wait_for_plots(page)
+    assert plots >= 8
+    visit.screenshot("report-full")
+    visit.assert_clean()
+    assert page.evaluate("document.querySelectorAll('img').length") == 0
+    # the hostile player id is in the table as text
+    page.fill("#f-search", "onerror")
+    page.wait_for_function("document.querySelectorAll('#findings-body tr').length === 3")  # 2 + 1 rows of it
+    cells = page.eval_on_selector_all("#findings-body td", "tds => tds.map(td => td.textContent)")
+    assert HOSTILE in cells
+    page.fill("#f-search", "")
+    page.wait_for_function("document.querySelectorAll('#findings-body tr').length === 100")  # one page of 254
 
-    rnd = random.Random(5)
-    width, height, bpp = 16, 20, 3
-    rows = [bytes(rnd.randrange(256) for _ in range(width * bpp)) for _ in range(height)]
+    def column(key):
+        idx = page.evaluate(f"Array.from(document.querySelectorAll('#findings-head th')).findIndex(th => th.dataset.key === '{key}')")
+        return page.eval_on_selector_all(f"#findings-body tr > td:nth-child({idx + 1})", "tds => tds.map(td => td.textContent)")
 
-    def paeth(a, b, c):
-        p = a + b - c
-        pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-        return a if pa <= pb and pa <= pc else b if pb <= pc else c
+    def amounts(texts):
+        return [int(t.replace(",", "").replace(".", "")) for t in texts if t]
 
-    raw, prev = bytearray(), bytes(width * bpp)
-    for y, row in enumerate(rows):
-        f = y % 5
-        out = bytearray()
-        for i, x in enumerate(row):
-            a = row[i - bpp] if i >= bpp else 0
-            b, c = prev[i], (prev[i - bpp] if i >= bpp else 0)
-            pred = [0, a, b, (a + b) // 2, paeth(a, b, c)][f]
-            out.append((x - pred) & 255)
-        raw += bytes([f]) + out
-        prev = row
+    page.click("#findings-head th[data-key=diff]")
+    # money sorts within each currency (amounts of two currencies are not compared): USD before VND
+    curs, up = column("cur"), column("diff")
+    usd = amounts([d for c, d in zip(curs, up) if c == "USD"])
+    assert usd == sorted(usd) and usd[0] == -80_000  # -800.00 USD, the most underpaid, first
+    assert curs[:len(usd)] == ["USD"] * len(usd)
+    assert page.get_attribute("#findings-head th[data-key=diff]", "aria-sort") == "ascending"
+    page.click("#findings-head th[data-key=diff]")
+    curs, down = column("cur"), amounts(column("diff"))
+    assert set(curs) == {"USD"} and down == sorted(down, reverse=True) and down[0] == 5_000  # 50.00 USD first
+    assert page.get_attribute("#findings-head th[data-key=diff]", "aria-sort") == "descending"
+    visit.screenshot("findings-sorted", full_page=False)
+    # a static table sorts too: hold per table, by hold (-22.50 % and 1.50 %)
+    hold_col = page.evaluate("Array.from(document.querySelectorAll('#hold-tables th')).findIndex(th => th.textContent === 'hold')")
+    page.click(f"#hold-tables th:nth-child({hold_col + 1})")
+    holds = page.eval_on_selector_all(f"#hold-tables tbody td:nth-child({hold_col + 1})", "tds => tds.map(td => td.textContent)")
+    assert holds == ["-22.50 %", "1.50 %"]
+    page.click(f"#hold-tables th:nth-child({hold_col + 1})")
+    holds = page.eval_on_selector_all(f"#hold-tables tbody td:nth-child({hold_col + 1})", "tds => tds.map(td => td.textContent)")
+    assert holds == ["1.50 %", "-22.50 %"]
+    # filter by table, then open a row's facts: the evidence link and the command to make the pack
+    page.select_option("#f-table", "BAC-01")
+    tables = column("table")
+    assert tables and set(tables) == {"BAC-01"}
+    page.click("#findings-body tr:first-child td:nth-child(2)")
+    facts = page.text_content("#findings-body tr.facts")
+    assert "pitaudit evidence --db pitaudit.duckdb --table BAC-01 --round" in facts
+    href = page.get_attribute("#findings-body tr:first-child a", "href")
+    assert re.fullmatch(r"evidence/BAC-01/\d+/index\.html", href)
+    visit.assert_clean()
 
-    def chunk(kind, body):
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
-    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-           + chunk(b"IDAT", zlib.compress(bytes(raw))) + chunk(b"IEND", b""))
-    expected = [tuple(rows[y][x:x + 3]) for y in range(0, height, 4) for x in range(0, width * bpp, bpp * 4)]
-    assert _png_pixels(png) == expected
+def test_stored_figures_are_used_only_for_the_content_they_were_computed_from(monkeypatch):
+    from pipelines.report import theory
+    from rulebook.catalogue import load_catalogue
+
+    rs = [r for r in load_catalogue().versions("hoiana-tiger-baccarat/commission") if r.version == "01/01.10.2024"][0]
+    fake = {rs.name: {rs.version: {"fingerprint": "not this content", "bets": {"player": [0.5, 9.0]}}}}
+    monkeypatch.setattr(theory, "_stored", lambda: fake)
+    figs = theory.bet_figures.__wrapped__(rs.name, rs.version)
+    assert figs["player"][0] == pytest.approx(0.01235, abs=1e-5)  # computed, not the stale 0.5
+    fake[rs.name][rs.version]["fingerprint"] = theory.fingerprint(rs)
+    assert theory.bet_figures.__wrapped__(rs.name, rs.version) == {"player": (0.5, 9.0)}
+    assert theory.bet_figures.__wrapped__("no such rule set", "1") == {}
+
+
+@pytest.mark.slow
+def test_the_stored_figures_are_what_the_rules_engine_computes_today():
+    """theory_figures.json against a fresh computation of every shipped rule set (regenerate it with
+    `python -m pipelines.report.theory` when a rule set or the odds change)."""
+    from pipelines.report import theory
+    from rulebook.catalogue import load_catalogue
+
+    stored = theory._stored()
+    for rs in load_catalogue().rulesets:
+        entry = stored[rs.name][rs.version]
+        assert entry["fingerprint"] == theory.fingerprint(rs), f"{rs.name} {rs.version} changed: regenerate"
+        fresh = theory.compute_figures(rs)
+        assert set(fresh) == set(entry["bets"])
+        for bet, (edge, m2) in fresh.items():
+            assert entry["bets"][bet][0] == pytest.approx(edge, rel=1e-9, abs=1e-12), (rs.name, bet)
+            assert entry["bets"][bet][1] == pytest.approx(m2, rel=1e-9), (rs.name, bet)
+
+
+# --- what the report reads from the database --------------------------------------------------------------
+
+def test_gather_aggregates_the_database_in_sql(tmp_path):
+    """bet aggregates, the findings' local hours, the files and the trend, against direct queries of a small night."""
+    import duckdb
+
+    from benchmarks.report import build_night
+    from pipelines.report.gather import gather
+
+    db = tmp_path / "night.duckdb"
+    counts = build_night(db, rounds=600, tables=6, findings=40)
+    keys = counts.pop("keys")
+    got = gather(db, keys[:4])  # four of the six tables
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        tables = [k[1] for k in keys[:4]]
+        expect = con.execute("""SELECT count(*), sum(amount), -sum(recorded_net) FROM out_settlements
+                                WHERE table_id IN (SELECT unnest(?))""", [tables]).fetchall()[0]
+        total_handle = con.execute("SELECT sum(amount) FROM out_settlements").fetchall()[0][0]
+        hour = dict(con.execute("""SELECT f.finding_id,
+                                          hour(r.bets_closed_at AT TIME ZONE 'UTC' + INTERVAL 420 MINUTE)
+                                   FROM out_findings f JOIN core_rounds r USING (table_id, round_no)
+                                   WHERE f.table_id IN (SELECT unnest(?))""", [tables]).fetchall())
+    finally:
+        con.close()
+    bets = got["bets"]
+    assert (bets["wagers"].sum(), bets["handle"].sum(), bets["house_win"].sum()) == expect
+    assert set(bets["table_id"]) == set(tables)
+    assert bets["bet"].n_unique() > 3  # one row per bet, as recorded
+    times = got["times"]
+    assert times.height == len(hour) > 0
+    assert dict(zip(times["finding_id"], times["hour"])) == hour  # local = UTC + the table's offset (+07:00)
+    assert all(len(t) == 8 for t in times["closed_local"])  # HH:MM:SS
+    assert got["files"].height == counts["core_source_files"]
+    trend = got["trend"]
+    assert trend.columns == list(TREND_SCHEMA) and trend["gaming_day"].to_list()[-1] == DAY
+    assert trend["handle"].sum() == total_handle  # the trend covers every table in the database, not just keys
+
+
+def test_a_report_of_hostile_values_runs_nothing_in_a_browser(browser, tmp_path):
+    """Every column a log fills set to markup: in every table, chart, label, hover and link, it stays text."""
+    f = _findings().with_columns(
+        *(pl.lit(HOSTILE).alias(c) for c in ("table_id", "dealer_id", "player_id", "currency", "kind", "rule_ref",
+                                             "detail", "source_file", "game", "wager_id")))
+    bets = _bets().with_columns(*(pl.lit(HOSTILE).alias(c) for c in ("table_id", "currency")))
+    nights = pl.DataFrame([{"gaming_day": DAY - dt.timedelta(days=i), "currency": HOSTILE, "tonight": i == 0,
+                            "rounds": 1, "wagers": 1, "handle": 100, "recorded_net": -5, "expected_net": -5,
+                            "findings": 4, "high_findings": 2} for i in range(2)], schema=TREND_SCHEMA)
+    q = pl.DataFrame({"source_file": [HOSTILE], "source_line": [1], "reason": [HOSTILE], "raw": [HOSTILE]})
+    totals = totals_of(_settlements()).with_columns(pl.lit(HOSTILE).alias("currency"))
+    path = write_report(tmp_path / "report.html", _inputs(findings=f, totals=totals, bets=bets, trend=nights,
+                                                          quarantine=q, database=HOSTILE))
+    visit = browser.open(path, "hostile")
+    page = visit.page
+    page.wait_for_selector("#findings-table[data-ready='1']")
+    browser.wait_for_plots(page)
+    page.click("#findings-body tr:first-child td:nth-child(2)")  # the facts, with the command
+    bar = page.query_selector("#fig-money-0 .bars path")  # hover a money bar: its exact amount and currency
+    bar.scroll_into_view_if_needed()
+    box = bar.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_selector("#fig-money-0 .hoverlayer .hovertext")
+    assert HOSTILE in page.text_content("#fig-money-0 .hoverlayer")
+    visit.screenshot("hostile")
+    visit.assert_clean()  # no dialog: no alert ran
+    assert page.evaluate("document.querySelectorAll('img, iframe, object, embed').length") == 0
+    assert page.evaluate("Array.from(document.querySelectorAll('*')).filter(e => e.getAttribute('onerror')).length") == 0
+    assert HOSTILE in page.text_content("#summary") and HOSTILE in page.text_content("#findings-body")
+    hrefs = page.eval_on_selector_all("#findings-body a", "as => as.map(a => a.getAttribute('href'))")
+    assert hrefs and all(h.startswith("evidence/") and h.count("/") == 3 and h.endswith("/index.html") for h in hrefs)
+
+
+def test_an_empty_night_renders_every_section_empty():
+    empty_f = conform(pl.DataFrame(), FINDINGS_SCHEMA)
+    empty_t = totals_of(conform(pl.DataFrame(), SETTLEMENTS_SCHEMA))
+    html = render_report(ReportInputs(
+        findings=empty_f, totals=empty_t, bets=pl.DataFrame(schema=BET_AGGREGATE_SCHEMA),
+        trend=pl.DataFrame(schema=TREND_SCHEMA), quarantine=pl.DataFrame(
+            schema={"source_file": pl.String, "source_line": pl.Int64, "reason": pl.String, "raw": pl.String}),
+        finding_times=pl.DataFrame(schema={"finding_id": pl.String, "hour": pl.Int32, "closed_local": pl.String})))
+    assert_offline(html)
+    assert "All findings (0)" in html and "No per-night totals" in html

@@ -110,3 +110,19 @@ def test_the_writer_lock_is_one_at_a_time_and_names_its_holder(tmp_path):
         with writer_lock(db):
             with writer_lock(db, 0):  # a second open file description: refused even in one process
                 pass
+
+
+def test_a_wager_stamped_far_from_its_round_is_still_read():
+    """load_partition reads wagers and actions within the days' time window first and the whole table only when the
+    rounds' counts say some lie outside: a wager placed (as recorded) ten days after its round must still be there."""
+    from pipelines.audit.load import load_partition
+    from pipelines.audit.params import AuditParams
+    from test_audit_findings import PLAYER_NATURAL
+    from test_audit_support import DAY, NightBuilder
+
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 10000, 10000), ("W2", "banker", 10000, -10000, 2, "P-2", 864000)])
+    nb.round("BAC-01", 2, PLAYER_NATURAL, [("W3", "player", 10000, 10000)])
+    con = nb.connection()
+    part = load_partition(con, ((DAY, "BAC-01"),), AuditParams())
+    assert sorted(part.wagers["wager_id"]) == ["W1", "W2", "W3"]

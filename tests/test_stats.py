@@ -308,9 +308,12 @@ def test_a_windows_findings_belong_to_the_night_it_ends_with_not_to_its_entitys_
     w, c, e = night(floor, DAY, 7)
     t = with_fdr(detect_all(StatsInputs(w, e, c, DAY, DAY), StatsParams(), 7)[0], StatsParams())
     tomorrow = DAY + dt.timedelta(days=1)
-    today, later = findings_of(t, StatsParams(), DAY), findings_of(t, StatsParams(), tomorrow)
+    def of(end):  # the window's end, as run_windows marks it
+        return findings_of(t.with_columns(pl.lit(end).alias("window_end")), StatsParams())
+
+    today, later = of(DAY), of(tomorrow)
     assert today.height == later.height > 0
     assert set(today["gaming_day"]) == {DAY} and set(later["gaming_day"]) == {tomorrow}
     assert set(today["finding_id"]).isdisjoint(later["finding_id"])
     assert all(f"(7 gaming days to {tomorrow})" in d for d in later["detail"])
-    assert findings_of(t, StatsParams(), DAY).equals(today)  # the same data, the same rows
+    assert of(DAY).equals(today)  # the same data, the same rows

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from pipelines.currency import format_money
+
 SUMMARY_KEY = "pitaudit-night-summary"
 TOP_FINDINGS_KEY = "pitaudit-top-findings"
 TOP_N = 20
@@ -38,7 +40,7 @@ def summary_markdown(outcome) -> str:
     money = f.filter(pl.col("difference").is_not_null() & (pl.col("difference") != 0)) if f.height else f
     if money.height:
         stake = money.group_by("currency").agg(pl.col("difference").cast(pl.Int128).abs().sum()).sort("currency")
-        lines.append("- money at stake: " + ", ".join(f"{int(v):,} {md(c or '')}".strip() for c, v in stake.iter_rows()))
+        lines.append("- money at stake: " + ", ".join(md(format_money(int(v), c)) for c, v in stake.iter_rows()))
     if by_kind:
         lines += ["", "| kind | findings |", "|---|---:|"] + [f"| {md(k)} | {n:,} |" for k, n in by_kind]
     if outcome.paths.get("report"):

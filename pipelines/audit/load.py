@@ -61,9 +61,10 @@ class Window:
         lo, hi = min(self.days) - dt.timedelta(days=MARGIN_DAYS), max(self.days) + dt.timedelta(days=MARGIN_DAYS)
         return f"({col} BETWEEN DATE '{lo.isoformat()}' AND DATE '{hi.isoformat()}')"
 
-    def events(self, alias: str = "") -> str:
-        """Device events of the audited days and of the margin around them (UTC instants, any offset)."""
-        col = f"{alias}.ts" if alias else "ts"
+    def events(self, alias: str = "", column: str = "ts") -> str:
+        """Device events (or wagers by ``placed_at``, actions) of the audited days and of the margin around them
+        (UTC instants, any offset)."""
+        col = f"{alias}.{column}" if alias else column
         lo, hi = min(self.days) - dt.timedelta(days=MARGIN_DAYS), max(self.days) + dt.timedelta(days=MARGIN_DAYS + 1)
         return f"({col} >= TIMESTAMPTZ '{lo.isoformat()} 00:00:00+00' AND {col} < TIMESTAMPTZ '{hi.isoformat()} 00:00:00+00')"
 
@@ -303,12 +304,21 @@ def _load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, s
         rounds = _frame(cur, f"""
             SELECT {', '.join(ROUND_COLUMNS)} FROM core_rounds WHERE {in_keys} ORDER BY table_id, round_no""")
         of_rounds = f"""JOIN (SELECT table_id, round_no FROM core_rounds WHERE {in_keys}) k USING (table_id, round_no)"""
-        wagers = _frame(cur, f"""
+        # the wagers and actions carry no gaming day: read those of the days' time window first (DuckDB skips the
+        # other nights' row groups by their min/max), and the whole table only when the rounds' counts say that
+        # some lie outside it (a wager stamped days away from its round)
+        wager_sql = f"""
             SELECT {', '.join('w.' + c if c not in ('table_id', 'round_no') else c for c in WAGER_COLUMNS)}
-            FROM core_wagers w {of_rounds} ORDER BY table_id, round_no, wager_order""")
-        actions = _frame(cur, f"""
+            FROM core_wagers w {of_rounds} WHERE {{}} ORDER BY table_id, round_no, wager_order"""
+        wagers = _frame(cur, wager_sql.format(window.events("w", "placed_at")))
+        if wagers.height != int(rounds["wager_count"].sum() or 0):
+            wagers = _frame(cur, wager_sql.format("TRUE"))
+        action_sql = f"""
             SELECT {', '.join('a.' + c if c not in ('table_id', 'round_no') else c for c in ACTION_COLUMNS)}
-            FROM core_actions a {of_rounds} ORDER BY table_id, round_no, action_order""")
+            FROM core_actions a {of_rounds} WHERE {{}} ORDER BY table_id, round_no, action_order"""
+        actions = _frame(cur, action_sql.format(f"(a.ts IS NULL OR {window.events('a')})"))
+        if actions.height != int(rounds["action_count"].sum() or 0):
+            actions = _frame(cur, action_sql.format("TRUE"))
         devices = f"""SELECT DISTINCT device_id FROM core_device_events
                       WHERE table_id IN (SELECT DISTINCT table_id FROM _audit_keys) AND {window.events()}"""
         events = _frame(cur, f"""

@@ -54,10 +54,13 @@ def _shutdown() -> None:
 
 
 def _start_worker() -> None:
-    """In a new worker: the engine imported once, and the audit's collector thresholds (collector.tune_gc)."""
+    """In a new worker: it ends with the process that made the pool, even a killed one (``lifeline``); the engine
+    imported once, and the audit's collector thresholds (collector.tune_gc)."""
+    from pipelines.lifeline import end_with_parent
+
+    end_with_parent()
     import rulebook.engine  # noqa: F401 - imported before the freeze, not per chunk
     from pipelines.audit.collector import tune_gc
-
     tune_gc()
 
 

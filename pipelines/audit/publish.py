@@ -244,6 +244,7 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
     from pipelines.audit.trend import night_totals
     from pipelines.ingest.discover import discover
     from pipelines.report import ReportInputs, write_report
+    from pipelines.report.gather import gather_from
 
     found = discover(input_dir)
     files_of_input = [f.rel for f in found]
@@ -254,6 +255,7 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
         quarantine = load_quarantine_of(con, files_of_input)
         source_files = load_source_files_of(con, files_of_input)
         trend = night_totals(con, scope.days)
+        report_frames = gather_from(con, keys)  # per-bet handle for hold against theory, the findings' hours
         if settlements_partial is None:
             settlements_partial = export_settlements_of(con, keys, folder / ".settlements.parquet.partial")
         create_keys_table(con, "_keys", keys)
@@ -268,7 +270,9 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
     )
     report = ReportInputs(
         findings=findings, totals=totals, days=tuple(scope.days), tables=len({k[1] for k in keys}),
-        quarantined=quarantine.height, input_files=files, trend=trend,
+        quarantined=quarantine.height, input_files=files, trend=trend, bets=report_frames["bets"],
+        quarantine=quarantine, source_files=source_files, finding_times=report_frames["times"],
+        database=str(Path(db_path).resolve()),
     )
     paths["report"] = write_report(folder / "report.html", report)
     return {"paths": paths, "findings": findings, "totals": totals, "trend": trend, "quarantined": quarantine.height,

@@ -16,6 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.audit.params import parse_day_start
+from pipelines.currency import format_money
 
 
 class AuditError(RuntimeError):
@@ -207,7 +208,7 @@ def summary_text(outcome) -> str:
         + (": " + ", ".join(f"{k} {n:,}" for k, n in by_kind) if by_kind else ""),
     ]
     if stake is not None and stake.height:
-        lines.append("money at stake: " + ", ".join(f"{v:,} {c or ''}".strip() for c, v in stake.iter_rows()))
+        lines.append("money at stake: " + ", ".join(format_money(int(v), c) for c, v in stake.iter_rows()))
     if outcome.engine_errors:
         lines.append(f"warning: the rules engine could not settle {outcome.engine_errors:,} round(s); see unsettled_reason in settlements.parquet")
     lines.append(f"report: {outcome.paths['report']}")

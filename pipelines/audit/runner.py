@@ -123,10 +123,13 @@ def group_params(params: AuditParams, processes: int) -> AuditParams:
 
 
 def start_group_worker() -> None:
-    """In a new worker: one polars thread (the workers share the cores) and the audit's collector thresholds."""
+    """In a new worker: it ends with the flow's process even when that one is killed (``lifeline``), one polars
+    thread (the workers share the cores) and the audit's collector thresholds."""
+    from pipelines.lifeline import end_with_parent
+
+    end_with_parent()
     os.environ.setdefault("POLARS_MAX_THREADS", "1")  # before polars is imported in this process
     from pipelines.audit.collector import tune_gc
-
     tune_gc()
 
 

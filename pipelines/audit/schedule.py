@@ -67,12 +67,13 @@ def nightly_deployment(input_dir: Path, db_path: Path, out_dir: Path, cron: str,
         tags=TAGS,
         description=f"pitaudit nightly audit of {parameters['input_dir']} into {parameters['db_path']}",
         entrypoint_type=EntrypointType.MODULE_PATH,
+        _sync=True,  # a sync caller: never the coroutine (Prefect's dispatch guesses from any loop left running)
     )
 
 
 def register(deployment) -> str:
     """Create (or update) the deployment on the server; returns its id. Does not block."""
-    return str(deployment.apply())
+    return str(deployment.apply(_sync=True))
 
 
 def serve_forever(deployment) -> None:  # pragma: no cover - blocks until interrupted

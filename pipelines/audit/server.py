@@ -7,6 +7,13 @@ its port and its database. So pitaudit starts the same server itself (the same u
 Prefect's ``SubprocessASGIServer``), with the kernel told to end it when its parent dies
 (``PR_SET_PDEATHSIG`` on Linux), points this process and its workers at it (``PREFECT_API_URL``), and
 stops it on the way out. Elsewhere than Linux it falls back to Prefect's own temporary server.
+
+"This process" means every thread of it: Prefect's settings live in a context variable, and a thread that
+does not carry the flow's context (Prefect's own: the process pool's message forwarder, which sends the
+workers' events and logs on to the server) reads Prefect's process-wide settings instead, made when Prefect
+was imported, before this server existed. Left so, the first event a worker sends made that thread start
+a second temporary server (Prefect's own, which does not die with the run) and send the workers' events
+there (:func:`_in_every_thread`).
 """
 
 from __future__ import annotations
@@ -127,6 +134,20 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
+def _in_every_thread() -> Iterator[None]:
+    """Prefect's process-wide settings (those of a thread without a settings context of its own) rebuilt from the
+    environment, which now names the server (``PREFECT_API_URL``), for the ``with`` block; the previous ones after."""
+    import prefect.context
+
+    before = prefect.context.GLOBAL_SETTINGS_CONTEXT
+    prefect.context.refresh_global_settings_context()
+    try:
+        yield
+    finally:
+        prefect.context.GLOBAL_SETTINGS_CONTEXT = before
+
+
+@contextlib.contextmanager
 def embedded_server() -> Iterator[str | None]:
     """A temporary Prefect server for the ``with`` block, ended with it or with this process; yields its API URL,
     or None when a server is already configured (``PREFECT_API_URL``, a test harness) or this is not Linux."""
@@ -140,7 +161,7 @@ def embedded_server() -> Iterator[str | None]:
     before = os.environ.get("PREFECT_API_URL")
     try:
         os.environ["PREFECT_API_URL"] = url  # the worker processes this run spawns report here too
-        with temporary_settings(updates={PREFECT_API_URL: url}):
+        with temporary_settings(updates={PREFECT_API_URL: url}), _in_every_thread():
             try:
                 yield url
             finally:

@@ -22,7 +22,7 @@ def format_money(amount: int | None, currency: str | None, signed: bool = False)
     if amount is None:
         return ""
     try:
-        from pipelines.report.money import format_amount
+        from pipelines.currency import format_amount
     except ImportError:  # the report's ISO 4217 table is not in this version: show the smallest unit
         sign = "+" if signed and amount > 0 else ""
         return f"{sign}{amount:,}"
@@ -32,7 +32,7 @@ def format_money(amount: int | None, currency: str | None, signed: bool = False)
 def money_unit_note(currency: str | None) -> str:
     """How the page's amounts read: major units when the report's ISO 4217 helper is installed, else the smallest unit."""
     try:
-        from pipelines.report.money import format_amount  # noqa: F401
+        from pipelines.currency import format_amount  # noqa: F401
     except ImportError:
         return f"amounts in the smallest unit of {currency or 'an unknown currency'} (e.g. cents)"
     return f"amounts in {currency or 'an unknown currency'}"

@@ -25,6 +25,9 @@ _con = None  # this worker's in-memory DuckDB (one per process, made on first us
 
 def _start_worker() -> None:
     os.environ["POLARS_MAX_THREADS"] = "1"  # before polars is imported in this process
+    from pipelines.lifeline import end_with_parent
+
+    end_with_parent()  # a killed run leaves no parser behind
 
 
 def _parse_in_worker(files: tuple[InputFile, ...], options: ParseOptions, memory_limit: str) -> Parsed:

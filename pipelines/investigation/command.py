@@ -19,10 +19,12 @@ from pipelines.investigation import figures as F
 from pipelines.investigation.analysis import bet_ramp, bet_vs_count, results_over_time, results_summary
 from pipelines.investigation.count import true_counts
 from pipelines.investigation.render import MAX_HTML_ROWS, render_page, table_rows
+from pipelines.investigation.theory import exact_where_known
 
 TABLES = ("rounds", "wagers", "findings", "results_over_time", "bet_vs_count", "dealers", "played_with")
-MOMENTS_NOTE = ("estimated from every wager of the floor in the range as the rules settle it; a rare-hit side bet "
-                "seen a few hundred times has a rough estimate")
+MOMENTS_NOTE = ("exact for the baccarat bets (their payout distributions enumerated through the rules engine); for "
+                "the other games estimated from every wager of the floor in the range as the rules settle it (a "
+                "rare-hit side bet seen a few hundred times has a rough estimate)")
 
 
 class InvestigationError(RuntimeError):
@@ -35,7 +37,7 @@ def gather(con, subject: q.Subject) -> dict[str, object]:
     if not {"out_settlements", "out_findings"} <= have:
         raise InvestigationError("the database holds no audit results (out_settlements, out_findings): run `pitaudit audit` first")
     wagers = q.subject_wagers(con, subject)
-    moments = q.bet_moments(con, subject.first, subject.last)
+    moments = exact_where_known(q.bet_moments(con, subject.first, subject.last))
     curve = results_over_time(wagers, moments)
     bj_tables = sorted(wagers.filter(pl.col("game") == "blackjack")["table_id"].unique().to_list())
     counts = true_counts(q.blackjack_cards(con, bj_tables))
@@ -48,11 +50,7 @@ def gather(con, subject: q.Subject) -> dict[str, object]:
 
 
 def count_source() -> str:
-    try:
-        import pipelines.stats.counts  # noqa: F401
-    except ImportError:
-        return "pitaudit.investigation.count; burns not counted"
-    return "the statistical detectors' count; burns not counted"
+    return "the statistical detectors' count, pipelines.stats.counts; burns not counted"
 
 
 def write_investigation(db: Path, subject: q.Subject, out: Path) -> Path:

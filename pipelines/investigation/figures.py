@@ -15,7 +15,7 @@ CONFIG = {"displaylogo": False, "responsive": True}
 def unit(currency: str | None) -> tuple[int, str]:
     """(divisor, label) that turn a smallest-unit amount into the chart's unit."""
     try:
-        from pipelines.report.money import minor_units
+        from pipelines.currency import minor_units
     except ImportError:
         return 1, f"{currency} (smallest unit)"
     digits = minor_units(currency)

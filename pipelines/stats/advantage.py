@@ -23,6 +23,7 @@ import math
 import numpy as np
 import polars as pl
 
+from pipelines.currency import format_amount, format_money
 from pipelines.stats.config import StatsParams
 from pipelines.stats.counts import counts_before_rounds, pair_probability_before_rounds
 from pipelines.stats.distributions import _norm_sf
@@ -128,8 +129,8 @@ def counter_tests(wagers: pl.DataFrame, cards: pl.DataFrame, params: StatsParams
         ent = entry_of.get((player, currency), {"entries": 0, "mid": 0, "mid_tc2": 0})
         top = ramp.get(">= 4") or ramp.get("3") or {}
         sentence = (f"{player} bet with the count over {n} blackjack hands: rank correlation {rho:.2f} with the Hi-Lo true "
-                    f"count within each table and day (KO running count {rho_ko:.2f}), bets from {r['lo']:,} to {r['hi']:,} "
-                    f"{currency} ({r['hi'] / r['lo']:.0f} units), {top.get('mean_units', 1):.1f} units on average at the highest "
+                    f"count within each table and day (KO running count {rho_ko:.2f}), bets from {format_amount(r['lo'], currency)} to {format_money(r['hi'], currency)} "
+                    f"({r['hi'] / r['lo']:.0f} units), {top.get('mean_units', 1):.1f} units on average at the highest "
                     f"counts; {ent['mid']} mid-shoe entries, {ent['mid_tc2']} at a true count of 2 or more; p = {fmt_p(p)}")
         evidence = {"rho_hilo": round(rho, 4), "z_hilo": round(z, 3), "rho_ko": round(rho_ko, 4), "z_ko": round(z_ko, 3),
                     "ramp": ramp, "entries": ent["entries"], "mid_shoe_entries": ent["mid"], "mid_shoe_entries_tc2": ent["mid_tc2"],

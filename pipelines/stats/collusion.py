@@ -19,6 +19,7 @@ import json
 
 import polars as pl
 
+from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import binom_sf
 from pipelines.stats.tests_frame import fmt_p, tests_frame
@@ -78,7 +79,7 @@ def collusion_tests(graph: pl.DataFrame, params: StatsParams, window_days: int =
     for r in tested.filter(pl.col("overpaid_rounds") > 0).iter_rows(named=True):
         p = binom_sf(r["overpaid_rounds"], r["rounds"], r["baseline"])
         sentence = (f"dealer {r['dealer_id']} overpaid {r['player_id']} in {r['overpaid_rounds']} of {r['rounds']} rounds "
-                    f"together ({r['overpaid_wagers']} wagers, {r['overpaid_amount']:,} {r['currency']} in all), "
+                    f"together ({r['overpaid_wagers']} wagers, {format_money(r['overpaid_amount'], r['currency'])} in all), "
                     f"{r['baseline'] * r['rounds']:.1f} expected from the "
                     f"dealer's rate with others ({1000 * r['dealer_rate']:.1f} per 1,000) and the player's with other dealers "
                     f"({1000 * r['player_rate']:.1f} per 1,000); p = {fmt_p(p)}")

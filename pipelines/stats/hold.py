@@ -25,6 +25,7 @@ import json
 import numpy as np
 import polars as pl
 
+from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import (
     OUTCOMES, MoneySums, batch_two_sided, binom_sf, joint_outcome_probabilities, unit_nets_by_outcome,
@@ -145,7 +146,7 @@ def _hold_grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_d
         kind_label = GROUP_LABEL[r["grouping"]]
         bet = "all bets" if r["level"] == "all" else f"{BET_LABEL.get(r['level'], r['level'])} bets"
         hold, theo_hold = -s[i] / handle[i], -mean[i] / handle[i]
-        sentence = (f"{kind_label} {r['key']} held {hold:+.1%} of {r['handle']:,} {r['currency']} wagered on {bet} "
+        sentence = (f"{kind_label} {r['key']} held {hold:+.1%} of {format_money(r['handle'], r['currency'])} wagered on {bet} "
                     f"({r['wagers']:,} wagers, {r['rounds']:,} rounds), theory {theo_hold:+.1%}; 95 % band "
                     f"{-quantile(Z95)[i] / handle[i]:+.1%} to {-quantile(-Z95)[i] / handle[i]:+.1%}; p = {fmt_p(float(p[i]))}")
         evidence = {"handle": r["handle"], "hold": round(hold, 5), "theoretical_hold": round(theo_hold, 5),

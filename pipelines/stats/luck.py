@@ -20,6 +20,7 @@ from functools import lru_cache
 import numpy as np
 import polars as pl
 
+from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import P_FLOOR, Payout, baccarat_payouts, sum_distribution
 from pipelines.stats.tests_frame import BET_LABEL, fmt_p, tests_frame
@@ -117,7 +118,7 @@ def detect_luck(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
         label = BET_LABEL.get(r["entity_bet"], r["entity_bet"])
         theo = int(round(r["theo"]))
         sentence = (f"{r['player_id']} won {r['wins']} of {r['wagers']} {label} bets, {r['wins_expected']:.1f} expected "
-                    f"(net {r['cards']:+,} against a theoretical {theo:+,} {r['currency']}); p = {fmt_p(p)}")
+                    f"(net {format_money(r['cards'], r['currency'], signed=True)} against a theoretical {format_money(theo, r['currency'], signed=True)}); p = {fmt_p(p)}")
         evidence = {"wins": r["wins"], "wins_expected": round(r["wins_expected"], 2), "tables": r["tables"],
                     "by_bet": {q["bet"]: {"wagers": q["n"], "net_units": round(q["k"] / q["grid"], 2)} for q in parts},
                     "statistic": "sum of nets in units of each wager; exact convolution"}

@@ -90,32 +90,37 @@ def severity_of(q: float) -> str:
     return "high" if q <= 1e-4 else "medium" if q <= 1e-3 else "low"
 
 
-def findings_of(tests: pl.DataFrame, params: StatsParams, night: dt.date | None = None) -> pl.DataFrame:
-    """The flagged tests as findings: money over the window, the sentence, the evidence and parameters in detail.
+def _stable(value):
+    """Floats of the evidence to 6 significant digits, recursively: the published detail must be the same bytes
+    whatever order a multi-threaded sum met its rows in."""
+    if isinstance(value, float):
+        return float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
 
-    ``night``: the night whose windows these are. A finding belongs to that night (its ``gaming_day``, and its id
-    names it), not to the last day its entity happens to have rounds on: a 7-day window ending tonight on a dealer
-    last seen yesterday is tonight's finding. Labelled by the data's last day it was filed under yesterday, so a
-    re-run of tonight (which replaces tonight's rows) left it behind twice, and a backfill of yesterday published
-    it with yesterday's findings. ``None`` (an investigation's range): the range's last day of data.
-    """
+
+def findings_of(tests: pl.DataFrame, params: StatsParams) -> pl.DataFrame:
+    """The flagged tests as findings: money over the window, the sentence, the evidence and parameters in detail."""
     rows = []
     flagged = tests.filter(pl.col("flagged")).sort("kind", "test", "entity", "window_days")
     for r in flagged.iter_rows(named=True):
-        end = night or r["last_day"]  # the window's last gaming day
-        window = f"{r['window_days']} gaming day{'s' if r['window_days'] > 1 else ''} to {end}"
+        # a finding belongs to the night its window ends with (an entity may have played only earlier in it)
+        night = r.get("window_end") or r["last_day"]
+        window = f"{r['window_days']} gaming day{'s' if r['window_days'] > 1 else ''} to {night}"
         detail = {"sentence": r["sentence"], "test": r["test"], "entity": r["entity"], "window_days": r["window_days"],
                   "first_day": str(r["first_day"]), "last_day": str(r["last_day"]), "rounds": r["rounds"],
                   "wagers": r["wagers"], "p_value": r["p_value"], "q_value": r["q_value"],
-                  "evidence": json.loads(r["evidence"]) if r["evidence"] else None,
+                  "evidence": _stable(json.loads(r["evidence"])) if r["evidence"] else None,
                   "params": json.loads(params.as_detail())}
         text = f"{r['sentence']}; q = {fmt_p(r['q_value'])} ({window}). " + json.dumps(detail, separators=(",", ":"), default=str)
-        key = f"{r['test']}|{r['entity']}|{r['currency']}|{r['window_days']}|{r['first_day']}|{r['last_day']}" + (
-            f"|night {night}" if night else "")
+        key = f"{r['test']}|{r['entity']}|{r['currency']}|{r['window_days']}|{night}"
         expected, recorded = r["expected_net"], r["recorded_net"]
         rows.append({
             "finding_id": finding_id(r["kind"], r["table_id"], None, None, key), "kind": r["kind"],
-            "severity": severity_of(r["q_value"]), "gaming_day": end, "table_id": r["table_id"],
+            "severity": severity_of(r["q_value"]), "gaming_day": night, "table_id": r["table_id"],
             "player_id": r["player_id"], "dealer_id": r["dealer_id"], "expected_net": expected, "recorded_net": recorded,
             # no difference: a theoretical net is not money owed, and every sum of ``difference`` is money at stake
             "difference": None,
@@ -137,12 +142,15 @@ def run_windows(inputs: StatsInputs, night: dt.date, days_present: list[dt.date]
             continue
         seen.add(inside)
         t, f, g = detect_all(_window(inputs, first, night), params, w)
-        tests.append(t)
+        tests.append(t.with_columns(pl.lit(night).alias("window_end")))
         if f.height:
             funnels.append(f)
         graphs.append(g)
-    return (pl.concat(tests) if tests else tests_frame([]), pl.concat(funnels) if funnels else pl.DataFrame(),
-            pl.concat(graphs) if graphs else pl.DataFrame())
+    # windows of different lengths may give frames of different columns (a detector with nothing to report in
+    # one of them): put them together by name (a 30-night database stopped here with a ShapeError)
+    return (pl.concat(tests, how="diagonal_relaxed") if tests else tests_frame([]),
+            pl.concat(funnels, how="diagonal_relaxed") if funnels else pl.DataFrame(),
+            pl.concat(graphs, how="diagonal_relaxed") if graphs else pl.DataFrame())
 
 
 def statistical_findings(con, night: dt.date, params: StatsParams = DEFAULT_PARAMS) -> StatsOutcome:
@@ -152,7 +160,7 @@ def statistical_findings(con, night: dt.date, params: StatsParams = DEFAULT_PARA
     inputs = load_inputs(con, longest, night)
     tests, funnel, graph = run_windows(inputs, night, days, params)
     tests = with_fdr(tests, params)
-    return StatsOutcome(night, tests, findings_of(tests, params, night), funnel, graph)
+    return StatsOutcome(night, tests, findings_of(tests, params), funnel, graph)
 
 
 def investigate(con, first_day: dt.date, last_day: dt.date, params: StatsParams = DEFAULT_PARAMS) -> StatsOutcome:
@@ -160,7 +168,7 @@ def investigate(con, first_day: dt.date, last_day: dt.date, params: StatsParams 
     inputs = load_inputs(con, first_day, last_day)
     window = (last_day - first_day).days + 1
     tests, funnel, graph = detect_all(inputs, params, window)
-    tests = with_fdr(tests, params)
+    tests = with_fdr(tests.with_columns(pl.lit(last_day).alias("window_end")), params)
     return StatsOutcome(None, tests, findings_of(tests, params), funnel, graph)
 
 

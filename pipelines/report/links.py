@@ -1,0 +1,43 @@
+"""Where a round's evidence pack lives beside the report, and how to link to it: one rule for both sides.
+
+The layout (docs/report.md, "Evidence packs"): ``<report folder>/evidence/<table segment>/<round_no>/index.html``,
+written by ``pitaudit evidence --db FILE --table ID --round N --out <report folder>/evidence/<table segment>/<round_no>``.
+
+A table id comes from the input, so it is made a safe single path segment: percent-encoded (RFC 3986; letters,
+digits and ``-_.~`` stay), with a leading dot encoded too (no ``.``, ``..`` or hidden folder). ``BAC-01`` stays
+``BAC-01``; ``../x`` becomes ``%2E.%2Fx``. The link is that path percent-encoded once more, because a browser
+decodes an href before it opens the file.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import PurePosixPath
+from urllib.parse import quote
+
+EVIDENCE_DIR = "evidence"
+
+
+def table_segment(table_id: str) -> str:
+    """The folder name of ``table_id`` under ``evidence/``: a single safe path segment."""
+    seg = quote(table_id, safe="-_.~")
+    if seg.startswith("."):
+        seg = "%2E" + seg[1:]
+    return seg or "%00"
+
+
+def evidence_relpath(table_id: str, round_no: int) -> PurePosixPath:
+    """``evidence/<table segment>/<round_no>``: the pack's folder relative to the report's folder."""
+    return PurePosixPath(EVIDENCE_DIR, table_segment(table_id), str(int(round_no)))
+
+
+def evidence_href(table_id: str, round_no: int) -> str:
+    """The relative link from report.html to the pack's index.html."""
+    return f"{EVIDENCE_DIR}/{quote(table_segment(table_id), safe='')}/{int(round_no)}/index.html"
+
+
+def evidence_command(table_id: str, round_no: int, db: str = "pitaudit.duckdb") -> str:
+    """The shell command that writes the pack where the report links to it (run in the report's folder)."""
+    out = evidence_relpath(table_id, round_no).as_posix()
+    return (f"pitaudit evidence --db {shlex.quote(db)} --table {shlex.quote(table_id)} --round {int(round_no)} "
+            f"--out {shlex.quote(out)}")
