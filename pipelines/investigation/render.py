@@ -32,7 +32,9 @@ def table_rows(df: pl.DataFrame, limit: int = MAX_HTML_ROWS) -> list[dict]:
 
 
 def render_page(context: dict) -> str:
-    css = (resources.files("pipelines.investigation") / "templates" / "investigation.css").read_text(encoding="utf-8")
+    # the evidence pack's page style, then this page's own rules (charts, figure cards)
+    css = "".join((resources.files(package) / "templates" / name).read_text(encoding="utf-8") for package, name in (
+        ("pipelines.evidence", "evidence.css"), ("pipelines.investigation", "investigation.css")))
     figures = {k: Markup(v) for k, v in context.pop("figures").items()}
     return _env().get_template("investigation.html.j2").render(
         **context, figures=figures, css=Markup(css), plotlyjs=Markup(plotly.offline.get_plotlyjs()), max_rows=MAX_HTML_ROWS)
