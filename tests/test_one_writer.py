@@ -66,16 +66,29 @@ def night(tmp_path_factory):
 
 
 def test_two_audits_started_together_end_as_one_clean_run(night, tmp_path):
+    """Both audits are started while the database is held, so both are surely waiting on it when it is let go
+    (started bare, one could finish before the other reached the lock, and the test would prove nothing): then
+    one writes while the other waits for it, and both end with the files and rows of one clean run."""
+    from pipelines.writer_lock import writer_lock
+
     db = tmp_path / "shared.duckdb"
     env = _env(tmp_path, PITAUDIT_LOCK_WAIT="600")
-    first = _audit(night / "night", db, tmp_path / "a", env)
-    second = _audit(night / "night", db, tmp_path / "b", env)
-    results = [p.communicate(timeout=900) for p in (first, second)]
-    assert first.returncode == 0 and second.returncode == 0, [r[1][-2000:] for r in results]
+    logs = [tmp_path / "a.err", tmp_path / "b.err"]
+    with writer_lock(db):
+        procs = []
+        for out, log in zip(("a", "b"), logs):
+            with open(log, "w") as err:
+                procs.append(subprocess.Popen([*CLI, "audit", "--input", str(night / "night"), "--db", str(db), "--out",
+                                               str(tmp_path / out)], stdout=subprocess.DEVNULL, stderr=err, text=True,
+                                              env=env))
+        deadline = time.monotonic() + 300
+        while not all("waiting for another pitaudit run" in log.read_text() for log in logs):
+            assert time.monotonic() < deadline and all(p.poll() is None for p in procs), [l.read_text()[-2000:] for l in logs]
+            time.sleep(0.5)
+    assert [p.wait(timeout=900) for p in procs] == [0, 0], [log.read_text()[-2000:] for log in logs]
     _same_files(tmp_path / "a", night / "clean-out")
     _same_files(tmp_path / "b", night / "clean-out")
     assert _rows(db) == _rows(night / "clean.duckdb")
-    assert any("waiting for another pitaudit run" in err for _out, err in results), "the runs did not overlap"
 
 
 def test_an_audit_that_cannot_get_the_database_stops_with_one_line(night, tmp_path):
