@@ -250,3 +250,21 @@ def test_audit_of_two_antes_on_a_seat_raises_the_finding_and_the_overpayment():
     assert kinds(f) == {("illegal_action", None, "HTB-4.7.2"), ("payout_mismatch", "A1b", "HTB-4.7.2")}
     money = f.filter(pl.col("kind") == "payout_mismatch").row(0, named=True)
     assert (money["expected_net"], money["recorded_net"], money["difference"], money["round_no"]) == (0, 2500, 2500, 1)
+
+
+# --- HTB-7.11: an absent player ------------------------------------------------------------------------
+
+
+def test_audit_of_an_absent_players_ante_collected_as_a_fold_HTB_7_11():
+    nb = NightBuilder()
+    rs = "hoiana-holdem-bonus"
+    acts = [(1, 1, "flop", 5000), (1, 1, "check", None), (1, 1, "check", None)]  # seat 2: no decision at all
+    nb.round("HTB-01", 1, TWO_SEATS, [("A1", "ante", 2500, 2500, 1), ("F1", "flop", 5000, 5000, 1), ("A2", "ante", 2500, -2500, 2)],
+             ruleset=rs, deal_mode="shoe", actions=acts, decks=1)
+    # near miss: the same absence, the Ante returned as HTB-7.11 prescribes
+    nb.round("HTB-01", 2, TWO_SEATS, [("A3", "ante", 2500, 2500, 1), ("F3", "flop", 5000, 5000, 1), ("A4", "ante", 2500, 0, 2)],
+             ruleset=rs, deal_mode="shoe", actions=acts, decks=1, shoe_id="S-2")
+    _, f = audit_findings(nb)
+    assert kinds(f) == {("payout_mismatch", "A2", "HTB-7.11")}
+    row = f.row(0, named=True)
+    assert (row["expected_net"], row["recorded_net"], row["difference"]) == (0, -2500, -2500)
