@@ -268,3 +268,20 @@ def test_audit_of_an_absent_players_ante_collected_as_a_fold_HTB_7_11():
     assert kinds(f) == {("payout_mismatch", "A2", "HTB-7.11")}
     row = f.row(0, named=True)
     assert (row["expected_net"], row["recorded_net"], row["difference"]) == (0, -2500, -2500)
+
+
+# --- HTB-7.8: a missed burn, a parameter casinos set ----------------------------------------------------
+
+
+def test_a_missed_burn_voids_the_round_where_the_rule_set_reads_HTB_7_8_strictly():
+    cards = "b:2c Ah Kc Ad Kd b:2d Qs Js 3h 4d b:2s 9c Tc Th"  # no burn before the turn
+    wagers = [("A1", 1, "ante", 100), ("F1", 1, "flop", 200), ("A4", 4, "ante", 100)]
+    actions = play(1, "flop") + play(4, "fold")
+    shipped = both_paths(round_input(HOIANA, cards, wagers, actions))
+    assert not shipped.void and shipped.settlements["F1"].net == 200  # "flag": settled as dealt, reported
+    rules = dataclasses.replace(HOIANA.params.irregularities, missing_burn=dataclasses.replace(
+        HOIANA.params.irregularities.missing_burn, effect="void"))
+    strict = dataclasses.replace(HOIANA, params=dataclasses.replace(HOIANA.params, irregularities=rules))
+    r = both_paths(round_input(strict, cards, wagers, actions))
+    assert r.void and {k: (s.net, s.clause) for k, s in r.settlements.items()} == {
+        "A1": (0, "HTB-7.8"), "F1": (0, "HTB-7.8"), "A4": (0, "HTB-7.8")}
