@@ -250,3 +250,38 @@ def test_audit_of_two_antes_on_a_seat_raises_the_finding_and_the_overpayment():
     assert kinds(f) == {("illegal_action", None, "HTB-4.7.2"), ("payout_mismatch", "A1b", "HTB-4.7.2")}
     money = f.filter(pl.col("kind") == "payout_mismatch").row(0, named=True)
     assert (money["expected_net"], money["recorded_net"], money["difference"], money["round_no"]) == (0, 2500, 2500, 1)
+
+
+# --- HTB-7.11: an absent player ------------------------------------------------------------------------
+
+
+def test_audit_of_an_absent_players_ante_collected_as_a_fold_HTB_7_11():
+    nb = NightBuilder()
+    rs = "hoiana-holdem-bonus"
+    acts = [(1, 1, "flop", 5000), (1, 1, "check", None), (1, 1, "check", None)]  # seat 2: no decision at all
+    nb.round("HTB-01", 1, TWO_SEATS, [("A1", "ante", 2500, 2500, 1), ("F1", "flop", 5000, 5000, 1), ("A2", "ante", 2500, -2500, 2)],
+             ruleset=rs, deal_mode="shoe", actions=acts, decks=1)
+    # near miss: the same absence, the Ante returned as HTB-7.11 prescribes
+    nb.round("HTB-01", 2, TWO_SEATS, [("A3", "ante", 2500, 2500, 1), ("F3", "flop", 5000, 5000, 1), ("A4", "ante", 2500, 0, 2)],
+             ruleset=rs, deal_mode="shoe", actions=acts, decks=1, shoe_id="S-2")
+    _, f = audit_findings(nb)
+    assert kinds(f) == {("payout_mismatch", "A2", "HTB-7.11")}
+    row = f.row(0, named=True)
+    assert (row["expected_net"], row["recorded_net"], row["difference"]) == (0, -2500, -2500)
+
+
+# --- HTB-7.8: a missed burn, a parameter casinos set ----------------------------------------------------
+
+
+def test_a_missed_burn_voids_the_round_where_the_rule_set_reads_HTB_7_8_strictly():
+    cards = "b:2c Ah Kc Ad Kd b:2d Qs Js 3h 4d b:2s 9c Tc Th"  # no burn before the turn
+    wagers = [("A1", 1, "ante", 100), ("F1", 1, "flop", 200), ("A4", 4, "ante", 100)]
+    actions = play(1, "flop") + play(4, "fold")
+    shipped = both_paths(round_input(HOIANA, cards, wagers, actions))
+    assert not shipped.void and shipped.settlements["F1"].net == 200  # "flag": settled as dealt, reported
+    rules = dataclasses.replace(HOIANA.params.irregularities, missing_burn=dataclasses.replace(
+        HOIANA.params.irregularities.missing_burn, effect="void"))
+    strict = dataclasses.replace(HOIANA, params=dataclasses.replace(HOIANA.params, irregularities=rules))
+    r = both_paths(round_input(strict, cards, wagers, actions))
+    assert r.void and {k: (s.net, s.clause) for k, s in r.settlements.items()} == {
+        "A1": (0, "HTB-7.8"), "F1": (0, "HTB-7.8"), "A4": (0, "HTB-7.8")}
