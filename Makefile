@@ -31,7 +31,7 @@ odds: $(STAMP)
 	@for rs in $$($(BIN)/pitaudit rulesets --names); do $(BIN)/pitaudit odds --ruleset $$rs; done
 
 # every benchmark prints its figures (minutes: simulate, ingest and audit each write a 1,000,000-round night)
-BENCHMARKS := poker_eval baccarat blackjack holdem_bonus simulate ingest audit
+BENCHMARKS := poker_eval baccarat blackjack holdem_bonus simulate ingest audit detectors
 bench: $(STAMP)
 	@for b in $(BENCHMARKS); do echo "== benchmarks/$$b.py"; $(BIN)/python -m benchmarks.$$b || exit 1; done
 

@@ -264,6 +264,41 @@ def demo(
     typer.echo(f"read-only snapshot for investigators and notebooks: {snapshot_path(out / 'pitaudit.duckdb')}")
 
 
+@app.command()
+def evidence(
+    db: Optional[Path] = typer.Option(None, "--db", help="The audit's DuckDB file (its read-only snapshot is read when there is one)."),
+    table: Optional[str] = typer.Option(None, "--table", help="The round's table id, e.g. BAC-02."),
+    round_no: Optional[int] = typer.Option(None, "--round", min=0, help="The round's game number."),
+    gaming_day: Optional[str] = typer.Option(None, "--gaming-day", help="The round's gaming day (YYYY-MM-DD); needed only when the round number recurs on several days."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for the pack (empty, or a previous pack); default: evidence/<table>/<round> under the current folder, where the report (run from its folder) links to it."),
+    cameras: Optional[Path] = typer.Option(None, "--cameras", help="Table-to-camera map (TOML, docs/evidence.md); default: the PITAUDIT_CAMERAS setting."),
+    rule_docs: Optional[Path] = typer.Option(None, "--rule-docs", help="Folder of the casino's rule documents, to quote each clause's text; default: the PITAUDIT_RULE_DOCS setting."),
+    verify_dir: Optional[Path] = typer.Option(None, "--verify", help="Check the pack in this folder instead: any changed, added or removed file fails, named."),
+    seal: Optional[str] = typer.Option(None, "--seal", help="With --verify: the seal printed when the pack was written (SHA-256 of its SHA256SUMS)."),
+) -> None:
+    """A round's dispute evidence pack (HTML + JSON, card by card, each amount with its clause, sealed by SHA-256), or --verify one."""
+    from pipelines.evidence.command import run_evidence
+
+    run_evidence(db, table, round_no, gaming_day, out, cameras, rule_docs, verify_dir, seal, fail,
+                 settings=None if verify_dir is not None else settings_or_fail())
+
+
+@app.command()
+def investigate(
+    db: Path = typer.Option(..., "--db", help="The audit's DuckDB file (its read-only snapshot is read when there is one)."),
+    player: Optional[str] = typer.Option(None, "--player", help="Investigate this player id."),
+    dealer: Optional[str] = typer.Option(None, "--dealer", help="Investigate this dealer id."),
+    table: Optional[str] = typer.Option(None, "--table", help="Investigate this table id."),
+    first: Optional[str] = typer.Option(None, "--from", help="First gaming day (YYYY-MM-DD); default: the first in the database."),
+    last: Optional[str] = typer.Option(None, "--to", help="Last gaming day (YYYY-MM-DD); default: the last in the database."),
+    out: Path = typer.Option(..., "--out", help="Folder for index.html and the rows as CSV and Parquet."),
+) -> None:
+    """One player, dealer or table across gaming days: every round and finding, results against expectation, bets against the count."""
+    from pipelines.investigation.command import run_investigate
+
+    run_investigate(db, player, dealer, table, first, last, out, fail)
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app()
 

@@ -30,8 +30,9 @@ class Bar(Progress):
 
 
 @contextmanager
-def ingest_progress(show: bool | None = None) -> Iterator[Progress]:
-    """A :class:`Bar` on a terminal (or when ``show``), else a progress that shows nothing."""
+def ingest_progress(show: bool | None = None, console=None) -> Iterator[Progress]:
+    """A :class:`Bar` on a terminal (or when ``show``; on ``console``, a rich Console, else stderr's), else a
+    progress that shows nothing."""
     if show is None:
         show = sys.stderr.isatty()
     if not show:
@@ -42,7 +43,7 @@ def ingest_progress(show: bool | None = None) -> Iterator[Progress]:
 
     columns = (TextColumn("ingest {task.fields[file]}", markup=False), BarColumn(), DownloadColumn(),
                TimeRemainingColumn())
-    with RichProgress(*columns, console=Console(stderr=True), transient=True) as bar:
+    with RichProgress(*columns, console=console or Console(stderr=True), transient=True) as bar:
         yield Bar(bar, bar.add_task("ingest", total=None, file=""))
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from schemas.ddl import SCHEMA_VERSION, all_ddl
+from schemas.ddl import SCHEMA_VERSION, all_ddl, upgrade_sql
 
 from pipelines.settings import READER_MEMORY, WRITER_MEMORY, _memory_limit
 
@@ -76,13 +76,17 @@ def create_tables(con: duckdb.DuckDBPyConnection) -> None:
     version = get_meta(con, "schema_version") if have else None
     if version == str(SCHEMA_VERSION):
         return
-    if version is not None:
+    if version is not None and (not version.isdigit() or int(version) > SCHEMA_VERSION):
         raise DatabaseError(f"this database has the tables of pitaudit schema {version}, this pitaudit writes schema "
-                            f"{SCHEMA_VERSION}: ingest into a new database file")
+                            f"{SCHEMA_VERSION}: use the pitaudit that wrote it, or a new database file")
     con.execute("BEGIN TRANSACTION")
-    for stmt in all_ddl():
-        con.execute(stmt)
-    con.execute("COMMIT")
+    try:
+        for stmt in (upgrade_sql(int(version)) if version is not None else []) + all_ddl():
+            con.execute(stmt)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
 
 
 def open_reader(db_path: Path | str) -> duckdb.DuckDBPyConnection:

@@ -8,12 +8,18 @@ in integer smallest units (per currency); only ratios such as hold are floats.
 
 from __future__ import annotations
 
+import datetime as dt
+from dataclasses import dataclass
+
 import duckdb
 import polars as pl
 
 
 def _frame(con: duckdb.DuckDBPyConnection, sql: str, params: list) -> pl.DataFrame:
-    return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
+    df = pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
+    # DuckDB hands TIMESTAMPTZ back in the session's zone name (e.g. Etc/UTC): one zone, UTC, everywhere
+    return df.with_columns(pl.col(c).dt.convert_time_zone("UTC") for c, t in df.schema.items()
+                           if isinstance(t, pl.Datetime) and t.time_zone)
 
 
 def player_by_day(con: duckdb.DuckDBPyConnection, player_id: str) -> pl.DataFrame:
@@ -91,3 +97,196 @@ def findings_about(
         """,
         [player_id, player_id, dealer_id, dealer_id, table_id, table_id],
     )
+
+
+# --- one subject over a range of gaming days (pitaudit investigate, the notebooks) ---------------------------------
+
+SUBJECT_COLUMNS = {"player": "player_id", "dealer": "dealer_id", "table": "table_id"}
+
+
+@dataclass(frozen=True)
+class Subject:
+    """Whom an investigation is about: a player, a dealer or a table, over gaming days ``first`` to ``last``
+    (either open). The column is picked from :data:`SUBJECT_COLUMNS`, never from input; the id is bound."""
+
+    kind: str
+    id: str
+    first: dt.date | None = None
+    last: dt.date | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in SUBJECT_COLUMNS:
+            raise ValueError(f"a subject is a player, a dealer or a table, not {self.kind!r}")
+
+    @property
+    def column(self) -> str:
+        return SUBJECT_COLUMNS[self.kind]
+
+    def where(self, alias: str = "") -> tuple[str, list]:
+        """SQL condition (and its parameters) selecting the subject's rows of a table with gaming_day and the column."""
+        p = f"{alias}." if alias else ""
+        return (f"{p}{self.column} = ? AND {p}gaming_day BETWEEN coalesce(?, DATE '0001-01-01') AND coalesce(?, DATE '9999-12-31')",
+                [self.id, self.first, self.last])
+
+    @property
+    def label(self) -> str:
+        span = f" from {self.first.isoformat() if self.first else 'the first day'} to {self.last.isoformat() if self.last else 'the last day'}"
+        return f"{self.kind} {self.id}{span if (self.first or self.last) else ''}"
+
+
+def subject_wagers(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
+    """Every wager of the subject (out_settlements), with its round's times, in time order."""
+    cond, params = s.where("w")
+    return _frame(con, f"""
+        SELECT w.gaming_day, w.table_id, w.round_no, w.wager_id, w.wager_order, w.seat, w.player_id, w.dealer_id, w.game,
+               w.ruleset, w.ruleset_version, w.currency, w.status, w.bet, w.amount, w.settled_amount, w.recorded_net,
+               w.expected_net, w.difference, w.clause, w.unsettled_reason,
+               r.bets_closed_at, r.settled_at, r.shoe_id
+        FROM out_settlements w
+        LEFT JOIN core_rounds r ON r.table_id = w.table_id AND r.round_no = w.round_no AND r.gaming_day = w.gaming_day
+        WHERE {cond}
+        ORDER BY r.bets_closed_at NULLS LAST, w.gaming_day, w.table_id, w.round_no, w.wager_order
+    """, params)
+
+
+def subject_rounds(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
+    """Every round the subject took part in: time, table, dealer, its wagers' totals, and the audit's findings on it."""
+    cond, params = s.where("w")
+    return _frame(con, f"""
+        WITH w AS (SELECT * FROM out_settlements w WHERE {cond}),
+        per_round AS (
+            SELECT gaming_day, table_id, round_no, any_value(game) AS game, any_value(dealer_id) AS dealer_id,
+                   any_value(currency) AS currency, any_value(status) AS status, count(*) AS wagers,
+                   CAST(sum(amount) AS BIGINT) AS wagered, CAST(sum(recorded_net) AS BIGINT) AS recorded_net, CAST(sum(expected_net) AS BIGINT) AS expected_net,
+                   CAST(sum(difference) AS BIGINT) AS difference, count(*) FILTER (WHERE expected_net IS NULL) AS wagers_not_settleable
+            FROM w GROUP BY gaming_day, table_id, round_no
+        ),
+        f AS (
+            SELECT f.gaming_day, f.table_id, f.round_no, count(*) AS findings, string_agg(DISTINCT f.kind, ', ' ORDER BY f.kind) AS finding_kinds
+            FROM out_findings f JOIN per_round p USING (gaming_day, table_id, round_no) GROUP BY ALL
+        )
+        SELECT p.gaming_day, r.bets_closed_at, p.table_id, p.round_no, p.game, p.dealer_id, p.currency, p.status,
+               p.wagers, p.wagered, p.recorded_net, p.expected_net, p.difference, p.wagers_not_settleable,
+               coalesce(f.findings, 0) AS findings, f.finding_kinds
+        FROM per_round p
+        LEFT JOIN f USING (gaming_day, table_id, round_no)
+        LEFT JOIN core_rounds r ON r.table_id = p.table_id AND r.round_no = p.round_no AND r.gaming_day = p.gaming_day
+        ORDER BY r.bets_closed_at NULLS LAST, p.gaming_day, p.table_id, p.round_no
+    """, params)
+
+
+def subject_findings(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
+    """Every finding naming the subject in the range (the deterministic ones name player, dealer and table)."""
+    cond, params = s.where()
+    return _frame(con, f"""
+        SELECT gaming_day, kind, severity, table_id, round_no, wager_id, player_id, dealer_id, currency,
+               expected_net, recorded_net, difference, rule_ref, detail, source_file, source_line, finding_id
+        FROM out_findings WHERE {cond}
+        ORDER BY abs(coalesce(difference, 0)) DESC, gaming_day, table_id, round_no, finding_id
+    """, params)
+
+
+def bet_moments(con: duckdb.DuckDBPyConnection, first: dt.date | None = None, last: dt.date | None = None) -> pl.DataFrame:
+    """Per rule set, bet and currency: the mean and variance of a wager's net per unit staked, as the rules settled
+    every wager of the floor in the range (the floor's own estimate of each bet's expectation and spread).
+
+    The band of :func:`pipelines.investigation.analysis.results_over_time` is built from these. An estimate: a
+    rare-hit side bet seen a few hundred times has a poor variance estimate; the exact payout distributions
+    of the statistical detectors will replace it where they exist."""
+    return _frame(con, """
+        SELECT ruleset, bet, currency, count(*) AS n,
+               avg(expected_net::DOUBLE / amount) AS mean_per_unit,
+               var_pop(expected_net::DOUBLE / amount) AS var_per_unit
+        FROM out_settlements
+        WHERE expected_net IS NOT NULL AND amount > 0 AND status = 'settled'
+          AND gaming_day BETWEEN coalesce(?, DATE '0001-01-01') AND coalesce(?, DATE '9999-12-31')
+        GROUP BY ALL ORDER BY ruleset, bet, currency
+    """, [first, last])
+
+
+def dealers_of(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
+    """Under which dealers the subject's wagers were played (a dealer subject: itself), with money and findings."""
+    cond, params = s.where()
+    return _frame(con, f"""
+        SELECT coalesce(dealer_id, '(none recorded)') AS dealer_id, currency,
+               count(DISTINCT table_id || '#' || round_no || '#' || gaming_day) AS rounds, count(*) AS wagers,
+               CAST(sum(amount) AS BIGINT) AS wagered, CAST(sum(recorded_net) AS BIGINT) AS recorded_net, CAST(sum(expected_net) AS BIGINT) AS expected_net,
+               CAST(sum(greatest(difference, 0)) AS BIGINT) AS overpaid, CAST(sum(least(difference, 0)) AS BIGINT) AS underpaid,
+               count(*) FILTER (WHERE difference <> 0) AS wrong_settlements
+        FROM out_settlements WHERE {cond}
+        GROUP BY ALL ORDER BY overpaid DESC, rounds DESC, dealer_id
+    """, params)
+
+
+def played_with(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
+    """The players at the subject's rounds (a player subject: the others at the same rounds), with their money.
+
+    For a dealer or table this is who played under that dealer or at that table (the collusion lead of
+    :func:`dealer_overpayments`, over the range)."""
+    cond, params = s.where("me")
+    exclude = "AND coalesce(o.player_id, '') <> ?" if s.kind == "player" else ""
+    extra = [s.id] if s.kind == "player" else []
+    return _frame(con, f"""
+        WITH my_rounds AS (SELECT DISTINCT me.gaming_day, me.table_id, me.round_no FROM out_settlements me WHERE {cond})
+        SELECT coalesce(o.player_id, '(unrated)') AS player_id, o.currency,
+               count(DISTINCT o.table_id || '#' || o.round_no || '#' || o.gaming_day) AS rounds_together,
+               count(*) AS wagers, CAST(sum(o.amount) AS BIGINT) AS wagered, CAST(sum(o.recorded_net) AS BIGINT) AS recorded_net,
+               CAST(sum(o.expected_net) AS BIGINT) AS expected_net, CAST(sum(greatest(o.difference, 0)) AS BIGINT) AS overpaid,
+               count(DISTINCT o.dealer_id) AS dealers
+        FROM out_settlements o JOIN my_rounds m USING (gaming_day, table_id, round_no)
+        WHERE true {exclude}
+        GROUP BY ALL ORDER BY rounds_together DESC, overpaid DESC, player_id
+    """, params + extra)
+
+
+def blackjack_cards(con: duckdb.DuckDBPyConnection, tables: list[str]) -> pl.DataFrame:
+    """The card events of the devices of ``tables`` (for the count before each round), with the shoe's decks."""
+    if not tables:
+        return pl.DataFrame(schema={"table_id": pl.String, "shoe_id": pl.String, "event_seq": pl.Int64,
+                                    "round_no": pl.Int64, "card_code": pl.Int16, "decks": pl.Int64})
+    return _frame(con, """
+        WITH ev AS (SELECT * FROM core_device_events WHERE table_id IN (SELECT unnest(?::VARCHAR[]))),
+        shoes AS (SELECT table_id, shoe_id, CAST(arg_min(decks, event_seq) AS BIGINT) AS decks FROM ev
+                  WHERE event = 'shoe_start' GROUP BY table_id, shoe_id)
+        SELECT ev.table_id, ev.shoe_id, ev.event_seq, ev.round_no, ev.card_code, s.decks
+        FROM ev LEFT JOIN shoes s USING (table_id, shoe_id)
+        WHERE ev.event = 'card' AND ev.round_no IS NOT NULL
+        ORDER BY ev.table_id, ev.device_id, ev.event_seq
+    """, [tables])
+
+
+# --- dealers' errors across the floor (the dealer error trends notebook) -------------------------------------------
+
+# the findings that are a dealer's doing (a settlement, a drawing, a void or Free Hand not honoured, a late wager
+# accepted, a limit not enforced); device and data findings (card integrity, gaps, unmatched rounds) are not
+DEALER_ERROR_KINDS = ("payout_mismatch", "drawing_rule_violation", "void_not_honoured", "free_hand_wager", "late_wager",
+                      "limit_breach", "differential_breach", "result_mismatch", "illegal_action")
+
+
+def dealer_error_rates(con: duckdb.DuckDBPyConnection, first: dt.date | None = None, last: dt.date | None = None) -> pl.DataFrame:
+    """Per dealer: rounds dealt, rounds with at least one dealer error, the rate per 1,000 rounds, money wrongly
+    paid (overpaid, underpaid per currency is in ``dealer_overpayments``), and the floor's rate beside it."""
+    return _frame(con, """
+        WITH r AS (SELECT gaming_day, table_id, round_no, dealer_id FROM core_rounds
+                   WHERE dealer_id IS NOT NULL AND gaming_day BETWEEN coalesce(?, DATE '0001-01-01') AND coalesce(?, DATE '9999-12-31')),
+        e AS (SELECT DISTINCT gaming_day, table_id, round_no FROM out_findings WHERE kind IN (SELECT unnest(?::VARCHAR[]))),
+        per AS (SELECT r.dealer_id, count(*) AS rounds, count(e.round_no) AS error_rounds
+                FROM r LEFT JOIN e USING (gaming_day, table_id, round_no) GROUP BY r.dealer_id)
+        SELECT dealer_id, rounds, error_rounds, 1000.0 * error_rounds / rounds AS errors_per_1000,
+               1000.0 * sum(error_rounds) OVER () / sum(rounds) OVER () AS floor_per_1000
+        FROM per ORDER BY errors_per_1000 DESC, rounds DESC, dealer_id
+    """, [first, last, list(DEALER_ERROR_KINDS)])
+
+
+def dealer_errors_by_hour(con: duckdb.DuckDBPyConnection, first: dt.date | None = None, last: dt.date | None = None) -> pl.DataFrame:
+    """Per dealer and hour (UTC) the round's betting closed: rounds, and rounds with a dealer error, by kind."""
+    return _frame(con, """
+        WITH r AS (SELECT gaming_day, table_id, round_no, dealer_id, date_trunc('hour', bets_closed_at) AS hour FROM core_rounds
+                   WHERE dealer_id IS NOT NULL AND gaming_day BETWEEN coalesce(?, DATE '0001-01-01') AND coalesce(?, DATE '9999-12-31')),
+        e AS (SELECT gaming_day, table_id, round_no, min(kind) AS kind FROM out_findings
+              WHERE kind IN (SELECT unnest(?::VARCHAR[])) GROUP BY ALL)
+        SELECT r.hour, r.dealer_id, count(*) AS rounds, count(e.round_no) AS error_rounds,
+               string_agg(DISTINCT e.kind, ', ' ORDER BY e.kind) AS kinds
+        FROM r LEFT JOIN e USING (gaming_day, table_id, round_no)
+        GROUP BY ALL ORDER BY r.hour, r.dealer_id
+    """, [first, last, list(DEALER_ERROR_KINDS)])

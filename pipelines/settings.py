@@ -84,6 +84,12 @@ class Settings(BaseSettings):
     rule_docs: Path | None = Field(
         None, description="folder of the casino's rule documents, read where a clause's text is shown; "
                           "unset: only the clause id is shown")
+    cameras: Path | None = Field(
+        None, description="the table-to-camera map (TOML) an evidence pack names the cameras from (docs/evidence.md); "
+                          "unset: the video window with no camera id")
+    notebook_db: Path | None = Field(
+        None, description="the database the notebooks read; unset: out/pitaudit.readonly.duckdb if there, else the "
+                          "sample night audited into a temporary folder")
     lock_wait: float = Field(
         300.0, ge=0, description="seconds a run waits for another run writing the same database to finish; "
                                  "0 stops at once with a one-line reason")

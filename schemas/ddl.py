@@ -16,8 +16,8 @@ from schemas.metadata import Field, Table
 from schemas.tables import CANONICAL_TABLES
 
 # 2: core_wagers.hand (a blackjack Pair wager placed when splitting)
-# 3: files known by content (core_source_files one row per load, grown files), core_source_changes replaces the
-# conflicting-duplicate flags
+# 3: files known by content (core_source_files one row per read, grown files); core_source_changes replaces the
+#    conflicting-duplicate flags
 SCHEMA_VERSION = 3
 
 
@@ -82,6 +82,30 @@ def all_ddl(tables: tuple[Table, ...] = CANONICAL_TABLES) -> list[str]:
         "ON CONFLICT (name) DO UPDATE SET value = excluded.value;"
     )
     return stmts
+
+
+def upgrade_sql(version: int) -> list[str]:
+    """What turns the tables of an earlier schema ``version`` into this one's, before :func:`all_ddl` runs.
+
+    Version 3 keeps one core_source_files row per read of a file (no longer one per name: the next night's file
+    may reuse the name), with where the read started and the prefix it covered: the table is rebuilt without
+    its primary key, each earlier row a read from the start of its file (its prefix unknown: a file loaded
+    before the upgrade that grows is read again whole, its repeated lines identical duplicates). The
+    conflicting-duplicate flags of versions 1 and 2 are left as they were (nothing writes them any more).
+    """
+    if version >= 3:
+        return []
+    from schemas.tables import CORE_SOURCE_FILES
+
+    return [
+        "ALTER TABLE core_source_files RENAME TO core_source_files_v2;",
+        create_table_sql(CORE_SOURCE_FILES),
+        """INSERT INTO core_source_files (source_file, kind, sha256, size_bytes, first_line, start_byte, lines_read,
+               rows_accepted, rows_quarantined, rows_duplicate, ingested_at, status, error, input_root)
+           SELECT source_file, kind, sha256, size_bytes, 1, 0, lines_read, rows_accepted, rows_quarantined,
+                  rows_duplicate, ingested_at, status, error, input_root FROM core_source_files_v2;""",
+        "DROP TABLE core_source_files_v2;",
+    ]
 
 
 def ddl_text() -> str:

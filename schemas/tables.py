@@ -144,8 +144,8 @@ CORE_ROUNDS = Table(
         Field("wager_count", "integer", "Number of wagers in the round's list.", required=True, rules=(Rule("ge", "out_of_range", 0),)),
         Field("action_count", "integer", "Number of actions in the round's list.", required=True, rules=(Rule("ge", "out_of_range", 0),)),
         Field("content_hash", "text", "MD5 of the round's canonical content (round, wagers, actions; not the source, "
-              "not the gaming day), computed when a second copy of the round arrives (null until then): two copies "
-              "are identical exactly when their hashes are equal."),
+              "not the gaming day), filled when the copy stored was compared with another (a later version, or "
+              "repeated within its file); null otherwise: two copies are identical exactly when their hashes are equal."),
         SOURCE_FILE,
         _source_line(),
     ),

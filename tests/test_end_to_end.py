@@ -122,3 +122,28 @@ def test_no_deterministic_finding_falls_on_a_round_where_nothing_was_planted(sam
         if (r["table_id"], r["round_no"]) not in planted_rounds and (r["kind"], r["table_id"]) not in planted_tables
     ]
     assert not stray, f"{len(stray)} findings on rounds with nothing planted: {stray[:10]}"
+
+
+def test_the_sample_nights_planted_behaviours_are_its_only_statistical_findings(sample_night):
+    """Issue 11: each planted behaviour of the sample night is a statistical finding of its kind naming its
+    player (the colluding dealer too) or table, with p and q under the FDR level; and every statistical finding
+    names a planted entity (the colluding dealer's error rate is his overpayments seen from the other side)."""
+    truth = pl.read_csv(SAMPLE / "ground_truth.csv", infer_schema_length=0).filter(pl.col("kind").is_in(list(STATISTICAL)))
+    findings = pl.read_csv(sample_night / "out" / "findings.csv", infer_schema_length=0)
+    stats = findings.filter(pl.col("p_value").is_not_null() & (pl.col("p_value") != ""))
+    assert set(stats["kind"]) <= STATISTICAL
+    assert (findings.filter(pl.col("kind").is_in(list(STATISTICAL)))["p_value"].null_count() == 0)
+    assert truth.height == 4
+    players, dealers, tables = set(), set(), set()
+    for row in truth.iter_rows(named=True):
+        same = stats.filter(pl.col("kind") == row["kind"])
+        for column in ("player_id", "dealer_id", "table_id"):
+            if row[column]:
+                same = same.filter(pl.col(column) == row[column])
+        assert same.height >= 1, row
+        assert (same["q_value"].cast(pl.Float64) <= 0.01).all()
+        players |= {row["player_id"]} - {None}
+        dealers |= {row["dealer_id"]} - {None}
+        tables |= {row["table_id"]} - {None}
+    for row in stats.iter_rows(named=True):
+        assert row["player_id"] in players or row["dealer_id"] in dealers or row["table_id"] in tables, row["detail"][:200]

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.ingest.run import IngestError, parse_day_start
+from pipelines.gaming_day import parse_day_start
+from pipelines.ingest.run import IngestError
 from pipelines.ingest.synthetic import CSV_HEADER
 from test_ingest_helpers import CSV_CORRUPTIONS, JSON_CORRUPTIONS, ingest, snapshot, write_table
 
@@ -142,16 +143,24 @@ def test_reingesting_the_same_files_changes_nothing(tmp_path: Path) -> None:
     assert s.count("already loaded") == 4 and s.lines_read == 0
 
 
-def test_a_changed_file_under_a_loaded_name_is_reported_not_reloaded(tmp_path: Path) -> None:
+def test_a_file_rewritten_under_a_loaded_name_is_new_content_and_loads(tmp_path: Path) -> None:
+    """Files are known by content: new bytes under an old name are read; the rounds they repeat are duplicates."""
     folder = tmp_path / "in"
     rp, _, rounds, _ = write_table(folder, 0, 5)
     con, _ = ingest(folder, tmp_path / "db.duckdb")
     before = snapshot(con)
+    rows = "SELECT * EXCLUDE (content_hash) FROM core_rounds ORDER BY round_no"  # the hash is filled once compared
+    rounds_before = con.execute(rows).fetchall()
     con.close()
     rp.write_text("\n".join(rounds[:3]) + "\n", encoding="utf-8")
     con, s = ingest(folder, tmp_path / "db.duckdb")
-    assert [f.status for f in s.files if f.source_file == rp.name] == ["changed"]
-    assert snapshot(con) == before
+    f = next(f for f in s.files if f.source_file == rp.name)
+    assert (f.status, f.lines_read, f.rows_accepted, f.rows_duplicate) == ("loaded", 3, 3, 3)
+    after = snapshot(con)
+    assert con.execute(rows).fetchall() == rounds_before
+    for t in ("core_wagers", "core_actions", "core_device_events", "core_quarantine", "core_source_changes"):
+        assert after[t] == before[t], t
+    assert con.execute("SELECT count(*) FROM core_source_files WHERE source_file = ?", [rp.name]).fetchall()[0][0] == 2
 
 
 def test_identical_duplicate_round_in_two_files_is_kept_once(tmp_path: Path) -> None:
@@ -168,56 +177,70 @@ def test_identical_duplicate_round_in_two_files_is_kept_once(tmp_path: Path) -> 
     assert dups == [(1, rp.name, 4), (2, rp.name, 5), (3, rp.name, 6)]
 
 
-def test_conflicting_duplicate_quarantines_every_copy_and_flags_the_round(tmp_path: Path) -> None:
+def _changes(con):
+    return con.execute("""SELECT kind, row_key, earlier_source_file, earlier_source_line, later_source_file,
+                                 later_source_line FROM core_source_changes ORDER BY ALL""").fetchall()
+
+
+def test_a_round_arriving_again_with_other_content_is_a_new_version_both_kept(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     rp, _, rounds, _ = write_table(folder, 0, 6)
     r = json.loads(rounds[4])
     r["wagers"][0]["net"] += 500  # the same round, a different settlement
     (folder / "rounds_BAC-00_late.jsonl").write_text(rounds[3] + "\n" + json.dumps(r) + "\n", encoding="utf-8")
-    con, _ = ingest(folder, tmp_path / "db.duckdb")
-    key = (r["table_id"], r["round_no"])
-    assert con.execute("SELECT count(*) FROM core_rounds WHERE table_id = ? AND round_no = ?", list(key)).fetchall()[0][0] == 0
-    assert con.execute("SELECT count(*) FROM core_wagers WHERE table_id = ? AND round_no = ?", list(key)).fetchall()[0][0] == 0
-    q = con.execute("SELECT source_file, source_line, reason, raw FROM core_quarantine ORDER BY 1").fetchall()
-    assert [(a, b, c) for a, b, c, _ in q] == [(rp.name, 5, "conflicting duplicate"),
-                                               ("rounds_BAC-00_late.jsonl", 2, "conflicting duplicate")]
-    assert q[0][3] == rounds[4] and json.loads(q[1][3]) == r  # the raw lines, as read
-    flags = con.execute("SELECT table_id, round_no, flag, source_file, source_line FROM core_round_flags ORDER BY 4").fetchall()
-    assert flags == [(*key, "conflicting_duplicate", rp.name, 5), (*key, "conflicting_duplicate", "rounds_BAC-00_late.jsonl", 2)]
-    # both files still balance: the first file's line moved from accepted to quarantined
-    assert _counts(con, rp.name) == (6, 5, 1, 0, "loaded")
-    assert _counts(con, "rounds_BAC-00_late.jsonl") == (2, 1, 1, 1, "loaded")
-    # a third copy, even identical to the first, is quarantined too: the round stays flagged
-    (folder / "rounds_BAC-00_third.jsonl").write_text(rounds[4] + "\n", encoding="utf-8")
+    con, s = ingest(folder, tmp_path / "db.duckdb")
+    key = [r["table_id"], r["round_no"]]
+    # the core tables hold the later version (the one the audit settles), once
+    got = con.execute("""SELECT r.source_file, r.source_line, w.net FROM core_rounds r JOIN core_wagers w
+                         USING (table_id, round_no) WHERE table_id = ? AND round_no = ? AND w.wager_order = 1""",
+                      key).fetchall()
+    assert got == [("rounds_BAC-00_late.jsonl", 2, r["wagers"][0]["net"])]
+    assert con.execute("SELECT count(*) FROM core_wagers WHERE table_id = ? AND round_no = ?", key).fetchall()[0][0] == 6
+    # both versions are kept, whole, with both sources; nothing is quarantined for it
+    assert _changes(con) == [("rounds_jsonl", f"{key[0]}/{key[1]}", rp.name, 5, "rounds_BAC-00_late.jsonl", 2)]
+    earlier, later = con.execute("SELECT earlier_content, later_content FROM core_source_changes").fetchall()[0]
+    assert json.loads(earlier)["w"][0]["net"] == json.loads(rounds[4])["wagers"][0]["net"]
+    assert json.loads(later)["w"][0]["net"] == r["wagers"][0]["net"]
+    assert con.execute("SELECT count(*) FROM core_quarantine").fetchall()[0][0] == 0
+    assert _counts(con, rp.name) == (6, 6, 0, 0, "loaded")
+    assert _counts(con, "rounds_BAC-00_late.jsonl") == (2, 2, 0, 1, "loaded")
+    assert s.source_changes == 1
+    # a third copy identical to the latest version is a duplicate; one identical to the first is a change back
+    (folder / "rounds_BAC-00_third.jsonl").write_text(json.dumps(r) + "\n" + rounds[4] + "\n", encoding="utf-8")
     con.close()
-    con, _ = ingest(folder, tmp_path / "db.duckdb")
-    assert _counts(con, "rounds_BAC-00_third.jsonl") == (1, 0, 1, 0, "loaded")
-    assert con.execute("SELECT count(*) FROM core_rounds WHERE round_no = ?", [r["round_no"]]).fetchall()[0][0] == 0
+    con, s = ingest(folder, tmp_path / "db.duckdb")
+    assert _counts(con, "rounds_BAC-00_third.jsonl") == (2, 2, 0, 1, "loaded")
+    assert _changes(con)[-1] == ("rounds_jsonl", f"{key[0]}/{key[1]}", "rounds_BAC-00_late.jsonl", 2,
+                                 "rounds_BAC-00_third.jsonl", 2)
+    assert con.execute("SELECT source_file, source_line FROM core_rounds WHERE round_no = ?",
+                       [r["round_no"]]).fetchall() == [("rounds_BAC-00_third.jsonl", 2)]
 
 
-def test_conflicting_duplicate_within_one_file(tmp_path: Path) -> None:
+def test_versions_within_one_file_follow_its_lines(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     rp, _, rounds, _ = write_table(folder, 0, 3)
     r = json.loads(rounds[1]); r["status"] = "void"
     rp.write_text("\n".join(rounds + [rounds[0], json.dumps(r)]) + "\n", encoding="utf-8")
     con, _ = ingest(folder, tmp_path / "db.duckdb")
-    assert _counts(con, rp.name) == (5, 3, 2, 1, "loaded")
-    assert sorted(x[0] for x in con.execute("SELECT source_line FROM core_rounds").fetchall()) == [1, 3]
-    assert con.execute("SELECT source_line FROM core_quarantine ORDER BY 1").fetchall() == [(2,), (5,)]
+    assert _counts(con, rp.name) == (5, 5, 0, 1, "loaded")
+    assert sorted(x[0] for x in con.execute("SELECT source_line FROM core_rounds").fetchall()) == [1, 3, 5]
+    assert [c[3:] for c in _changes(con)] == [(2, rp.name, 5)]
+    assert con.execute("SELECT source_line, kept_source_line FROM core_duplicate_lines").fetchall() == [(4, 1)]
 
 
-def test_device_event_duplicates_across_files(tmp_path: Path) -> None:
+def test_device_event_arriving_again(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     _, sp, _, events = write_table(folder, 0, 3)
     changed = events[3].split(","); changed[7] = "Kh" if changed[7] != "Kh" else "Qh"
     (folder / "shoe_AE-0000_again.csv").write_text(
         CSV_HEADER + "\n" + events[2] + "\n" + ",".join(changed) + "\n", encoding="utf-8")
     con, _ = ingest(folder, tmp_path / "db.duckdb")
-    assert _counts(con, "shoe_AE-0000_again.csv") == (2, 1, 1, 1, "loaded")
-    assert _counts(con, sp.name)[:3] == (len(events), len(events) - 1, 1)
+    assert _counts(con, "shoe_AE-0000_again.csv") == (2, 2, 0, 1, "loaded")
+    assert _counts(con, sp.name)[:3] == (len(events), len(events), 0)
     seq = int(events[3].split(",")[3])
-    assert con.execute("SELECT count(*) FROM core_device_events WHERE event_seq = ?", [seq]).fetchall()[0][0] == 0
-    assert con.execute("SELECT count(*) FROM core_device_event_flags").fetchall()[0][0] == 2
+    assert con.execute("SELECT card, source_file FROM core_device_events WHERE event_seq = ?", [seq]).fetchall() == [
+        (changed[7], "shoe_AE-0000_again.csv")]
+    assert [c[:3] + c[4:] for c in _changes(con)] == [("shoe_csv", f"AE-0000/{seq}", sp.name, "shoe_AE-0000_again.csv", 3)]
 
 
 @pytest.mark.parametrize("offset,closed_local,day_start,expected", [
@@ -246,7 +269,7 @@ def test_gaming_day_is_the_local_date_of_bets_closed_shifted_by_the_day_start(
 def test_gaming_day_start_must_be_a_time_and_stay_the_same_per_database(tmp_path: Path) -> None:
     assert parse_day_start("06:00") == 360 and parse_day_start("4:30") == 270
     for bad in ("6", "24:00", "06:60", "six"):
-        with pytest.raises(IngestError):
+        with pytest.raises(ValueError):
             parse_day_start(bad)
     folder = tmp_path / "in"
     write_table(folder, 0, 1)
@@ -278,8 +301,11 @@ def test_progress_bar_run_loads_the_same(tmp_path: Path) -> None:
 
     folder = tmp_path / "in"
     write_table(folder, 2, 4)
+    from pipelines.console import ingest_progress
+
     con = open_writer(tmp_path / "a.duckdb")
-    s = ingest_folder(con, folder, progress=True)
+    with ingest_progress(show=True) as progress:
+        s = ingest_folder(con, folder, progress=progress)
     assert s.count("loaded") == 2 and s.rows_accepted == s.lines_read > 0
     plain, _ = ingest(folder, tmp_path / "b.duckdb")
     assert snapshot(con) == snapshot(plain)

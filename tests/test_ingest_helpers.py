@@ -13,7 +13,7 @@ from pipelines.ingest.run import IngestSummary, ingest_folder
 from pipelines.ingest.synthetic import CSV_HEADER, table_log
 
 TABLES_TO_COMPARE = ("core_source_files", "core_device_events", "core_rounds", "core_wagers", "core_actions",
-                     "core_quarantine", "core_round_flags", "core_device_event_flags", "core_duplicate_lines")
+                     "core_quarantine", "core_source_changes", "core_duplicate_lines")
 
 
 def write_table(folder: Path, index: int, rounds: int, seed: int = 1, **kw) -> tuple[Path, Path, list[str], list[str]]:

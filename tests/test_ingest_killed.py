@@ -21,7 +21,7 @@ def _ingest_cmd(folder: Path, db: Path) -> list[str]:
 
 def _night(folder: Path) -> None:
     write_night(folder, rounds=16_000, tables=12, seed=11, wagers=4, cards=6)
-    # evidence for every path of the loader: a bad line, and the same round twice with different content
+    # evidence for every path of the loader: a bad line, and the same round twice with different content (a new version)
     p = folder / "rounds_BAC-03.jsonl"
     lines = p.read_text(encoding="utf-8").splitlines()
     lines[10] = lines[10][:50]
@@ -61,5 +61,5 @@ def test_killed_run_then_rerun_equals_one_clean_run(tmp_path: Path) -> None:
     assert a.keys() == b.keys()
     for table in a:
         assert a[table] == b[table], table
-    assert len(a["core_quarantine"]) == 3 and len(a["core_round_flags"]) == 2
+    assert len(a["core_quarantine"]) == 1 and len(a["core_source_changes"]) == 1
     assert len(a["core_source_files"]) == total_files

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 
 import polars as pl
@@ -91,19 +90,3 @@ def test_findings_about_needs_a_subject_and_filters_by_it(snapshot_db):
         assert findings_about(con, table_id="BAC-02")["kind"].to_list() == ["late_wager"]
         with pytest.raises(ValueError):
             findings_about(con)
-
-
-def test_the_investigation_notebook_runs_top_to_bottom(snapshot_db, monkeypatch):
-    """Every code cell of notebooks/investigate.ipynb, in order, against the snapshot (no Jupyter needed)."""
-    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "investigate.ipynb").read_text())
-    monkeypatch.setenv("PITAUDIT_DB", str(snapshot_db))
-    monkeypatch.setenv("PITAUDIT_PLAYER", "P-1")
-    monkeypatch.setenv("PITAUDIT_DEALER", "D7")
-    monkeypatch.setenv("PITAUDIT_TABLE", "BAC-01")
-    namespace: dict = {}
-    for cell in nb["cells"]:
-        if cell["cell_type"] == "code":
-            exec(compile("".join(cell["source"]), "investigate.ipynb", "exec"), namespace)
-    assert namespace["player"]["overpaid"].sum() == 500
-    assert namespace["dealer"].row(0, named=True)["player_id"] == "P-1"
-    assert len(namespace["figures"]) == 3

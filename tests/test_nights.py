@@ -90,6 +90,23 @@ def test_each_nights_files_hold_that_night_only(nights):
         assert settlements.select("table_id", "round_no").n_unique() > 0.9 * expected_rounds
 
 
+def test_each_nights_quarantine_lists_that_nights_lines_only(nights):
+    root, seen = nights["root"], 0
+    for i, folder in enumerate(nights["folders"]):
+        rows = pl.read_csv(root / f"out{i + 1}" / "quarantine.csv", infer_schema_length=0)
+        for r in rows.iter_rows(named=True):
+            lines = (folder / r["source_file"]).read_text(encoding="utf-8", errors="replace").split("\n")
+            assert lines[int(r["source_line"]) - 1].rstrip("\r") == r["raw"].removeprefix("'") or \
+                lines[int(r["source_line"]) - 1].rstrip("\r") == r["raw"]
+            seen += 1
+    con = duckdb.connect(str(nights["db"]), read_only=True)
+    try:
+        stored = con.execute("SELECT count(*) FROM core_quarantine").fetchall()[0][0]
+    finally:
+        con.close()
+    assert seen == stored > 0  # every quarantined line is in exactly one night's file
+
+
 def test_the_database_keeps_every_night(nights):
     con = duckdb.connect(str(nights["db"]), read_only=True)
     try:

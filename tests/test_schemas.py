@@ -47,7 +47,8 @@ def test_canonical_tables_required_by_the_audit_exist_with_their_columns() -> No
         "core_wagers": "table_id round_no wager_order wager_id seat player_id bet amount placed_at net hand source_file source_line",
         "core_actions": "table_id round_no action_order seat hand action amount ts wager_ids source_file source_line",
         "core_quarantine": "source_file source_line reason reason_code raw",
-        "core_round_flags": "table_id round_no flag detail source_file source_line",
+        "core_source_changes": "kind row_key table_id round_no device_id event_seq gaming_day earlier_source_file "
+                               "earlier_source_line earlier_content later_source_file later_source_line later_content",
     }
     for name, cols in expected.items():
         assert set(cols.split()) <= set(TABLES_BY_NAME[name].column_names), name
@@ -134,17 +135,73 @@ def test_create_table_sql_marks_required_columns_not_null() -> None:
     assert polars_schema(TABLES_BY_NAME["core_wagers"])["amount"] == pl.Int64
 
 
-def test_a_database_of_an_earlier_schema_is_refused_with_a_one_line_reason(tmp_path) -> None:
-    """Schema 3 changed what a source file row is (one per load, known by content): an older database cannot be
-    upgraded by adding columns, so the writer refuses it with a reason instead of loading into the wrong shape."""
+def test_a_database_of_schema_version_1_is_upgraded_when_opened(tmp_path) -> None:
+    """One database holds every night: a database of an earlier schema is upgraded in place when next opened for
+    writing (core_wagers.hand added in version 2; core_source_files rebuilt, its rows kept, in version 3)."""
+    from pipelines.db import get_meta, open_writer
+
+    path = tmp_path / "old.duckdb"
+    con = open_writer(path)
+    con.execute("ALTER TABLE core_wagers DROP COLUMN hand")
+    con.execute("UPDATE meta_schema SET value = '1' WHERE name = 'schema_version'")
+    con.execute("INSERT INTO core_wagers (table_id, round_no, wager_order, wager_id, seat, bet, amount, placed_at, net, "
+                "source_file, source_line) VALUES ('T', 1, 1, 'W', 1, 'main', 5, now(), 0, 'f', 1)")
+    con.close()
+    con = open_writer(path)
+    try:
+        assert con.execute("SELECT wager_id, hand FROM core_wagers").fetchall() == [("W", None)]
+        assert get_meta(con, "schema_version") == str(SCHEMA_VERSION) == "3"
+    finally:
+        con.close()
+
+
+def test_a_database_of_schema_version_2_keeps_its_files_and_loads_the_next_night_under_the_same_names(tmp_path) -> None:
+    """Version 3 keeps a row per read of a file (the next night's export may reuse a name): an older database's
+    core_source_files (one row per name, its primary key) is rebuilt with its rows, and the same names load."""
+    import json
+
+    from pipelines.db import get_meta, open_writer
+    from pipelines.ingest.run import ingest_folder
+    from pipelines.ingest.synthetic import table_log
+
+    path = tmp_path / "old.duckdb"
+    con = open_writer(path)
+    con.execute("DROP TABLE core_source_files")
+    con.execute("""CREATE TABLE core_source_files (source_file VARCHAR NOT NULL, kind VARCHAR NOT NULL,
+                   sha256 VARCHAR NOT NULL, size_bytes BIGINT NOT NULL, lines_read BIGINT NOT NULL,
+                   rows_accepted BIGINT NOT NULL, rows_quarantined BIGINT NOT NULL, rows_duplicate BIGINT NOT NULL,
+                   ingested_at TIMESTAMPTZ NOT NULL, status VARCHAR NOT NULL, error VARCHAR, input_root VARCHAR,
+                   PRIMARY KEY (source_file))""")
+    con.execute("INSERT INTO core_source_files VALUES ('rounds_BAC-00.jsonl', 'rounds_jsonl', 'abc', 10, 1, 1, 0, 0, "
+                "now(), 'loaded', NULL, '/old')")
+    con.execute("UPDATE meta_schema SET value = '2' WHERE name = 'schema_version'")
+    con.close()
+    folder = tmp_path / "in"
+    folder.mkdir()
+    log = table_log(0, 3, seed=1)
+    (folder / "rounds_BAC-00.jsonl").write_text("\n".join(log.round_lines) + "\n", encoding="utf-8")
+    con = open_writer(path)
+    try:
+        assert get_meta(con, "schema_version") == "3"
+        summary = ingest_folder(con, folder)
+        assert [(f.source_file, str(f.status), f.rows_accepted) for f in summary.files] == [
+            ("rounds_BAC-00.jsonl", "loaded", 3)]
+        rows = con.execute("SELECT sha256, first_line, input_root FROM core_source_files ORDER BY ingested_at").fetchall()
+        assert rows[0] == ("abc", 1, "/old") and len(rows) == 2
+        assert json.loads(log.round_lines[0])["round_no"] == 1
+    finally:
+        con.close()
+
+
+def test_a_database_of_a_later_schema_is_refused_with_a_one_line_reason(tmp_path) -> None:
     import pytest
 
     from pipelines.db import DatabaseError, open_writer
 
-    path = tmp_path / "old.duckdb"
+    path = tmp_path / "new.duckdb"
     con = open_writer(path)
-    con.execute("UPDATE meta_schema SET value = '1' WHERE name = 'schema_version'")
+    con.execute("UPDATE meta_schema SET value = '99' WHERE name = 'schema_version'")
     con.close()
-    with pytest.raises(DatabaseError, match="schema 1") as caught:
+    with pytest.raises(DatabaseError, match="schema 99") as caught:
         open_writer(path)
-    assert "\n" not in str(caught.value) and str(SCHEMA_VERSION) == "3"
+    assert "\n" not in str(caught.value)

@@ -124,6 +124,9 @@ def publish_canon(db_path: Path | str, day_start_minutes: int, memory_limit: str
         (fresh / "quarantine").mkdir()
         con.execute(f"COPY (SELECT {', '.join(_columns('core_quarantine'))} FROM core_quarantine) "
                     f"TO {_lit(fresh / 'quarantine' / 'data_0.parquet')} (FORMAT parquet)")
+        (fresh / "source_changes").mkdir()  # small: every version a re-export replaced (source_changed findings)
+        con.execute(f"COPY (SELECT {', '.join(_columns('core_source_changes'))} FROM core_source_changes) "
+                    f"TO {_lit(fresh / 'source_changes' / 'data_0.parquet')} (FORMAT parquet)")
         (fresh / "device_tables").mkdir()
         con.execute(f"COPY (SELECT DISTINCT device_id, table_id FROM core_device_events e WHERE {_near(days)[1]}) "
                     f"TO {_lit(fresh / 'device_tables' / 'data_0.parquet')} (FORMAT parquet)")
@@ -192,6 +195,8 @@ def open_night_reader(canon: Path | str, memory_limit: str = READER_MEMORY) -> d
     cols = ", ".join(_columns("core_quarantine"))
     con.execute(f"CREATE VIEW core_quarantine AS SELECT {cols} "
                 f"FROM read_parquet({_lit(canon / 'quarantine' / 'data_0.parquet')})")
+    con.execute(f"CREATE VIEW core_source_changes AS SELECT {', '.join(_columns('core_source_changes'))} "
+                f"FROM read_parquet({_lit(canon / 'source_changes' / 'data_0.parquet')})")
     return con
 
 

@@ -17,7 +17,7 @@ from pipelines.audit.frames import FINDINGS_SCHEMA, conform, empty
 DETERMINISTIC_KINDS: tuple[str, ...] = (
     "payout_mismatch", "limit_breach", "differential_breach", "card_integrity", "drawing_rule_violation",
     "result_mismatch", "void_not_honoured", "free_hand_wager", "late_wager", "sequence_gap", "unmatched_round",
-    "illegal_action",
+    "illegal_action", "source_changed",
 )
 SEVERITY_RANK = {"high": 0, "medium": 1, "low": 2}
 

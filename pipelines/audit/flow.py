@@ -47,8 +47,8 @@ from pipelines.audit.params import AuditParams
 from pipelines.audit.runner import WORKERS, group_params, runs_on_dask, server_for_workers, task_runner, where_groups_run
 from pipelines.audit.scope import Scope, ScopeError, chosen_days
 from pipelines.audit.tasks import (
-    publish_canon_task, audit_group_task, export_settlements_task, fingerprints_task, gaps_task, ingest_task, keys_task, publish_task,
-    scope_task, snapshot_task, write_database_task,
+    audit_group_task, export_settlements_task, fingerprints_task, gaps_task, ingest_task, keys_task, publish_canon_task,
+    publish_task, scope_task, snapshot_task, statistics_task, write_database_task,
 )
 
 # partitions run on a pool of WORKERS threads or processes (pipelines.audit.runner), in at least a few groups each
@@ -278,6 +278,9 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
                 if exported is not None:
                     exported.wait()
             timings["write"] = time.perf_counter() - t
+            t = time.perf_counter()  # the statistical detectors: read the written nights, add their findings (issue 11)
+            statistics_task(db, sorted({k[0] for k in all_keys}), params)
+            timings["statistics"] = time.perf_counter() - t
             t = time.perf_counter()
             published = publish_task(partial, db, input_dir, all_keys, scope, settlements_partial, params.settings)
         paths = {name: out / path.name for name, path in published["paths"].items()}

@@ -13,7 +13,7 @@ import polars as pl
 FINDING_CONTRACT_COLUMNS: tuple[str, ...] = (
     "finding_id", "kind", "severity", "gaming_day", "table_id", "round_no", "wager_id", "seat",
     "player_id", "dealer_id", "expected_net", "recorded_net", "difference", "rule_ref", "detail",
-    "source_file", "source_line",
+    "source_file", "source_line", "p_value", "q_value",
 )
 
 FINDINGS_SCHEMA: dict[str, pl.DataType] = {
@@ -34,6 +34,10 @@ FINDINGS_SCHEMA: dict[str, pl.DataType] = {
     "detail": pl.String,
     "source_file": pl.String,
     "source_line": pl.Int64,
+    # statistical findings only (pipelines.stats): the test's p-value and its Benjamini-Hochberg q-value
+    # over every entity tested that night; empty for the deterministic kinds
+    "p_value": pl.Float64,
+    "q_value": pl.Float64,
     # beyond the contract, after it
     "game": pl.String,
     "ruleset": pl.String,

@@ -380,9 +380,62 @@ def load_gap_evidence(con: duckdb.DuckDBPyConnection, params: AuditParams,
     return jumps, numbers
 
 
+def load_source_changes(con: duckdb.DuckDBPyConnection, day_start_minutes: int, keys=None) -> pl.DataFrame:
+    """Every core_source_changes row (of the partitions ``keys``, else all) with the partition it lies in now: the
+    round's gaming day (for a device event, its round's, or the local date of its time shifted by the day's
+    start) and the round's dealer, game, rule set and currency."""
+    cur = con.cursor()
+    try:
+        where = ""
+        if keys is not None:
+            create_keys_table(cur, "_change_keys", keys)
+            where = "WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _change_keys)"
+        return _frame(cur, f"""
+            WITH offsets AS (SELECT table_id, min(utc_offset_minutes) AS off FROM core_rounds GROUP BY table_id),
+            placed AS (
+                SELECT c.kind, c.row_key, coalesce(e.table_id, c.table_id) AS table_id,
+                       coalesce(e.round_no, c.round_no) AS round_no, c.device_id,
+                       coalesce(r.gaming_day, c.gaming_day, CAST((e.ts AT TIME ZONE 'UTC')
+                           + to_minutes(coalesce(o.off, 0) - {int(day_start_minutes)}) AS DATE)) AS gaming_day,
+                       r.dealer_id, r.game, r.ruleset, r.currency,
+                       c.earlier_source_file, c.earlier_source_line, c.earlier_content,
+                       c.later_source_file, c.later_source_line, c.later_content
+                FROM core_source_changes c
+                LEFT JOIN core_device_events e ON e.device_id = c.device_id AND e.event_seq = c.event_seq
+                LEFT JOIN core_rounds r ON r.table_id = coalesce(e.table_id, c.table_id)
+                                       AND r.round_no = coalesce(e.round_no, c.round_no)
+                LEFT JOIN offsets o ON o.table_id = coalesce(e.table_id, c.table_id)
+            )
+            SELECT * FROM placed {where}
+            ORDER BY gaming_day, table_id, round_no, row_key, later_source_file, later_source_line""")
+    finally:
+        cur.close()
+
+
+def _file_rows(con: duckdb.DuckDBPyConnection, where: str = "", parameters: list | None = None) -> pl.DataFrame:
+    """The files that were not read (unreadable, or a refused link) as quarantine rows: an empty source_line, the
+    reason's text, then why."""
+    from schemas.reasons import FILE_REASONS
+
+    files = _frame(con.cursor(), f"""
+        SELECT source_file, NULL::BIGINT AS source_line, reason_code, coalesce(error, '') AS error, '' AS raw
+        FROM core_source_files WHERE status <> 'loaded' {where}""", parameters)
+    text = pl.col("reason_code").replace_strict(FILE_REASONS, default="file not read", return_dtype=pl.String)
+    return files.select(
+        "source_file", "source_line",
+        pl.when(pl.col("error").str.starts_with(text)).then(pl.col("error"))
+        .otherwise(pl.concat_str([text, pl.lit(": "), pl.col("error")])).alias("reason"),
+        "raw")
+
+
+def _with_files(lines: pl.DataFrame, files: pl.DataFrame) -> pl.DataFrame:
+    return pl.concat([lines, files.cast(lines.schema)]).sort(["source_file", "source_line", "reason"], nulls_last=False)
+
+
 def load_quarantine(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    return _frame(con.cursor(), """
-        SELECT source_file, source_line, reason, raw FROM core_quarantine ORDER BY source_file, source_line, reason""")
+    """Every quarantined line, and every file that was not read as a row of its own (quarantine.csv shows both)."""
+    lines = _frame(con.cursor(), "SELECT source_file, source_line, reason, raw FROM core_quarantine")
+    return _with_files(lines, _file_rows(con))
 
 
 def load_source_files(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -392,11 +445,12 @@ def load_source_files(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 
 def load_quarantine_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl.DataFrame:
-    """The quarantined lines of the input files ``files`` (relative paths): this run's input, not the history's."""
-    return _frame(con.cursor(), """
+    """The quarantined lines of the input files ``files`` (relative paths): this run's input, not the history's;
+    and those of them that were not read (unreadable, or a refused link), each a row with its reason."""
+    lines = _frame(con.cursor(), """
         SELECT source_file, source_line, reason, raw FROM core_quarantine
-        WHERE source_file IN (SELECT unnest($1::VARCHAR[]))
-        ORDER BY source_file, source_line, reason""", [list(files)])
+        WHERE source_file IN (SELECT unnest($1::VARCHAR[]))""", [list(files)])
+    return _with_files(lines, _file_rows(con, "AND source_file IN (SELECT unnest($1::VARCHAR[]))", [list(files)]))
 
 
 def load_source_files_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl.DataFrame:
@@ -404,3 +458,33 @@ def load_source_files_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl
     return _frame(con.cursor(), """
         SELECT source_file, kind, lines_read, rows_accepted, rows_quarantined, status, error
         FROM core_source_files WHERE source_file IN (SELECT unnest($1::VARCHAR[])) ORDER BY source_file""", [list(files)])
+
+
+def quarantine_as_in_files(quarantine: pl.DataFrame, paths: dict[str, "Path"]) -> pl.DataFrame:
+    """The rows of ``quarantine`` that are the lines the input files hold now (``paths``: relative path -> file).
+
+    The quarantine is kept by file name and line, and the next night's export may reuse yesterday's names: the
+    rows of a name are yesterday's lines and tonight's. A row is tonight's when the file now holds that very
+    line at that number (its ``raw`` as the ingest read it). Rows that name no line (a file that could not be
+    read: line 0 or none) and rows of a file that cannot be read now are kept.
+    """
+    from pipelines.ingest.lines import iter_lines
+
+    if quarantine.height == 0:
+        return quarantine
+    kept = [quarantine.filter(~pl.col("source_file").is_in(list(paths)) | pl.col("source_line").is_null()
+                              | (pl.col("source_line") < 1))]
+    for rows in quarantine.filter(pl.col("source_file").is_in(list(paths)) & (pl.col("source_line") >= 1)
+                                        ).partition_by("source_file", as_dict=False):
+        wanted = set(rows["source_line"].to_list())
+        present = []
+        try:
+            for chunk in iter_lines(paths[rows["source_file"][0]]):
+                frame = pl.DataFrame({"source_line": chunk.line_numbers(), "raw": chunk.lines})
+                present.append(frame.filter(pl.col("source_line").is_in(list(wanted))))
+        except OSError:
+            kept.append(rows)
+            continue
+        now = pl.concat(present) if present else pl.DataFrame(schema={"source_line": pl.Int64, "raw": pl.String})
+        kept.append(rows.join(now, on=["source_line", "raw"], how="semi"))
+    return pl.concat(kept).unique(maintain_order=True).sort(["source_file", "source_line", "reason"])

@@ -37,7 +37,7 @@ from pipelines.settings import READER_MEMORY, WRITER_MEMORY
 
 _DUCK_TYPES = {
     pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Int16: "SMALLINT", pl.Int32: "INTEGER", pl.Date: "DATE",
-    pl.Boolean: "BOOLEAN",
+    pl.Boolean: "BOOLEAN", pl.Float64: "DOUBLE",
 }
 
 OUT_TABLES: dict[str, dict[str, pl.DataType]] = {
@@ -115,6 +115,11 @@ def _window(keys) -> Window:
     return Window(tuple(sorted({k[0] for k in keys})))
 
 
+def ensure_out_tables(con) -> None:
+    for name, schema in OUT_TABLES.items():
+        _ensure(con, name, schema)
+
+
 def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Path,
                    memory_limit: str = WRITER_MEMORY, fingerprints: dict | None = None,
                    rounds: dict | None = None) -> None:
@@ -160,7 +165,10 @@ def read_findings(db_path: Path, keys: list[tuple[dt.date, str]], memory_limit: 
 
 def _read_findings(con, keys) -> pl.DataFrame:
     create_keys_table(con, "_keys", keys)
-    df = con.sql(f"SELECT * FROM out_findings WHERE {_in_keys(_window(keys))}").pl()
+    # and the statistical findings of the audited nights (a dealer's or a player's has no table)
+    days = ", ".join(f"DATE '{d.isoformat()}'" for d in sorted({k[0] for k in keys})) or "NULL"
+    df = con.sql(f"SELECT * FROM out_findings WHERE {_in_keys(_window(keys))} "
+                 f"OR (p_value IS NOT NULL AND gaming_day IN ({days}))").pl()
     return sort_findings(conform(df, FINDINGS_SCHEMA))
 
 
@@ -232,12 +240,13 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
     """Every file of the output contract for the audited partitions ``keys`` into ``folder``, from the database:
     the findings and settlements of those partitions, the quarantined lines and file list of this run's input, the
     report with the trend of the nights before (pipelines.audit.trend)."""
-    from pipelines.audit.load import load_quarantine_of, load_source_files_of
+    from pipelines.audit.load import load_quarantine_of, load_source_files_of, quarantine_as_in_files
     from pipelines.audit.trend import night_totals
     from pipelines.ingest.discover import discover
     from pipelines.report import ReportInputs, write_report
 
-    files_of_input = [f.rel for f in discover(input_dir)]
+    found = discover(input_dir)
+    files_of_input = [f.rel for f in found]
     con = open_bounded_reader(db_path, memory_limit or READER_MEMORY)
     try:
         findings = _read_findings(con, keys)
@@ -251,6 +260,7 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
         rounds = con.execute(f"SELECT count(*) FROM core_rounds WHERE {_in_keys(_window(keys))}").fetchall()[0][0]
     finally:
         con.close()
+    quarantine = quarantine_as_in_files(quarantine, {f.rel: f.path for f in found if f.kind is not None})
     paths = write_files(folder, findings, quarantine, settlements_partial)
     files = tuple(
         (r["source_file"], r["kind"], r["lines_read"], r["rows_accepted"], r["rows_quarantined"])

@@ -15,9 +15,13 @@ import polars as pl
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from pipelines.audit.detectors.changes import source_changed
 from pipelines.audit.detectors.gaps import detect_gaps
+from pipelines.audit.findings import finalize
 from pipelines.audit.fingerprint import changed_partitions, partition_fingerprints, stored_fingerprints
-from pipelines.audit.load import Partition, Window, load_gap_evidence, load_partition, one_reader, partition_keys
+from pipelines.audit.load import (
+    Partition, Window, load_gap_evidence, load_partition, load_source_changes, one_reader, partition_keys,
+)
 from pipelines.audit.params import AuditParams
 from pipelines.audit.partition import (
     PartitionResult, detect_in_partition, reconstruct_partition, settle_partition, summarise,
@@ -109,17 +113,20 @@ def publish_canon_task(db_path: Path, params: AuditParams, days: tuple[dt.date, 
     return publish_canon(db_path, params.day_start_minutes, params.settings.reader_memory, days)
 
 
-@task(name="sequence gaps", **TASK)
+@task(name="sequence gaps and source changes", **TASK)
 def gaps_task(db_path: Path, params: AuditParams, days: tuple[dt.date, ...]) -> pl.DataFrame:
-    """The gaps of the audited days (read with a margin around them, pipelines.audit.load.Window)."""
+    """The findings that need more than a partition, of the audited days: numbering gaps (read with a margin
+    around the days, pipelines.audit.load.Window), and rounds or events re-exported with other content
+    (source_changed, pipelines.audit.detectors.changes)."""
     window = Window(tuple(days))
     with one_reader():  # db_path: the database, or on a Dask cluster its published Parquet (pipelines.audit.canon)
         con = open_source_reader(db_path, params.settings.reader_memory)
         try:
             jumps, numbers = load_gap_evidence(con, params, window)
+            changes = load_source_changes(con, params.day_start_minutes)
         finally:
             con.close()
-    found = detect_gaps(jumps, numbers)
+    found = finalize([detect_gaps(jumps, numbers), source_changed(changes)])
     return found.filter(pl.col("gaming_day").is_in(list(days))) if found.height else found
 
 
@@ -175,6 +182,18 @@ def write_database_task(db_path: Path, keys: list[tuple[dt.date, str]], stage_di
     memory = [settings.writer_memory] if settings is not None else []
     write_database(db_path, keys, stage_dir, *memory, fingerprints={k: fingerprints[k] for k in keys if k in fingerprints},
                    rounds=rounds)
+
+
+@task(name="statistics", **TASK)
+def statistics_task(db_path: Path, nights: list[dt.date], params: AuditParams) -> int:
+    """The statistical detectors (issue 11) over each audited night and its rolling windows: they read the written
+    database read-only, then their findings, funnel, dealer-player graph and tests are written by the one writer
+    (after the reader is closed). Returns the number of statistical findings."""
+    from pipelines.stats.run import statistics_step, write_statistics
+
+    outcomes = statistics_step(db_path, nights, memory_limit=params.settings.reader_memory)
+    write_statistics(db_path, outcomes, memory_limit=params.settings.writer_memory)
+    return sum(o.findings.height for o in outcomes)
 
 
 @task(name="export settlements", **TASK)

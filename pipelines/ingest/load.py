@@ -30,7 +30,7 @@ class BatchLoaded:
     outcomes: tuple[FileOutcome, ...]
     reasons: Counter
     source_changes: int
-    gaming_days: frozenset
+    partitions: frozenset  # (gaming_day, table_id) of the rounds read, and of the versions they replaced
 
 
 def check_day_start(con: duckdb.DuckDBPyConnection, day_start_minutes: int) -> None:
@@ -44,17 +44,21 @@ def check_day_start(con: duckdb.DuckDBPyConnection, day_start_minutes: int) -> N
                                "use the same --gaming-day-start or a new database")
 
 
-def known_sources(con: duckdb.DuckDBPyConnection) -> Loaded:
-    """What earlier runs loaded: contents, the prefixes of each name's reads, the unreadable files recorded."""
-    contents = frozenset(r[0] for r in con.execute(
-        "SELECT DISTINCT sha256 FROM core_source_files WHERE status = 'loaded'").fetchall())
+def known_sources(con: duckdb.DuckDBPyConnection, names: list[str] | None = None) -> Loaded:
+    """What earlier runs loaded: contents, the prefixes of the reads of each of ``names`` (the files found now;
+    None: every name), the unreadable files of those names recorded."""
+    contents = frozenset(con.execute(
+        "SELECT DISTINCT kind, sha256 FROM core_source_files WHERE status = 'loaded'").fetchall())
+    of_names = "" if names is None else "AND source_file IN (SELECT unnest($names::VARCHAR[]))"
+    bound = {} if names is None else {"names": list(names)}
     prefixes: dict[str, list[tuple[int, int, str]]] = {}
-    for rel, n, lines, sha in con.execute("""
+    for rel, n, lines, sha in con.execute(f"""
             SELECT DISTINCT source_file, prefix_bytes, prefix_lines, prefix_sha256 FROM core_source_files
-            WHERE status = 'loaded' AND prefix_bytes > 0 ORDER BY ALL""").fetchall():
+            WHERE status = 'loaded' AND prefix_bytes > 0 {of_names} ORDER BY ALL""", bound).fetchall():
         prefixes.setdefault(rel, []).append((n, lines, sha))
     unreadable = {(rel, sha): (code, error) for rel, sha, code, error in con.execute(
-        "SELECT source_file, sha256, reason_code, error FROM core_source_files WHERE status <> 'loaded'").fetchall()}
+        f"SELECT source_file, sha256, reason_code, error FROM core_source_files WHERE status <> 'loaded' {of_names}",
+        bound).fetchall()}
     return Loaded(contents, {k: tuple(v) for k, v in prefixes.items()}, unreadable)
 
 
@@ -79,7 +83,7 @@ def record_skipped(con: duckdb.DuckDBPyConnection, outcomes: Iterable[FileOutcom
     con.execute("BEGIN TRANSACTION")
     try:
         for o in rows:
-            _insert_source(con, None, o, input_root)
+            _insert_source(con, None, o, input_root, sha=o.sha256)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -106,10 +110,10 @@ def load_batch(con: duckdb.DuckDBPyConnection, files: tuple[InputFile, ...], par
             unreadable.update(part.unreadable)
             reasons.update(part.reasons)
             lines_read.update(part.lines_read)
-        days = frozenset(r[0] for r in con.execute("SELECT DISTINCT gaming_day FROM stg_rounds").fetchall()) \
-            if kind == "rounds_jsonl" else frozenset()
+        read = set(con.execute("SELECT DISTINCT gaming_day, table_id FROM stg_rounds").fetchall())
         readable = tuple(f for f in files if f.rel not in unreadable)
         counts, changes = move_batch(con, kind, readable, lines_read)
+        partitions = frozenset(read | set(con.execute("SELECT * FROM _left").fetchall()))
         outcomes = []
         for f in files:
             if f.rel in unreadable:
@@ -127,7 +131,7 @@ def load_batch(con: duckdb.DuckDBPyConnection, files: tuple[InputFile, ...], par
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return BatchLoaded(tuple(outcomes), reasons, changes, days)
+    return BatchLoaded(tuple(outcomes), reasons, changes, partitions)
 
 
 def record_failed(con: duckdb.DuckDBPyConnection, f: InputFile, code: str, error: str, input_root: Path) -> FileOutcome:

@@ -75,7 +75,7 @@ class Loaded:
     """What is known before a run (``load.known_sources``, queried once): the contents already loaded, the
     prefixes of earlier reads by name (to recognise a file that grew), the unreadable files already recorded."""
 
-    contents: frozenset[str] = frozenset()
+    contents: frozenset[tuple[str, str]] = frozenset()  # (kind, sha256): a CSV and a JSONL of equal bytes differ
     prefixes: dict[str, tuple[tuple[int, int, str], ...]] = field(default_factory=dict)  # rel -> (bytes, lines, sha)
     # (rel, sha256) -> (reason code, error) of the files recorded unreadable or refused (sha256 '' when unhashed)
     unreadable: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
@@ -94,6 +94,7 @@ class FileOutcome:
     reason_code: str | None = None
     first_line: int = 1  # > 1: a grown file, read from this line on
     recorded: bool = True  # False: an unreadable file already recorded with the same reason (a re-run)
+    sha256: str = ""  # of the content not loaded ('' when it could not be hashed)
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,14 @@ class IngestSummary:
     files: tuple[FileOutcome, ...] = ()
     quarantined_by_reason: Counter = field(default_factory=Counter)
     source_changes: int = 0  # rounds and device events that arrived again with different content
-    gaming_days: tuple = ()  # the gaming days of the rounds read this run (sorted)
+    # (gaming_day, table_id) of the rounds read this run and of the versions they replaced (a round re-exported
+    # with another bets_closed_at may leave a gaming day), sorted; the partitions of device events read without
+    # their rounds are not known here (their day needs the round)
+    partitions: tuple = ()
+
+    @property
+    def gaming_days(self) -> tuple:
+        return tuple(sorted({day for day, _ in self.partitions}))
 
     def count(self, status: str) -> int:
         return sum(1 for f in self.files if f.status == status)

@@ -23,14 +23,13 @@ from pipelines.db import parse_connection
 from pipelines.gaming_day import parse_day_start
 from pipelines.ingest.discover import discover
 from pipelines.ingest.lines import UnreadableFile
-from pipelines.ingest.load import BatchLoaded, DayStartMismatch, check_day_start, known_sources, load_batch, \
-    record_failed, record_skipped
+from pipelines.ingest.load import BatchLoaded, DayStartMismatch, InvariantError, check_day_start, known_sources, \
+    load_batch, record_failed, record_skipped
 from pipelines.ingest.parallel import parse_ahead
 from pipelines.ingest.parse import parse_big_file, parse_small_batch
 from pipelines.ingest.plan import BATCH_BYTES, is_big, plan_batches
 from pipelines.ingest.records import FileOutcome, IngestSummary, InputFile, ParseOptions, Progress
 from pipelines.ingest.screen import screen
-from pipelines.ingest.store import InvariantError
 from pipelines.settings import Settings
 
 POOL_MIN_BYTES = 2 * BATCH_BYTES  # less than this is parsed in the writer's process (a worker costs ~1 s to start)
@@ -61,7 +60,7 @@ class _Run:
         self.outcomes: dict[str, FileOutcome] = {}
         self.reasons: Counter = Counter()
         self.changes = 0
-        self.days: set = set()
+        self.partitions: set = set()
 
     def _here(self):
         if self.parse_con is None:  # an in-memory DuckDB of the writer's process, holding no evidence
@@ -98,7 +97,7 @@ class _Run:
             self.outcomes[o.source_file] = o
         self.reasons.update(done.reasons)
         self.changes += done.source_changes
-        self.days |= done.gaming_days
+        self.partitions |= done.partitions
 
     def close(self) -> None:
         if self.parse_con is not None:
@@ -123,7 +122,7 @@ def ingest_folder(con: duckdb.DuckDBPyConnection, input_dir: Path, gaming_day_st
         raise IngestError(str(exc)) from None
     root = input_dir.resolve()
     found = discover(root)                                   # 1. the files
-    screened = screen(found, known_sources(con))             # 2. against what is known, queried once
+    screened = screen(found, known_sources(con, [f.rel for f in found]))  # 2. against what is known, queried once
     record_skipped(con, screened.skipped, root)
     batches = plan_batches(screened.to_load)                 # 3. batches
     progress.planned(sum(f.bytes_to_read for f in screened.to_load))
@@ -150,5 +149,5 @@ def ingest_folder(con: duckdb.DuckDBPyConnection, input_dir: Path, gaming_day_st
         files=tuple(run.outcomes[rel] for rel in order if rel in run.outcomes),
         quarantined_by_reason=run.reasons,
         source_changes=run.changes,
-        gaming_days=tuple(sorted(run.days)),
+        partitions=tuple(sorted(run.partitions)),
     )

@@ -71,11 +71,12 @@ def screen(found: list[FoundFile], loaded: Loaded) -> Screened:
     """The files to read (in the order found) and the outcome of every other one."""
     to_load: list[InputFile] = []
     skipped: list[FileOutcome] = []
-    seen: dict[str, str] = {}  # content -> the file of this run that has it
+    seen: dict[tuple[str, str], str] = {}  # (kind, content) -> the file of this run that has it
 
     def unreadable(f: FoundFile, sha: str, code: str, error: str, status: FileStatus = FileStatus.UNREADABLE) -> None:
         again = loaded.unreadable.get((f.rel, sha)) == (code, error)
-        skipped.append(FileOutcome(f.rel, f.kind, status, error=error, reason_code=code, recorded=not again))
+        skipped.append(FileOutcome(f.rel, f.kind, status, error=error, reason_code=code, recorded=not again,
+                                   sha256=sha))
 
     for f in found:
         if f.problem is not None:
@@ -88,8 +89,9 @@ def screen(found: list[FoundFile], loaded: Loaded) -> Screened:
         except OSError as exc:
             unreadable(f, "", "file_unreadable", _os_reason(exc))
             continue
-        if fp.sha256 in loaded.contents or fp.sha256 in seen:
-            where = seen.get(fp.sha256)
+        content = (str(f.kind), fp.sha256)
+        if content in loaded.contents or content in seen:
+            where = seen.get(content)
             skipped.append(FileOutcome(f.rel, f.kind, FileStatus.ALREADY_LOADED,
                                        error=f"the same content as {where}" if where else None))
             continue
@@ -106,7 +108,7 @@ def screen(found: list[FoundFile], loaded: Loaded) -> Screened:
         except OSError as exc:
             unreadable(f, fp.sha256, "file_unreadable", _os_reason(exc))
             continue
-        seen[fp.sha256] = f.rel
+        seen[content] = f.rel
         hashes = dict(fp.at)
         grown = [(n, lines) for n, lines, sha in reads if n < fp.size and hashes.get(n) == sha]
         start, first = max(grown) if grown else (0, 0)

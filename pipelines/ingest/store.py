@@ -36,7 +36,7 @@ ROUND_CONTENT = tuple(c for c in CORE_ROUNDS.column_names
                       if c not in ("source_file", "source_line", "gaming_day", "content_hash"))
 WAGER_CONTENT = tuple(c for c in CORE_WAGERS.column_names if c not in ("table_id", "round_no", "source_file", "source_line"))
 ACTION_CONTENT = tuple(c for c in CORE_ACTIONS.column_names if c not in ("table_id", "round_no", "source_file", "source_line"))
-TEMP = ("_r_copies", "_e_copies", "_hit", "_runs", "_replaced")
+TEMP = ("_r_copies", "_e_copies", "_hit", "_runs", "_replaced", "_left")
 
 
 class InvariantError(RuntimeError):
@@ -54,6 +54,8 @@ class FileCounts:
 def create_staging(con: duckdb.DuckDBPyConnection) -> None:
     for stg, core in STAGING.items():
         con.execute(f"CREATE OR REPLACE TEMP TABLE stg_{stg} AS SELECT * FROM {core} LIMIT 0")
+    # the partitions a replaced version of a round leaves (its new version may lie in another gaming day)
+    con.execute("CREATE OR REPLACE TEMP TABLE _left (gaming_day DATE, table_id VARCHAR)")
 
 
 def drop_staging(con: duckdb.DuckDBPyConnection) -> None:
@@ -153,6 +155,8 @@ def resolve_rounds(con: duckdb.DuckDBPyConnection, source_file: str) -> tuple[in
     # the version kept: the first copy of the last run; a loaded copy that is no longer it leaves the core tables
     con.execute("""CREATE OR REPLACE TEMP TABLE _replaced AS SELECT table_id, round_no FROM _runs
                    WHERE core AND run < last_run""")
+    con.execute("""INSERT INTO _left SELECT DISTINCT gaming_day, table_id FROM core_rounds
+                   WHERE (table_id, round_no) IN (SELECT (table_id, round_no) FROM _replaced)""")
     for t in ("core_wagers", "core_actions", "core_rounds"):
         con.execute(f"DELETE FROM {t} WHERE (table_id, round_no) IN (SELECT (table_id, round_no) FROM _replaced)")
     keep = """(SELECT source_line FROM _runs WHERE NOT core AND starts AND run = last_run
@@ -160,7 +164,8 @@ def resolve_rounds(con: duckdb.DuckDBPyConnection, source_file: str) -> tuple[in
     for t in ("rounds", "wagers", "actions"):
         con.execute(f"INSERT INTO core_{t} BY NAME SELECT * FROM stg_{t} WHERE source_line IN {keep}")
     con.execute("""UPDATE core_rounds c SET content_hash = r.h FROM _runs r
-                   WHERE r.starts AND r.run = r.last_run AND c.table_id = r.table_id AND c.round_no = r.round_no""")
+                   WHERE r.starts AND r.run = r.last_run AND NOT r.core
+                     AND c.table_id = r.table_id AND c.round_no = r.round_no""")
     con.execute("DROP TABLE _replaced")
     con.execute("DROP TABLE _runs")
     return duplicates, changes

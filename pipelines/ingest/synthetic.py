@@ -38,15 +38,17 @@ class TableLog:
 
 
 def table_log(index: int, rounds: int, seed: int, wagers: int = 6, cards: int = 6,
-              start: dt.datetime = START, first_round: int = 1, seconds_per_round: int = 40) -> TableLog:
-    """The logs of one table: ``rounds`` round lines and their device events (one shoe)."""
+              start: dt.datetime = START, first_round: int = 1, seconds_per_round: int = 40,
+              first_seq: int = 1) -> TableLog:
+    """The logs of one table: ``rounds`` round lines and their device events (one shoe, its event_seq from
+    ``first_seq``: a device counts on from night to night)."""
     rng = random.Random(seed * 1_000_003 + index)
     prefix, game, ruleset, bets = TABLES[index % len(TABLES)]
     table_id = f"{prefix}-{index:02d}"
     device_id = f"AE-{index:04d}"
     shoe_id = f"S-{table_id}-0001"
-    events = [f"{device_id},{table_id},{shoe_id},1,{iso(start)},shoe_start,,,8"]
-    seq = 1
+    events = [f"{device_id},{table_id},{shoe_id},{first_seq},{iso(start)},shoe_start,,,8"]
+    seq = first_seq
     lines = []
     for k in range(rounds):
         round_no = first_round + k

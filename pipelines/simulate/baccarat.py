@@ -27,6 +27,8 @@ from rulebook.money import Odds
 SIDE_BETS = ("tie", "player_pair", "banker_pair", "tiger", "small_tiger", "big_tiger")
 SIDE_P = np.array([0.30, 0.20, 0.20, 0.15, 0.08, 0.07])
 SIDE_CODES = np.array([V.BET_CODES[b] for b in SIDE_BETS], dtype=np.int8)
+SIDE_ORDER = np.argsort(SIDE_CODES)  # column in SIDE_BETS order of each code, sorted by code
+SIDE_ORDER_BY_CODE = SIDE_CODES[SIDE_ORDER]
 BET_NAMES = tuple(V.BET_CODES)  # code -> name
 _VALUE = np.array([(r + 1) if r < 9 else 0 for r in range(13) for _ in range(4)], dtype=np.int64)
 FREE_HAND_RATE = 1 / 1500  # a card exposed in error makes the next hand a Free Hand (TBAC-7.5-7.8)
@@ -276,8 +278,14 @@ def _bet_and_settle(bd: BaccaratDay) -> None:
     side_code = SIDE_CODES[rng.choice(len(SIDE_BETS), m, p=SIDE_P)]
     lucky = role == "lucky"
     if lucky.any() and ctx.specials.behaviours.luck > 0:
-        side_code[lucky] = _lucky_choice(bd, r_idx[lucky], side_code[lucky], ctx.specials.behaviours.luck, rng)
-        ctx.count("lucky_rounds", int(lucky.sum()))
+        chosen, skip, won = _lucky_choice(bd, r_idx[lucky], side_code[lucky], ctx.specials.behaviours.luck, rng)
+        side_code[lucky] = chosen
+        at = np.flatnonzero(lucky)
+        dropped = skip & (main_code[at] >= 0)  # a player with no main bet keeps the side bet (it is his only one)
+        has_side[at[dropped]] = False
+        placed = has_side[at]
+        ctx.count("lucky_rounds", int(placed.sum()))
+        ctx.count("lucky_wins", int((won & placed).sum()))
     side_base = np.where(main_code >= 0, main_amt * rng.uniform(0.1, 0.3, m), unit * lim.min * 0.3)
     side_amt = chips(side_base, lim.side_min, lim.side_max)
     side_at = np.minimum(main_at + rng.integers(0, 3, m) * 1000, closes[r_idx] - 1000)
@@ -404,8 +412,16 @@ def _within_differential(w_r, w_bet, w_amt, w_at, n, differential) -> np.ndarray
     return keep
 
 
-def _lucky_choice(bd: BaccaratDay, rounds: np.ndarray, drawn: np.ndarray, strength: float, rng) -> np.ndarray:
-    """The lucky player's side bet: with probability ``strength``, one that wins this round (if any does)."""
+def _lucky_choice(bd: BaccaratDay, rounds: np.ndarray, drawn: np.ndarray, strength: float, rng):
+    """The lucky player's side bet, and whether he skips it and whether it wins.
+
+    Past-posting help: the cards are fair, the choice is not. With probability ``strength`` a round is one where
+    the player knows the cards: if a side bet wins it, he backs the line that pays most (a three-card 6 on the Big
+    Tiger at 50:1, not the Tiger at 20:1); if none does, he places no side bet (``skip``). Otherwise he bets as
+    drawn. (The first version only switched to a winning side bet at random, never skipped, and counted no wins:
+    at strength 0.5 the player won about twice the fair rate on the lowest-paying lines, and the ground truth said
+    "0 won".) No random draw is added, so that the rest of the night's random stream is unchanged.
+    """
     c = bd.coups
     cls = bd.cls[rounds]
     wins = np.stack([
@@ -416,12 +432,19 @@ def _lucky_choice(bd: BaccaratDay, rounds: np.ndarray, drawn: np.ndarray, streng
         cls == 3,
         cls == 4,
     ], axis=1)
+    # what each side bet pays on this round's cards, in units (the Tiger pays more on a three-card 6)
+    pays = np.where(wins, np.stack([np.full(len(rounds), 8), np.full(len(rounds), 11), np.full(len(rounds), 11),
+                                    np.where(cls == 4, 20, 12), np.full(len(rounds), 22), np.full(len(rounds), 50)],
+                                   axis=1), 0)
     helped = rng.random(len(rounds)) < strength
     out = drawn.copy()
     for k in np.flatnonzero(helped & wins.any(axis=1)):
         options = np.flatnonzero(wins[k])
-        out[k] = SIDE_CODES[options[int(rng.integers(len(options)))]]
-    return out
+        best = np.flatnonzero(pays[k] == pays[k].max())  # one who knows the cards backs the best-paying winner
+        out[k] = SIDE_CODES[best[int(rng.integers(len(options))) % len(best)]]
+    chosen = np.searchsorted(SIDE_ORDER_BY_CODE, out)  # out's column in ``wins``
+    won = wins[np.arange(len(rounds)), SIDE_ORDER[chosen]]
+    return out, helped & ~wins.any(axis=1), won
 
 
 def _collude(bd: BaccaratDay, roles: list[list[str]]) -> None:

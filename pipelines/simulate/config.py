@@ -19,8 +19,9 @@ class Behaviours:
 
     - ``counter``: a blackjack card counter's bet spread follows the Hi-Lo true count
       (at 1 the bet climbs to 12 units; at 0 the counter flat-bets and is undetectable).
-    - ``luck``: the share of a lucky player's baccarat side bets placed on the side bet that wins
-      (past-posting help: the cards are fair, the choice is not).
+    - ``luck``: the share of a lucky player's baccarat rounds in which he knows the cards: he backs the
+      best-paying side bet that wins, or places none when none wins (past-posting help: the cards are
+      fair, the choice is not); at 0.5 he wins about 3.5 times the fair rate, at 1 every side bet.
     - ``collusion``: the share of a player's wagers with one dealer that the dealer overpays.
     - ``drift``: the share of rounds at one baccarat table on which the big unrated bettors back the
       side that wins, so the table's hold drifts far below theory.

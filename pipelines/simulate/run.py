@@ -183,11 +183,12 @@ def run_simulation(
     summary = simulate(cfg, overwrite=overwrite, progress=not quiet)
     if not quiet:
         from rich.console import Console
+        from rich.markup import escape
 
         c = Console()
         c.print(f"[bold]{summary.rounds:,}[/] rounds on {summary.tables} tables over {days} gaming day(s), "
                 f"{summary.events:,} device events, in {summary.seconds:.1f} s "
-                f"({summary.rounds / max(summary.seconds, 1e-9):,.0f} rounds/s) -> {summary.out}")
+                f"({summary.rounds / max(summary.seconds, 1e-9):,.0f} rounds/s) -> {escape(str(summary.out))}")
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(summary.kinds.items()))
         c.print(f"ground_truth.csv: {summary.truth_rows} rows ({kinds or 'none'})")
     return summary

@@ -1,0 +1,238 @@
+"""Detection power and false positives of the statistical detectors (issue 11), on simulated nights.
+
+Each scenario plants one behaviour in a small simulated floor (``pipelines.stats.synthetic``: real shuffled
+shoes, the rules engine's resolver, the rule set's pay table) and runs every detector over it with one
+Benjamini-Hochberg at the audit's FDR level (1 %), exactly as ``pitaudit audit`` does for one window. Power is
+the share of nights on which the planted entity is flagged; false positives are flags that name no planted
+entity, per entity tested (and the share of nights with any), measured on the same floors with the behaviour
+on (beside it) and off (a fair floor). Then power against strength and sample size. Run:
+
+    .venv/bin/python -m benchmarks.detectors                         # 50 nights per goal, 20 per curve point
+    .venv/bin/python -m benchmarks.detectors --nights 100 --curve-nights 40
+    .venv/bin/python -m benchmarks.detectors --timing-rounds 50000   # + the detectors' time in the audit flow
+
+Nothing is asserted; the figures are printed (docs/detectors.md quotes them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import json
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import polars as pl
+
+from pipelines.stats.config import StatsParams
+from pipelines.stats.load import StatsInputs
+from pipelines.stats.run import detect_all, with_fdr
+from pipelines.stats.synthetic import Floor, nights
+
+DAY = dt.date(2026, 11, 24)
+PARAMS = StatsParams()
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    goal: str
+    floor: Floor
+    days: int
+    found: Callable[[pl.DataFrame, Floor], bool]  # the planted entity is flagged
+    planted: Callable[[dict, Floor], bool]  # a flagged row names the planted entity (or its direct consequence)
+    off: dict  # the Floor fields that switch the behaviour off
+
+
+def _tables(row: dict) -> set[str]:
+    try:
+        return set(json.loads(row["evidence"] or "{}").get("tables", []))
+    except ValueError:
+        return set()
+
+
+def _drift_table(f: Floor) -> str:
+    return f"BAC-{f.baccarat_tables + 1:02d}"
+
+
+SCENARIOS = (
+    Scenario(
+        "counter", "a Hi-Lo counter spreading 1-8 units over 500 hands",
+        Floor(baccarat_tables=0, blackjack_tables=2, blackjack_rounds=250, counter_units=8, counter_hands=500), 1,
+        lambda t, f: t.filter(pl.col("flagged") & (pl.col("test") == "bet_vs_count") & (pl.col("player_id") == "P-COUNTER")).height > 0,
+        lambda r, f: r["player_id"] == "P-COUNTER", {"counter_units": 1.0}),
+    Scenario(
+        "collusion", "a dealer overpaying one player in 2 % of their rounds together over a week",
+        Floor(baccarat_tables=2, baccarat_rounds=300, blackjack_tables=0, colluder=True, collusion_rate=0.02), 7,
+        lambda t, f: t.filter(pl.col("flagged") & (pl.col("test") == "overpaid_pair") & (pl.col("dealer_id") == "D-COLLUDER")
+                              & (pl.col("player_id") == "P-COLLUDER")).height > 0,
+        lambda r, f: r["player_id"] == "P-COLLUDER" or r["dealer_id"] == "D-COLLUDER", {"collusion_rate": 0.0}),
+    Scenario(
+        "luck", "a Big Tiger bettor winning at 5x the fair rate over 300 bets",
+        Floor(baccarat_tables=2, blackjack_tables=0, seats=3, luck_multiple=5, luck_bets=300), 1,
+        lambda t, f: t.filter(pl.col("flagged") & (pl.col("test") == "luck") & (pl.col("player_id") == "P-LUCKY")).height > 0,
+        lambda r, f: r["player_id"] == "P-LUCKY" or r["table_id"] == "BAC-99" or "BAC-99" in _tables(r),  # his table's hold
+        {"luck_multiple": 1.0}),
+    Scenario(
+        "drift", "a baccarat table holding about -9 % against +1.2 % over 1,200 rounds",
+        Floor(baccarat_tables=2, blackjack_tables=0, drift=0.27, drift_rounds=1200), 1,
+        lambda t, f: t.filter(pl.col("flagged") & (pl.col("test") == "hold_table") & (pl.col("table_id") == _drift_table(f))).height > 0,
+        lambda r, f: r["table_id"] == _drift_table(f) or _drift_table(f) in _tables(r), {"drift": 0.0}),
+)
+
+
+def run_night(floor: Floor, days: int, seed: int) -> tuple[pl.DataFrame, float]:
+    w, c, e = nights(floor, DAY, days, seed)
+    t0 = time.process_time()
+    tests = detect_all(StatsInputs(w, e, c, DAY, DAY + dt.timedelta(days=days - 1)), PARAMS, days)[0]
+    tests = with_fdr(tests, PARAMS)
+    hold = None
+    if floor.drift > 0:
+        row = tests.filter((pl.col("test") == "hold_table") & (pl.col("table_id") == _drift_table(floor)) & (pl.col("bet") == "all"))
+        if row.height:
+            ev = json.loads(row["evidence"][0])
+            hold = (ev["hold"], ev["theoretical_hold"])
+    return tests, time.process_time() - t0, hold
+
+
+def measure(s: Scenario, floor: Floor, n: int, seed0: int) -> dict:
+    found = false = tested = nights_false = 0
+    cpu = 0.0
+    holds = []
+    for i in range(n):
+        tests, sec, hold = run_night(floor, s.days, seed0 + i)
+        cpu += sec
+        if hold:
+            holds.append(hold)
+        found += s.found(tests, floor)
+        rows = [r for r in tests.iter_rows(named=True) if not s.planted(r, floor)]
+        f = sum(1 for r in rows if r["flagged"])
+        false += f
+        tested += len(rows)
+        nights_false += f > 0
+    out = {"nights": n, "power": found / n, "false_per_entity": false / max(1, tested), "entities_per_night": tested / n,
+           "nights_with_false_flag": nights_false / n, "detect_cpu_s_per_night": cpu / n}
+    if holds:
+        out["mean_hold"] = sum(h for h, _ in holds) / len(holds)
+        out["mean_theoretical_hold"] = sum(t for _, t in holds) / len(holds)
+    return out
+
+
+CURVES = {
+    "counter": [("counter_units", (2, 4, 8)), ("counter_hands", (100, 250, 500))],
+    "luck": [("luck_multiple", (2, 3, 5)), ("luck_bets", (100, 300))],
+    "collusion": [("collusion_rate", (0.01, 0.02, 0.05)), ("days", (1, 7))],
+    "drift": [("drift", (0.1, 0.2, 0.27)), ("drift_rounds", (300, 1200))],
+}
+
+
+def _fmt(m: dict) -> str:
+    text = (f"power {m['power']:.0%}  false flags {m['false_per_entity']:.3%} of {m['entities_per_night']:.0f} entities/night"
+            f"  nights with a false flag {m['nights_with_false_flag']:.0%}  detect {m['detect_cpu_s_per_night']:.2f} s CPU/night")
+    if "mean_hold" in m:
+        text += f"  hold {m['mean_hold']:+.1%} vs theory {m['mean_theoretical_hold']:+.1%}"
+    return text
+
+
+def timing(rounds: int) -> None:
+    """The statistics step of ``pitaudit audit`` on one simulated night: the flow's own wall time for it, and the
+    CPU time of the same step re-run in this process on the audited database (the machine may be shared)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from pipelines.stats.run import statistics_step
+
+    env = dict(os.environ, PREFECT_SERVER_ANALYTICS_ENABLED="false")
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, "-m", "pipelines.cli", "simulate", "--out", f"{tmp}/night", "--rounds", str(rounds),
+                        "--seed", "11", "--fault-rate", "0.01"], check=True, env=env, capture_output=True)
+        done = subprocess.run([sys.executable, "-m", "pipelines.cli", "audit", "--input", f"{tmp}/night", "--db",
+                               f"{tmp}/a.duckdb", "--out", f"{tmp}/out"], check=True, env=env, capture_output=True, text=True)
+        line = next(x for x in done.stderr.splitlines() if "statistics" in x and " s" in x)
+        print(f"timing: {rounds:,}-round night, the flow's steps: {line.split('audit: ', 1)[-1].strip()}")
+        timing_db(Path(tmp) / "a.duckdb", rounds)
+
+
+def timing_db(db, rounds: int) -> None:
+    """The statistics step in this process on an audited database: the shoe enumerations (once per process and
+    deck count) apart from the detectors, CPU seconds (the machine may be shared)."""
+    from pipelines.stats.distributions import joint_outcome_probabilities
+    from pipelines.stats.run import statistics_step
+    from pipelines.stats.tiger_count import _removal_classes
+
+    cpu0 = time.process_time()
+    for decks in (6, 8):
+        joint_outcome_probabilities(decks)
+        _removal_classes(decks, ("player", "banker", "player", "banker"))
+    enumerations = time.process_time() - cpu0
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    outcomes = statistics_step(db, _nights(db))
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    tests = sum(o.tests.height for o in outcomes)
+    print(f"timing: shoe enumerations (6 and 8 decks, once per process): {enumerations:.1f} s CPU")
+    print(f"timing: statistics step on {rounds:,} rounds: {wall:.1f} s wall, {cpu:.1f} s CPU, {tests:,} entities tested")
+    print(f"timing: linear extrapolation to 1,000,000 rounds: {cpu / rounds * 1e6:.0f} s CPU + the enumerations "
+          f"(one night: the 7- and 30-day windows hold no other night here)")
+
+
+def _nights(db):
+    from pipelines.db import open_reader
+    from pipelines.stats.load import gaming_days
+
+    con = open_reader(db)
+    try:
+        return gaming_days(con)
+    finally:
+        con.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nights", type=int, default=50, help="nights per goal scenario (behaviour on, and off)")
+    ap.add_argument("--curve-nights", type=int, default=20, help="nights per point of the power curves (0: no curves)")
+    ap.add_argument("--only", default="", help="comma-separated scenario names")
+    ap.add_argument("--timing-rounds", type=int, default=0, help="also time the statistics step of pitaudit audit")
+    ap.add_argument("--timing-db", default="", help="time the statistics step on this audited database instead")
+    ap.add_argument("--timing-db-rounds", type=int, default=0, help="the rounds of --timing-db (for the extrapolation)")
+    args = ap.parse_args()
+    only = set(filter(None, args.only.split(",")))
+    print(f"FDR level {PARAMS.fdr_level}; windows of this benchmark: the scenario's nights (1, or 7 for collusion)")
+    for s in SCENARIOS:
+        if only and s.name not in only:
+            continue
+        on = measure(s, s.floor, args.nights, 1000)
+        off = measure(s, dataclasses.replace(s.floor, **s.off), args.nights, 5000)
+        print(f"goal {s.name}: {s.goal}")
+        print(f"  planted:  {_fmt(on)}")
+        print(f"  fair:     {_fmt(off)}")
+        if args.curve_nights:
+            (fa, va), (fb, vb) = CURVES[s.name]
+            for b in vb:
+                cells = []
+                for a in va:
+                    floor = s.floor
+                    days = s.days
+                    changes = {}
+                    for field, value in ((fa, a), (fb, b)):
+                        if field == "days":
+                            days = value
+                        else:
+                            changes[field] = value
+                    floor = dataclasses.replace(floor, **changes)
+                    sc = dataclasses.replace(s, days=days)
+                    m = measure(sc, floor, args.curve_nights, 9000)
+                    cells.append(f"{fa}={a}: {m['power']:.0%}" + (f" (hold {m['mean_hold']:+.1%})" if "mean_hold" in m else ""))
+                print(f"  curve {fb}={b}: " + "  ".join(cells))
+    if args.timing_rounds:
+        timing(args.timing_rounds)
+    if args.timing_db:
+        timing_db(args.timing_db, args.timing_db_rounds)
+
+
+if __name__ == "__main__":
+    main()

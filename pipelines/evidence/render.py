@@ -1,0 +1,81 @@
+"""The pack's files from a gathered round: ``index.html`` (Jinja2, every value escaped) and ``round.json``.
+
+The page is one self-contained file: its style inline, no script, no font, no image but what CSS draws (the
+cards), and a Content-Security-Policy that forbids the browser any request. Values from the logs (ids, card
+reads, sentences) go through Jinja2's autoescaping; the only markup built in Python is the clause filter's,
+from escaped parts.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup, escape
+
+from pipelines.evidence.rule_text import ClauseText, no_text
+
+
+def format_money(amount: int | None, currency: str | None, signed: bool = False) -> str:
+    """An integer amount in the currency's smallest unit, in major units where the report's helper is installed."""
+    if amount is None:
+        return ""
+    try:
+        from pipelines.report.money import format_amount
+    except ImportError:  # the report's ISO 4217 table is not in this version: show the smallest unit
+        sign = "+" if signed and amount > 0 else ""
+        return f"{sign}{amount:,}"
+    return format_amount(int(amount), currency, signed)
+
+
+def money_unit_note(currency: str | None) -> str:
+    """How the page's amounts read: major units when the report's ISO 4217 helper is installed, else the smallest unit."""
+    try:
+        from pipelines.report.money import format_amount  # noqa: F401
+    except ImportError:
+        return f"amounts in the smallest unit of {currency or 'an unknown currency'} (e.g. cents)"
+    return f"amounts in {currency or 'an unknown currency'}"
+
+
+def _templates_dir() -> str:
+    return str(resources.files("pipelines.evidence") / "templates")
+
+
+def environment(clause_text: ClauseText = no_text) -> Environment:
+    env = Environment(loader=FileSystemLoader(_templates_dir()), autoescape=True, undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+
+    def clause(clause_id: str | None) -> Markup:
+        if not clause_id:
+            return Markup("")
+        text = clause_text(clause_id)
+        tag = Markup('<span class="cl">{}</span>').format(clause_id)
+        if not text:
+            return tag
+        return tag + Markup(' <details class="text"><summary>text</summary><blockquote>{}</blockquote></details>').format(text)
+
+    env.filters["clause"] = clause
+    env.filters["money"] = lambda amount, currency, signed=False: format_money(amount, currency, signed)
+    return env
+
+
+def render_html(data: dict, clause_text: ClauseText = no_text) -> str:
+    """``index.html`` for ``data`` (the pack's JSON document, see :func:`pipelines.evidence.pack.pack_document`)."""
+    env = environment(clause_text)
+    css = (resources.files("pipelines.evidence") / "templates" / "evidence.css").read_text(encoding="utf-8")
+    now = {f["finding_id"] for f in data["findings_now"]}
+    recorded = {f["finding_id"] for f in data["findings"]}
+    return env.get_template("evidence.html.j2").render(
+        r=data["round"], outcome=data["outcome"], video=data["video"], cards=data["cards"], steps=data["steps"],
+        wagers=data["wagers"], irregularities=data["irregularities"], findings=data["findings"],
+        findings_now=data["findings_now"], findings_changed=bool(recorded) and now != recorded,
+        neighbours=data["neighbours"], sources=data["sources"], source_lines=data["source_lines"],
+        notes=data["notes"], clause_note=data.get("clause_note"), version=data["pitaudit_version"], format=data["format"],
+        css=Markup(css), unit_note=money_unit_note(data["round"].get("currency")),
+    )
+
+
+def render_json(data: dict) -> str:
+    """``round.json``: the same document, keys sorted, so the same round gives the same bytes."""
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"

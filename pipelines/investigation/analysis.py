@@ -1,0 +1,97 @@
+"""What an investigation computes from the subject's rows: plain functions over frames (no database, no plotly).
+
+Money stays in integer smallest units; the theoretical expectation and its band are statistics (floats), not
+amounts anyone is paid.
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+Z95 = 1.959963984540054  # two-sided 95 %
+
+
+def results_over_time(wagers: pl.DataFrame, moments: pl.DataFrame) -> pl.DataFrame:
+    """Per currency, wager by wager in time order: cumulative net as recorded, as the rules settle it, and the
+    theoretical expectation with its 95 % band.
+
+    ``wagers``: :func:`pipelines.investigate.subject_wagers`; ``moments``: :func:`pipelines.investigate.bet_moments`
+    (mean and variance of a bet's net per unit staked). A wager of a round the table voided or made a Free Hand
+    is expected to net 0 with no spread; a wager whose bet has no estimate adds nothing to the theory (counted in
+    ``without_theory``). The band is ``theory +- 1.96 sqrt(sum amount^2 var)`` (the wagers independent).
+    """
+    cols = ["currency", "n", "at", "gaming_day", "table_id", "round_no", "cum_wagered", "cum_recorded", "cum_rules",
+            "cum_theory", "band_lo", "band_hi", "without_theory"]
+    if wagers.height == 0:
+        return pl.DataFrame(schema={c: pl.String if c in ("currency", "table_id") else pl.Float64 for c in cols})
+    w = wagers.join(moments.select("ruleset", "bet", "currency", "mean_per_unit", "var_per_unit"),
+                    on=["ruleset", "bet", "currency"], how="left")
+    settled = pl.col("status") == "settled"
+    w = w.with_columns(
+        pl.when(settled).then(pl.col("mean_per_unit") * pl.col("amount")).otherwise(0.0).alias("_mu"),
+        pl.when(settled).then(pl.col("var_per_unit") * pl.col("amount").cast(pl.Float64) ** 2).otherwise(0.0).alias("_var"),
+        (settled & pl.col("mean_per_unit").is_null()).cast(pl.Int64).alias("_no_theory"),
+    )
+    w = w.with_row_index("_i").sort(["currency", "bets_closed_at", "_i"], nulls_last=True)
+    by = "currency"
+    out = w.with_columns(
+        (pl.int_range(pl.len()).over(by) + 1).alias("n"),
+        pl.col("bets_closed_at").alias("at"),
+        pl.col("amount").cum_sum().over(by).alias("cum_wagered"),
+        pl.col("recorded_net").cum_sum().over(by).alias("cum_recorded"),
+        pl.col("expected_net").fill_null(0).cum_sum().over(by).alias("cum_rules"),
+        pl.col("_mu").fill_null(0.0).cum_sum().over(by).alias("cum_theory"),
+        pl.col("_var").fill_null(0.0).cum_sum().over(by).sqrt().alias("_sd"),
+        pl.col("_no_theory").cum_sum().over(by).alias("without_theory"),
+    ).with_columns(
+        (pl.col("cum_theory") - Z95 * pl.col("_sd")).alias("band_lo"),
+        (pl.col("cum_theory") + Z95 * pl.col("_sd")).alias("band_hi"),
+    )
+    return out.select(cols)
+
+
+def results_summary(over_time: pl.DataFrame) -> pl.DataFrame:
+    """The last row of each currency's curve, with how many standard deviations the recorded net is from theory."""
+    if over_time.height == 0:
+        return pl.DataFrame(schema={"currency": pl.String})
+    last = over_time.group_by("currency", maintain_order=True).last()
+    return last.with_columns(
+        ((pl.col("band_hi") - pl.col("cum_theory")) / Z95).alias("sd"),
+    ).with_columns(
+        pl.when(pl.col("sd") > 0).then((pl.col("cum_recorded") - pl.col("cum_theory")) / pl.col("sd")).alias("z_recorded"),
+        (pl.col("cum_recorded") - pl.col("cum_rules")).alias("recorded_minus_rules"),
+    ).select("currency", pl.col("n").alias("wagers"), "cum_wagered", "cum_recorded", "cum_rules", "cum_theory", "sd",
+             "z_recorded", "recorded_minus_rules", "without_theory")
+
+
+def bet_vs_count(wagers: pl.DataFrame, counts: pl.DataFrame, bets: tuple[str, ...] = ("main",)) -> pl.DataFrame:
+    """The subject's blackjack wagers (``bets``) with the true count before their round (the detectors' count)."""
+    w = wagers.filter((pl.col("game") == "blackjack") & pl.col("bet").is_in(list(bets)))
+    if w.height == 0 or counts.height == 0:
+        return pl.DataFrame(schema={"gaming_day": pl.Date, "table_id": pl.String, "round_no": pl.Int64, "wager_id": pl.String,
+                                    "player_id": pl.String, "currency": pl.String, "amount": pl.Int64, "true_count": pl.Float64,
+                                    "hilo_rc": pl.Int64, "seen": pl.Int64})
+    joined = w.join(counts.select("table_id", "shoe_id", "round_no", "true_count", "hilo_rc", "seen"),
+                    on=["table_id", "shoe_id", "round_no"], how="inner")
+    return joined.select("gaming_day", "table_id", "round_no", "wager_id", "player_id", "currency", "amount",
+                         "true_count", "hilo_rc", "seen").sort("gaming_day", "table_id", "round_no", "wager_id")
+
+
+def bet_ramp(rows: pl.DataFrame) -> dict:
+    """How bet size follows the count: Pearson correlation of amount with the true count, the mean bet per
+    true-count bucket (floored, -3 to +5), and the ramp (mean bet at +2 or more over the mean bet at 0 or less)."""
+    if rows.height < 2:
+        return {"wagers": rows.height, "correlation": None, "ramp": None, "by_count": []}
+    r = rows.select(pl.corr("amount", "true_count")).item()
+    bucket = rows.with_columns(pl.col("true_count").floor().clip(-3, 5).cast(pl.Int64).alias("tc"))
+    by = bucket.group_by("tc").agg(pl.len().alias("wagers"), pl.col("amount").mean().alias("mean_bet")).sort("tc")
+    high = bucket.filter(pl.col("tc") >= 2)["amount"].mean()
+    low = bucket.filter(pl.col("tc") <= 0)["amount"].mean()
+    return {
+        "wagers": rows.height,
+        "correlation": None if r is None or (isinstance(r, float) and math.isnan(r)) else float(r),
+        "ramp": float(high / low) if high is not None and low else None,
+        "by_count": by.to_dicts(),
+    }

@@ -1,0 +1,149 @@
+"""The body of ``pitaudit investigate``: gather one subject's rows read-only, write the page and the rows.
+
+Files written into ``--out``: ``index.html`` (the page), and each table as CSV and Parquet: ``rounds``,
+``wagers``, ``findings``, ``results_over_time``, ``bet_vs_count``, ``dealers``, ``played_with``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import polars as pl
+
+from pipelines import investigate as q
+from pipelines.db import DatabaseError, open_reader
+from pipelines.evidence.pack import database_for_readers, pitaudit_version
+from pipelines.evidence.render import money_unit_note
+from pipelines.investigation import figures as F
+from pipelines.investigation.analysis import bet_ramp, bet_vs_count, results_over_time, results_summary
+from pipelines.investigation.count import true_counts
+from pipelines.investigation.render import MAX_HTML_ROWS, render_page, table_rows
+
+TABLES = ("rounds", "wagers", "findings", "results_over_time", "bet_vs_count", "dealers", "played_with")
+MOMENTS_NOTE = ("estimated from every wager of the floor in the range as the rules settle it; a rare-hit side bet "
+                "seen a few hundred times has a rough estimate")
+
+
+class InvestigationError(RuntimeError):
+    """The investigation cannot run; one line a person can act on."""
+
+
+def gather(con, subject: q.Subject) -> dict[str, object]:
+    """Every frame of the investigation (see the module docstring), read with the read-only connection ``con``."""
+    have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    if not {"out_settlements", "out_findings"} <= have:
+        raise InvestigationError("the database holds no audit results (out_settlements, out_findings): run `pitaudit audit` first")
+    wagers = q.subject_wagers(con, subject)
+    moments = q.bet_moments(con, subject.first, subject.last)
+    curve = results_over_time(wagers, moments)
+    bj_tables = sorted(wagers.filter(pl.col("game") == "blackjack")["table_id"].unique().to_list())
+    counts = true_counts(q.blackjack_cards(con, bj_tables))
+    count_rows = bet_vs_count(wagers, counts)
+    return {
+        "rounds": q.subject_rounds(con, subject), "wagers": wagers, "findings": q.subject_findings(con, subject),
+        "results_over_time": curve, "bet_vs_count": count_rows, "dealers": q.dealers_of(con, subject),
+        "played_with": q.played_with(con, subject), "moments": moments,
+    }
+
+
+def count_source() -> str:
+    try:
+        import pipelines.stats.counts  # noqa: F401
+    except ImportError:
+        return "pitaudit.investigation.count; burns not counted"
+    return "the statistical detectors' count; burns not counted"
+
+
+def write_investigation(db: Path, subject: q.Subject, out: Path) -> Path:
+    """Write the investigation of ``subject`` into ``out``; returns the page's path."""
+    source = database_for_readers(db)
+    try:
+        con = open_reader(source)
+    except DatabaseError as exc:
+        raise InvestigationError(str(exc)) from None
+    try:
+        frames = gather(con, subject)
+    finally:
+        con.close()
+    rounds, wagers, findings = frames["rounds"], frames["wagers"], frames["findings"]
+    if rounds.height == 0 and findings.height == 0:
+        raise InvestigationError(f"nothing about {subject.label} in {source}: no wager and no finding names it")
+    out.mkdir(parents=True, exist_ok=True)
+    for name in TABLES:
+        frame: pl.DataFrame = frames[name]
+        frame.write_parquet(out / f"{name}.parquet")
+        frame.write_csv(out / f"{name}.csv")
+
+    curve = frames["results_over_time"]
+    summary = results_summary(curve)
+    summary_rows = [
+        {**s, "cum_theory_units": None if s["cum_theory"] is None else round(s["cum_theory"]),
+         "sd_units": None if s.get("sd") is None else round(s["sd"])}
+        for s in summary.to_dicts()
+    ]
+    ramp = bet_ramp(frames["bet_vs_count"])
+    figs: dict[str, str] = {}
+    for i, cur in enumerate(sorted(curve["currency"].drop_nulls().unique().to_list()) if curve.height else []):
+        figs[f"results-{cur}"] = F.fragment(F.results_figure(curve, cur), f"fig-results-{i}")
+    if ramp["wagers"]:
+        figs["bet-vs-count"] = F.fragment(F.count_figure(frames["bet_vs_count"], ramp), "fig-count")
+    if findings.height:
+        by_kind = findings.group_by("kind").len().sort(["len", "kind"], descending=[True, False])
+        figs["findings-by-kind"] = F.fragment(F.bars(by_kind["kind"].to_list(), by_kind["len"].to_list(),
+                                                     "Findings by kind", "findings", "#b42318"), "fig-findings")
+    dealers = frames["dealers"]
+    if dealers.height:
+        d = dealers.group_by("dealer_id").agg(pl.col("rounds").sum()).sort(["rounds", "dealer_id"], descending=[True, False]).head(30)
+        figs["dealers"] = F.fragment(F.bars(d["dealer_id"].to_list(), d["rounds"].to_list(), "Rounds under each dealer", "rounds"),
+                                     "fig-dealers")
+    notes = []
+    without = int(summary["without_theory"].sum()) if summary.height else 0
+    if without:
+        notes.append(f"{without} wager(s) of a bet the floor has no settled wager of add nothing to the theory line")
+    currencies = wagers["currency"].drop_nulls().unique().to_list()
+    page = render_page({
+        "subject": {"kind": subject.kind, "id": subject.id},
+        "span": f"{subject.first or rounds['gaming_day'].min() or ''} to {subject.last or rounds['gaming_day'].max() or ''}",
+        "database": str(source), "version": pitaudit_version(), "files": [f"{t}.csv" for t in TABLES] + ["(and .parquet)"],
+        "notes": notes,
+        "counts": {"rounds": rounds.height, "wagers": wagers.height, "findings": findings.height,
+                   "days": rounds["gaming_day"].n_unique(), "tables": rounds["table_id"].n_unique()},
+        "summary": summary_rows, "moments_note": MOMENTS_NOTE, "figures": figs, "ramp": ramp, "count_source": count_source(),
+        "findings": table_rows(findings), "dealers": table_rows(dealers), "players": table_rows(frames["played_with"]),
+        "rounds": table_rows(rounds),
+        "unit_note": money_unit_note(currencies[0] if len(currencies) == 1 else ", ".join(sorted(currencies)) or None),
+    })
+    (out / "index.html").write_text(page, encoding="utf-8")
+    return out / "index.html"
+
+
+def parse_day(text: str | None, option: str) -> dt.date | None:
+    if text is None:
+        return None
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise InvestigationError(f"{option} must be a date like 2026-11-24, got {text!r}") from None
+
+
+def run_investigate(db: Path, player: str | None, dealer: str | None, table: str | None, first: str | None,
+                    last: str | None, out: Path, fail) -> None:
+    import typer
+
+    from pipelines.evidence.gather import EvidenceError
+
+    named = [(k, v) for k, v in (("player", player), ("dealer", dealer), ("table", table)) if v is not None]
+    if len(named) != 1:
+        fail("name exactly one subject: --player ID, --dealer ID or --table ID")
+    kind, ident = named[0]
+    try:
+        subject = q.Subject(kind, ident, parse_day(first, "--from"), parse_day(last, "--to"))
+        if subject.first and subject.last and subject.first > subject.last:
+            raise InvestigationError("--from is after --to")
+        page = write_investigation(db, subject, out)
+    except (InvestigationError, EvidenceError) as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write the investigation into {out}: {exc.strerror or exc}")
+    typer.echo(f"investigation of {subject.label}: {page}")

@@ -1,0 +1,218 @@
+"""hold_anomaly: the house's win far from its theoretical win, per table, dealer and shoe, per bet type.
+
+For each entity (a table, a dealer or a shoe, on one bet type or on all of them) the players' actual
+net ``S = sum recorded_net`` is compared with the distribution it has when every round is a fair draw
+of the shoe: a round's outcome (result class x Player Pair x Banker Pair, 20 atoms, exact from the
+enumeration of the shoe: ``distributions.joint_outcome_probabilities``) settles all of its wagers at
+once, so the Banker and Player bets of one round cancel as they do at the table. The theoretical net
+is ``sum a_i * E[X_i]`` (the handle times each bet's exact house edge); the tail comes from the
+Lugannani-Rice saddle point on the exact cumulant generating function of the rounds
+(``batch_two_sided``), which carries the skew of the 50:1 and 22:1 lines the normal curve misses. Two-sided: a hold far above
+theory (short pays, a shoe stacked against the players) is as much a finding as one far below.
+
+The funnel plot's data (``funnel``) gives, per entity, the handle, the actual and theoretical hold and
+the 95 % and 99.7 % bands of the hold (Cornish-Fisher quantiles of S with its skew); report writers
+plot hold against handle with those bands.
+
+Dealer error rates: rounds with a deterministic dealer-error finding per 1,000 rounds dealt, against
+the floor's rate without that dealer, one-sided binomial (``dealer_error_rates``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+
+from pipelines.stats.config import StatsParams
+from pipelines.stats.distributions import (
+    OUTCOMES, MoneySums, batch_two_sided, binom_sf, joint_outcome_probabilities, unit_nets_by_outcome,
+)
+from pipelines.stats.luck import settled_baccarat
+from pipelines.stats.tests_frame import BET_LABEL, fmt_p, tests_frame
+
+GROUP_LABEL = {"table_id": "table", "dealer_id": "dealer", "shoe_id": "shoe"}
+Z95, Z997 = 1.959963984540054, 2.967737925342750  # two-sided 95 % and 99.7 % normal quantiles
+
+
+def _round_sums(base: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
+    """Each entity's rounds as independent draws of the round's joint outcome (class x pairs, 20 atoms): the
+    players' net on every outcome, with the shoe's exact outcome probabilities.
+
+    A round's wagers share its cards: a Banker and a Player bet of the same round cancel, two Banker bets move
+    together. Summing wagers as if independent understated the variance of a table's hold (fair tables came out
+    "anomalous" five times too often); rounds are independent up to the shoe's removal effects. On one bet type,
+    a round's net is its total stake times the bet's net per unit, so such rounds are kept once per distinct
+    (stake, decks, rule set) with a count; on all bets, one row per round.
+    """
+    keys = base.select("ruleset", "ruleset_version", "bet").unique().sort(["ruleset", "ruleset_version", "bet"])
+    table = np.array([unit_nets_by_outcome(r, v)[b] for r, v, b in keys.rows()]).reshape(-1, OUTCOMES)
+    per_bet = base.join(keys.with_row_index("pay_key").with_columns(pl.col("pay_key").cast(pl.Int64)),
+                        on=["ruleset", "ruleset_version", "bet"]).group_by(
+        "key", "currency", "bet", "rid", "decks", "pay_key").agg(pl.col("amount").sum())
+    ents = summary.select("key", "currency", "level", "ent")
+    # one bet type: (entity, stake, decks, bet) with a count
+    single = per_bet.join(ents, left_on=["key", "currency", "bet"], right_on=["key", "currency", "level"], how="inner").group_by(
+        "ent", "decks", "pay_key", "amount").agg(pl.len().alias("c")).sort("ent", "pay_key", "decks", "amount")
+    x1 = single["amount"].to_numpy().astype(float)[:, None] * table[single["pay_key"].to_numpy()]
+    # all bets: one row per (entity, round), its bets' nets added outcome by outcome
+    whole = per_bet.join(ents.filter(pl.col("level") == "all").drop("level"), on=["key", "currency"], how="inner").sort(
+        "ent", "rid", "pay_key")
+    whole = whole.with_columns(((pl.col("ent") != pl.col("ent").shift()) | (pl.col("rid") != pl.col("rid").shift()))
+                               .fill_null(True).cast(pl.Int64).cum_sum().sub(1).alias("row"))
+    row = whole["row"].to_numpy()
+    n_rows = int(row[-1]) + 1 if len(row) else 0
+    nets = whole["amount"].to_numpy().astype(float)[:, None] * table[whole["pay_key"].to_numpy()]
+    x2 = np.stack([np.bincount(row, weights=nets[:, k], minlength=n_rows) for k in range(OUTCOMES)], axis=1)
+    starts = np.flatnonzero(np.r_[True, np.diff(row) != 0]) if len(row) else np.zeros(0, dtype=int)
+    ent2, decks2 = whole["ent"].to_numpy()[starts], whole["decks"].to_numpy()[starts]
+    probs = {int(d): joint_outcome_probabilities(int(d)) for d in set(single["decks"].to_list()) | set(decks2.tolist())}
+
+    def p_of(decks) -> np.ndarray:
+        if not len(decks):
+            return np.zeros((0, OUTCOMES))
+        values = sorted(probs)
+        return np.stack([probs[d] for d in values])[np.searchsorted(values, decks)]
+
+    return MoneySums(
+        np.concatenate([single["ent"].to_numpy(), ent2]).astype(np.int64),
+        np.concatenate([x1.reshape(-1, OUTCOMES), x2.reshape(-1, OUTCOMES)]),
+        np.concatenate([p_of(single["decks"].to_numpy()), p_of(decks2)]),
+        np.ones(single.height + n_rows), np.concatenate([single["c"].to_numpy().astype(float), np.ones(n_rows)]),
+        summary.height)
+
+
+def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
+               settled: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(test rows, funnel rows) of every table, dealer and shoe, by bet type and all bets together.
+
+    ``settled``: ``luck.settled_baccarat(wagers)`` when the caller has it already."""
+    w = settled_baccarat(wagers) if settled is None else settled
+    if w.height == 0:
+        return tests_frame([]), pl.DataFrame()
+    w = w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"),
+                       pl.struct("gaming_day", "table_id", "round_no").rank("dense").cast(pl.Int64).alias("rid"))
+    tests, funnels = [], []
+    for grouping in params.hold_groupings:  # one grouping at a time: what is held at once stays a third
+        t, f = _hold_grouping(w, grouping, params, window_days)
+        tests.append(t)
+        if f.height:
+            funnels.append(f)
+    return pl.concat(tests), (pl.concat(funnels) if funnels else pl.DataFrame())
+
+
+def _hold_grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    base = w.filter(pl.col(grouping).is_not_null()).with_columns(pl.col(grouping).alias("key"))
+    agg = [pl.len().alias("wagers"), pl.col("rid").n_unique().alias("rounds"),
+           pl.col("amount").sum().alias("handle"), pl.col("theo").sum().alias("theo"),
+           pl.col("recorded_net").sum().alias("recorded"), pl.col("gaming_day").min().alias("first_day"),
+           pl.col("gaming_day").max().alias("last_day"), pl.col("table_id").unique().sort().alias("tables"),
+           pl.col("ruleset").first().alias("ruleset"), pl.col("round_no").min().alias("first_round"),
+           pl.col("round_no").max().alias("last_round")]
+    by_bet = base.group_by("key", "currency", "bet").agg(agg).rename({"bet": "level"})
+    by_all = base.group_by("key", "currency").agg(agg).with_columns(pl.lit("all").alias("level"))
+    summary = pl.concat([by_bet, by_all.select(by_bet.columns)]).filter(pl.col("wagers") >= params.hold_min_wagers).with_columns(
+        pl.lit(grouping).alias("grouping")).sort("key", "level", "currency").with_row_index("ent").with_columns(
+        pl.col("ent").cast(pl.Int64))
+    if summary.height == 0:
+        return tests_frame([]), pl.DataFrame()
+    ms = _round_sums(base, summary)
+    s = summary["recorded"].to_numpy().astype(float)
+    mean, var, k3 = ms.moments()
+    p = batch_two_sided(ms, s, moments=(mean, var, k3))
+    sd = np.sqrt(var)
+    g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
+
+    def quantile(z: float) -> np.ndarray:  # of S, Cornish-Fisher with the skew
+        return mean + sd * (z + (z * z - 1) * g / 6.0)
+
+    handle = summary["handle"].to_numpy().astype(float)
+    funnel = summary.select(
+        pl.col("grouping").replace_strict(GROUP_LABEL, default=pl.col("grouping")).alias("entity_type"),
+        pl.col("key").alias("entity"), pl.col("level").alias("bet"), "currency", "first_day", "last_day",
+        "rounds", "wagers", "handle",
+    ).with_columns(
+        pl.lit(window_days).alias("window_days"),
+        pl.Series("house_win", -s).cast(pl.Int64),
+        pl.Series("hold", -s / handle), pl.Series("theoretical_hold", -mean / handle),
+        pl.Series("hold_low_95", -quantile(Z95) / handle), pl.Series("hold_high_95", -quantile(-Z95) / handle),
+        pl.Series("hold_low_997", -quantile(Z997) / handle), pl.Series("hold_high_997", -quantile(-Z997) / handle),
+        pl.Series("sd_per_unit", sd / np.sqrt(handle)), pl.Series("p_value", p),
+    )
+    rows = []
+    for i, r in enumerate(summary.iter_rows(named=True)):
+        kind_label = GROUP_LABEL[r["grouping"]]
+        bet = "all bets" if r["level"] == "all" else f"{BET_LABEL.get(r['level'], r['level'])} bets"
+        hold, theo_hold = -s[i] / handle[i], -mean[i] / handle[i]
+        sentence = (f"{kind_label} {r['key']} held {hold:+.1%} of {r['handle']:,} {r['currency']} wagered on {bet} "
+                    f"({r['wagers']:,} wagers, {r['rounds']:,} rounds), theory {theo_hold:+.1%}; 95 % band "
+                    f"{-quantile(Z95)[i] / handle[i]:+.1%} to {-quantile(-Z95)[i] / handle[i]:+.1%}; p = {fmt_p(float(p[i]))}")
+        evidence = {"handle": r["handle"], "hold": round(hold, 5), "theoretical_hold": round(theo_hold, 5),
+                    "sd": round(float(sd[i]), 1), "skew": round(float(g[i]), 3), "tables": r["tables"],
+                    "rounds_range": [r["first_round"], r["last_round"]], "tail": "Lugannani-Rice saddle point"}
+        rows.append({"kind": "hold_anomaly", "test": f"hold_{kind_label}", "entity": f"{kind_label} {r['key']} x {bet}",
+                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
+                     "table_id": r["key"] if r["grouping"] == "table_id" else (r["tables"][0] if len(r["tables"]) == 1 else None),
+                     "dealer_id": r["key"] if r["grouping"] == "dealer_id" else None, "game": "baccarat",
+                     "ruleset": r["ruleset"], "currency": r["currency"], "bet": r["level"], "rounds": r["rounds"],
+                     "wagers": r["wagers"], "expected_net": int(round(float(mean[i]))), "recorded_net": r["recorded"],
+                     "p_value": float(p[i]), "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
+    return tests_frame(rows), funnel
+
+
+def dealer_error_rates(wagers: pl.DataFrame, dealer_errors: pl.DataFrame, params: StatsParams,
+                       window_days: int = 1) -> pl.DataFrame:
+    """Per dealer: rounds with a dealer-error finding per 1,000 rounds dealt, against the floor's rate without him."""
+    rounds = wagers.filter(pl.col("dealer_id").is_not_null()).select("dealer_id", "table_id", "round_no", "gaming_day").unique()
+    per_dealer = rounds.group_by("dealer_id").agg(pl.len().alias("rounds"), pl.col("gaming_day").min().alias("first_day"),
+                                                  pl.col("gaming_day").max().alias("last_day"))
+    errs = dealer_errors.select("dealer_id", "table_id", "round_no").unique().join(
+        rounds.select("dealer_id", "table_id", "round_no"), on=["dealer_id", "table_id", "round_no"], how="semi")
+    per_err = errs.group_by("dealer_id").agg(pl.len().alias("errors"))
+    d = per_dealer.join(per_err, on="dealer_id", how="left").with_columns(pl.col("errors").fill_null(0)).sort("dealer_id")
+    total_r, total_e = int(d["rounds"].sum() or 0), int(d["errors"].sum() or 0)
+    rows = []
+    for r in d.filter(pl.col("rounds") >= params.dealer_error_min_rounds).iter_rows(named=True):
+        other_r, other_e = total_r - r["rounds"], total_e - r["errors"]
+        if other_r <= 0:
+            continue
+        floor_rate = (other_e + 1) / (other_r + 2)  # the floor without him, with one pseudo-error (never 0)
+        p = binom_sf(r["errors"], r["rounds"], floor_rate)
+        sentence = (f"dealer {r['dealer_id']} made {r['errors']} errors in {r['rounds']:,} rounds "
+                    f"({1000 * r['errors'] / r['rounds']:.1f} per 1,000), the floor {1000 * floor_rate:.1f} per 1,000; "
+                    f"p = {fmt_p(p)}")
+        rows.append({"kind": "hold_anomaly", "test": "dealer_error_rate", "entity": f"dealer {r['dealer_id']} error rate",
+                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
+                     "dealer_id": r["dealer_id"], "rounds": r["rounds"], "p_value": p, "sentence": sentence,
+                     "evidence": json.dumps({"errors": r["errors"], "rounds": r["rounds"],
+                                             "per_1000": round(1000 * r["errors"] / r["rounds"], 2),
+                                             "floor_per_1000": round(1000 * floor_rate, 2)})})
+    return tests_frame(rows)
+
+
+def funnel_curves(funnel: pl.DataFrame, points: int = 60) -> pl.DataFrame:
+    """The funnel plot's band lines: per entity type, bet level, currency and window (and night, when the frame
+    has one), the theoretical hold (handle-weighted) and its 95 % and 99.7 % bands on a log grid of handles.
+
+    A hold's standard deviation at handle H is ``s / sqrt(H)`` with ``s`` the entities' ``sd_per_unit`` (their
+    median: the bet mix of a typical entity); the lines are the normal bands a regulator's funnel plot draws,
+    the per-entity bands in ``funnel`` (``hold_low_95`` ...) carry each entity's own skew.
+    """
+    keys = [k for k in ("night", "entity_type", "bet", "currency", "window_days") if k in funnel.columns]
+    if funnel.height == 0:
+        return pl.DataFrame()
+    parts = []
+    for key, g in funnel.group_by(keys, maintain_order=True):
+        handle = g["handle"].cast(pl.Float64)
+        theory = float((g["theoretical_hold"] * handle).sum() / handle.sum())
+        s = float(g["sd_per_unit"].median())
+        lo, hi = max(1.0, float(handle.min()) / 2), float(handle.max()) * 2
+        grid = np.geomspace(lo, hi, points)
+        sd = s / np.sqrt(grid)
+        parts.append(pl.DataFrame({
+            **{k: [v] * points for k, v in zip(keys, key)}, "handle": grid, "theoretical_hold": [theory] * points,
+            "low_95": theory - Z95 * sd, "high_95": theory + Z95 * sd,
+            "low_997": theory - Z997 * sd, "high_997": theory + Z997 * sd,
+        }))
+    return pl.concat(parts)

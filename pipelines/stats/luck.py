@@ -1,0 +1,130 @@
+"""player_luck_anomaly: a player who does better on a bet type than the cards allow by chance.
+
+Per player and bet type (and per player over all side bets together), the statistic is the sum of
+the wagers' nets in units of each wager, ``S = sum net_i / amount_i``, from the re-settled cards
+(``cards_net``, the pay table on the cards; not the recorded net, which the collusion detector
+judges). Its null distribution is the exact convolution of the per-wager payout distributions
+(``distributions.sum_distribution``: 12:1 and 20:1 Tiger lines, 50:1 Big Tiger, 8:1 Tie on one
+integer grid), and the p-value is P(S >= observed). Counting each wager in units weighs a hit by
+its payout, and a pay table prices a line near the inverse of its probability, so a rare hit
+counts for about as much as it is rare: one Big Tiger (50 units) outweighs four Ties (32 units).
+The p-value of a discrete statistic is conservative (P(p <= a) <= a).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+
+import numpy as np
+import polars as pl
+
+from pipelines.stats.config import StatsParams
+from pipelines.stats.distributions import P_FLOOR, Payout, baccarat_payouts, sum_distribution
+from pipelines.stats.tests_frame import BET_LABEL, fmt_p, tests_frame
+
+SIDE_BETS = ("tie", "player_pair", "banker_pair", "tiger", "small_tiger", "big_tiger")
+DEFAULT_DECKS = 8
+
+
+def settled_baccarat(wagers: pl.DataFrame) -> pl.DataFrame:
+    """Baccarat wagers settled on the pay table (no void, limit, differential adjustment), with their payout."""
+    w = wagers.filter(
+        (pl.col("game") == "baccarat") & (pl.col("status") == "settled") & pl.col("adjustment").is_null()
+        & pl.col("cards_net").is_not_null() & (pl.col("amount") > 0)
+    ).with_columns(pl.col("decks").fill_null(DEFAULT_DECKS).cast(pl.Int64))
+    keys = w.group_by("ruleset", "ruleset_version", "decks", "bet").len().drop("len").rows()
+    rows = []
+    for name, version, decks, bet in keys:
+        pay = baccarat_payouts(name, version, int(decks)).get(bet)
+        if pay is None:
+            continue
+        rows.append({"ruleset": name, "ruleset_version": version, "decks": decks, "bet": bet, "grid": pay.grid,
+                     "mean": pay.mean, "p_win": float(sum(q for v, q in zip(pay.values, pay.probs) if v > 0))})
+    table = pl.DataFrame(rows, schema={"ruleset": pl.String, "ruleset_version": pl.String, "decks": pl.Int64,
+                                       "bet": pl.String, "grid": pl.Int64, "mean": pl.Float64, "p_win": pl.Float64})
+    return w.join(table, on=["ruleset", "ruleset_version", "decks", "bet"], how="inner").with_columns(
+        (pl.col("cards_net") * pl.col("grid") / pl.col("amount")).round(0).cast(pl.Int64).alias("k"))
+
+
+@lru_cache(maxsize=4096)
+def _survival(parts: tuple[tuple[str, str, int, str, int], ...]) -> tuple[int, int, np.ndarray]:
+    """(grid, offset, P(S >= offset + j)) of the sum of the parts' wagers: cached, entities share n often."""
+    payouts: list[tuple[Payout, int]] = [(baccarat_payouts(r, v, d)[b], n) for r, v, d, b, n in parts]
+    grid = math.lcm(*(p.grid for p, _ in payouts))
+    offset, pmf = sum_distribution(payouts)
+    return grid, offset, np.cumsum(pmf[::-1])[::-1]
+
+
+def luck_p_value(parts: tuple[tuple[str, str, int, str, int], ...], observed: dict[int, int]) -> float:
+    """P(S >= observed) where ``observed`` maps each part's grid to its integer sum on that grid."""
+    grid, offset, sf = _survival(parts)
+    s = sum(k * (grid // g) for g, k in observed.items())
+    j = s - offset
+    if j <= 0:
+        return 1.0
+    if j >= len(sf):
+        return P_FLOOR
+    return float(min(1.0, max(P_FLOOR, sf[j])))
+
+
+def _above_mean(parts: tuple[tuple[str, str, int, str, int], ...], observed: dict[int, int]) -> bool:
+    """Whether the player did better than his expected net (in units): only then can P(S >= s) be small.
+
+    Below the mean the p-value is at least about one half; it is written as 1 (no convolution is spent on it),
+    which keeps the test conservative (P(p <= a) <= a still holds)."""
+    mean = sum(baccarat_payouts(r, v, d)[b].mean * n for r, v, d, b, n in parts)
+    return sum(k / g for g, k in observed.items()) > mean
+
+
+def detect_luck(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
+                settled: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One test row per (player, currency, bet type) and per (player, currency, side bets together).
+
+    ``settled``: ``settled_baccarat(wagers)`` when the caller has it already."""
+    w = (settled_baccarat(wagers) if settled is None else settled).filter(pl.col("player_id").is_not_null())
+    if w.height == 0:
+        return tests_frame([])
+    w = w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"), (pl.col("k") > 0).alias("won"))
+    both = pl.concat([
+        w.with_columns(pl.col("bet").alias("entity_bet")),
+        w.filter(pl.col("bet").is_in(SIDE_BETS)).with_columns(pl.lit("side_bets").alias("entity_bet")),
+    ])
+    ent_keys = ["player_id", "currency", "entity_bet"]
+    per_part = both.group_by(ent_keys + ["ruleset", "ruleset_version", "decks", "bet", "grid"]).agg(
+        pl.len().alias("n"), pl.col("k").sum().alias("k"))
+    summary = both.group_by(ent_keys).agg(
+        pl.len().alias("wagers"), pl.struct("table_id", "round_no").n_unique().alias("rounds"),
+        pl.col("won").sum().alias("wins"), pl.col("p_win").sum().alias("wins_expected"),
+        pl.col("theo").sum().alias("theo"), pl.col("recorded_net").sum().alias("recorded"),
+        pl.col("cards_net").sum().alias("cards"), pl.col("gaming_day").min().alias("first_day"),
+        pl.col("gaming_day").max().alias("last_day"), pl.col("ruleset").first().alias("ruleset"),
+        pl.col("table_id").unique().sort().alias("tables"),
+    ).filter(pl.col("wagers") >= params.luck_min_wagers)
+    parts_by_entity: dict[tuple, list] = {}
+    for row in per_part.sort(ent_keys + ["ruleset", "ruleset_version", "decks", "bet"]).iter_rows(named=True):
+        parts_by_entity.setdefault((row["player_id"], row["currency"], row["entity_bet"]), []).append(row)
+    rows = []
+    for r in summary.sort(ent_keys).iter_rows(named=True):
+        key = (r["player_id"], r["currency"], r["entity_bet"])
+        parts = parts_by_entity[key]
+        observed: dict[int, int] = {}
+        for q in parts:
+            observed[q["grid"]] = observed.get(q["grid"], 0) + q["k"]
+        key = tuple((q["ruleset"], q["ruleset_version"], q["decks"], q["bet"], q["n"]) for q in parts)
+        p = luck_p_value(key, observed) if _above_mean(key, observed) else 1.0
+        label = BET_LABEL.get(r["entity_bet"], r["entity_bet"])
+        theo = int(round(r["theo"]))
+        sentence = (f"{r['player_id']} won {r['wins']} of {r['wagers']} {label} bets, {r['wins_expected']:.1f} expected "
+                    f"(net {r['cards']:+,} against a theoretical {theo:+,} {r['currency']}); p = {fmt_p(p)}")
+        evidence = {"wins": r["wins"], "wins_expected": round(r["wins_expected"], 2), "tables": r["tables"],
+                    "by_bet": {q["bet"]: {"wagers": q["n"], "net_units": round(q["k"] / q["grid"], 2)} for q in parts},
+                    "statistic": "sum of nets in units of each wager; exact convolution"}
+        rows.append({"kind": "player_luck_anomaly", "test": "luck", "entity": f"{r['player_id']} x {label} bets",
+                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
+                     "table_id": r["tables"][0] if len(r["tables"]) == 1 else None, "player_id": r["player_id"],
+                     "game": "baccarat", "ruleset": r["ruleset"], "currency": r["currency"], "bet": r["entity_bet"],
+                     "rounds": r["rounds"], "wagers": r["wagers"], "expected_net": theo, "recorded_net": r["recorded"],
+                     "p_value": p, "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
+    return tests_frame(rows)

@@ -1,0 +1,259 @@
+"""Run every statistical detector over a night's windows, put one FDR over them, write the findings.
+
+``statistical_findings(con, night)`` runs the detectors over tonight and the rolling windows of the
+gaming days in the database that end with it (``StatsParams.windows``, 1, 7 and 30 days; a window
+holding no more nights than a shorter one is skipped: the same data would be the same test twice),
+puts one Benjamini-Hochberg over every entity tested that night, and turns the tests under the FDR
+level into findings. ``investigate(con, first_day, last_day)`` is the same over one date range (an
+investigation). Both are plain functions over an open read-only connection; the audit flow calls
+``statistics_step`` once, after its write step, and writes through its one writer
+(``write_statistics``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.audit.findings import finding_id
+from pipelines.audit.frames import FINDINGS_SCHEMA, conform
+from pipelines.stats.advantage import counter_tests, pair_count_tests
+from pipelines.stats.collusion import collusion_tests, dealer_player_graph
+from pipelines.stats.config import DEFAULT_PARAMS, StatsParams
+from pipelines.stats.fdr import bh_adjust
+from pipelines.stats.hold import dealer_error_rates, hold_tests
+from pipelines.stats.load import StatsInputs, gaming_days, load_inputs
+from pipelines.stats.luck import detect_luck, settled_baccarat
+from pipelines.stats.tests_frame import fmt_p, tests_frame
+
+STAT_KINDS: tuple[str, ...] = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
+
+
+@dataclass(frozen=True)
+class StatsOutcome:
+    night: dt.date | None  # the night the windows end with (None for an investigation's range)
+    tests: pl.DataFrame  # every entity tested (TEST_SCHEMA + q_value, flagged)
+    findings: pl.DataFrame  # FINDINGS_SCHEMA: the tests under the FDR level
+    funnel: pl.DataFrame  # hold against handle with the 95 % and 99.7 % bands, per entity and window
+    graph: pl.DataFrame  # the dealer-player graph, per pair and window
+
+
+def _window(inputs: StatsInputs, first: dt.date, last: dt.date) -> StatsInputs:
+    def cut(df: pl.DataFrame) -> pl.DataFrame:
+        return df.filter(pl.col("gaming_day").is_between(first, last)) if "gaming_day" in df.columns else df
+
+    return StatsInputs(cut(inputs.wagers), cut(inputs.dealer_errors), inputs.cards, first, last)
+
+
+def detect_all(inputs: StatsInputs, params: StatsParams, window_days: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Every detector over one window's frames: (tests, funnel, graph). No FDR here."""
+    settled = settled_baccarat(inputs.wagers)  # baccarat wagers settled on the pay table, with their payout
+    hold, funnel = hold_tests(inputs.wagers, params, window_days, settled=settled)
+    graph = dealer_player_graph(inputs.wagers, window_days)
+    collusion = collusion_tests(graph, params, window_days)
+    tests = pl.concat([
+        hold,
+        dealer_error_rates(inputs.wagers, inputs.dealer_errors, params, window_days),
+        detect_luck(inputs.wagers, params, window_days, settled=settled),
+        counter_tests(inputs.wagers, inputs.cards, params, window_days),
+        pair_count_tests(inputs.wagers, inputs.cards, params, window_days),
+        collusion,
+    ])
+    if graph.height:  # the pair's p-value beside it (empty for pairs with too few rounds to be tested)
+        graph = graph.join(collusion.select("dealer_id", "player_id", "currency", "p_value"),
+                           on=["dealer_id", "player_id", "currency"], how="left")
+    return tests, funnel, graph
+
+
+def significant(values, digits: int = 6) -> list[float]:
+    """Floats to ``digits`` significant digits: the last bits of a sum depend on the order rows arrive in
+    (threads, processes), and the published files must be the same bytes whatever ran them."""
+    return [float(f"{v:.{digits}g}") if v == v else v for v in values]
+
+
+def with_fdr(tests: pl.DataFrame, params: StatsParams) -> pl.DataFrame:
+    """Add q-values (BH over every row) and ``flagged`` (q <= the FDR level); p and q to 6 significant digits."""
+    if tests.height == 0:
+        return tests.with_columns(pl.lit(None, dtype=pl.Float64).alias("q_value"), pl.lit(None, dtype=pl.Boolean).alias("flagged"))
+    tests = tests.with_columns(pl.Series("p_value", significant(tests["p_value"].to_list()), dtype=pl.Float64))
+    q = significant(bh_adjust(tests["p_value"].to_numpy()).tolist())
+    return tests.with_columns(pl.Series("q_value", q, dtype=pl.Float64)).with_columns(
+        (pl.col("q_value") <= params.fdr_level).alias("flagged"))
+
+
+def severity_of(q: float) -> str:
+    """high below 1 in 10,000 false, medium below 1 in 1,000, else low (all under the FDR level)."""
+    return "high" if q <= 1e-4 else "medium" if q <= 1e-3 else "low"
+
+
+def findings_of(tests: pl.DataFrame, params: StatsParams) -> pl.DataFrame:
+    """The flagged tests as findings: money over the window, the sentence, the evidence and parameters in detail."""
+    rows = []
+    flagged = tests.filter(pl.col("flagged")).sort("kind", "test", "entity", "window_days")
+    for r in flagged.iter_rows(named=True):
+        window = f"{r['window_days']} gaming day{'s' if r['window_days'] > 1 else ''} to {r['last_day']}"
+        detail = {"sentence": r["sentence"], "test": r["test"], "entity": r["entity"], "window_days": r["window_days"],
+                  "first_day": str(r["first_day"]), "last_day": str(r["last_day"]), "rounds": r["rounds"],
+                  "wagers": r["wagers"], "p_value": r["p_value"], "q_value": r["q_value"],
+                  "evidence": json.loads(r["evidence"]) if r["evidence"] else None,
+                  "params": json.loads(params.as_detail())}
+        text = f"{r['sentence']}; q = {fmt_p(r['q_value'])} ({window}). " + json.dumps(detail, separators=(",", ":"), default=str)
+        key = f"{r['test']}|{r['entity']}|{r['currency']}|{r['window_days']}|{r['first_day']}|{r['last_day']}"
+        expected, recorded = r["expected_net"], r["recorded_net"]
+        rows.append({
+            "finding_id": finding_id(r["kind"], r["table_id"], None, None, key), "kind": r["kind"],
+            "severity": severity_of(r["q_value"]), "gaming_day": r["last_day"], "table_id": r["table_id"],
+            "player_id": r["player_id"], "dealer_id": r["dealer_id"], "expected_net": expected, "recorded_net": recorded,
+            # no difference: a theoretical net is not money owed, and every sum of ``difference`` is money at stake
+            "difference": None,
+            "rule_ref": None, "detail": text, "p_value": r["p_value"], "q_value": r["q_value"], "game": r["game"],
+            "ruleset": r["ruleset"], "currency": r["currency"],
+        })
+    if not rows:
+        return conform(pl.DataFrame(), FINDINGS_SCHEMA)
+    return conform(pl.DataFrame(rows, infer_schema_length=None), FINDINGS_SCHEMA)
+
+
+def run_windows(inputs: StatsInputs, night: dt.date, days_present: list[dt.date], params: StatsParams):
+    tests, funnels, graphs = [], [], []
+    seen: set[tuple] = set()
+    for w in sorted(params.windows):
+        first = night - dt.timedelta(days=w - 1)
+        inside = tuple(d for d in days_present if first <= d <= night)
+        if not inside or inside in seen:
+            continue
+        seen.add(inside)
+        t, f, g = detect_all(_window(inputs, first, night), params, w)
+        tests.append(t)
+        if f.height:
+            funnels.append(f)
+        graphs.append(g)
+    return (pl.concat(tests) if tests else tests_frame([]), pl.concat(funnels) if funnels else pl.DataFrame(),
+            pl.concat(graphs) if graphs else pl.DataFrame())
+
+
+def statistical_findings(con, night: dt.date, params: StatsParams = DEFAULT_PARAMS) -> StatsOutcome:
+    """Tonight and the rolling windows ending with it, one FDR over every entity tested."""
+    days = [d for d in gaming_days(con) if d <= night]
+    longest = night - dt.timedelta(days=max(params.windows) - 1)
+    inputs = load_inputs(con, longest, night)
+    tests, funnel, graph = run_windows(inputs, night, days, params)
+    tests = with_fdr(tests, params)
+    return StatsOutcome(night, tests, findings_of(tests, params), funnel, graph)
+
+
+def investigate(con, first_day: dt.date, last_day: dt.date, params: StatsParams = DEFAULT_PARAMS) -> StatsOutcome:
+    """Every detector over one date range (an investigation), its own FDR over the entities tested."""
+    inputs = load_inputs(con, first_day, last_day)
+    window = (last_day - first_day).days + 1
+    tests, funnel, graph = detect_all(inputs, params, window)
+    tests = with_fdr(tests, params)
+    return StatsOutcome(None, tests, findings_of(tests, params), funnel, graph)
+
+
+# ---- the database side: read-only for the detectors, the flow's one writer for the results ----------
+
+FUNNEL_TABLE, GRAPH_TABLE, TESTS_TABLE = "out_stat_funnel", "out_dealer_player", "out_stat_tests"
+
+
+def funnel_frame(con, night: dt.date | None = None) -> pl.DataFrame:
+    """The funnel plot's data for reports: hold against handle, bands, per entity and window (all nights or one)."""
+    sql = f"SELECT * FROM {FUNNEL_TABLE}" + (" WHERE night = ?" if night else "") + " ORDER BY night, window_days, entity_type, entity, bet"
+    return con.sql(sql, params=[night] if night else None).pl()
+
+
+def funnel_curves_frame(con, night: dt.date | None = None) -> pl.DataFrame:
+    """The funnel plot's band lines (theory, 95 % and 99.7 %) over a grid of handles, from ``funnel_frame``."""
+    from pipelines.stats.hold import funnel_curves
+
+    return funnel_curves(funnel_frame(con, night))
+
+
+def dealer_player_frame(con, night: dt.date | None = None) -> pl.DataFrame:
+    """The dealer-player graph for reports (pair, rounds, wagers, overpaid rounds/wagers/amounts, nets, p)."""
+    sql = f"SELECT * FROM {GRAPH_TABLE}" + (" WHERE night = ?" if night else "") + " ORDER BY night, window_days, dealer_id, player_id"
+    return con.sql(sql, params=[night] if night else None).pl()
+
+
+def statistics_step(db_path: Path, nights: list[dt.date], params: StatsParams = DEFAULT_PARAMS,
+                    memory_limit: str | None = None) -> list[StatsOutcome]:
+    """Read the database (a bounded read-only connection, closed before any write) and run each night."""
+    from pipelines.db import open_bounded_reader
+
+    con = open_bounded_reader(db_path, memory_limit) if memory_limit else open_bounded_reader(db_path)
+    try:
+        return [statistical_findings(con, night, params) for night in sorted(set(nights))]
+    finally:
+        con.close()
+
+
+def _attach_night(df: pl.DataFrame, night: dt.date) -> pl.DataFrame:
+    return df.with_columns(pl.lit(night).alias("night")).select(["night", *df.columns])
+
+
+def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: str | None = None) -> None:
+    """Replace the nights' statistical findings, funnel rows, graph rows and tests, in one transaction.
+
+    The frames reach DuckDB as Parquet files beside the database (no registered Arrow frame: see
+    ``pipelines.db.create_keys_table`` on DuckDB 2.0.1), removed afterwards.
+    """
+    import shutil
+
+    from pipelines.audit.publish import ensure_out_tables
+    from pipelines.db import open_writer
+
+    nights = [o.night for o in outcomes if o.night is not None]
+    findings = pl.concat([o.findings for o in outcomes]) if outcomes else conform(pl.DataFrame(), FINDINGS_SCHEMA)
+    frames = {
+        "out_findings": [findings] if findings.height else [],
+        FUNNEL_TABLE: [_attach_night(o.funnel, o.night) for o in outcomes if o.funnel.height],
+        GRAPH_TABLE: [_attach_night(o.graph.with_columns(pl.col("tables").list.join(",")), o.night)
+                      for o in outcomes if o.graph.height],
+        TESTS_TABLE: [_attach_night(o.tests, o.night) for o in outcomes if o.tests.height],
+    }
+    folder = Path(str(db_path) + ".stats")
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    files = {}
+    for table, parts in frames.items():
+        if parts:
+            files[table] = folder / f"{table}.parquet"
+            pl.concat(parts, how="diagonal_relaxed").write_parquet(files[table])
+    marks = ", ".join("?" for _ in nights) or "NULL"
+    kinds = ", ".join(f"'{k}'" for k in STAT_KINDS)
+    con = open_writer(db_path, memory_limit) if memory_limit else open_writer(db_path)
+    try:
+        ensure_out_tables(con)
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(f"DELETE FROM out_findings WHERE p_value IS NOT NULL AND kind IN ({kinds}) AND gaming_day IN ({marks})",
+                        nights)
+            for table in (FUNNEL_TABLE, GRAPH_TABLE, TESTS_TABLE):
+                exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0]
+                if exists:
+                    con.execute(f"DELETE FROM {table} WHERE night IN ({marks})", nights)
+            for table, path in files.items():
+                source = "read_parquet('" + path.as_posix().replace("'", "''") + "')"
+                if table == "out_findings":
+                    con.execute(f"INSERT INTO out_findings SELECT {', '.join(FINDINGS_SCHEMA)} FROM {source}")
+                    continue
+                have = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+                                                  "ORDER BY ordinal_position", [table]).fetchall()]
+                want = [d[0] for d in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
+                if have and have != want:  # derived data of another version: rebuilt
+                    con.execute(f"DROP TABLE {table}")
+                    have = []
+                if not have:
+                    con.execute(f"CREATE TABLE {table} AS SELECT * FROM {source} WHERE false")
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {source}")
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    finally:
+        con.close()
+        shutil.rmtree(folder, ignore_errors=True)

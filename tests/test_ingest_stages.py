@@ -1,0 +1,72 @@
+"""The ingest reads as a straight line: each stage imports only the stages before it, the parse workers import
+nothing that writes, and only the load stage names the writer's transaction."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+INGEST = ROOT / "pipelines" / "ingest"
+ORDER = ("discover", "screen", "plan", "parse", "parallel", "load", "run")
+HELPERS = {"records", "lines", "batch", "quarantine", "rounds_jsonl", "shoe_csv", "duck", "synthetic"}
+
+
+def _ingest_imports(module: str) -> set[str]:
+    tree = ast.parse((INGEST / f"{module}.py").read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pipelines.ingest."):
+            names.add(node.module.removeprefix("pipelines.ingest."))
+    return names
+
+
+def test_each_stage_imports_only_the_stages_before_it() -> None:
+    for i, stage in enumerate(ORDER):
+        later = set(ORDER[i + 1:]) - ({"parallel"} if stage == "parse" else set())
+        assert not (_ingest_imports(stage) & later), (stage, _ingest_imports(stage) & later)
+    assert _ingest_imports("parallel") - HELPERS == {"parse"}
+    assert "store" in _ingest_imports("load") and "store" not in set().union(*(_ingest_imports(s) for s in ORDER if s != "load"))
+
+
+def test_only_the_load_stage_begins_commits_or_rolls_back() -> None:
+    for path in INGEST.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if path.stem != "load":
+            assert "BEGIN TRANSACTION" not in text and '"COMMIT"' not in text and '"ROLLBACK"' not in text, path.name
+
+
+def test_a_parse_worker_imports_nothing_that_writes() -> None:
+    code = ("import sys, pipelines.ingest.parallel; "
+            "print(sorted(m for m in sys.modules if m in ('pipelines.ingest.load', 'pipelines.ingest.store', "
+            "'pipelines.ingest.run', 'pipelines.db')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_screen_decides_from_content_without_a_database(tmp_path: Path) -> None:
+    """Stage 2 with hand-made records: known content is skipped whatever its name, a grown file is read from the
+    end of its last read, new content under a known name is read whole."""
+    import hashlib
+
+    from pipelines.ingest.records import FileStatus, FoundFile, Kind, Loaded
+    from pipelines.ingest.screen import fingerprint, screen
+
+    old = b'{"a": 1}\n{"a": 2}\n'
+    (tmp_path / "rounds_copy.jsonl").write_bytes(old)
+    (tmp_path / "rounds_grown.jsonl").write_bytes(old + b'{"a": 3}\n{"a"')  # still being copied
+    (tmp_path / "rounds_new.jsonl").write_bytes(b'{"b": 1}\n')
+    fp = fingerprint(tmp_path / "rounds_grown.jsonl", (len(old),))
+    assert (fp.prefix_bytes, fp.prefix_lines) == (len(old) + 9, 3) and dict(fp.at)[len(old)] == hashlib.sha256(old).hexdigest()
+    loaded = Loaded(contents=frozenset({("rounds_jsonl", hashlib.sha256(old).hexdigest())}),
+                    prefixes={"rounds_grown.jsonl": ((len(old), 2, hashlib.sha256(old).hexdigest()),),
+                              "rounds_new.jsonl": ((4, 1, "0" * 64),)})
+    found = [FoundFile(n, Kind.ROUNDS_JSONL, tmp_path / n) for n in ("rounds_copy.jsonl", "rounds_grown.jsonl",
+                                                                       "rounds_new.jsonl")]
+    got = screen(found, loaded)
+    assert [(o.source_file, o.status) for o in got.skipped] == [("rounds_copy.jsonl", FileStatus.ALREADY_LOADED)]
+    grown, new = got.to_load
+    assert (grown.rel, grown.start_byte, grown.first_line) == ("rounds_grown.jsonl", len(old), 3)
+    assert (new.rel, new.start_byte, new.first_line) == ("rounds_new.jsonl", 0, 1)

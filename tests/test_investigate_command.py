@@ -1,0 +1,131 @@
+"""pitaudit investigate: the rows of a sample player, dealer and table are the database's (direct SQL counts), the
+count before each round is Hi-Lo by hand, the band is the bets' variance, the planted counter's bets follow the
+count, and a hostile id stays text."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from pipelines.cli import app
+from pipelines.db import open_reader, open_writer, publish_snapshot
+from pipelines.investigate import Subject
+from pipelines.investigation.analysis import Z95, bet_ramp, results_over_time
+from pipelines.investigation.command import write_investigation
+from pipelines.investigation.count import counts_before_rounds
+
+runner = CliRunner()
+from pipelines.notebooks import sample_subjects  # noqa: E402
+
+PLANTED = sample_subjects()  # data/sample/ground_truth.csv
+COUNTER = PLANTED["counter"]  # advantage_play: a Hi-Lo counter at blackjack
+SUBJECTS = [("player", COUNTER), ("dealer", PLANTED["dealer"]), ("table", PLANTED["dispute"][0]),
+            ("player", PLANTED["dealer_player"])]
+
+
+@pytest.mark.parametrize("kind,ident", SUBJECTS)
+def test_an_investigation_holds_every_round_wager_and_finding_of_the_subject(audited_sample, tmp_path, kind, ident):
+    result = runner.invoke(app, ["investigate", "--db", str(audited_sample / "pitaudit.duckdb"), f"--{kind}", ident,
+                                 "--out", str(tmp_path / "inv")])
+    assert result.exit_code == 0, result.output
+    column = {"player": "player_id", "dealer": "dealer_id", "table": "table_id"}[kind]
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    wagers, rounds = con.execute(
+        f"SELECT count(*), count(DISTINCT (gaming_day, table_id, round_no)) FROM out_settlements WHERE {column} = ?", [ident]).fetchall()[0]
+    findings = con.execute(f"SELECT count(*) FROM out_findings WHERE {column} = ?", [ident]).fetchall()[0][0]
+    dealers = con.execute(f"SELECT count(DISTINCT dealer_id) FROM out_settlements WHERE {column} = ?", [ident]).fetchall()[0][0]
+    con.close()
+    assert rounds > 0
+    out = tmp_path / "inv"
+    assert pl.read_csv(out / "wagers.csv").height == pl.read_parquet(out / "wagers.parquet").height == wagers
+    assert pl.read_parquet(out / "rounds.parquet").height == rounds
+    assert pl.read_parquet(out / "findings.parquet").height == findings
+    assert pl.read_parquet(out / "dealers.parquet")["dealer_id"].n_unique() == dealers
+    curve = pl.read_parquet(out / "results_over_time.parquet")
+    assert curve.height == wagers
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert ident in page and page.count('class="plotly-graph-div"') >= 2
+    assert "cdn" not in page.lower().split("<script>", 1)[0]  # nothing fetched before plotly.js, which is inline
+
+
+def test_the_planted_counter_bets_with_the_count(audited_sample, tmp_path):
+    write_investigation(audited_sample / "pitaudit.duckdb", Subject("player", COUNTER), tmp_path)
+    rows = pl.read_parquet(tmp_path / "bet_vs_count.parquet")
+    ramp = bet_ramp(rows)
+    assert ramp["wagers"] > 80
+    assert ramp["correlation"] > 0.3 and ramp["ramp"] > 1.5
+
+
+def test_a_range_with_nothing_in_it_is_one_line(audited_sample, tmp_path):
+    result = runner.invoke(app, ["investigate", "--db", str(audited_sample / "pitaudit.duckdb"), "--player", COUNTER,
+                                 "--from", "2027-01-01", "--out", str(tmp_path / "inv")])
+    assert result.exit_code == 2 and f"nothing about player {COUNTER}" in result.output and "Traceback" not in result.output
+    for args in ([], ["--player", "P-1", "--dealer", "D1"]):
+        result = runner.invoke(app, ["investigate", "--db", str(audited_sample / "pitaudit.duckdb"), *args, "--out", str(tmp_path)])
+        assert result.exit_code == 2 and "exactly one subject" in result.output
+
+
+def test_the_hi_lo_count_before_each_round_by_hand():
+    # one deck; round 1: 2c 5d Kh Ah 3s (+1 +1 -1 -1 +1 = +1); round 2: 9c 7h (0); round 3 is counted before it
+    codes = {"2c": 4, "5d": 17, "Kh": 50, "Ah": 2, "3s": 11, "9c": 32, "7h": 26, "Tc": 36}
+    seq = [(1, "2c"), (1, "5d"), (1, "Kh"), (1, "Ah"), (1, "3s"), (2, "9c"), (2, "7h"), (3, "Tc")]
+    cards = pl.DataFrame({"table_id": ["BJ-01"] * len(seq), "shoe_id": ["S1"] * len(seq), "event_seq": list(range(len(seq))),
+                          "round_no": [r for r, _ in seq], "card_code": [codes[c] for _, c in seq], "decks": [1] * len(seq)})
+    out = counts_before_rounds(cards).sort("round_no")
+    assert out["seen"].to_list() == [0, 5, 7]
+    assert out["hilo_rc"].to_list() == [0, 1, 1]
+    assert out["true_count"].to_list() == pytest.approx([0.0, 1 / (47 / 52), 1 / (45 / 52)])
+
+
+def test_theory_and_its_band_come_from_the_bets_mean_and_variance():
+    t0 = dt.datetime(2026, 11, 24, 12, tzinfo=dt.timezone.utc)
+    wagers = pl.DataFrame({
+        "currency": ["USD"] * 3, "ruleset": ["r"] * 3, "bet": ["banker", "banker", "tie"], "status": ["settled", "void", "settled"],
+        "amount": [100, 1000, 50], "recorded_net": [95, 0, -50], "expected_net": [95, 0, -50],
+        "bets_closed_at": [t0, t0 + dt.timedelta(minutes=1), t0 + dt.timedelta(minutes=2)],
+        "gaming_day": [dt.date(2026, 11, 24)] * 3, "table_id": ["BAC-01"] * 3, "round_no": [1, 2, 3],
+    })
+    moments = pl.DataFrame({"ruleset": ["r", "r"], "bet": ["banker", "tie"], "currency": ["USD", "USD"],
+                            "mean_per_unit": [-0.0106, -0.1436], "var_per_unit": [0.9, 7.0]})
+    curve = results_over_time(wagers, moments)
+    last = curve.row(-1, named=True)
+    assert last["cum_recorded"] == 45 and last["cum_wagered"] == 1150
+    assert last["cum_theory"] == pytest.approx(-0.0106 * 100 - 0.1436 * 50)  # the void round expects 0
+    sd = math.sqrt(0.9 * 100 ** 2 + 7.0 * 50 ** 2)
+    assert last["band_hi"] - last["cum_theory"] == pytest.approx(Z95 * sd)
+    assert curve["n"].to_list() == [1, 2, 3]
+
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def test_a_hostile_player_id_shows_as_text(tmp_path):
+    from pipelines.audit.frames import FINDINGS_SCHEMA, SETTLEMENTS_SCHEMA, conform
+
+    day = dt.date(2026, 11, 24)
+    s = [{"gaming_day": day, "table_id": "BAC-01", "round_no": i, "wager_id": f"W{i}", "wager_order": 1, "seat": 1,
+          "player_id": HOSTILE, "dealer_id": "D</script>", "game": "baccarat", "ruleset": "r", "currency": "USD",
+          "status": "settled", "bet": "banker", "amount": 1000, "settled_amount": 1000, "recorded_net": 950,
+          "expected_net": 950 if i else 900, "difference": 0 if i else 50} for i in range(3)]
+    f = [{"finding_id": "F1", "kind": "payout_mismatch", "severity": "high", "gaming_day": day, "table_id": "BAC-01",
+          "round_no": 0, "wager_id": "W0", "player_id": HOSTILE, "dealer_id": "D</script>", "expected_net": 900,
+          "recorded_net": 950, "difference": 50, "rule_ref": "TBAC-5.1.1", "detail": HOSTILE, "currency": "USD"}]
+    db = tmp_path / "audit.duckdb"
+    con = open_writer(db)
+    for name, rows, schema in (("out_settlements", s, SETTLEMENTS_SCHEMA), ("out_findings", f, FINDINGS_SCHEMA)):
+        frame = conform(pl.DataFrame(rows, schema_overrides={k: v for k, v in schema.items() if k in rows[0]}), schema)
+        con.register("frame", frame.to_arrow())
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM frame")
+        con.unregister("frame")
+    con.close()
+    publish_snapshot(db)
+    result = runner.invoke(app, ["investigate", "--db", str(db), "--player", HOSTILE, "--out", str(tmp_path / "inv")])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "inv" / "index.html").read_text(encoding="utf-8")
+    assert HOSTILE not in page and "D</script>" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert pl.read_parquet(tmp_path / "inv" / "wagers.parquet")["player_id"].to_list() == [HOSTILE] * 3

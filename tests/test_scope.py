@@ -1,0 +1,112 @@
+"""The pieces of one night's scope and of all-or-nothing outputs, without Prefect (pipelines.audit.scope, outputs,
+fingerprint, writer_lock)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipelines.audit.outputs import PARTIAL_PREFIX, output_folder
+from pipelines.audit.scope import Scope, ScopeError, chosen_days, days_in_files, input_scope
+from pipelines.writer_lock import WriterBusy, lock_path, writer_lock
+
+D = dt.date
+
+
+def _rounds(path: Path, *closed: str) -> Path:
+    path.write_text("".join('{"table_id": "BAC-01", "bets_closed_at": "%s", "x": 1}\n' % c for c in closed) + "{garbage\n")
+    return path
+
+
+def test_a_round_belongs_to_the_gaming_day_of_its_local_close_time(tmp_path):
+    f = _rounds(tmp_path / "rounds_a.jsonl", "2026-11-24T22:13:41.120+07:00", "2026-11-25T05:59:59+07:00",
+                "2026-11-25T06:00:00+07:00", "2026-11-25T23:10:00Z")
+    # the local time as written decides (06:00 start): 05:59:59 is still the 24th, 06:00 the 25th
+    assert days_in_files([("rounds_jsonl", f)], 6 * 60) == {D(2026, 11, 24), D(2026, 11, 25)}
+    assert days_in_files([("rounds_jsonl", f)], 0) == {D(2026, 11, 24), D(2026, 11, 25)}
+    assert days_in_files([("rounds_jsonl", f)], 23 * 60 + 30) == {D(2026, 11, 23), D(2026, 11, 24)}
+
+
+def test_device_logs_give_days_only_without_a_round_log(tmp_path):
+    shoe = tmp_path / "shoe_a.csv"
+    shoe.write_text("device_id,table_id,shoe_id,event_seq,ts,event\nA,B,S,1,2026-11-30T10:00:00+07:00,card\n")
+    rounds = _rounds(tmp_path / "rounds_a.jsonl", "2026-11-24T22:00:00+07:00")
+    assert days_in_files([("shoe_csv", shoe)], 360) == {D(2026, 11, 30)}
+    assert days_in_files([("shoe_csv", shoe), ("rounds_jsonl", rounds)], 360) == {D(2026, 11, 24)}
+
+
+def test_a_big_file_is_read_in_pieces_that_end_at_a_line(tmp_path, monkeypatch):
+    import pipelines.audit.scope as scope
+
+    monkeypatch.setattr(scope, "CHUNK_BYTES", 50)
+    f = _rounds(tmp_path / "rounds_a.jsonl", *[f"2026-11-{d:02d}T22:00:00+07:00" for d in range(1, 29)])
+    assert days_in_files([("rounds_jsonl", f)], 360) == {D(2026, 11, d) for d in range(1, 29)}
+
+
+def test_the_default_scope_is_the_loaded_files_days_else_every_files(tmp_path):
+    old = _rounds(tmp_path / "rounds_old.jsonl", "2026-11-23T22:00:00+07:00")
+    new = _rounds(tmp_path / "rounds_new.jsonl", "2026-11-24T22:00:00+07:00")
+    every = [("rounds_jsonl", old), ("rounds_jsonl", new)]
+    assert input_scope([("rounds_jsonl", new)], every, 360) == Scope((D(2026, 11, 24),), "input")
+    assert input_scope([], every, 360).days == (D(2026, 11, 23), D(2026, 11, 24))
+    assert input_scope([], [], 360).days == ()
+
+
+def test_chosen_days():
+    assert chosen_days() is None
+    assert chosen_days("2026-11-24") == Scope((D(2026, 11, 24),), "day")
+    assert chosen_days(None, "2026-11-30", "2026-12-02").days == (D(2026, 11, 30), D(2026, 12, 1), D(2026, 12, 2))
+    assert chosen_days(None, "2026-11-30", "2026-12-02").label() == "2026-11-30..2026-12-02"
+    with pytest.raises(ScopeError, match="spans"):
+        chosen_days(None, "0001-01-01", "9999-12-31")
+
+
+def test_outputs_move_into_place_together_or_not_at_all(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "findings.csv").write_text("old")
+    with pytest.raises(OSError):
+        with output_folder(out) as partial:
+            (partial / "findings.csv").write_text("new, half")
+            raise OSError(28, "No space left on device")
+    assert sorted(p.name for p in out.iterdir()) == ["findings.csv"] and (out / "findings.csv").read_text() == "old"
+    with output_folder(out) as partial:
+        (partial / "findings.csv").write_text("new")
+        (partial / "report.html").write_text("<html>")
+    assert sorted(p.name for p in out.iterdir()) == ["findings.csv", "report.html"]
+    assert (out / "findings.csv").read_text() == "new"
+
+
+def test_a_killed_runs_partial_folder_is_cleared_by_the_next(tmp_path):
+    out = tmp_path / "out"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    leftover = out / f"{PARTIAL_PREFIX}{dead.stdout.strip()}"
+    leftover.mkdir(parents=True)
+    (leftover / "findings.csv").write_text("half")
+    with output_folder(out) as partial:
+        (partial / "findings.csv").write_text("whole")
+    assert sorted(p.name for p in out.iterdir()) == ["findings.csv"]
+
+
+def test_the_writer_lock_is_one_at_a_time_and_names_its_holder(tmp_path):
+    db = tmp_path / "a.duckdb"
+    with writer_lock(db):
+        assert str(os.getpid()) in lock_path(db).read_text()
+        code = ("import sys; from pipelines.writer_lock import writer_lock, WriterBusy\n"
+                "try:\n    with writer_lock(sys.argv[1], 0.3): print('got it')\n"
+                "except WriterBusy as e: print(e)")
+        other = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True,
+                               cwd=Path(__file__).parents[1])
+        assert "another pitaudit run is writing" in other.stdout and f"pid {os.getpid()}" in other.stdout
+        assert "after waiting 0.3 s" in other.stdout
+    with writer_lock(db, 0):
+        pass
+    with pytest.raises(WriterBusy):
+        with writer_lock(db):
+            with writer_lock(db, 0):  # a second open file description: refused even in one process
+                pass

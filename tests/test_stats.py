@@ -1,0 +1,300 @@
+"""The statistical detectors (pipelines.stats): each statistic against a hand calculation or a known
+distribution, and the detectors on simulated floors: uniform p-values and few flags when fair, the
+planted behaviours found when not."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+from pipelines.stats.advantage import stratified_rank_z
+from pipelines.stats.config import StatsParams
+from pipelines.stats.counts import counts_before_rounds, pair_probability_before_rounds
+from pipelines.stats.distributions import (
+    MoneySums, Payout, baccarat_payouts, batch_two_sided, binom_sf, sum_distribution, upper_tail,
+)
+from pipelines.stats.fdr import bh_adjust, bh_reject
+from pipelines.stats.load import StatsInputs
+from pipelines.stats.run import detect_all, findings_of, with_fdr
+from pipelines.stats.synthetic import Floor, night, nights
+from rulebook.cards import parse_card
+
+DAY = dt.date(2026, 11, 24)
+COMMISSION = "hoiana-tiger-baccarat/commission"
+
+
+def test_binomial_tail_against_a_hand_calculation():
+    # P(X >= 3), X ~ Bin(10, 0.1) = 1 - (0.9^10 + 10 * 0.1 * 0.9^9 + 45 * 0.01 * 0.9^8)
+    by_hand = 1 - (0.9 ** 10 + 10 * 0.1 * 0.9 ** 9 + 45 * 0.01 * 0.9 ** 8)
+    assert binom_sf(3, 10, 0.1) == pytest.approx(by_hand, rel=1e-12)
+    # far in the tail (summed upward, no cancellation): P(X >= 9), X ~ Bin(10, 0.1) = 10 * 0.1^9 * 0.9 + 0.1^10
+    assert binom_sf(9, 10, 0.1) == pytest.approx(10 * 0.1 ** 9 * 0.9 + 0.1 ** 10, rel=1e-9)
+    assert binom_sf(0, 10, 0.1) == 1.0 and binom_sf(11, 10, 0.1) == 0.0
+
+
+def test_exact_convolution_of_a_two_line_pay_table_against_enumeration():
+    """A Tiger-like bet: loses 1, pays 12 or 20. Two wagers by hand, three by enumerating every outcome."""
+    tiger = Payout("tiger", 1, (-1, 12, 20), (0.9, 0.07, 0.03))
+    offset, pmf = sum_distribution([(tiger, 2)])
+    got = {offset + j: q for j, q in enumerate(pmf) if q > 1e-15}
+    by_hand = {-2: 0.81, 11: 2 * 0.9 * 0.07, 19: 2 * 0.9 * 0.03, 24: 0.07 ** 2, 32: 2 * 0.07 * 0.03, 40: 0.03 ** 2}
+    assert got.keys() == by_hand.keys()
+    for k, q in by_hand.items():
+        assert got[k] == pytest.approx(q, abs=1e-14)
+    enumerated: dict[int, float] = {}
+    for outcome in itertools.product(range(3), repeat=3):
+        s = sum(tiger.values[i] for i in outcome)
+        enumerated[s] = enumerated.get(s, 0.0) + math.prod(tiger.probs[i] for i in outcome)
+    for s in sorted(enumerated):
+        tail = sum(q for k, q in enumerated.items() if k >= s)
+        assert upper_tail([(tiger, 3)], s, 1) == pytest.approx(max(tail, 1e-12), rel=1e-9)
+
+
+def test_tie_bet_sum_tail_is_the_binomial_tail():
+    """n Tie bets (-1 or +8): S = 9 k - n, so P(S >= 9 k - n) is the binomial tail of k wins."""
+    tie = baccarat_payouts(COMMISSION, "01/01.10.2024", 8)["tie"]
+    p_win = tie.probs[tie.values.index(8)]
+    for n, k in ((50, 5), (200, 30), (300, 60)):
+        assert upper_tail([(tie, n)], 9 * k - n, 1) == pytest.approx(binom_sf(k, n, p_win), rel=1e-6)
+
+
+def test_payouts_agree_with_the_rules_engines_house_edges():
+    from rulebook.catalogue import builtin
+    from rulebook.odds import house_edges
+
+    for name in (COMMISSION, "hoiana-tiger-baccarat/no-commission"):
+        rs = builtin().latest(name)
+        report = house_edges(rs, 8)
+        payouts = baccarat_payouts(name, rs.version, 8)
+        for bet, odds in report.bets.items():
+            assert payouts[bet].house_edge == pytest.approx(odds.house_edge, abs=1e-12), (name, bet)
+            assert sum(payouts[bet].probs) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_saddle_point_tail_against_the_exact_convolution_with_two_stakes():
+    """300 Tie bets of 1 and 100 of 3 (the 3-unit bet is the payout scaled): the money sum's exact tail from
+    the convolution, against the saddle point the hold detector uses (continuity-corrected at half a unit)."""
+    tie = baccarat_payouts(COMMISSION, "01/01.10.2024", 8)["tie"]
+    big = Payout("tie3", 1, tuple(3 * v for v in tie.values), tie.probs)
+    offset, pmf = sum_distribution([(tie, 300), (big, 100)])
+    x = np.array([tie.units, tie.units])
+    p = np.array([tie.probs, tie.probs])
+    ms = MoneySums(np.array([0, 0]), x, p, np.array([1.0, 3.0]), np.array([300.0, 100.0]), 1)
+    mean = 300 * tie.mean + 300 * tie.mean
+    for s in (150, 250, 350):
+        exact = pmf[s - offset:].sum()
+        assert 1e-8 < exact < 1e-2
+        saddle = batch_two_sided(ms, np.array([s - 0.5]))[0] / 2
+        assert saddle == pytest.approx(exact, rel=0.10), (s, exact, saddle)
+    # the lower tail too (the house winning far more than theory)
+    s = int(mean - 180)
+    exact = pmf[: s - offset + 1].sum()
+    saddle = batch_two_sided(ms, np.array([s + 0.5]))[0] / 2
+    assert saddle == pytest.approx(exact, rel=0.10)
+
+
+def test_benjamini_hochberg_on_the_papers_example():
+    """Benjamini & Hochberg (1995), section 4: 15 p-values, FDR 0.05: the four smallest are rejected."""
+    p = np.array([0.0001, 0.0004, 0.0019, 0.0095, 0.0201, 0.0278, 0.0298, 0.0344, 0.0459, 0.3240, 0.4262,
+                  0.5719, 0.6528, 0.7590, 1.000])
+    rejected = bh_reject(p, 0.05)
+    assert rejected.tolist() == [True] * 4 + [False] * 11
+    q = bh_adjust(p)
+    assert q[3] == pytest.approx(0.0095 * 15 / 4)  # 0.035625 <= 0.05
+    assert q[4] == pytest.approx(min(0.0201 * 15 / 5, 0.0278 * 15 / 6, 0.0298 * 15 / 7, 0.0344 * 15 / 8, 0.0459 * 15 / 9))
+    assert (np.diff(q[np.argsort(p)]) >= 0).all()
+
+
+def _cards(rounds: list[list[str]], decks: int) -> pl.DataFrame:
+    rows, seq = [], 0
+    for r, texts in enumerate(rounds, start=1):
+        for text in texts:
+            seq += 1
+            rows.append(("BJ-01", "S-1", seq, r, parse_card(text), decks))
+    return pl.DataFrame(rows, schema={"table_id": pl.String, "shoe_id": pl.String, "event_seq": pl.Int64,
+                                      "round_no": pl.Int64, "card_code": pl.Int16, "decks": pl.Int64}, orient="row")
+
+
+def test_hi_lo_and_ko_running_counts_on_a_short_sequence():
+    # round 1: 2 5 K A (Hi-Lo +1 +1 -1 -1 = 0; KO the same); round 2: 3 4 6 7 (Hi-Lo +3, KO +4); round 3: T T 9
+    cards = _cards([["2c", "5d", "Kh", "As"], ["3c", "4d", "6h", "7s"], ["Tc", "Td", "9h"], ["2s"]], decks=2)
+    c = counts_before_rounds(cards).sort("round_no")
+    assert c["hilo_rc"].to_list() == [0, 0, 3, 1]
+    assert c["ko_rc"].to_list() == [-4, -4, 0, -2]  # KO starts at 4 - 4 * decks
+    assert c["seen"].to_list() == [0, 4, 8, 11]
+    assert c["true_count"][2] == pytest.approx(3 / ((104 - 8) / 52))
+    assert c["round_in_shoe"].to_list() == [0, 1, 2, 3]
+
+
+def test_pair_probability_of_the_shoe_left():
+    # one deck; after round 1 took both black aces and the 2c: aces 2 left, deuces 3, others 4 each, 49 cards
+    cards = _cards([["Ac", "As", "2c"], ["5h", "9d"]], decks=1)
+    p = pair_probability_before_rounds(cards).sort("round_no")["p_pair"].to_list()
+    assert p[0] == pytest.approx(13 * 4 * 3 / (52 * 51))
+    assert p[1] == pytest.approx((2 * 1 + 3 * 2 + 11 * 4 * 3) / (49 * 48))
+
+
+def test_stratified_rank_statistic_has_the_permutation_variance():
+    """Within one stratum of five, every permutation of y: T's mean is 0 and its variance the formula's."""
+    x = np.array([1.0, 2.0, 2.0, 5.0, 9.0])  # a tie, as bets have
+    zs = []
+    for perm in itertools.permutations([0.3, -1.0, 2.5, 4.0, 1.1]):
+        zs.append(stratified_rank_z(x, np.array(perm), np.zeros(5, dtype=int))[1])
+    zs = np.array(zs)
+    assert zs.mean() == pytest.approx(0.0, abs=1e-12)
+    assert zs.var() == pytest.approx(1.0, rel=1e-9)
+    rho, z = stratified_rank_z(np.arange(10.0), np.arange(10.0), np.zeros(10, dtype=int))
+    assert rho == pytest.approx(1.0) and z == pytest.approx(3.0)  # rho * sqrt(n - 1)
+
+
+def _ks_upper(p: np.ndarray) -> float:
+    """One-sided Kolmogorov-Smirnov D+ = max(F_n(x) - x): how far the p-values are below uniform."""
+    p = np.sort(p)
+    n = len(p)
+    return float(np.max(np.arange(1, n + 1) / n - p))
+
+
+def _ks_two_sided(p: np.ndarray) -> float:
+    p = np.sort(p)
+    n = len(p)
+    return float(max(np.max(np.arange(1, n + 1) / n - p), np.max(p - np.arange(0, n) / n)))
+
+
+@pytest.fixture(scope="module")
+def fair_tests():
+    floor = Floor(baccarat_tables=4, baccarat_rounds=400, blackjack_tables=2, blackjack_rounds=300, players=60)
+    parts = []
+    for seed in range(4):
+        w, c, e = night(floor, DAY, 100 + seed)
+        t, _, _ = detect_all(StatsInputs(w, e, c, DAY, DAY), StatsParams(), 1)
+        parts.append(with_fdr(t, StatsParams()).with_columns(pl.lit(seed).alias("night")))
+    return pl.concat(parts)
+
+
+def test_fair_nights_p_values_are_uniform_and_few_entities_are_flagged(fair_tests):
+    t = fair_tests
+    assert t.height > 1000
+    # the continuous statistics: two-sided KS, at the 1 % critical value 1.63 / sqrt(n) (tables, dealers and
+    # shoes overlap, so the p-values are not independent; the check is that they are not far from uniform)
+    for test in ("hold_table", "hold_dealer", "hold_shoe", "bet_vs_count"):
+        p = t.filter(pl.col("test") == test)["p_value"].to_numpy()
+        assert len(p) >= 20, test
+        assert _ks_two_sided(p) < 1.63 / math.sqrt(len(p)) * 1.5, (test, len(p), _ks_two_sided(p))
+    # the discrete ones (luck, collusion, error rates): conservative, never below uniform
+    for test in ("luck", "overpaid_pair", "dealer_error_rate"):
+        p = t.filter(pl.col("test") == test)["p_value"].to_numpy()
+        assert len(p) >= 20, test
+        assert _ks_upper(p) < 1.52 / math.sqrt(len(p)), (test, len(p), _ks_upper(p))
+    flagged = t.filter(pl.col("flagged"))
+    assert flagged.height <= 0.01 * t.height, flagged.select("test", "entity", "p_value", "q_value")
+
+
+def test_planted_behaviours_are_found_and_named(tmp_path):
+    floor = Floor(baccarat_tables=3, baccarat_rounds=300, blackjack_tables=1, blackjack_rounds=200,
+                  counter_units=8, counter_hands=500, luck_multiple=5, luck_bets=300, drift=0.35, drift_rounds=1200)
+    w, c, e = night(floor, DAY, 7)
+    t = with_fdr(detect_all(StatsInputs(w, e, c, DAY, DAY), StatsParams(), 1)[0], StatsParams())
+    flagged = t.filter(pl.col("flagged"))
+    assert flagged.filter((pl.col("test") == "bet_vs_count") & (pl.col("player_id") == "P-COUNTER")).height == 1
+    assert flagged.filter((pl.col("test") == "luck") & (pl.col("player_id") == "P-LUCKY")
+                          & (pl.col("bet") == "big_tiger")).height == 1
+    drift_table = f"BAC-{floor.baccarat_tables + 1:02d}"
+    assert flagged.filter((pl.col("test") == "hold_table") & (pl.col("table_id") == drift_table)
+                          & (pl.col("bet") == "all")).height == 1
+    findings = findings_of(t, StatsParams())
+    assert set(findings["kind"]) >= {"advantage_play", "player_luck_anomaly", "hold_anomaly"}
+    lucky = findings.filter(pl.col("player_id") == "P-LUCKY").row(0, named=True)
+    assert lucky["detail"].startswith("P-LUCKY won ") and " of 300 Big Tiger bets" in lucky["detail"]
+    assert lucky["p_value"] <= lucky["q_value"] <= 0.01
+    assert '"fdr_level":0.01' in lucky["detail"]  # the parameters are in the detail
+
+
+def test_a_colluding_dealer_over_a_week():
+    floor = Floor(baccarat_tables=3, baccarat_rounds=250, blackjack_tables=0, colluder=True, collusion_rate=0.05)
+    w, c, e = nights(floor, DAY, 7, seed=3)
+    t = with_fdr(detect_all(StatsInputs(w, e, c, DAY, DAY + dt.timedelta(days=6)), StatsParams(), 7)[0], StatsParams())
+    hit = t.filter(pl.col("flagged") & (pl.col("test") == "overpaid_pair"))
+    assert hit.select("dealer_id", "player_id").rows() == [("D-COLLUDER", "P-COLLUDER")]
+
+
+def test_statistics_are_written_once_per_night_and_read_back_for_reports(tmp_path):
+    """write_statistics replaces the night's rows (a re-run leaves the same rows); the report functions read them."""
+    from pipelines.db import open_reader, open_writer
+    from pipelines.stats.run import (
+        StatsOutcome, dealer_player_frame, funnel_curves_frame, funnel_frame, write_statistics,
+    )
+
+    db = tmp_path / "a.duckdb"
+    open_writer(db).close()
+    floor = Floor(baccarat_tables=2, baccarat_rounds=300, blackjack_tables=0, colluder=True, collusion_rate=0.3)
+    w, c, e = night(floor, DAY, 5)
+    tests, funnel, graph = detect_all(StatsInputs(w, e, c, DAY, DAY), StatsParams(), 1)
+    tests = with_fdr(tests, StatsParams())
+    outcome = StatsOutcome(DAY, tests, findings_of(tests, StatsParams()), funnel, graph)
+    assert outcome.findings.height >= 1
+    for _ in range(2):
+        write_statistics(db, [outcome])
+    con = open_reader(db)
+    try:
+        stored = con.sql("SELECT * FROM out_findings ORDER BY finding_id").pl()
+        assert stored.height == outcome.findings.height
+        assert stored["q_value"].max() <= 0.01 and stored["p_value"].null_count() == 0
+        assert funnel_frame(con, DAY).height == funnel.height > 0
+        curves = funnel_curves_frame(con, DAY)
+        assert (curves["low_95"] < curves["theoretical_hold"]).all() and (curves["high_997"] > curves["high_95"]).all()
+        pairs = dealer_player_frame(con, DAY)
+        assert pairs.height == graph.height
+        colluder = pairs.filter((pl.col("dealer_id") == "D-COLLUDER") & (pl.col("player_id") == "P-COLLUDER")).row(0, named=True)
+        assert colluder["overpaid_rounds"] > 10 and colluder["p_value"] < 1e-6
+        assert con.execute("SELECT count(*) FROM out_stat_tests").fetchall()[0][0] == tests.height
+    finally:
+        con.close()
+
+
+def test_tiger_ev_of_a_full_shoe_is_the_rules_engines_and_the_effect_of_removal_tracks_the_exact_ev():
+    """The Tiger bets' EV of a full 8-deck shoe equals `pitaudit odds`; on depleted shoes the linear
+    effect-of-removal estimate stays within 15 % of the exact change where the shoe moves the bets a lot
+    (5 to 12 points of EV), within 0.002 where it moves them little."""
+    from rulebook.catalogue import builtin
+    from rulebook.odds import house_edges
+    from pipelines.stats.tiger_count import TIGER_BETS, estimated_ev, exact_ev
+
+    rs = builtin().latest(COMMISSION)
+    full = np.full(13, 32.0)
+    ev = exact_ev(full, COMMISSION, rs.version)
+    edges = house_edges(rs, 8).bets
+    for bet in TIGER_BETS:
+        assert ev[bet] == pytest.approx(-edges[bet].house_edge, abs=1e-12)
+    # sixes gone (bad for the Tigers), sevens and eights gone (good), a quarter of the tens gone (small)
+    for removed, rel, tol in (({5: 12}, 0.15, 0.0), ({6: 12, 7: 12}, 0.15, 0.0), ({9: 6, 10: 6, 11: 6, 12: 6}, 0.0, 0.002)):
+        comp = full.copy()
+        for rank, k in removed.items():
+            comp[rank] -= k
+        exact = exact_ev(comp, COMMISSION, rs.version)
+        est = estimated_ev(comp[None, :], 8, COMMISSION, rs.version)[0]
+        for i, bet in enumerate(TIGER_BETS):
+            change = exact[bet] - ev[bet]
+            assert est[i] - ev[bet] == pytest.approx(change, rel=rel, abs=tol), (removed, bet, change, est[i] - ev[bet])
+
+
+def test_rolling_windows_skip_a_window_that_holds_no_more_nights():
+    """Three nights in the database: tonight (1 day) and the 7-day window are tested; the 30-day window holds the
+    same three nights as the 7-day one and is not tested twice. Tonight's tests see tonight's rounds only."""
+    from pipelines.stats.run import run_windows
+
+    floor = Floor(baccarat_tables=2, baccarat_rounds=250, blackjack_tables=0)
+    w, c, e = nights(floor, DAY, 3, seed=9)
+    last = DAY + dt.timedelta(days=2)
+    tests, funnel, graph = run_windows(StatsInputs(w, e, c, DAY, last), last, [DAY, DAY + dt.timedelta(days=1), last], StatsParams())
+    assert set(tests["window_days"]) == {1, 7}
+    tonight = tests.filter(pl.col("window_days") == 1)
+    assert (tonight["first_day"] == last).all() and (tonight["last_day"] == last).all()
+    week = tests.filter((pl.col("window_days") == 7) & (pl.col("test") == "hold_table") & (pl.col("bet") == "all"))
+    day = tonight.filter((pl.col("test") == "hold_table") & (pl.col("bet") == "all"))
+    assert week["rounds"].sum() == 3 * day["rounds"].sum()
+    assert set(funnel["window_days"]) == {1, 7} and set(graph["window_days"]) == {1, 7}
