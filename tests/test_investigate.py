@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipelines.audit.frames import FINDINGS_SCHEMA, SETTLEMENTS_SCHEMA, conform
-from pipelines.db import open_snapshot, open_writer, publish_snapshot
+from out_tables import database_with
+from pipelines.db import open_snapshot
 from pipelines.investigate import dealer_overpayments, findings_about, player_by_day, table_hold_by_day
 
 DAY1, DAY2 = dt.date(2026, 11, 23), dt.date(2026, 11, 24)
@@ -44,16 +44,7 @@ FINDINGS = [
 
 @pytest.fixture
 def snapshot_db(tmp_path) -> Path:
-    db = tmp_path / "audit.duckdb"
-    con = open_writer(db)
-    for name, rows, schema in (("out_settlements", SETTLEMENTS, SETTLEMENTS_SCHEMA), ("out_findings", FINDINGS, FINDINGS_SCHEMA)):
-        frame = conform(pl.DataFrame(rows, schema_overrides={k: v for k, v in schema.items() if k in rows[0]}), schema)
-        con.register("frame", frame.to_arrow())
-        con.execute(f"CREATE TABLE {name} AS SELECT * FROM frame")
-        con.unregister("frame")
-    con.close()
-    publish_snapshot(db)
-    return db
+    return database_with(tmp_path / "audit.duckdb", SETTLEMENTS, FINDINGS)
 
 
 def test_player_by_day_sums_each_day(snapshot_db):

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipelines.cli import app
-from pipelines.db import open_reader, open_writer, publish_snapshot
+from pipelines.db import open_reader
 from pipelines.investigate import Subject
 from pipelines.investigation.analysis import Z95, bet_ramp, results_over_time
 from pipelines.investigation.command import write_investigation
@@ -104,7 +104,7 @@ HOSTILE = "<img src=x onerror=alert(1)>"
 
 
 def test_a_hostile_player_id_shows_as_text(tmp_path):
-    from pipelines.audit.frames import FINDINGS_SCHEMA, SETTLEMENTS_SCHEMA, conform
+    from out_tables import database_with
 
     day = dt.date(2026, 11, 24)
     s = [{"gaming_day": day, "table_id": "BAC-01", "round_no": i, "wager_id": f"W{i}", "wager_order": 1, "seat": 1,
@@ -114,15 +114,7 @@ def test_a_hostile_player_id_shows_as_text(tmp_path):
     f = [{"finding_id": "F1", "kind": "payout_mismatch", "severity": "high", "gaming_day": day, "table_id": "BAC-01",
           "round_no": 0, "wager_id": "W0", "player_id": HOSTILE, "dealer_id": "D</script>", "expected_net": 900,
           "recorded_net": 950, "difference": 50, "rule_ref": "TBAC-5.1.1", "detail": HOSTILE, "currency": "USD"}]
-    db = tmp_path / "audit.duckdb"
-    con = open_writer(db)
-    for name, rows, schema in (("out_settlements", s, SETTLEMENTS_SCHEMA), ("out_findings", f, FINDINGS_SCHEMA)):
-        frame = conform(pl.DataFrame(rows, schema_overrides={k: v for k, v in schema.items() if k in rows[0]}), schema)
-        con.register("frame", frame.to_arrow())
-        con.execute(f"CREATE TABLE {name} AS SELECT * FROM frame")
-        con.unregister("frame")
-    con.close()
-    publish_snapshot(db)
+    db = database_with(tmp_path / "audit.duckdb", s, f)
     result = runner.invoke(app, ["investigate", "--db", str(db), "--player", HOSTILE, "--out", str(tmp_path / "inv")])
     assert result.exit_code == 0, result.output
     page = (tmp_path / "inv" / "index.html").read_text(encoding="utf-8")
