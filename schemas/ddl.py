@@ -18,7 +18,7 @@ from schemas.tables import CANONICAL_TABLES
 # 2: core_wagers.hand (a blackjack Pair wager placed when splitting)
 # 3: files known by content (core_source_files one row per read, grown files); core_source_changes replaces the
 #    conflicting-duplicate flags
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 def _quote(text: str) -> str:
@@ -77,6 +77,9 @@ def all_ddl(tables: tuple[Table, ...] = CANONICAL_TABLES) -> list[str]:
         stmts.append(create_table_sql(t))
         stmts += add_columns_sql(t)
         stmts += comment_sql(t)
+    from schemas.derived import derived_ddl
+
+    stmts += derived_ddl()  # schema 4: the statistical detectors' per-day summaries
     stmts.append(
         f"INSERT INTO meta_schema VALUES ('schema_version', '{SCHEMA_VERSION}') "
         "ON CONFLICT (name) DO UPDATE SET value = excluded.value;"
@@ -92,6 +95,9 @@ def upgrade_sql(version: int) -> list[str]:
     its primary key, each earlier row a read from the start of its file (its prefix unknown: a file loaded
     before the upgrade that grows is read again whole, its repeated lines identical duplicates). The
     conflicting-duplicate flags of versions 1 and 2 are left as they were (nothing writes them any more).
+
+    Version 4 adds the statistical detectors' per-gaming-day summaries (``schemas.derived``): :func:`all_ddl`
+    creates them empty; they are derived, and a window summarises the days it finds missing.
     """
     if version >= 3:
         return []

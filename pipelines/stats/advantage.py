@@ -65,19 +65,37 @@ def stratified_rank_z(x: np.ndarray, y: np.ndarray, strata: np.ndarray) -> tuple
     return t / denom, t / math.sqrt(var)
 
 
-def counter_tests(wagers: pl.DataFrame, cards: pl.DataFrame, params: StatsParams, window_days: int = 1) -> pl.DataFrame:
-    """Every blackjack player's main bets against the count, all players at once (``stratified_rank_z`` by frames)."""
-    counts = counts_before_rounds(cards)
+HANDS_SCHEMA = {"player_id": pl.String, "currency": pl.String, "table_id": pl.String, "shoe_id": pl.String,
+                "round_no": pl.Int64, "gaming_day": pl.Date, "amount": pl.Int64, "true_count": pl.Float64,
+                "ko_rc": pl.Int64, "round_in_shoe": pl.Int64, "ruleset": pl.String, "expected_net": pl.Int64,
+                "recorded_net": pl.Int64}
+
+
+def blackjack_hands(wagers: pl.DataFrame, cards: pl.DataFrame) -> pl.DataFrame:
+    """One row per blackjack player and round (``HANDS_SCHEMA``): his main bet (a player on two spots bets once per
+    count) with the Hi-Lo true count and the KO running count before the round. What the counter test needs of a
+    night, computed once: a window adds the nights' rows up without reading the card events again."""
     mains = wagers.filter((pl.col("game") == "blackjack") & (pl.col("bet") == "main") & pl.col("player_id").is_not_null()
                           & (pl.col("status") == "settled") & (pl.col("amount") > 0))
-    hands = mains.join(counts, on=["table_id", "round_no"], how="inner")
+    if mains.height == 0:
+        return pl.DataFrame(schema=HANDS_SCHEMA)
+    hands = mains.join(counts_before_rounds(cards), on=["table_id", "round_no"], how="inner")
+    hands = hands.group_by("player_id", "currency", "gaming_day", "table_id", "shoe_id", "round_no").agg(
+        pl.col("amount").sum(), pl.col("true_count").first(), pl.col("ko_rc").first(), pl.col("round_in_shoe").first(),
+        pl.col("ruleset").first(), pl.col("expected_net").sum(), pl.col("recorded_net").sum())
+    return hands.select([pl.col(c).cast(t) for c, t in HANDS_SCHEMA.items()])
+
+
+def counter_tests(wagers: pl.DataFrame, cards: pl.DataFrame, params: StatsParams, window_days: int = 1) -> pl.DataFrame:
+    """Every blackjack player's main bets against the count, all players at once (``stratified_rank_z`` by frames)."""
+    return counter_rows(blackjack_hands(wagers, cards), params, window_days)
+
+
+def counter_rows(hands: pl.DataFrame, params: StatsParams, window_days: int = 1) -> pl.DataFrame:
+    """The bet-versus-count test rows from a window's ``blackjack_hands``."""
     if hands.height == 0:
         return tests_frame([])
     who = ["player_id", "currency"]
-    # one main bet per player and round (a player on two spots bets once per count)
-    hands = hands.group_by(*who, "table_id", "shoe_id", "round_no").agg(
-        pl.col("amount").sum(), pl.col("true_count").first(), pl.col("ko_rc").first(), pl.col("round_in_shoe").first(),
-        pl.col("gaming_day").first(), pl.col("ruleset").first(), pl.col("expected_net").sum(), pl.col("recorded_net").sum())
     hands = hands.with_columns(pl.len().over(who).alias("n")).filter(pl.col("n") >= params.counter_min_hands)
     if hands.height == 0:
         return tests_frame([])
@@ -179,22 +197,50 @@ def pair_count_tests(wagers: pl.DataFrame, cards: pl.DataFrame, params: StatsPar
     families = {name for name, *_ in FAMILIES if counts.height and int(counts[name].max()) >= params.pair_count_min_bets}
     if not families:
         return tests_frame([])
+    return pair_count_rows(side_bet_aggregates(bac, cards, families), params, window_days)
+
+
+SIDE_SCHEMA = {"family": pl.String, "player_id": pl.String, "currency": pl.String, "n_all": pl.Int64, "n_bet": pl.Int64,
+               "sum_all": pl.Float64, "m2_all": pl.Float64, "sum_bet": pl.Float64, "first_day": pl.Date, "last_day": pl.Date,
+               "ruleset": pl.String, "expected_net": pl.Int64, "recorded_net": pl.Int64, "tables": pl.List(pl.String)}
+
+
+def side_bet_aggregates(bac: pl.DataFrame, cards: pl.DataFrame, families: set[str], by: tuple[str, ...] = ()) -> pl.DataFrame:
+    """Per family (pairs, tigers), player and currency (and ``by``, the gaming day): his rounds with a measure of the
+    shoe left (``n_all``, their sum and sum of squared deviations ``m2_all``), the rounds he bet the family
+    (``n_bet``, ``sum_bet``), days, nets of the family's bets, tables (``SIDE_SCHEMA``). Adds up over days
+    (``combine_side_bets``: the deviations by the parallel formula)."""
     measures = _shoe_measures(bac, cards, families)
-    rows = []
-    for name, bets, measure, what, fmt in FAMILIES:
+    out = []
+    for name, bets, measure, *_ in FAMILIES:
         if name not in families:
             continue
         fam = pl.col("bet").is_in(list(bets))
-        present = bac.group_by("player_id", "currency", "table_id", "round_no").agg(
-            fam.any().alias("bet_fam"), pl.col("gaming_day").first(), pl.col("ruleset").first(),
+        present = bac.group_by("player_id", "currency", "gaming_day", "table_id", "round_no").agg(
+            fam.any().alias("bet_fam"), pl.col("ruleset").first(),
             pl.col("expected_net").filter(fam).sum(), pl.col("recorded_net").filter(fam).sum(),
         ).join(measures.select("table_id", "round_no", measure), on=["table_id", "round_no"], how="inner").drop_nulls(measure)
-        stats = present.group_by("player_id", "currency").agg(
-            pl.len().alias("n_all"), pl.col("bet_fam").sum().alias("n_bet"), pl.col(measure).mean().alias("mean_all"),
-            pl.col(measure).std().alias("sd_all"), pl.col(measure).filter(pl.col("bet_fam")).mean().alias("mean_bet"),
+        m = pl.col(measure)
+        out.append(present.group_by(*by, "player_id", "currency").agg(
+            pl.len().alias("n_all"), pl.col("bet_fam").sum().alias("n_bet"), m.sum().alias("sum_all"),
+            ((m - m.mean()) ** 2).sum().alias("m2_all"), m.filter(pl.col("bet_fam")).sum().alias("sum_bet"),
             pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
             pl.col("ruleset").first(), pl.col("expected_net").sum(), pl.col("recorded_net").sum(),
             pl.col("table_id").unique().sort().alias("tables"),
+        ).with_columns(pl.lit(name).alias("family")))
+    cols = [*by, *SIDE_SCHEMA]
+    return pl.concat([o.select([pl.col(c).cast(SIDE_SCHEMA[c]) if c in SIDE_SCHEMA else pl.col(c) for c in cols]) for o in out]) \
+        if out else pl.DataFrame(schema={**{b: pl.Date for b in by}, **SIDE_SCHEMA})
+
+
+def pair_count_rows(agg: pl.DataFrame, params: StatsParams, window_days: int = 1) -> pl.DataFrame:
+    """The test rows from a window's ``side_bet_aggregates`` (one row per family, player and currency)."""
+    rows = []
+    for name, bets, measure, what, fmt in FAMILIES:
+        stats = agg.filter(pl.col("family") == name).with_columns(
+            (pl.col("sum_all") / pl.col("n_all")).alias("mean_all"),
+            pl.when(pl.col("n_all") > 1).then((pl.col("m2_all") / (pl.col("n_all") - 1)).clip(0, None).sqrt()).alias("sd_all"),
+            pl.when(pl.col("n_bet") > 0).then(pl.col("sum_bet") / pl.col("n_bet")).alias("mean_bet"),
         ).filter((pl.col("n_bet") >= params.pair_count_min_bets) & (pl.col("n_bet") < pl.col("n_all"))).sort("player_id", "currency")
         for r in stats.iter_rows(named=True):
             fpc = math.sqrt(max(1e-12, 1 - r["n_bet"] / r["n_all"]))

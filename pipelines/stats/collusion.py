@@ -25,16 +25,18 @@ from pipelines.stats.distributions import binom_sf
 from pipelines.stats.tests_frame import fmt_p, tests_frame
 
 
-def dealer_player_graph(wagers: pl.DataFrame, window_days: int = 1) -> pl.DataFrame:
-    """One row per dealer-player pair (and currency) with a re-settled wager."""
+def dealer_player_graph(wagers: pl.DataFrame, window_days: int = 1, by: tuple[str, ...] = ()) -> pl.DataFrame:
+    """One row per dealer-player pair (and currency, and ``by``: the gaming day) with a re-settled wager. A round is
+    (gaming day, table, round number), so every count adds up over days (``GRAPH_SUMS``)."""
     w = wagers.filter(pl.col("dealer_id").is_not_null() & pl.col("player_id").is_not_null()
                       & pl.col("expected_net").is_not_null() & pl.col("recorded_net").is_not_null())
     over = pl.col("difference") > 0
     under = pl.col("difference") < 0
-    return w.group_by("dealer_id", "player_id", "currency").agg(
-        pl.struct("table_id", "round_no").n_unique().alias("rounds"), pl.len().alias("wagers"),
+    rnd = pl.struct("gaming_day", "table_id", "round_no")
+    return w.group_by(*by, "dealer_id", "player_id", "currency").agg(
+        rnd.n_unique().cast(pl.Int64).alias("rounds"), pl.len().cast(pl.Int64).alias("wagers"),
         over.sum().cast(pl.Int64).alias("overpaid_wagers"),
-        pl.struct("table_id", "round_no").filter(over).n_unique().cast(pl.Int64).alias("overpaid_rounds"),
+        rnd.filter(over).n_unique().cast(pl.Int64).alias("overpaid_rounds"),
         pl.col("difference").filter(over).sum().cast(pl.Int64).alias("overpaid_amount"),
         under.sum().cast(pl.Int64).alias("underpaid_wagers"),
         (-pl.col("difference").filter(under).sum()).cast(pl.Int64).alias("underpaid_amount"),
@@ -44,7 +46,11 @@ def dealer_player_graph(wagers: pl.DataFrame, window_days: int = 1) -> pl.DataFr
         pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
         pl.col("table_id").unique().sort().alias("tables"), pl.col("game").first().alias("game"),
         pl.col("ruleset").first().alias("ruleset"),
-    ).with_columns(pl.lit(window_days).cast(pl.Int64).alias("window_days")).sort("dealer_id", "player_id", "currency")
+    ).with_columns(pl.lit(window_days).cast(pl.Int64).alias("window_days")).sort(*by, "dealer_id", "player_id", "currency")
+
+
+GRAPH_SUMS = ("rounds", "wagers", "overpaid_wagers", "overpaid_rounds", "overpaid_amount", "underpaid_wagers",
+              "underpaid_amount", "wagered", "expected_net", "recorded_net")
 
 
 def collusion_tests(graph: pl.DataFrame, params: StatsParams, window_days: int = 1) -> pl.DataFrame:

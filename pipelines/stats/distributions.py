@@ -31,6 +31,7 @@ from functools import lru_cache
 import numpy as np
 
 P_FLOOR = 1e-12
+SADDLE_BEYOND = 1.5  # standard deviations: nearer the mean the normal tail is used (p >= 0.13)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +205,7 @@ def _norm_sf_v(z: np.ndarray) -> np.ndarray:
     return np.array([0.5 * erfc(v / sqrt(2.0)) for v in np.ravel(z)]).reshape(np.shape(z))
 
 
-def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = 1.5, iterations: int = 60,
+def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = SADDLE_BEYOND, iterations: int = 60,
                     moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Two-sided tail probability of each entity's observed sum ``s``.
 

@@ -21,6 +21,7 @@ the floor's rate without that dealer, one-sided binomial (``dealer_error_rates``
 from __future__ import annotations
 
 import json
+from typing import Callable
 
 import numpy as np
 import polars as pl
@@ -28,7 +29,7 @@ import polars as pl
 from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import (
-    OUTCOMES, MoneySums, batch_two_sided, binom_sf, joint_outcome_probabilities, unit_nets_by_outcome,
+    OUTCOMES, SADDLE_BEYOND, MoneySums, batch_two_sided, binom_sf, joint_outcome_probabilities, unit_nets_by_outcome,
 )
 from pipelines.stats.luck import settled_baccarat
 from pipelines.stats.tests_frame import BET_LABEL, fmt_p, tests_frame
@@ -92,8 +93,7 @@ def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
     w = settled_baccarat(wagers) if settled is None else settled
     if w.height == 0:
         return tests_frame([]), pl.DataFrame()
-    w = w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"),
-                       pl.struct("gaming_day", "table_id", "round_no").rank("dense").cast(pl.Int64).alias("rid"))
+    w = with_theory(w)
     tests, funnels = [], []
     for grouping in params.hold_groupings:  # one grouping at a time: what is held at once stays a third
         t, f = _hold_grouping(w, grouping, params, window_days)
@@ -103,26 +103,58 @@ def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
     return pl.concat(tests), (pl.concat(funnels) if funnels else pl.DataFrame())
 
 
-def _hold_grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    base = w.filter(pl.col(grouping).is_not_null()).with_columns(pl.col(grouping).alias("key"))
+HOLD_AGG_KEYS = ("key", "currency", "level")
+
+
+def entity_aggregates(base: pl.DataFrame, by: tuple[str, ...] = ()) -> pl.DataFrame:
+    """Per entity (``key`` x currency, on each bet type and on all bets together): wagers, rounds, handle, theory,
+    recorded net, days, tables, rule set, rounds' range; ``by`` adds grouping columns (the gaming day)."""
     agg = [pl.len().alias("wagers"), pl.col("rid").n_unique().alias("rounds"),
            pl.col("amount").sum().alias("handle"), pl.col("theo").sum().alias("theo"),
            pl.col("recorded_net").sum().alias("recorded"), pl.col("gaming_day").min().alias("first_day"),
            pl.col("gaming_day").max().alias("last_day"), pl.col("table_id").unique().sort().alias("tables"),
            pl.col("ruleset").first().alias("ruleset"), pl.col("round_no").min().alias("first_round"),
            pl.col("round_no").max().alias("last_round")]
-    by_bet = base.group_by("key", "currency", "bet").agg(agg).rename({"bet": "level"})
-    by_all = base.group_by("key", "currency").agg(agg).with_columns(pl.lit("all").alias("level"))
-    summary = pl.concat([by_bet, by_all.select(by_bet.columns)]).filter(pl.col("wagers") >= params.hold_min_wagers).with_columns(
+    by_bet = base.group_by(*by, "key", "currency", "bet").agg(agg).rename({"bet": "level"})
+    by_all = base.group_by(*by, "key", "currency").agg(agg).with_columns(pl.lit("all").alias("level"))
+    return pl.concat([by_bet, by_all.select(by_bet.columns)])
+
+
+def hold_base(w: pl.DataFrame, grouping: str) -> pl.DataFrame:
+    """The settled wagers of one grouping's entities (``key`` = the table, dealer or shoe)."""
+    return w.filter(pl.col(grouping).is_not_null()).with_columns(pl.col(grouping).alias("key"))
+
+
+def with_theory(w: pl.DataFrame) -> pl.DataFrame:
+    """Each wager's theoretical net and its round's id (``rid``), for ``entity_aggregates`` and ``_round_sums``."""
+    return w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"),
+                          pl.struct("gaming_day", "table_id", "round_no").rank("dense").cast(pl.Int64).alias("rid"))
+
+
+def _hold_grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    base = hold_base(w, grouping)
+    summary = entity_aggregates(base).filter(pl.col("wagers") >= params.hold_min_wagers).with_columns(
         pl.lit(grouping).alias("grouping")).sort("key", "level", "currency").with_row_index("ent").with_columns(
         pl.col("ent").cast(pl.Int64))
     if summary.height == 0:
         return tests_frame([]), pl.DataFrame()
     ms = _round_sums(base, summary)
+    return hold_rows(summary, ms.moments(), lambda far: ms, window_days)
+
+
+def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.ndarray],
+              sums_for: "Callable[[np.ndarray], MoneySums]", window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(test rows, funnel rows) of one grouping's entities from their aggregates and the moments of their sums.
+
+    ``summary``: ``entity_aggregates`` with ``grouping`` and ``ent`` (0..n-1, the order of ``moments``);
+    ``sums_for(far)``: a ``MoneySums`` holding the rows of at least the entities ``far`` (a boolean mask: those
+    beyond ``SADDLE_BEYOND`` standard deviations, the only ones whose tail needs the saddle point), so that a
+    window can read only those entities' rows."""
     s = summary["recorded"].to_numpy().astype(float)
-    mean, var, k3 = ms.moments()
-    p = batch_two_sided(ms, s, moments=(mean, var, k3))
+    mean, var, k3 = moments
     sd = np.sqrt(var)
+    far = np.abs(s - mean) / np.sqrt(np.maximum(var, 1e-300)) > SADDLE_BEYOND
+    p = batch_two_sided(sums_for(far), s, saddle_beyond=SADDLE_BEYOND, moments=(mean, var, k3))
     g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
 
     def quantile(z: float) -> np.ndarray:  # of S, Cornish-Fisher with the skew
@@ -165,13 +197,25 @@ def _hold_grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_d
 def dealer_error_rates(wagers: pl.DataFrame, dealer_errors: pl.DataFrame, params: StatsParams,
                        window_days: int = 1) -> pl.DataFrame:
     """Per dealer: rounds with a dealer-error finding per 1,000 rounds dealt, against the floor's rate without him."""
+    return dealer_error_rows(dealer_error_aggregates(wagers, dealer_errors), params, window_days)
+
+
+def dealer_error_aggregates(wagers: pl.DataFrame, dealer_errors: pl.DataFrame, by: tuple[str, ...] = ()) -> pl.DataFrame:
+    """Per dealer (and ``by``, the gaming day): rounds dealt, rounds with a dealer-error finding, first and last day.
+    A round is (gaming day, table, round number): the counts add up over days."""
     rounds = wagers.filter(pl.col("dealer_id").is_not_null()).select("dealer_id", "table_id", "round_no", "gaming_day").unique()
-    per_dealer = rounds.group_by("dealer_id").agg(pl.len().alias("rounds"), pl.col("gaming_day").min().alias("first_day"),
-                                                  pl.col("gaming_day").max().alias("last_day"))
-    errs = dealer_errors.select("dealer_id", "table_id", "round_no").unique().join(
-        rounds.select("dealer_id", "table_id", "round_no"), on=["dealer_id", "table_id", "round_no"], how="semi")
-    per_err = errs.group_by("dealer_id").agg(pl.len().alias("errors"))
-    d = per_dealer.join(per_err, on="dealer_id", how="left").with_columns(pl.col("errors").fill_null(0)).sort("dealer_id")
+    per_dealer = rounds.group_by(*by, "dealer_id").agg(pl.len().alias("rounds"), pl.col("gaming_day").min().alias("first_day"),
+                                                       pl.col("gaming_day").max().alias("last_day"))
+    on = ["dealer_id", "table_id", "round_no", "gaming_day"]
+    errs = dealer_errors.select(on).unique().join(rounds.select(on), on=on, how="semi")
+    per_err = errs.group_by(*by, "dealer_id").agg(pl.len().alias("errors"))
+    return per_dealer.join(per_err, on=[*by, "dealer_id"], how="left").with_columns(
+        pl.col("errors").fill_null(0).cast(pl.Int64), pl.col("rounds").cast(pl.Int64))
+
+
+def dealer_error_rows(d: pl.DataFrame, params: StatsParams, window_days: int = 1) -> pl.DataFrame:
+    """The test rows from ``dealer_error_aggregates`` over a window (one row per dealer)."""
+    d = d.sort("dealer_id")
     total_r, total_e = int(d["rounds"].sum() or 0), int(d["errors"].sum() or 0)
     rows = []
     for r in d.filter(pl.col("rounds") >= params.dealer_error_min_rounds).iter_rows(named=True):

@@ -63,6 +63,8 @@ def load_inputs(con, first_day: dt.date, last_day: dt.date, games: tuple[str, ..
     return StatsInputs(wagers, errors, cards, first_day, last_day)
 
 
-def gaming_days(con) -> list[dt.date]:
-    """The gaming days the database holds settlements for, in order."""
-    return [r[0] for r in con.execute("SELECT DISTINCT gaming_day FROM out_settlements ORDER BY 1").fetchall()]
+def gaming_days(con, first_day: dt.date | None = None, last_day: dt.date | None = None) -> list[dt.date]:
+    """The gaming days (of ``first_day..last_day``, default all) the database holds settlements for, in order."""
+    lo, hi = first_day or dt.date.min, last_day or dt.date.max
+    return [r[0] for r in con.execute("SELECT DISTINCT gaming_day FROM out_settlements WHERE gaming_day BETWEEN ? AND ? "
+                                      "ORDER BY 1", [lo, hi]).fetchall()]

@@ -87,22 +87,42 @@ def detect_luck(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
     w = (settled_baccarat(wagers) if settled is None else settled).filter(pl.col("player_id").is_not_null())
     if w.height == 0:
         return tests_frame([])
+    per_part, summary = luck_aggregates(w)
+    return luck_rows(summary.filter(pl.col("wagers") >= params.luck_min_wagers), per_part, window_days)
+
+
+ENTITY_KEYS = ("player_id", "currency", "entity_bet")
+PART_KEYS = ("ruleset", "ruleset_version", "decks", "bet", "grid")
+
+
+def luck_aggregates(w: pl.DataFrame, by: tuple[str, ...] = ()) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(per part: wagers ``n`` and net ``k`` on the grid per entity and payout; per entity: wagers, rounds, wins,
+    expected wins, theory, recorded and re-settled nets, days, rule set, tables) of settled wagers with a player.
+    ``by`` adds grouping columns (the gaming day). Every column adds up over days but ``tables`` (a union)."""
     w = w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"), (pl.col("k") > 0).alias("won"))
     both = pl.concat([
         w.with_columns(pl.col("bet").alias("entity_bet")),
         w.filter(pl.col("bet").is_in(SIDE_BETS)).with_columns(pl.lit("side_bets").alias("entity_bet")),
     ])
-    ent_keys = ["player_id", "currency", "entity_bet"]
-    per_part = both.group_by(ent_keys + ["ruleset", "ruleset_version", "decks", "bet", "grid"]).agg(
-        pl.len().alias("n"), pl.col("k").sum().alias("k"))
-    summary = both.group_by(ent_keys).agg(
-        pl.len().alias("wagers"), pl.struct("table_id", "round_no").n_unique().alias("rounds"),
+    ent_keys = list(ENTITY_KEYS)
+    per_part = both.group_by(*by, *ent_keys, *PART_KEYS).agg(pl.len().alias("n"), pl.col("k").sum().alias("k"))
+    summary = both.group_by(*by, *ent_keys).agg(
+        pl.len().alias("wagers"), pl.struct("gaming_day", "table_id", "round_no").n_unique().alias("rounds"),
         pl.col("won").sum().alias("wins"), pl.col("p_win").sum().alias("wins_expected"),
         pl.col("theo").sum().alias("theo"), pl.col("recorded_net").sum().alias("recorded"),
         pl.col("cards_net").sum().alias("cards"), pl.col("gaming_day").min().alias("first_day"),
         pl.col("gaming_day").max().alias("last_day"), pl.col("ruleset").first().alias("ruleset"),
         pl.col("table_id").unique().sort().alias("tables"),
-    ).filter(pl.col("wagers") >= params.luck_min_wagers)
+    )
+    return per_part, summary
+
+
+def luck_rows(summary: pl.DataFrame, per_part: pl.DataFrame, window_days: int) -> pl.DataFrame:
+    """The test rows of the entities of ``summary`` (already filtered by size) from their parts (``luck_aggregates``)."""
+    if summary.height == 0:
+        return tests_frame([])
+    ent_keys = list(ENTITY_KEYS)
+    per_part = per_part.join(summary.select(ent_keys), on=ent_keys, how="semi")
     parts_by_entity: dict[tuple, list] = {}
     for row in per_part.sort(ent_keys + ["ruleset", "ruleset_version", "decks", "bet"]).iter_rows(named=True):
         parts_by_entity.setdefault((row["player_id"], row["currency"], row["entity_bet"]), []).append(row)

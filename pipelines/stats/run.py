@@ -26,9 +26,14 @@ from pipelines.stats.collusion import collusion_tests, dealer_player_graph
 from pipelines.stats.config import DEFAULT_PARAMS, StatsParams
 from pipelines.stats.fdr import bh_adjust
 from pipelines.stats.hold import dealer_error_rates, hold_tests
-from pipelines.stats.load import StatsInputs, gaming_days, load_inputs
+from pipelines.stats.load import StatsInputs, gaming_days
 from pipelines.stats.luck import detect_luck, settled_baccarat
+from pipelines.stats.summaries import DaySummaries, concat_summaries, empty_summaries
+from pipelines.stats.summary_store import (
+    stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
+)
 from pipelines.stats.tests_frame import fmt_p, tests_frame
+from pipelines.stats.windows import HoldRowsReader, in_memory_rows, window_tests
 
 STAT_KINDS: tuple[str, ...] = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
 
@@ -40,6 +45,7 @@ class StatsOutcome:
     findings: pl.DataFrame  # FINDINGS_SCHEMA: the tests under the FDR level
     funnel: pl.DataFrame  # hold against handle with the 95 % and 99.7 % bands, per entity and window
     graph: pl.DataFrame  # the dealer-player graph, per pair and window
+    summaries: DaySummaries | None = None  # per-day summaries made by this run, for the writer
 
 
 def _window(inputs: StatsInputs, first: dt.date, last: dt.date) -> StatsInputs:
@@ -133,6 +139,12 @@ def findings_of(tests: pl.DataFrame, params: StatsParams) -> pl.DataFrame:
 
 
 def run_windows(inputs: StatsInputs, night: dt.date, days_present: list[dt.date], params: StatsParams):
+    """Tonight and the rolling windows ending with it, over frames of every wager (the reference the summaries
+    are checked against, and the frames-only path of the benchmarks)."""
+    return _each_window(night, days_present, params, lambda first, w: detect_all(_window(inputs, first, night), params, w))
+
+
+def _each_window(night: dt.date, days_present: list[dt.date], params: StatsParams, detect):
     tests, funnels, graphs = [], [], []
     seen: set[tuple] = set()
     for w in sorted(params.windows):
@@ -141,7 +153,7 @@ def run_windows(inputs: StatsInputs, night: dt.date, days_present: list[dt.date]
         if not inside or inside in seen:
             continue
         seen.add(inside)
-        t, f, g = detect_all(_window(inputs, first, night), params, w)
+        t, f, g = detect(first, w)
         tests.append(t.with_columns(pl.lit(night).alias("window_end")))
         if f.height:
             funnels.append(f)
@@ -153,21 +165,53 @@ def run_windows(inputs: StatsInputs, night: dt.date, days_present: list[dt.date]
             pl.concat(graphs, how="diagonal_relaxed") if graphs else pl.DataFrame())
 
 
-def statistical_findings(con, night: dt.date, params: StatsParams = DEFAULT_PARAMS) -> StatsOutcome:
-    """Tonight and the rolling windows ending with it, one FDR over every entity tested."""
-    days = [d for d in gaming_days(con) if d <= night]
+def summary_windows(summaries: DaySummaries, night: dt.date, days_present: list[dt.date], params: StatsParams,
+                    hold_rows_for: HoldRowsReader | None = None):
+    """``run_windows`` from the days' summaries (what the audit runs)."""
+    return _each_window(night, days_present, params, lambda first, w: window_tests(
+        summaries, first, night, params, w, hold_rows_for))
+
+
+def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: StatsParams) -> tuple[DaySummaries, DaySummaries, HoldRowsReader]:
+    """(every summary of ``wanted``, the ones made now from the evidence, a reader of their hold rows): stored where
+    the database has them in the current format, made from the evidence for the others (``fresh``, to be written)."""
+    have = set(fresh.days)
+    stored = summarised_days(con, min(wanted), max(wanted)) - have if wanted else set()
+    missing = [d for d in wanted if d not in have and d not in stored]
+    if missing:
+        fresh = concat_summaries([fresh, summarise_days(con, missing, params)])
+    from_db = stored_summaries(con, sorted(d for d in stored if d in set(wanted)))
+    db_rows = stored_hold_rows(con, sorted(from_db.days))
+    memory_rows = in_memory_rows(fresh)
+
+    def rows(first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
+        return pl.concat([memory_rows(first, last, far), db_rows(first, last, far)])
+
+    return concat_summaries([from_db, fresh]), fresh, rows
+
+
+def statistical_findings(con, night: dt.date, params: StatsParams = DEFAULT_PARAMS,
+                         fresh: DaySummaries | None = None) -> StatsOutcome:
+    """Tonight and the rolling windows ending with it, one FDR over every entity tested.
+
+    The windows add up per-day summaries: ``fresh`` (made this run, e.g. tonight's), the stored ones, and those of
+    any other day of the windows made now from the evidence (returned in the outcome's ``summaries``, for the
+    writer)."""
     longest = night - dt.timedelta(days=max(params.windows) - 1)
-    inputs = load_inputs(con, longest, night)
-    tests, funnel, graph = run_windows(inputs, night, days, params)
+    days = gaming_days(con, longest, night)
+    summaries, fresh, rows = _summaries_for(con, days, fresh if fresh is not None else empty_summaries(), params)
+    tests, funnel, graph = summary_windows(summaries, night, days, params, rows)
     tests = with_fdr(tests, params)
-    return StatsOutcome(night, tests, findings_of(tests, params), funnel, graph)
+    return StatsOutcome(night, tests, findings_of(tests, params), funnel, graph, fresh)
 
 
 def investigate(con, first_day: dt.date, last_day: dt.date, params: StatsParams = DEFAULT_PARAMS) -> StatsOutcome:
-    """Every detector over one date range (an investigation), its own FDR over the entities tested."""
-    inputs = load_inputs(con, first_day, last_day)
+    """Every detector over one date range (an investigation), its own FDR over the entities tested: the stored
+    summaries of its days, the others summarised from the evidence (nothing is written: readers only read)."""
+    days = gaming_days(con, first_day, last_day)
+    summaries, _, rows = _summaries_for(con, days, empty_summaries(), params)
     window = (last_day - first_day).days + 1
-    tests, funnel, graph = detect_all(inputs, params, window)
+    tests, funnel, graph = window_tests(summaries, first_day, last_day, params, window, rows)
     tests = with_fdr(tests.with_columns(pl.lit(last_day).alias("window_end")), params)
     return StatsOutcome(None, tests, findings_of(tests, params), funnel, graph)
 
@@ -198,12 +242,22 @@ def dealer_player_frame(con, night: dt.date | None = None) -> pl.DataFrame:
 
 def statistics_step(db_path: Path, nights: list[dt.date], params: StatsParams = DEFAULT_PARAMS,
                     memory_limit: str | None = None) -> list[StatsOutcome]:
-    """Read the database (a bounded read-only connection, closed before any write) and run each night."""
+    """Read the database (a bounded read-only connection, closed before any write) and run each night: the audited
+    nights are summarised again from the evidence (their partitions may have changed), the other days of their
+    windows come from the stored summaries."""
     from pipelines.db import open_bounded_reader
 
     con = open_bounded_reader(db_path, memory_limit) if memory_limit else open_bounded_reader(db_path)
     try:
-        return [statistical_findings(con, night, params) for night in sorted(set(nights))]
+        nights = sorted(set(nights))
+        fresh = summarise_days(con, gaming_days(con, nights[0], nights[-1]) if nights else [], params)
+        fresh = DaySummaries(tuple(sorted(set(fresh.days) | set(nights))), **fresh.frames())  # a night with no wager too
+        outcomes = []
+        for night in nights:
+            outcome = statistical_findings(con, night, params, fresh)
+            fresh = outcome.summaries  # with any day a window had to summarise
+            outcomes.append(outcome)
+        return outcomes
     finally:
         con.close()
 
@@ -213,7 +267,8 @@ def _attach_night(df: pl.DataFrame, night: dt.date) -> pl.DataFrame:
 
 
 def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: str | None = None) -> None:
-    """Replace the nights' statistical findings, funnel rows, graph rows and tests, in one transaction.
+    """Replace the nights' statistical findings, funnel rows, graph rows and tests, and the per-day summaries the
+    run made (the last outcome's ``summaries`` holds every one), in one transaction.
 
     The frames reach DuckDB as Parquet files beside the database (no registered Arrow frame: see
     ``pipelines.db.create_keys_table`` on DuckDB 2.0.1), removed afterwards.
@@ -240,6 +295,7 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
         if parts:
             files[table] = folder / f"{table}.parquet"
             pl.concat(parts, how="diagonal_relaxed").write_parquet(files[table])
+    summaries = concat_summaries([o.summaries for o in outcomes if o.summaries is not None][-1:])
     marks = ", ".join("?" for _ in nights) or "NULL"
     kinds = ", ".join(f"'{k}'" for k in STAT_KINDS)
     con = open_writer(db_path, memory_limit) if memory_limit else open_writer(db_path)
@@ -267,6 +323,7 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
                 if not have:
                     con.execute(f"CREATE TABLE {table} AS SELECT * FROM {source} WHERE false")
                 con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {source}")
+            write_summaries(con, folder, summaries)  # the days summarised by this run (tonight's, any missing)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")

@@ -1,0 +1,165 @@
+"""Per gaming day, what every statistical detector needs of it: summaries that a window adds up.
+
+A rolling window (7, 30 gaming days) used to re-read every night of it and re-run every detector over every
+wager and card event, so tonight's audit grew with the history. Each detector's statistic is a sum over
+days of something computed from one day alone, so each day is summarised once, when it is audited, and a
+window adds the summaries of its days (``pipelines.stats.windows``):
+
+- **hold**: per entity (table, dealer or shoe x bet type or all bets) and day, the counts and sums of the
+  entity (wagers, rounds, handle, theory, recorded net) and the first three cumulants of its sum under the
+  null (``hold_entities``: they add up over days); and the rows of its ``MoneySums`` (``hold_rows``: one row
+  per distinct stake of a bet type, or per round on all bets, with the outcome nets ``x`` and probabilities
+  ``p``), which only the entities far from theory read back, for the saddle point.
+- **luck**: per player, currency and bet type (and side bets together) the wagers and the net on the pay
+  table's grid per payout (``luck_parts``: the exact convolution needs only these counts) and the entity's
+  sums (``luck_entities``).
+- **dealer error rates**: rounds dealt and rounds with a dealer-error finding per dealer and day.
+- **collusion**: the dealer-player graph per day (its counts add up: a round is a gaming day's).
+- **counting (blackjack)**: one row per player and round with his bet and the true count before it
+  (``hands``), computed from the card events once; the rank statistic is within a table and day, so
+  the rows of the window are all it needs.
+- **counting (baccarat side bets)**: per family, player and day the count, sum and sum of squared
+  deviations of the shoe-left measure over his rounds and the sum where he bet (``side``), combined over
+  days by the parallel-variance formula.
+
+A bet type with a pay-table distribution reaches these summaries through ``settled_wagers`` (the luck
+detector's frame of settled wagers with their payout grid, mean and ``k``) and ``hold._round_sums`` (the
+outcome nets and probabilities of each row): no summary names a game.
+Plain functions over frames; the database side is ``pipelines.stats.summary_store``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, fields
+
+import numpy as np
+import polars as pl
+
+from pipelines.stats.advantage import FAMILIES, blackjack_hands, side_bet_aggregates
+from pipelines.stats.collusion import dealer_player_graph
+from pipelines.stats.config import StatsParams
+from pipelines.stats.hold import _round_sums, dealer_error_aggregates, entity_aggregates, hold_base, with_theory
+from pipelines.stats.load import StatsInputs
+from pipelines.stats.luck import luck_aggregates, settled_baccarat
+
+#: the version of the summaries' content: a day summarised by an earlier one is summarised again when read
+SUMMARY_FORMAT = 1
+
+HOLD_KEYS = ("grouping", "key", "currency", "level")
+
+
+@dataclass(frozen=True)
+class DaySummaries:
+    """Summaries of gaming days (every frame has ``gaming_day``); ``days``: the days summarised (one with no
+    wager still counts as summarised: its frames hold no row)."""
+
+    days: tuple[dt.date, ...]
+    hold_entities: pl.DataFrame
+    hold_rows: pl.DataFrame
+    luck_entities: pl.DataFrame
+    luck_parts: pl.DataFrame
+    dealers: pl.DataFrame
+    pairs: pl.DataFrame
+    hands: pl.DataFrame
+    side: pl.DataFrame
+
+    def frames(self) -> dict[str, pl.DataFrame]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "days"}
+
+    def only(self, first: dt.date, last: dt.date) -> "DaySummaries":
+        """The summaries of the days ``first..last``."""
+        cut = {name: df.filter(pl.col("gaming_day").is_between(first, last)) if df.height else df
+               for name, df in self.frames().items()}
+        return DaySummaries(tuple(d for d in self.days if first <= d <= last), **cut)
+
+
+def _conform(df: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    return df.select([pl.col(c).cast(t) if c in df.columns else pl.lit(None, dtype=t).alias(c) for c, t in schema.items()])
+
+
+def polars_schemas() -> dict[str, dict[str, pl.DataType]]:
+    """Each summary frame's columns in the polars types of the tables of ``schemas.derived``."""
+    from schemas.derived import STAT_DAY_TABLES, summary_frame_of
+
+    types = {"DATE": pl.Date, "VARCHAR": pl.String, "BIGINT": pl.Int64, "DOUBLE": pl.Float64,
+             "VARCHAR[]": pl.List(pl.String), "DOUBLE[]": pl.List(pl.Float64)}
+    return {summary_frame_of(table): {c: types[t] for c, t in cols} for table, cols in STAT_DAY_TABLES.items()
+            if summary_frame_of(table)}
+
+
+def empty_summaries(days: tuple[dt.date, ...] = ()) -> DaySummaries:
+    return DaySummaries(tuple(days), **{name: pl.DataFrame(schema=s) for name, s in polars_schemas().items()})
+
+
+def concat_summaries(parts: list[DaySummaries]) -> DaySummaries:
+    """Several days' summaries as one (of different days)."""
+    parts = [p for p in parts if p.days]
+    if not parts:
+        return empty_summaries()
+    schemas = polars_schemas()
+    frames = {}
+    for name in schemas:
+        dfs = [getattr(p, name) for p in parts]
+        frames[name] = pl.concat([_conform(df, schemas[name]) for df in dfs])
+    days = sorted({d for p in parts for d in p.days})
+    return DaySummaries(tuple(days), **frames)
+
+
+def summarise(inputs: StatsInputs, params: StatsParams, days: tuple[dt.date, ...] | None = None) -> DaySummaries:
+    """The summaries of every gaming day of ``inputs`` (``days``: the days they cover, default first..last)."""
+    if days is None:
+        n = (inputs.last_day - inputs.first_day).days + 1
+        days = tuple(inputs.first_day + dt.timedelta(days=i) for i in range(n))
+    schemas = polars_schemas()
+    by = ("gaming_day",)
+    wagers = inputs.wagers
+    settled = settled_baccarat(wagers)
+    hold_ents, hold_rows = _hold_summaries(settled, params)
+    players = settled.filter(pl.col("player_id").is_not_null())
+    if players.height:
+        luck_parts, luck_ents = luck_aggregates(players, by)
+    else:
+        luck_parts = luck_ents = pl.DataFrame()
+    dealers = dealer_error_aggregates(wagers, inputs.dealer_errors, by)
+    pairs = dealer_player_graph(wagers, 1, by).drop("window_days")
+    hands = blackjack_hands(wagers, inputs.cards)
+    bac = wagers.filter((pl.col("game") == "baccarat") & pl.col("player_id").is_not_null() & (pl.col("status") == "settled"))
+    side = (side_bet_aggregates(bac, inputs.cards, {name for name, *_ in FAMILIES}, by)
+            if bac.height and inputs.cards.height else pl.DataFrame())
+    frames = {"hold_entities": hold_ents, "hold_rows": hold_rows, "luck_entities": luck_ents, "luck_parts": luck_parts,
+              "dealers": dealers, "pairs": pairs, "hands": hands, "side": side}
+    return DaySummaries(tuple(days), **{name: _conform(df, schemas[name]) if df.height else pl.DataFrame(schema=schemas[name])
+                                        for name, df in frames.items()})
+
+
+def _hold_summaries(settled: pl.DataFrame, params: StatsParams) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(entities with their cumulants, MoneySums rows) per day and grouping."""
+    if settled.height == 0:
+        return pl.DataFrame(), pl.DataFrame()
+    w = with_theory(settled)
+    ents, rows = [], []
+    for (day,), wd in w.group_by(["gaming_day"], maintain_order=True):
+        for grouping in params.hold_groupings:
+            base = hold_base(wd, grouping)
+            if base.height == 0:
+                continue
+            summary = entity_aggregates(base).sort("key", "level", "currency").with_row_index("ent").with_columns(
+                pl.col("ent").cast(pl.Int64))
+            ms = _round_sums(base, summary)
+            mean, var, k3 = ms.moments()
+            ents.append(summary.drop("ent").with_columns(
+                pl.lit(day).alias("gaming_day"), pl.lit(grouping).alias("grouping"),
+                pl.Series("m_mean", mean), pl.Series("m_var", var), pl.Series("m_k3", k3)))
+            keys = summary.select(list(HOLD_KEYS[1:]))[ms.ent]
+            rows.append(keys.with_columns(
+                pl.lit(day).alias("gaming_day"), pl.lit(grouping).alias("grouping"), pl.Series("a", ms.a), pl.Series("c", ms.c),
+                _vectors("x", ms.x), _vectors("p", ms.p)))
+    return (pl.concat(ents, how="diagonal_relaxed") if ents else pl.DataFrame(),
+            pl.concat(rows, how="diagonal_relaxed") if rows else pl.DataFrame())
+
+
+def _vectors(name: str, m: np.ndarray) -> pl.Series:
+    """Rows of a 2-D array as a list column (any width: a bet type's outcomes)."""
+    m = np.ascontiguousarray(m, dtype=np.float64)
+    return pl.Series(name, m).cast(pl.List(pl.Float64))

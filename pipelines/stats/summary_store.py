@@ -1,0 +1,98 @@
+"""The per-day summaries in the database (``schemas.derived``): read by the windows, written by the one writer.
+
+``stored_summaries`` reads the summaries of a range of days but the hold rows (``stored_hold_rows`` reads
+those of the entities a window needs); ``summarise_days`` makes them from the evidence (the audited night,
+or a day a window finds without a summary of the current format: a database upgraded from schema 3, a
+day audited before); ``write_summaries`` replaces days' rows inside the writer's transaction.
+Every value is bound as a parameter.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.stats.config import StatsParams
+from pipelines.stats.load import load_inputs
+from pipelines.stats.summaries import (
+    HOLD_KEYS, SUMMARY_FORMAT, DaySummaries, concat_summaries, empty_summaries, polars_schemas, summarise,
+)
+from pipelines.stats.windows import HoldRowsReader
+from schemas.derived import STAT_DAY_TABLES, table_of
+
+
+def _has_tables(con) -> bool:
+    return con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'stat_days'").fetchall()[0][0] > 0
+
+
+def summarised_days(con, first: dt.date, last: dt.date) -> set[dt.date]:
+    """The days of ``first..last`` whose summaries of the current format are stored."""
+    if not _has_tables(con):
+        return set()
+    rows = con.execute("SELECT gaming_day FROM stat_days WHERE gaming_day BETWEEN ? AND ? AND format = ?",
+                       [first, last, SUMMARY_FORMAT]).fetchall()
+    return {r[0] for r in rows}
+
+
+def stored_summaries(con, days: list[dt.date]) -> DaySummaries:
+    """The stored summaries of ``days`` (every frame but ``hold_rows``, which stays in the database)."""
+    if not days or not _has_tables(con):
+        return empty_summaries()
+    schemas = polars_schemas()
+    frames = {}
+    for frame, schema in schemas.items():
+        if frame == "hold_rows":
+            frames[frame] = pl.DataFrame(schema=schema)
+            continue
+        cols = ", ".join(schema)
+        df = con.sql(f"SELECT {cols} FROM {table_of(frame)} WHERE gaming_day IN (SELECT unnest($1::DATE[])) "
+                     "ORDER BY ALL", params=[list(days)]).pl()
+        frames[frame] = df.select([pl.col(c).cast(t) for c, t in schema.items()])
+    return DaySummaries(tuple(sorted(days)), **frames)
+
+
+def stored_hold_rows(con, days: list[dt.date]) -> HoldRowsReader:
+    """A ``HoldRowsReader`` over the stored hold rows of ``days``: only the far entities' rows are read."""
+    days = sorted(days)
+    schema = polars_schemas()["hold_rows"]
+
+    def read(first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
+        inside = [d for d in days if first <= d <= last]
+        if not inside or far.height == 0:
+            return pl.DataFrame(schema=schema)
+        con.execute("CREATE OR REPLACE TEMP TABLE _far AS SELECT unnest($1::VARCHAR[]) AS grouping, "
+                    "unnest($2::VARCHAR[]) AS key, unnest($3::VARCHAR[]) AS currency, unnest($4::VARCHAR[]) AS level",
+                    [far[c].to_list() for c in HOLD_KEYS])
+        df = con.sql(f"SELECT {', '.join('r.' + c for c in schema)} FROM stat_day_hold_rows r "
+                     "SEMI JOIN _far f ON r.grouping = f.grouping AND r.key = f.key AND r.currency IS NOT DISTINCT FROM "
+                     "f.currency AND r.level = f.level WHERE r.gaming_day IN (SELECT unnest($1::DATE[]))",
+                     params=[inside]).pl()
+        return df.select([pl.col(c).cast(t) for c, t in schema.items()])
+
+    return read
+
+
+def summarise_days(con, days: list[dt.date], params: StatsParams) -> DaySummaries:
+    """Summaries of ``days`` made from the evidence, one day at a time (a day's wagers, findings, card events)."""
+    return concat_summaries([summarise(load_inputs(con, d, d), params, (d,)) for d in sorted(set(days))])
+
+
+def write_summaries(con, folder: Path, summaries: DaySummaries) -> None:
+    """Replace the summaries of ``summaries.days`` (the caller holds the writer's transaction). The frames reach
+    DuckDB as Parquet files in ``folder`` (as ``run.write_statistics`` does)."""
+    days = list(summaries.days)
+    if not days:
+        return
+    for table in STAT_DAY_TABLES:
+        con.execute(f"DELETE FROM {table} WHERE gaming_day IN (SELECT unnest($1::DATE[]))", [days])
+    for frame, df in summaries.frames().items():
+        if df.height == 0:
+            continue
+        path = folder / f"{table_of(frame)}.parquet"
+        df.write_parquet(path)
+        source = "read_parquet('" + path.as_posix().replace("'", "''") + "')"
+        con.execute(f"INSERT INTO {table_of(frame)} BY NAME SELECT * FROM {source}")
+    con.execute("INSERT INTO stat_days SELECT unnest($1::DATE[]), ?", [days, SUMMARY_FORMAT])
+

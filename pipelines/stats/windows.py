@@ -1,0 +1,159 @@
+"""A window's tests from the per-day summaries of its days (``pipelines.stats.summaries``), without its wagers.
+
+Each detector's window statistic is the sum of its days' summaries: counts and money add, a union of tables
+is a union, a rule set is the earliest day's, the spread of the shoe-left measure combines by the parallel
+variance formula, and the hold's cumulants add. The hold's saddle point needs the rows of an entity's sum,
+so only the entities beyond ``SADDLE_BEYOND`` standard deviations of theory read theirs (``hold_rows_for``);
+the others' p-value is the normal figure from the summed cumulants, as in ``distributions.batch_two_sided``.
+The test rows, sentences and evidence are the detectors' own functions (``hold_rows``, ``luck_rows``, ...):
+a window tested from summaries gives the p-values a test of all its wagers gives (``tests/test_stats.py``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Callable
+
+import numpy as np
+import polars as pl
+
+from pipelines.stats.advantage import counter_rows, pair_count_rows
+from pipelines.stats.collusion import GRAPH_SUMS, collusion_tests
+from pipelines.stats.config import StatsParams
+from pipelines.stats.distributions import MoneySums
+from pipelines.stats.hold import dealer_error_rows, hold_rows
+from pipelines.stats.luck import ENTITY_KEYS, PART_KEYS, luck_rows
+from pipelines.stats.summaries import HOLD_KEYS, DaySummaries
+from pipelines.stats.tests_frame import tests_frame
+
+#: (days, far entities: grouping, key, currency, level) -> their rows of ``stat_day_hold_rows`` in those days
+HoldRowsReader = Callable[[dt.date, dt.date, pl.DataFrame], pl.DataFrame]
+
+
+def in_memory_rows(summaries: DaySummaries) -> HoldRowsReader:
+    """A ``HoldRowsReader`` over summaries held in memory."""
+    def read(first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
+        rows = summaries.hold_rows
+        return rows.filter(pl.col("gaming_day").is_between(first, last)).join(far, on=list(HOLD_KEYS), how="semi")
+    return read
+
+
+def _first_by_day(col: str) -> pl.Expr:
+    return pl.col(col).sort_by("gaming_day").first()
+
+
+def _union(col: str) -> pl.Expr:
+    return pl.col(col).list.explode(keep_nulls=False, empty_as_null=False).unique().sort()
+
+
+def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsParams, window_days: int,
+                 hold_rows_for: HoldRowsReader | None = None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Every detector over the days ``first..last`` of ``s``: (tests, funnel, graph), as ``run.detect_all``."""
+    s = s.only(first, last)
+    read_rows = hold_rows_for or in_memory_rows(s)
+    hold, funnel = _hold(s.hold_entities, first, last, params, window_days, read_rows)
+    graph = _graph(s.pairs, window_days)
+    collusion = collusion_tests(graph, params, window_days)
+    tests = pl.concat([
+        hold,
+        dealer_error_rows(_dealers(s.dealers), params, window_days),
+        _luck(s.luck_entities, s.luck_parts, params, window_days),
+        counter_rows(s.hands.filter(pl.col("gaming_day").is_between(first, last)), params, window_days),
+        pair_count_rows(_side(s.side), params, window_days),
+        collusion,
+    ])
+    if graph.height:
+        graph = graph.join(collusion.select("dealer_id", "player_id", "currency", "p_value"),
+                           on=["dealer_id", "player_id", "currency"], how="left")
+    return tests, funnel, graph
+
+
+def _hold(ents: pl.DataFrame, first: dt.date, last: dt.date, params: StatsParams, window_days: int,
+          read_rows: HoldRowsReader) -> tuple[pl.DataFrame, pl.DataFrame]:
+    if ents.height == 0:
+        return tests_frame([]), pl.DataFrame()
+    summed = ents.group_by(list(HOLD_KEYS)).agg(
+        *[pl.col(c).sum() for c in ("wagers", "rounds", "handle", "theo", "recorded", "m_mean", "m_var", "m_k3")],
+        pl.col("first_day").min(), pl.col("last_day").max(), _union("tables"), _first_by_day("ruleset"),
+        pl.col("first_round").min(), pl.col("last_round").max(),
+    ).filter(pl.col("wagers") >= params.hold_min_wagers)
+    tests, funnels = [], []
+    for grouping in params.hold_groupings:
+        summary = summed.filter(pl.col("grouping") == grouping).sort("key", "level", "currency").with_row_index(
+            "ent").with_columns(pl.col("ent").cast(pl.Int64))
+        if summary.height == 0:
+            continue
+        moments = tuple(summary[c].to_numpy().astype(float) for c in ("m_mean", "m_var", "m_k3"))
+
+        def sums_for(far: np.ndarray, summary=summary) -> MoneySums:
+            wanted = summary.filter(pl.Series(far)).select(*HOLD_KEYS, "ent")
+            rows = read_rows(first, last, wanted.drop("ent")) if wanted.height else pl.DataFrame()
+            return _money_sums(rows, wanted, summary.height)
+
+        t, f = hold_rows(summary, moments, sums_for, window_days)
+        tests.append(t)
+        if f.height:
+            funnels.append(f)
+    return (pl.concat(tests) if tests else tests_frame([])), (pl.concat(funnels) if funnels else pl.DataFrame())
+
+
+def _money_sums(rows: pl.DataFrame, wanted: pl.DataFrame, n: int) -> MoneySums:
+    """The far entities' rows as a ``MoneySums`` numbered like the window's entities (outcome vectors padded to the
+    widest: an atom of probability 0 is ignored by the saddle point)."""
+    if rows.height == 0:
+        return MoneySums(np.zeros(0, dtype=np.int64), np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0), np.zeros(0), n)
+    rows = rows.join(wanted, on=list(HOLD_KEYS), how="inner")
+    width = int(rows["x"].list.len().max())
+    x = np.zeros((rows.height, width))
+    p = np.zeros((rows.height, width))
+    lens = rows["x"].list.len().to_numpy()
+    if (lens == width).all():
+        x[:] = rows["x"].explode().to_numpy().reshape(-1, width)
+        p[:] = rows["p"].explode().to_numpy().reshape(-1, width)
+    else:
+        for i, (xs, ps) in enumerate(zip(rows["x"].to_list(), rows["p"].to_list())):
+            x[i, :len(xs)], p[i, :len(ps)] = xs, ps
+    return MoneySums(rows["ent"].to_numpy().astype(np.int64), x, p, rows["a"].to_numpy().astype(float),
+                     rows["c"].to_numpy().astype(float), n)
+
+
+def _dealers(d: pl.DataFrame) -> pl.DataFrame:
+    return d.group_by("dealer_id").agg(pl.col("rounds").sum(), pl.col("errors").sum(), pl.col("first_day").min(),
+                                       pl.col("last_day").max())
+
+
+def _luck(ents: pl.DataFrame, parts: pl.DataFrame, params: StatsParams, window_days: int) -> pl.DataFrame:
+    keys = list(ENTITY_KEYS)
+    summary = ents.group_by(keys).agg(
+        *[pl.col(c).sum() for c in ("wagers", "rounds", "wins", "wins_expected", "theo", "recorded", "cards")],
+        pl.col("first_day").min(), pl.col("last_day").max(), _first_by_day("ruleset"), _union("tables"),
+    ).filter(pl.col("wagers") >= params.luck_min_wagers)
+    per_part = parts.group_by(*keys, *PART_KEYS).agg(pl.col("n").sum(), pl.col("k").sum())
+    return luck_rows(summary, per_part, window_days)
+
+
+def _graph(pairs: pl.DataFrame, window_days: int) -> pl.DataFrame:
+    if pairs.height == 0:
+        return pl.DataFrame()
+    return pairs.group_by("dealer_id", "player_id", "currency").agg(
+        *[pl.col(c).sum() for c in GRAPH_SUMS], pl.col("first_day").min(), pl.col("last_day").max(),
+        _union("tables"), _first_by_day("game"), _first_by_day("ruleset"),
+    ).with_columns(pl.lit(window_days).cast(pl.Int64).alias("window_days")).select(
+        "dealer_id", "player_id", "currency", *GRAPH_SUMS, "first_day", "last_day", "tables", "game", "ruleset",
+        "window_days").sort("dealer_id", "player_id", "currency")
+
+
+def _side(side: pl.DataFrame) -> pl.DataFrame:
+    """Per family, player and currency over the days: counts and sums add; the squared deviations combine as
+    ``sum_d m2_d + n_d (mean_d - mean)^2`` (Chan, Golub and LeVeque's parallel formula)."""
+    keys = ["family", "player_id", "currency"]
+    if side.height == 0:
+        return side
+    side = side.with_columns((pl.col("sum_all") / pl.col("n_all")).alias("_mean_d"))
+    side = side.with_columns((pl.col("sum_all").sum().over(keys) / pl.col("n_all").sum().over(keys)).alias("_mean"))
+    return side.group_by(keys).agg(
+        pl.col("n_all").sum(), pl.col("n_bet").sum(), pl.col("sum_all").sum(),
+        (pl.col("m2_all") + pl.col("n_all") * (pl.col("_mean_d") - pl.col("_mean")) ** 2).sum().alias("m2_all"),
+        pl.col("sum_bet").sum(), pl.col("first_day").min(), pl.col("last_day").max(), _first_by_day("ruleset"),
+        pl.col("expected_net").sum(), pl.col("recorded_net").sum(), _union("tables"),
+    )

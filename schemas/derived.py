@@ -1,0 +1,82 @@
+"""Derived tables: the statistical detectors' per-gaming-day summaries (schema 4).
+
+Written by the audit's one writer when a gaming day is audited (``pipelines.stats.summary_store``), read by
+the rolling windows instead of every wager and card event of their days (``pipelines.stats.summaries``
+says what each column is for). Every table is keyed by ``gaming_day``; a day's rows are replaced together
+with its ``stat_days`` row, which records the summaries' format: a day summarised by another format is
+summarised again from the evidence when a window needs it. Nothing here is evidence: a database upgraded
+from schema 3 starts with these tables empty and fills them as windows read their days.
+"""
+
+from __future__ import annotations
+
+_DAY = ("gaming_day", "DATE")
+_TABLES = ("tables", "VARCHAR[]")
+
+STAT_DAY_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
+    "stat_days": (_DAY, ("format", "BIGINT")),
+    "stat_day_hold": (
+        _DAY, ("grouping", "VARCHAR"), ("key", "VARCHAR"), ("currency", "VARCHAR"), ("level", "VARCHAR"),
+        ("wagers", "BIGINT"), ("rounds", "BIGINT"), ("handle", "BIGINT"), ("theo", "DOUBLE"), ("recorded", "BIGINT"),
+        ("first_day", "DATE"), ("last_day", "DATE"), _TABLES, ("ruleset", "VARCHAR"), ("first_round", "BIGINT"),
+        ("last_round", "BIGINT"), ("m_mean", "DOUBLE"), ("m_var", "DOUBLE"), ("m_k3", "DOUBLE"),
+    ),
+    "stat_day_hold_rows": (
+        _DAY, ("grouping", "VARCHAR"), ("key", "VARCHAR"), ("currency", "VARCHAR"), ("level", "VARCHAR"),
+        ("a", "DOUBLE"), ("c", "DOUBLE"), ("x", "DOUBLE[]"), ("p", "DOUBLE[]"),
+    ),
+    "stat_day_luck": (
+        _DAY, ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("entity_bet", "VARCHAR"), ("wagers", "BIGINT"),
+        ("rounds", "BIGINT"), ("wins", "BIGINT"), ("wins_expected", "DOUBLE"), ("theo", "DOUBLE"), ("recorded", "BIGINT"),
+        ("cards", "BIGINT"), ("first_day", "DATE"), ("last_day", "DATE"), ("ruleset", "VARCHAR"), _TABLES,
+    ),
+    "stat_day_luck_parts": (
+        _DAY, ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("entity_bet", "VARCHAR"), ("ruleset", "VARCHAR"),
+        ("ruleset_version", "VARCHAR"), ("decks", "BIGINT"), ("bet", "VARCHAR"), ("grid", "BIGINT"), ("n", "BIGINT"),
+        ("k", "BIGINT"),
+    ),
+    "stat_day_dealers": (
+        _DAY, ("dealer_id", "VARCHAR"), ("rounds", "BIGINT"), ("first_day", "DATE"), ("last_day", "DATE"),
+        ("errors", "BIGINT"),
+    ),
+    "stat_day_pairs": (
+        _DAY, ("dealer_id", "VARCHAR"), ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("rounds", "BIGINT"),
+        ("wagers", "BIGINT"), ("overpaid_wagers", "BIGINT"), ("overpaid_rounds", "BIGINT"), ("overpaid_amount", "BIGINT"),
+        ("underpaid_wagers", "BIGINT"), ("underpaid_amount", "BIGINT"), ("wagered", "BIGINT"), ("expected_net", "BIGINT"),
+        ("recorded_net", "BIGINT"), ("first_day", "DATE"), ("last_day", "DATE"), _TABLES, ("game", "VARCHAR"),
+        ("ruleset", "VARCHAR"),
+    ),
+    "stat_day_hands": (
+        ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("table_id", "VARCHAR"), ("shoe_id", "VARCHAR"),
+        ("round_no", "BIGINT"), _DAY, ("amount", "BIGINT"), ("true_count", "DOUBLE"), ("ko_rc", "BIGINT"),
+        ("round_in_shoe", "BIGINT"), ("ruleset", "VARCHAR"), ("expected_net", "BIGINT"), ("recorded_net", "BIGINT"),
+    ),
+    "stat_day_side": (
+        _DAY, ("family", "VARCHAR"), ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("n_all", "BIGINT"),
+        ("n_bet", "BIGINT"), ("sum_all", "DOUBLE"), ("m2_all", "DOUBLE"), ("sum_bet", "DOUBLE"), ("first_day", "DATE"),
+        ("last_day", "DATE"), ("ruleset", "VARCHAR"), ("expected_net", "BIGINT"), ("recorded_net", "BIGINT"), _TABLES,
+    ),
+}
+
+_FRAME_OF = {"stat_day_hold": "hold_entities", "stat_day_hold_rows": "hold_rows", "stat_day_luck": "luck_entities",
+             "stat_day_luck_parts": "luck_parts", "stat_day_dealers": "dealers", "stat_day_pairs": "pairs",
+             "stat_day_hands": "hands", "stat_day_side": "side"}
+
+
+def summary_frame_of(table: str) -> str | None:
+    """The ``DaySummaries`` frame a table holds (None for ``stat_days``)."""
+    return _FRAME_OF.get(table)
+
+
+def table_of(frame: str) -> str:
+    return next(t for t, f in _FRAME_OF.items() if f == frame)
+
+
+def derived_ddl() -> list[str]:
+    """CREATE TABLE IF NOT EXISTS of every derived table (run by ``schemas.ddl.all_ddl``)."""
+    out = []
+    for table, cols in STAT_DAY_TABLES.items():
+        body = ",\n    ".join(f"{c} {t}" for c, t in cols)
+        key = ",\n    PRIMARY KEY (gaming_day)" if table == "stat_days" else ""
+        out.append(f"CREATE TABLE IF NOT EXISTS {table} (\n    {body}{key}\n);")
+    return out
