@@ -33,34 +33,62 @@ class StatsInputs:
     last_day: dt.date
 
 
+#: how far before the first and after the last round of the days a shoe's card events are looked for (a shoe
+#: that began earlier than this is read whole: ``_shoe_cards``)
+SHOE_SPAN = dt.timedelta(days=1)
+
+
 def load_inputs(con, first_day: dt.date, last_day: dt.date, games: tuple[str, ...] = ("baccarat", "blackjack", "holdem_bonus")) -> StatsInputs:
-    """The frames of gaming days ``first_day..last_day`` from an open (read-only) DuckDB connection."""
-    cols = ", ".join(f"s.{c}" for c in WAGER_COLUMNS)
+    """The frames of gaming days ``first_day..last_day`` from an open (read-only) DuckDB connection.
+
+    Only the days' rows are read: the settlements and findings by gaming day, the card events of the days' shoes
+    within ``SHOE_SPAN`` of the days' rounds (the events table has no gaming day; it is read by time, which its
+    row groups are ordered by), so one night's read does not grow with the history."""
     marks = ", ".join("?" for _ in games)
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE _stat_shoes AS
+        SELECT table_id, shoe_id, min(bets_closed_at) AS lo, max(coalesce(settled_at, bets_closed_at)) AS hi
+        FROM core_rounds WHERE gaming_day BETWEEN ? AND ? AND game IN ({marks}) AND shoe_id IS NOT NULL
+        GROUP BY ALL""", [first_day, last_day, *games])
+    events = _shoe_events(con)
+    decks = events.filter(pl.col("event") == "shoe_start").group_by("shoe_id").agg(pl.col("decks").max())
+    cols = ", ".join(f"s.{c}" for c in WAGER_COLUMNS)
     wagers = con.sql(f"""
-        WITH decks AS (SELECT shoe_id, max(decks) AS decks FROM core_device_events
-                       WHERE event = 'shoe_start' GROUP BY shoe_id)
-        SELECT {cols}, r.shoe_id, d.decks
+        SELECT {cols}, r.shoe_id
         FROM out_settlements s
         LEFT JOIN core_rounds r ON r.table_id = s.table_id AND r.round_no = s.round_no AND r.gaming_day = s.gaming_day
-        LEFT JOIN decks d ON d.shoe_id = r.shoe_id
         WHERE s.gaming_day BETWEEN ? AND ? AND s.game IN ({marks})
         ORDER BY s.gaming_day, s.table_id, s.round_no, s.wager_order""", params=[first_day, last_day, *games]).pl()
+    wagers = wagers.join(decks, on="shoe_id", how="left", maintain_order="left")
     kinds = ", ".join("?" for _ in DEALER_ERROR_KINDS)
     errors = con.sql(f"""
         SELECT DISTINCT gaming_day, table_id, round_no, dealer_id, kind FROM out_findings
         WHERE gaming_day BETWEEN ? AND ? AND kind IN ({kinds}) AND dealer_id IS NOT NULL AND round_no IS NOT NULL""",
                      params=[first_day, last_day, *DEALER_ERROR_KINDS]).pl()
-    cards = con.sql(f"""
-        WITH shoes AS (SELECT DISTINCT r.table_id, r.shoe_id FROM core_rounds r
-                       WHERE r.gaming_day BETWEEN ? AND ? AND r.game IN ({marks})),
-             decks AS (SELECT shoe_id, max(decks) AS decks FROM core_device_events
-                       WHERE event = 'shoe_start' GROUP BY shoe_id)
-        SELECT e.table_id, e.shoe_id, e.event_seq, e.round_no, e.card_code, d.decks
-        FROM core_device_events e JOIN shoes USING (table_id, shoe_id) LEFT JOIN decks d ON d.shoe_id = e.shoe_id
-        WHERE e.event = 'card'
-        ORDER BY e.table_id, e.shoe_id, e.event_seq""", params=[first_day, last_day, *games]).pl()
+    cards = events.filter(pl.col("event") == "card").drop("decks").join(decks, on="shoe_id", how="left").select(
+        "table_id", "shoe_id", "event_seq", "round_no", "card_code", "decks").sort("table_id", "shoe_id", "event_seq")
     return StatsInputs(wagers, errors, cards, first_day, last_day)
+
+
+def _shoe_events(con) -> pl.DataFrame:
+    """The shoe_start and card events of the shoes in ``_stat_shoes``: those within ``SHOE_SPAN`` of their rounds,
+    and every event of a shoe whose start lies further back (read by its shoe alone)."""
+    select = "SELECT e.table_id, e.shoe_id, e.event_seq, e.event, e.round_no, e.card_code, e.decks FROM core_device_events e"
+    near = con.sql(f"""{select}
+        JOIN _stat_shoes s ON s.table_id = e.table_id AND s.shoe_id = e.shoe_id
+        WHERE e.event IN ('shoe_start', 'card') AND e.ts BETWEEN (SELECT min(lo) FROM _stat_shoes) - INTERVAL {SHOE_SPAN.days} DAY
+                                                         AND (SELECT max(hi) FROM _stat_shoes) + INTERVAL {SHOE_SPAN.days} DAY
+                                                         AND e.ts BETWEEN s.lo - INTERVAL {SHOE_SPAN.days} DAY
+                                                         AND s.hi + INTERVAL {SHOE_SPAN.days} DAY""").pl()
+    started = set(near.filter(pl.col("event") == "shoe_start").select("table_id", "shoe_id").iter_rows())
+    shoes = con.execute("SELECT table_id, shoe_id FROM _stat_shoes").fetchall()
+    earlier = [k for k in shoes if k not in started]
+    if not earlier:
+        return near
+    con.execute("CREATE OR REPLACE TEMP TABLE _stat_far AS SELECT unnest($1::VARCHAR[]) AS table_id, "
+                "unnest($2::VARCHAR[]) AS shoe_id", [[k[0] for k in earlier], [k[1] for k in earlier]])
+    far = con.sql(f"""{select} SEMI JOIN _stat_far f ON f.table_id = e.table_id AND f.shoe_id = e.shoe_id
+                      WHERE e.event IN ('shoe_start', 'card')""").pl()
+    return pl.concat([near.join(far.select("table_id", "shoe_id").unique(), on=["table_id", "shoe_id"], how="anti"), far])
 
 
 def gaming_days(con, first_day: dt.date | None = None, last_day: dt.date | None = None) -> list[dt.date]:

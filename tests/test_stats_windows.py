@@ -1,0 +1,209 @@
+"""Windows from per-day summaries give the p-values of the full re-read of their wagers (issue 10: tonight's audit
+must not slow down as history grows; pipelines/stats/summaries.py, windows.py, summary_store.py).
+
+A database is built from simulated nights (the statistical detectors' own simulator: shuffled shoes, the rules
+engine's resolver; a counter, a lucky Big Tiger bettor and a colluding dealer planted). Each night is summarised
+and written as the audit does, one night after the other; the windows of the last night read only the stored
+summaries. The reference is today's full re-read: every detector over every wager and card event of each
+window (``run.run_windows`` over ``load.load_inputs``). The statistics that are exact (the luck convolution,
+the binomial tails of collusion and dealer error rates) must give equal p-values; the others equal to 1e-9
+relative (their sums meet the rows in another order).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from pipelines.stats.config import StatsParams
+from pipelines.stats.synthetic import Floor, nights
+
+FIRST = dt.date(2026, 11, 1)
+DAYS = 9
+PARAMS = StatsParams(windows=(1, 7, 30))
+EXACT = {"luck", "overpaid_pair", "dealer_error_rate"}
+
+
+def _write_evidence(db: Path, wagers: pl.DataFrame, cards: pl.DataFrame, errors: pl.DataFrame) -> None:
+    """The tables the detectors read (out_settlements, out_findings, core_rounds, core_device_events), with the
+    columns they use: a round closes at 20:00 of its gaming day plus a minute per round of its table, its cards
+    are seen then, its shoe starts a minute before its first round."""
+    from pipelines.db import open_writer
+    from pipelines.stats.load import WAGER_COLUMNS
+
+    rounds = wagers.group_by("gaming_day", "table_id", "round_no").agg(
+        pl.col("game").first(), pl.col("shoe_id").first(), pl.col("decks").first()).sort("gaming_day", "table_id", "round_no")
+    rounds = rounds.with_columns((pl.col("gaming_day").cast(pl.Datetime("us", "UTC")) + pl.duration(hours=20)
+                                  + pl.duration(minutes=pl.int_range(pl.len()).over("gaming_day", "table_id"))).alias("closed"))
+    shoes = rounds.group_by("table_id", "shoe_id").agg(pl.col("closed").min() - pl.duration(minutes=1), pl.col("decks").first())
+    events = pl.concat([
+        shoes.select("table_id", "shoe_id", pl.lit(0, dtype=pl.Int64).alias("event_seq"), pl.col("closed").alias("ts"),
+                     pl.lit("shoe_start").alias("event"), pl.lit(None, dtype=pl.Int64).alias("round_no"),
+                     pl.lit(None, dtype=pl.Int16).alias("card_code"), pl.col("decks").cast(pl.Int16)),
+        cards.join(rounds.select("table_id", "round_no", "closed"), on=["table_id", "round_no"]).select(
+            "table_id", "shoe_id", "event_seq", pl.col("closed").alias("ts"), pl.lit("card").alias("event"), "round_no",
+            "card_code", pl.lit(None, dtype=pl.Int16).alias("decks")),
+    ]).sort("ts", "table_id", "event_seq")
+    from pipelines.audit.publish import ensure_out_tables
+
+    con = open_writer(db)
+    try:
+        ensure_out_tables(con)
+        for name, df in (("out_settlements", wagers.select(WAGER_COLUMNS)), ("out_findings", errors),
+                         ("x_rounds", rounds), ("x_events", events)):
+            path = db.with_name(f"{name}.parquet")
+            df.write_parquet(path)
+            source = f"read_parquet('{path.as_posix()}')"
+            con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM {source}" if name.startswith("out_")
+                        else f"CREATE TABLE {name} AS SELECT * FROM {source}")
+        con.execute("DELETE FROM core_rounds")
+        con.execute("""INSERT INTO core_rounds BY NAME SELECT table_id, round_no, game, 'x' AS ruleset, shoe_id,
+                       closed AS bets_closed_at, closed AS settled_at, gaming_day, 'settled' AS status, 0 AS wager_count,
+                       0 AS action_count, 'USD' AS currency, 0 AS utc_offset_minutes, 'rounds.jsonl' AS source_file,
+                       row_number() OVER () AS source_line FROM x_rounds""")
+        con.execute("""INSERT INTO core_device_events BY NAME SELECT 'DEV-' || table_id AS device_id, table_id, shoe_id,
+                       event_seq, ts, event, round_no, card_code, decks, 'events.jsonl' AS source_file,
+                       row_number() OVER () AS source_line FROM x_events""")
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    floor = Floor(baccarat_tables=3, baccarat_rounds=150, blackjack_tables=1, blackjack_rounds=120, players=40,
+                  counter_units=8, counter_hands=60, luck_multiple=5, luck_bets=40, colluder=True, collusion_rate=0.05)
+    w, c, e = nights(floor, FIRST, DAYS, seed=11)
+    db = tmp_path_factory.mktemp("windows") / "h.duckdb"
+    _write_evidence(db, w, c, e)
+    return db
+
+
+def _by_test(tests: pl.DataFrame) -> dict[tuple, float]:
+    return {(r["test"], r["entity"], r["currency"], r["window_days"]): r["p_value"] for r in tests.iter_rows(named=True)}
+
+
+def test_the_windows_summed_from_stored_summaries_give_the_full_re_reads_p_values(history):
+    from pipelines.db import open_reader
+    from pipelines.stats.load import gaming_days, load_inputs
+    from pipelines.stats.run import run_windows, statistics_step, write_statistics
+
+    days = [FIRST + dt.timedelta(days=i) for i in range(DAYS)]
+    for day in days:  # night after night, as the audit writes them
+        write_statistics(history, statistics_step(history, [day], PARAMS))
+    con = open_reader(history)
+    try:
+        stored = con.execute("SELECT gaming_day FROM stat_days ORDER BY 1").fetchall()
+        assert [r[0] for r in stored] == days
+        night = days[-1]
+        from pipelines.stats.run import _summaries_for, statistical_findings, summary_windows
+        from pipelines.stats.summaries import empty_summaries
+
+        present = gaming_days(con)
+        summaries, fresh, rows = _summaries_for(con, present, empty_summaries(), PARAMS)
+        assert fresh.days == ()  # nothing re-read from the evidence: every day was stored
+        summed = summary_windows(summaries, night, present, PARAMS, rows)[0]  # before the FDR rounds p to 6 digits
+        flagged = statistical_findings(con, night, PARAMS).tests.filter(pl.col("flagged"))
+        inputs = load_inputs(con, night - dt.timedelta(days=29), night)
+        full = run_windows(inputs, night, gaming_days(con), PARAMS)[0]
+    finally:
+        con.close()
+    new, ref = _by_test(summed), _by_test(full)
+    assert set(new) == set(ref) and len(ref) > 500
+    assert {k[3] for k in ref} == {1, 7, 30}
+    assert {k[0] for k in ref} >= {"hold_table", "hold_dealer", "hold_shoe", "dealer_error_rate", "luck", "bet_vs_count",
+                                   "pair_count", "tiger_count", "overpaid_pair"}
+    for key, p in ref.items():
+        if key[0] in EXACT:
+            assert new[key] == p, key
+        else:
+            assert new[key] == pytest.approx(p, rel=1e-9, abs=0), key
+    # the planted behaviours are found in the summed windows as in the full re-read
+    assert {"P-COUNTER", "P-LUCKY", "P-COLLUDER"} <= set(flagged["player_id"].drop_nulls())
+
+
+def test_a_day_without_a_stored_summary_is_summarised_from_the_evidence(history, tmp_path):
+    """A database upgraded from schema 3 has no summaries: the windows summarise their days from the evidence (the
+    same p-values), and the writer stores them for the next night."""
+    import shutil
+
+    from pipelines.db import open_reader, open_writer
+    from pipelines.stats.run import statistical_findings, statistics_step, write_statistics
+
+    db = tmp_path / "copy.duckdb"
+    shutil.copyfile(history, db)
+    night = FIRST + dt.timedelta(days=DAYS - 1)
+    con = open_reader(db)
+    try:
+        before = _by_test(statistical_findings(con, night, PARAMS).tests)
+    finally:
+        con.close()  # (p-values to 6 digits, as the findings carry them)
+    con = open_writer(db)
+    try:
+        for table in ("stat_days", "stat_day_hold", "stat_day_hold_rows", "stat_day_luck"):
+            con.execute(f"DELETE FROM {table}")
+    finally:
+        con.close()
+    outcomes = statistics_step(db, [night], PARAMS)
+    assert set(outcomes[0].summaries.days) == {FIRST + dt.timedelta(days=i) for i in range(DAYS)}
+    after = _by_test(outcomes[0].tests)
+    assert set(after) == set(before)
+    for key, p in before.items():
+        assert after[key] == pytest.approx(p, rel=1e-5, abs=0), key  # 6 significant digits either side
+    write_statistics(db, outcomes)
+    con = open_reader(db)
+    try:
+        assert con.execute("SELECT count(*) FROM stat_days").fetchall()[0][0] == DAYS
+    finally:
+        con.close()
+
+
+def test_a_schema_3_database_is_upgraded_in_place_with_the_summary_tables(tmp_path):
+    from pipelines.db import get_meta, open_writer
+    from schemas.derived import STAT_DAY_TABLES
+
+    db = tmp_path / "old.duckdb"
+    con = open_writer(db)
+    for table in STAT_DAY_TABLES:
+        con.execute(f"DROP TABLE {table}")
+    con.execute("UPDATE meta_schema SET value = '3' WHERE name = 'schema_version'")
+    con.close()
+    con = open_writer(db)
+    try:
+        assert get_meta(con, "schema_version") == "4"
+        have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        assert set(STAT_DAY_TABLES) <= have
+    finally:
+        con.close()
+
+
+def test_the_summary_frames_match_their_tables():
+    """Every DaySummaries frame has a table of the same columns (schemas.derived) and back."""
+    from pipelines.stats.summaries import empty_summaries
+    from schemas.derived import STAT_DAY_TABLES, table_of
+
+    frames = empty_summaries().frames()
+    assert {table_of(f) for f in frames} == set(STAT_DAY_TABLES) - {"stat_days"}
+    for frame, df in frames.items():
+        assert df.columns == [c for c, _ in STAT_DAY_TABLES[table_of(frame)]], frame
+
+
+def test_investigate_sums_the_stored_summaries_of_its_range(history):
+    """``investigate(con, first, last)``: the stored summaries of its days give the full re-read's p-values."""
+    from pipelines.db import open_reader
+    from pipelines.stats.load import load_inputs
+    from pipelines.stats.run import detect_all, investigate
+
+    first, last = FIRST + dt.timedelta(days=2), FIRST + dt.timedelta(days=5)
+    con = open_reader(history)
+    try:
+        got = _by_test(investigate(con, first, last, PARAMS).tests)  # p to 6 significant digits
+        ref = _by_test(detect_all(load_inputs(con, first, last), PARAMS, 4)[0].with_columns(pl.lit(4).alias("window_days")))
+    finally:
+        con.close()
+    assert set(got) == set(ref) and ref
+    for key, p in ref.items():
+        assert got[key] == pytest.approx(p, rel=1e-5, abs=0), key
