@@ -211,7 +211,9 @@ def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = SADDLE_
 
     Entities within ``saddle_beyond`` standard deviations of their mean get the normal figure (p >= 0.13:
     never near a flag); the others the Lugannani-Rice saddle point, solved by a safeguarded Newton
-    iteration vectorised over the entities.
+    iteration vectorised over the entities. An entity leaves the iteration once its saddle point is found
+    (``K'(t)`` within 1e-9 standard deviations of ``s``), and one whose ``s`` lies beyond the support never
+    enters it (its tail is 0), so the rows of the sums are visited only for the entities still moving.
     """
     mean, var, _ = moments if moments is not None else ms.moments()
     sd = np.sqrt(np.maximum(var, 1e-300))
@@ -224,35 +226,77 @@ def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = SADDLE_
     lo, hi = sub.bounds()
     sf, sd_f, mean_f, z_f = s[far], sd[far], mean[far], z[far]
     up = sf > mean_f
+    beyond = np.where(up, sf > hi, sf < lo)
     t = z_f / sd_f
     a = np.where(up, 0.0, -np.inf)
     b = np.where(up, np.inf, 0.0)
+    moving = ~beyond
+    rows = _TiltRows(sub)
     for _ in range(iterations):
-        k, k1, k2 = sub.cgf(t)
-        below = k1 < sf
-        a = np.where(below, np.maximum(a, t), a)
-        b = np.where(below, b, np.minimum(b, t))
-        newton = t - (k1 - sf) / np.maximum(k2, 1e-300)
-        inside = (newton > a) & (newton < b)
-        fallback = np.where(np.isfinite(a) & np.isfinite(b), 0.5 * (a + b),
-                            np.where(np.isfinite(a), np.abs(a) * 2 + 1 / sd_f, -np.abs(b) * 2 - 1 / sd_f))
-        t_new = np.where(inside, newton, fallback)
-        if np.all(np.abs(k1 - sf) <= 1e-9 * sd_f):
+        idx = np.flatnonzero(moving)
+        if not len(idx):
             break
-        t = t_new
-    k, k1, k2 = sub.cgf(t)
+        k, k1, k2 = rows.cgf(t, moving)
+        k1, k2 = k1[idx], k2[idx]
+        found = np.abs(k1 - sf[idx]) <= 1e-9 * sd_f[idx]
+        below = k1 < sf[idx]
+        ai, bi, ti = a[idx], b[idx], t[idx]
+        ai = np.where(below, np.maximum(ai, ti), ai)
+        bi = np.where(below, bi, np.minimum(bi, ti))
+        newton = ti - (k1 - sf[idx]) / np.maximum(k2, 1e-300)
+        inside = (newton > ai) & (newton < bi)
+        fallback = np.where(np.isfinite(ai) & np.isfinite(bi), 0.5 * (ai + bi),
+                            np.where(np.isfinite(ai), np.abs(ai) * 2 + 1 / sd_f[idx], -np.abs(bi) * 2 - 1 / sd_f[idx]))
+        a[idx], b[idx] = ai, bi
+        t[idx] = np.where(found, ti, np.where(inside, newton, fallback))  # a found saddle point stays where it is
+        moving[idx[found]] = False
+    k, k1, k2 = rows.cgf(t, ~beyond)
     w2 = np.maximum(2.0 * (t * sf - k), 0.0)
     w = np.copysign(np.sqrt(w2), t)
     u = t * np.sqrt(np.maximum(k2, 1e-300))
     phi = np.exp(-0.5 * w2) / math.sqrt(2 * math.pi)
     with np.errstate(divide="ignore", invalid="ignore"):
         corr = phi * (1.0 / u - 1.0 / w)
-    tail = np.where(up, _norm_sf_v(w) + corr, _norm_sf_v(-w) - corr)
+        tail = np.where(up, _norm_sf_v(w) + corr, _norm_sf_v(-w) - corr)
     tail = np.where(np.isfinite(tail), tail, _norm_sf_v(np.abs(z_f)))
-    beyond = np.where(up, sf > hi, sf < lo)
     tail = np.where(beyond, 0.0, np.clip(tail, 0.0, 1.0))
     p[far] = np.minimum(1.0, 2.0 * tail)
     return np.maximum(p, P_FLOOR)
+
+
+class _TiltRows:
+    """The rows of a ``MoneySums`` prepared for repeated cumulant evaluations at tilts ``t``: each row's outcome
+    values in money (``a x``) and log-probabilities are computed once, and the rows of entities no longer wanted
+    are dropped as their number falls (a third fewer at a time), so late iterations touch few rows."""
+
+    def __init__(self, ms: MoneySums):
+        self.n = ms.n
+        self._all = (ms.ent, ms.a[:, None] * ms.x, np.where(ms.p > 0, np.log(np.where(ms.p > 0, ms.p, 1.0)), -np.inf), ms.c)
+        self._rows, self._kept = self._all, np.ones(ms.n, dtype=bool)
+
+    def cgf(self, t: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """K, K', K'' of every entity at ``t`` (exact for the ``wanted`` ones; the others' figures are not used)."""
+        ent, ax, logp, c = self._rows
+        if (~wanted & self._kept).sum() * 3 > self._kept.sum():  # drop the rows of a third or more of the entities
+            ent0, ax0, logp0, c0 = self._all
+            keep = wanted[ent0]
+            self._rows = ent, ax, logp, c = ent0[keep], ax0[keep], logp0[keep], c0[keep]
+            self._kept = wanted.copy()
+        elif (wanted & ~self._kept).any():  # an entity dropped earlier is wanted again: all rows
+            self._rows = ent, ax, logp, c = self._all
+            self._kept = np.ones(self.n, dtype=bool)
+        zt = t[ent][:, None] * ax + logp
+        zmax = zt.max(axis=1, keepdims=True)
+        w = np.exp(zt - zmax)
+        s0 = w.sum(axis=1)
+        wax = w * ax
+        s1 = wax.sum(axis=1) / s0
+        s2 = (wax * ax).sum(axis=1) / s0
+
+        def total(v: np.ndarray) -> np.ndarray:
+            return np.bincount(ent, weights=v, minlength=self.n)
+
+        return total(c * (np.log(s0) + zmax[:, 0])), total(c * s1), total(c * (s2 - s1 * s1))
 
 
 # ---- binomial tails (dealer error rates, collusion) ---------------------------------------------------
