@@ -207,3 +207,39 @@ def test_investigate_sums_the_stored_summaries_of_its_range(history):
     assert set(got) == set(ref) and ref
     for key, p in ref.items():
         assert got[key] == pytest.approx(p, rel=1e-5, abs=0), key
+
+
+def test_the_sum_distribution_over_its_span_is_the_exact_trinomial_tail():
+    """``sum_distribution`` takes its FFT over the span Bernstein's inequality leaves all but 1e-18 in, not the whole
+    support: n Banker bets (-1, a push, +0.95) against the exact sum over the trinomial counts (wins W, losses L:
+    S = 19 W - 20 L twentieths), from the tail's middle down to 1e-10."""
+    import math
+
+    import numpy as np
+
+    from pipelines.stats.distributions import baccarat_payouts, sum_distribution
+
+    banker = baccarat_payouts("hoiana-tiger-baccarat/commission", "01/01.10.2024", 8)["banker"]
+    probs = dict(zip(banker.values, banker.probs))
+    pw, pl_, pt = probs[19], probs[-20], probs[0]
+    n = 1500
+    offset, pmf = sum_distribution([(banker, n)])
+    assert len(pmf) < (39 * n + 1) / 2  # the span, not the support
+    sf = np.cumsum(pmf[::-1])[::-1]
+    lg = np.array([math.lgamma(i + 1) for i in range(n + 1)])
+
+    def exact(s: int) -> float:
+        total = 0.0
+        for w in range(n + 1):
+            top = min(n - w, math.floor((19 * w - s) / 20))
+            if top < 0:
+                continue
+            ls = np.arange(top + 1)
+            t = n - w - ls
+            total += float(np.exp(lg[n] - lg[w] - lg[ls] - lg[t] + w * math.log(pw) + ls * math.log(pl_)
+                                  + t * math.log(pt)).sum())
+        return total
+
+    for target in (0.3, 1e-3, 1e-6, 1e-10):
+        j = int(np.argmax(sf < target))
+        assert sf[j] == pytest.approx(exact(offset + j), rel=1e-5), target
