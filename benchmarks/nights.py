@@ -10,6 +10,9 @@ machine may be shared: CPU seconds are the steadier figure).
 
     .venv/bin/python -m benchmarks.nights                       # 30 nights of 20,000 rounds, then night 31
     .venv/bin/python -m benchmarks.nights --nights 10 --rounds 5000
+    .venv/bin/python -m benchmarks.nights --exports DIR   # the export-<day> folders of an earlier --keep run
+
+The statistics step's own time is printed beside each night (``stats s``, wall; it is in the audit's time).
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="timings of the measured night, each way")
     ap.add_argument("--seed", type=int, default=31)
     ap.add_argument("--keep", type=Path, default=None, help="work here and keep it (default: a temporary folder)")
+    ap.add_argument("--exports", type=Path, default=None,
+                    help="audit the export-<day> folders of an earlier --keep run instead of simulating (the same input)")
     args = ap.parse_args()
 
     from pipelines.audit.run import prefect_defaults
@@ -64,17 +69,24 @@ def main() -> None:
     root.mkdir(parents=True, exist_ok=True)
     days = [FIRST + dt.timedelta(days=i) for i in range(args.nights + 1)]
     t = time.perf_counter()
-    run_simulation(root / "sim", rounds=args.rounds, days=len(days), seed=args.seed, start_day=FIRST, quiet=True)
-    folders = split_nights(root / "sim", root, days)
-    print(f"simulated {len(days)} nights of {args.rounds:,} rounds in {time.perf_counter() - t:.0f} s ({root})", flush=True)
+    if args.exports:
+        folders = [args.exports / f"export-{day.isoformat()}" for day in days]
+        missing = [f for f in folders if not f.is_dir()]
+        if missing:
+            raise SystemExit(f"no {missing[0]}: --exports needs the folders of a run with as many nights")
+        print(f"auditing the {len(days)} nights exported in {args.exports} ({root})", flush=True)
+    else:
+        run_simulation(root / "sim", rounds=args.rounds, days=len(days), seed=args.seed, start_day=FIRST, quiet=True)
+        folders = split_nights(root / "sim", root, days)
+        print(f"simulated {len(days)} nights of {args.rounds:,} rounds in {time.perf_counter() - t:.0f} s ({root})", flush=True)
 
     history = root / "history.duckdb"
     with embedded_server():
-        print(f"{'night':>5} {'gaming day':>10} {'wall s':>7} {'cpu s':>7} {'db MB':>7}", flush=True)
+        print(f"{'night':>5} {'gaming day':>10} {'wall s':>7} {'cpu s':>7} {'stats s':>7} {'db MB':>7}", flush=True)
         for i, folder in enumerate(folders[:-1], start=1):
             wall, cpu, outcome = timed_audit(folder, history, root / "out-history")
-            print(f"{i:>5} {days[i - 1].isoformat():>10} {wall:>7.1f} {cpu:>7.1f} {history.stat().st_size / 2**20:>7.0f}",
-                  flush=True)
+            print(f"{i:>5} {days[i - 1].isoformat():>10} {wall:>7.1f} {cpu:>7.1f} "
+                  f"{outcome.timings.get('statistics', float('nan')):>7.1f} {history.stat().st_size / 2**20:>7.0f}", flush=True)
         tonight = folders[-1]
         grown, empty = [], []
         for r in range(args.repeat):
