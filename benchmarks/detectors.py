@@ -160,9 +160,14 @@ def timing(rounds: int) -> None:
 
 def timing_db(db, rounds: int) -> None:
     """The statistics step in this process on an audited database: the shoe enumerations (once per process and
-    deck count) apart from the detectors, CPU seconds (the machine may be shared)."""
+    deck count) apart from the detectors, CPU seconds (the machine may be shared); and the step's two parts, the
+    night's summaries made from its evidence (read, counts, per-day sums: grows with the night) and the windows
+    tested from the summaries (grows with the entities, not the rounds)."""
+    from pipelines.db import open_bounded_reader
+    from pipelines.stats.config import DEFAULT_PARAMS
     from pipelines.stats.distributions import joint_outcome_probabilities
     from pipelines.stats.run import statistics_step
+    from pipelines.stats.summary_store import summarise_days
     from pipelines.stats.tiger_count import _removal_classes
 
     cpu0 = time.process_time()
@@ -170,12 +175,22 @@ def timing_db(db, rounds: int) -> None:
         joint_outcome_probabilities(decks)
         _removal_classes(decks, ("player", "banker", "player", "banker"))
     enumerations = time.process_time() - cpu0
+    nights = _nights(db)
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    outcomes = statistics_step(db, _nights(db))
+    outcomes = statistics_step(db, nights)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    con = open_bounded_reader(db)
+    try:
+        cpu1 = time.process_time()
+        summarise_days(con, nights, DEFAULT_PARAMS)
+        summarise = time.process_time() - cpu1
+    finally:
+        con.close()
     tests = sum(o.tests.height for o in outcomes)
     print(f"timing: shoe enumerations (6 and 8 decks, once per process): {enumerations:.1f} s CPU")
-    print(f"timing: statistics step on {rounds:,} rounds: {wall:.1f} s wall, {cpu:.1f} s CPU, {tests:,} entities tested")
+    print(f"timing: statistics step on {rounds:,} rounds ({len(nights)} night(s)): {wall:.1f} s wall, {cpu:.1f} s CPU, "
+          f"{tests:,} entities tested; of it the nights' summaries from the evidence {summarise:.1f} s CPU, the windows "
+          f"{cpu - summarise:.1f} s CPU")
     print(f"timing: linear extrapolation to 1,000,000 rounds: {cpu / rounds * 1e6:.0f} s CPU + the enumerations "
           f"(one night: the 7- and 30-day windows hold no other night here)")
 

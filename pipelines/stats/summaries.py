@@ -20,7 +20,9 @@ window adds the summaries of its days (``pipelines.stats.windows``):
   the rows of the window are all it needs.
 - **counting (baccarat side bets)**: per family, player and day the count, sum and sum of squared
   deviations of the shoe-left measure over his rounds and the sum where he bet (``side``), combined over
-  days by the parallel-variance formula.
+  days by the parallel-variance formula. A family's measure is taken on the days someone bet it (a window
+  of all the wagers takes it on every day of the window once some player bet the family 20 times: the two
+  differ only over a day on which no rated player bet that family at all).
 
 A bet type with a pay-table distribution reaches these summaries through ``settled_wagers`` (the luck
 detector's frame of settled wagers with their payout grid, mean and ``k``) and ``hold._round_sums`` (the
@@ -125,8 +127,11 @@ def summarise(inputs: StatsInputs, params: StatsParams, days: tuple[dt.date, ...
     pairs = dealer_player_graph(wagers, 1, by).drop("window_days")
     hands = blackjack_hands(wagers, inputs.cards)
     bac = wagers.filter((pl.col("game") == "baccarat") & pl.col("player_id").is_not_null() & (pl.col("status") == "settled"))
-    side = (side_bet_aggregates(bac, inputs.cards, {name for name, *_ in FAMILIES}, by)
-            if bac.height and inputs.cards.height else pl.DataFrame())
+    # a family's shoe-left measure for the days some rated player bet it at all (the Tigers' effects of removal
+    # cost an enumeration per process): a window's players are compared over the days their family was played
+    families = {name for name, bets, *_ in FAMILIES if bac.height and bac["bet"].is_in(list(bets)).any()}
+    side = (side_bet_aggregates(bac, inputs.cards, families, by)
+            if families and inputs.cards.height else pl.DataFrame())
     frames = {"hold_entities": hold_ents, "hold_rows": hold_rows, "luck_entities": luck_ents, "luck_parts": luck_parts,
               "dealers": dealers, "pairs": pairs, "hands": hands, "side": side}
     return DaySummaries(tuple(days), **{name: _conform(df, schemas[name]) if df.height else pl.DataFrame(schema=schemas[name])
