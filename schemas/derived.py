@@ -23,8 +23,12 @@ STAT_DAY_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "stat_day_hold_rows": (
         _DAY, ("grouping", "VARCHAR"), ("key", "VARCHAR"), ("currency", "VARCHAR"), ("level", "VARCHAR"),
-        ("a", "DOUBLE"), ("c", "DOUBLE"), ("x", "DOUBLE[]"), ("p", "DOUBLE[]"),
+        ("a", "DOUBLE"), ("c", "DOUBLE"), ("xid", "BIGINT"), ("pid", "BIGINT"),
     ),
+    # the day's distinct outcome vectors of the rows: nets per unit of a bet, or a round's nets on all its bets
+    # (shared by the table's, the dealer's and the shoe's rows of the round), and the outcomes' probabilities
+    "stat_day_hold_nets": (_DAY, ("xid", "BIGINT"), ("x", "DOUBLE[]")),
+    "stat_day_hold_probs": (_DAY, ("pid", "BIGINT"), ("p", "DOUBLE[]")),
     "stat_day_luck": (
         _DAY, ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("entity_bet", "VARCHAR"), ("wagers", "BIGINT"),
         ("rounds", "BIGINT"), ("wins", "BIGINT"), ("wins_expected", "DOUBLE"), ("theo", "DOUBLE"), ("recorded", "BIGINT"),
@@ -58,7 +62,8 @@ STAT_DAY_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
 }
 
-_FRAME_OF = {"stat_day_hold": "hold_entities", "stat_day_hold_rows": "hold_rows", "stat_day_luck": "luck_entities",
+_FRAME_OF = {"stat_day_hold": "hold_entities", "stat_day_hold_rows": "hold_rows", "stat_day_hold_nets": "hold_nets",
+             "stat_day_hold_probs": "hold_probs", "stat_day_luck": "luck_entities",
              "stat_day_luck_parts": "luck_parts", "stat_day_dealers": "dealers", "stat_day_pairs": "pairs",
              "stat_day_hands": "hands", "stat_day_side": "side"}
 

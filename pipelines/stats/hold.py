@@ -57,7 +57,7 @@ def _round_sums(base: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
     # one bet type: (entity, stake, decks, bet) with a count
     single = per_bet.join(ents, left_on=["key", "currency", "bet"], right_on=["key", "currency", "level"], how="inner").group_by(
         "ent", "decks", "pay_key", "amount").agg(pl.len().alias("c")).sort("ent", "pay_key", "decks", "amount")
-    x1 = single["amount"].to_numpy().astype(float)[:, None] * table[single["pay_key"].to_numpy()]
+    x1 = table[single["pay_key"].to_numpy()]  # per unit: the stake is the row's amount ``a`` (rows share vectors)
     # all bets: one row per (entity, round), its bets' nets added outcome by outcome
     whole = per_bet.join(ents.filter(pl.col("level") == "all").drop("level"), on=["key", "currency"], how="inner").sort(
         "ent", "rid", "pay_key")
@@ -81,7 +81,8 @@ def _round_sums(base: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
         np.concatenate([single["ent"].to_numpy(), ent2]).astype(np.int64),
         np.concatenate([x1.reshape(-1, OUTCOMES), x2.reshape(-1, OUTCOMES)]),
         np.concatenate([p_of(single["decks"].to_numpy()), p_of(decks2)]),
-        np.ones(single.height + n_rows), np.concatenate([single["c"].to_numpy().astype(float), np.ones(n_rows)]),
+        np.concatenate([single["amount"].to_numpy().astype(float), np.ones(n_rows)]),
+        np.concatenate([single["c"].to_numpy().astype(float), np.ones(n_rows)]),
         summary.height)
 
 

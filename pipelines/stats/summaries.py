@@ -8,8 +8,9 @@ window adds the summaries of its days (``pipelines.stats.windows``):
 - **hold**: per entity (table, dealer or shoe x bet type or all bets) and day, the counts and sums of the
   entity (wagers, rounds, handle, theory, recorded net) and the first three cumulants of its sum under the
   null (``hold_entities``: they add up over days); and the rows of its ``MoneySums`` (``hold_rows``: one row
-  per distinct stake of a bet type, or per round on all bets, with the outcome nets ``x`` and probabilities
-  ``p``), which only the entities far from theory read back, for the saddle point.
+  per distinct stake of a bet type, or per round on all bets, with the ids of its outcome nets ``x`` and
+  probabilities ``p`` in ``hold_nets`` and ``hold_probs``: a round's vector serves its table, dealer and
+  shoe), which only the entities far from theory read back, for the saddle point.
 - **luck**: per player, currency and bet type (and side bets together) the wagers and the net on the pay
   table's grid per payout (``luck_parts``: the exact convolution needs only these counts) and the entity's
   sums (``luck_entities``).
@@ -58,7 +59,9 @@ class DaySummaries:
 
     days: tuple[dt.date, ...]
     hold_entities: pl.DataFrame
-    hold_rows: pl.DataFrame
+    hold_rows: pl.DataFrame  # a row of an entity's sum: stake ``a``, count ``c``, its vectors' ids ``xid``, ``pid``
+    hold_nets: pl.DataFrame  # the day's outcome vectors ``x`` by ``xid``
+    hold_probs: pl.DataFrame  # the day's outcome probabilities ``p`` by ``pid``
     luck_entities: pl.DataFrame
     luck_parts: pl.DataFrame
     dealers: pl.DataFrame
@@ -117,7 +120,7 @@ def summarise(inputs: StatsInputs, params: StatsParams, days: tuple[dt.date, ...
     by = ("gaming_day",)
     wagers = inputs.wagers
     settled = settled_baccarat(wagers)
-    hold_ents, hold_rows = _hold_summaries(settled, params)
+    hold_ents, hold_rows, hold_nets, hold_probs = _hold_summaries(settled, params)
     players = settled.filter(pl.col("player_id").is_not_null())
     if players.height:
         luck_parts, luck_ents = luck_aggregates(players, by)
@@ -132,19 +135,23 @@ def summarise(inputs: StatsInputs, params: StatsParams, days: tuple[dt.date, ...
     families = {name for name, bets, *_ in FAMILIES if bac.height and bac["bet"].is_in(list(bets)).any()}
     side = (side_bet_aggregates(bac, inputs.cards, families, by)
             if families and inputs.cards.height else pl.DataFrame())
-    frames = {"hold_entities": hold_ents, "hold_rows": hold_rows, "luck_entities": luck_ents, "luck_parts": luck_parts,
+    frames = {"hold_entities": hold_ents, "hold_rows": hold_rows, "hold_nets": hold_nets, "hold_probs": hold_probs,
+              "luck_entities": luck_ents, "luck_parts": luck_parts,
               "dealers": dealers, "pairs": pairs, "hands": hands, "side": side}
     return DaySummaries(tuple(days), **{name: _conform(df, schemas[name]) if df.height else pl.DataFrame(schema=schemas[name])
                                         for name, df in frames.items()})
 
 
-def _hold_summaries(settled: pl.DataFrame, params: StatsParams) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(entities with their cumulants, MoneySums rows) per day and grouping."""
+def _hold_summaries(settled: pl.DataFrame, params: StatsParams) -> tuple[pl.DataFrame, ...]:
+    """(entities with their cumulants, MoneySums rows, the rows' distinct outcome vectors and probabilities) per day
+    and grouping. A round's nets on all bets are one vector for its table's, dealer's and shoe's rows."""
     if settled.height == 0:
-        return pl.DataFrame(), pl.DataFrame()
+        return pl.DataFrame(), pl.DataFrame(), pl.DataFrame(), pl.DataFrame()
     w = with_theory(settled)
-    ents, rows = [], []
+    ents, rows, nets, probs = [], [], [], []
     for (day,), wd in w.group_by(["gaming_day"], maintain_order=True):
+        x_ids: dict[bytes, int] = {}
+        p_ids: dict[bytes, int] = {}
         for grouping in params.hold_groupings:
             base = hold_base(wd, grouping)
             if base.height == 0:
@@ -159,9 +166,26 @@ def _hold_summaries(settled: pl.DataFrame, params: StatsParams) -> tuple[pl.Data
             keys = summary.select(list(HOLD_KEYS[1:]))[ms.ent]
             rows.append(keys.with_columns(
                 pl.lit(day).alias("gaming_day"), pl.lit(grouping).alias("grouping"), pl.Series("a", ms.a), pl.Series("c", ms.c),
-                _vectors("x", ms.x), _vectors("p", ms.p)))
-    return (pl.concat(ents, how="diagonal_relaxed") if ents else pl.DataFrame(),
-            pl.concat(rows, how="diagonal_relaxed") if rows else pl.DataFrame())
+                pl.Series("xid", _ids(ms.x, x_ids), dtype=pl.Int64), pl.Series("pid", _ids(ms.p, p_ids), dtype=pl.Int64)))
+        for ids, out, name in ((x_ids, nets, "x"), (p_ids, probs, "p")):
+            if ids:
+                vectors = np.stack([np.frombuffer(k, dtype=np.float64) for k in ids]) if ids else np.zeros((0, 1))
+                out.append(pl.DataFrame({"gaming_day": [day] * len(ids), f"{name}id": list(ids.values())}).with_columns(
+                    _vectors(name, vectors)))
+    def cat(parts: list[pl.DataFrame]) -> pl.DataFrame:
+        return pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
+
+    return cat(ents), cat(rows), cat(nets), cat(probs)
+
+
+def _ids(m: np.ndarray, known: dict[bytes, int]) -> np.ndarray:
+    """Each row's id in ``known`` (its bytes), new rows numbered on: equal vectors share an id."""
+    m = np.ascontiguousarray(m, dtype=np.float64)
+    if not len(m):
+        return np.zeros(0, dtype=np.int64)
+    uniq, inverse = np.unique(m.view(np.dtype((np.void, m.dtype.itemsize * m.shape[1]))).ravel(), return_inverse=True)
+    local = np.array([known.setdefault(u.tobytes(), len(known)) for u in uniq], dtype=np.int64)
+    return local[inverse.ravel()]
 
 
 def _vectors(name: str, m: np.ndarray) -> pl.Series:

@@ -43,7 +43,7 @@ def stored_summaries(con, days: list[dt.date]) -> DaySummaries:
     schemas = polars_schemas()
     frames = {}
     for frame, schema in schemas.items():
-        if frame == "hold_rows":
+        if frame in ("hold_rows", "hold_nets", "hold_probs"):  # read by the entities that need them
             frames[frame] = pl.DataFrame(schema=schema)
             continue
         cols = ", ".join(schema)
@@ -54,22 +54,27 @@ def stored_summaries(con, days: list[dt.date]) -> DaySummaries:
 
 
 def stored_hold_rows(con, days: list[dt.date]) -> HoldRowsReader:
-    """A ``HoldRowsReader`` over the stored hold rows of ``days``: only the far entities' rows are read."""
+    """A ``HoldRowsReader`` over the stored hold rows of ``days``: only the far entities' rows are read, with their
+    outcome vectors."""
     days = sorted(days)
     schema = polars_schemas()["hold_rows"]
+    out = {**schema, "x": pl.List(pl.Float64), "p": pl.List(pl.Float64)}
 
     def read(first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
         inside = [d for d in days if first <= d <= last]
         if not inside or far.height == 0:
-            return pl.DataFrame(schema=schema)
+            return pl.DataFrame(schema=out)
         con.execute("CREATE OR REPLACE TEMP TABLE _far AS SELECT unnest($1::VARCHAR[]) AS grouping, "
                     "unnest($2::VARCHAR[]) AS key, unnest($3::VARCHAR[]) AS currency, unnest($4::VARCHAR[]) AS level",
                     [far[c].to_list() for c in HOLD_KEYS])
-        df = con.sql(f"SELECT {', '.join('r.' + c for c in schema)} FROM stat_day_hold_rows r "
-                     "SEMI JOIN _far f ON r.grouping = f.grouping AND r.key = f.key AND r.currency IS NOT DISTINCT FROM "
-                     "f.currency AND r.level = f.level WHERE r.gaming_day IN (SELECT unnest($1::DATE[]))",
-                     params=[inside]).pl()
-        return df.select([pl.col(c).cast(t) for c, t in schema.items()])
+        df = con.sql(f"""
+            SELECT {', '.join('r.' + c for c in schema)}, x.x, p.p FROM stat_day_hold_rows r
+            SEMI JOIN _far f ON r.grouping = f.grouping AND r.key = f.key
+                             AND r.currency IS NOT DISTINCT FROM f.currency AND r.level = f.level
+            JOIN stat_day_hold_nets x ON x.gaming_day = r.gaming_day AND x.xid = r.xid
+            JOIN stat_day_hold_probs p ON p.gaming_day = r.gaming_day AND p.pid = r.pid
+            WHERE r.gaming_day IN (SELECT unnest($1::DATE[]))""", params=[inside]).pl()
+        return df.select([pl.col(c).cast(t) for c, t in out.items()])
 
     return read
 

@@ -31,10 +31,14 @@ HoldRowsReader = Callable[[dt.date, dt.date, pl.DataFrame], pl.DataFrame]
 
 
 def in_memory_rows(summaries: DaySummaries) -> HoldRowsReader:
-    """A ``HoldRowsReader`` over summaries held in memory."""
+    """A ``HoldRowsReader`` over summaries held in memory: the rows with their vectors ``x`` and ``p``."""
     def read(first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
-        rows = summaries.hold_rows
-        return rows.filter(pl.col("gaming_day").is_between(first, last)).join(far, on=list(HOLD_KEYS), how="semi")
+        rows = summaries.hold_rows.filter(pl.col("gaming_day").is_between(first, last)).join(far, on=list(HOLD_KEYS), how="semi")
+        if rows.height == 0:
+            return rows.with_columns(pl.lit(None, dtype=pl.List(pl.Float64)).alias("x"),
+                                     pl.lit(None, dtype=pl.List(pl.Float64)).alias("p"))
+        return rows.join(summaries.hold_nets, on=["gaming_day", "xid"], how="left").join(
+            summaries.hold_probs, on=["gaming_day", "pid"], how="left")
     return read
 
 
