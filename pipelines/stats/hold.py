@@ -86,7 +86,18 @@ def _round_sums(base: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
 
 def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
                settled: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(test rows, funnel rows) of every table, dealer and shoe, by bet type and all bets together.
+    """(test rows, funnel rows) of every game: baccarat here, Hold'em Bonus and blackjack in ``hold_games``."""
+    from pipelines.stats.hold_games import games_hold_tests
+
+    tests, funnel = baccarat_hold_tests(wagers, params, window_days, settled)
+    more, more_funnel = games_hold_tests(wagers, params, window_days)
+    funnels = [f for f in (funnel, more_funnel) if f.height]
+    return pl.concat([tests, more]), (pl.concat(funnels) if funnels else pl.DataFrame())
+
+
+def baccarat_hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
+                        settled: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(test rows, funnel rows) of every baccarat table, dealer and shoe, by bet type and all bets together.
 
     ``settled``: ``luck.settled_baccarat(wagers)`` when the caller has it already."""
     w = settled_baccarat(wagers) if settled is None else settled
