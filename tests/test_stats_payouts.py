@@ -200,3 +200,29 @@ def test_fair_holdem_and_blackjack_floors_are_uniform_or_conservative_and_rarely
         assert len(q) >= 10, name
         assert _ks_upper(q) < 1.52 / math.sqrt(len(q)), (name, len(q), _ks_upper(q))
     assert t.filter(pl.col("flagged")).height <= 0.01 * t.height
+
+
+def test_hold_of_a_handle_beyond_64_bits_is_summed_exactly():
+    """The handle of a table wagering 10**15-unit stakes passes 2**63 - 1: a 64-bit sum wrapped to a negative handle
+    (``RuntimeWarning: invalid value encountered in sqrt`` in the funnel, and holds of the wrong sign). Summed in 128
+    bits, the holds and p-values are those of the same night at ordinary stakes (hold is scale-free)."""
+    import warnings
+
+    from pipelines.stats.hold import hold_tests
+
+    floor = Floor(baccarat_tables=2, baccarat_rounds=400, blackjack_tables=0, players=40)
+    w, _, _ = night(floor, DAY, 11)
+    scale = 10**12
+    big = w.with_columns(*[(pl.col(c) * scale) for c in ("amount", "settled_amount", "cards_net", "expected_net", "recorded_net")])
+    assert big.filter(pl.col("table_id") == "BAC-01")["amount"].cast(pl.Int128).sum() > 2**63 - 1
+    small_t, small_f = hold_tests(w, StatsParams())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        big_t, big_f = hold_tests(big, StatsParams())
+    key = ["entity_type", "entity", "bet"]
+    both = small_f.join(big_f, on=key, suffix="_big")
+    assert both.height == small_f.height > 0
+    assert np.allclose(both["hold"], both["hold_big"], rtol=1e-9) and (both["hold_big"].abs() < 1).all()
+    assert np.allclose(both["p_value"], both["p_value_big"], rtol=1e-6)
+    beyond = both.filter(pl.col("handle").cast(pl.Int128) * scale > 2**63 - 1)
+    assert beyond.height > 0 and beyond["handle_big"].null_count() == beyond.height  # not representable in BIGINT: null

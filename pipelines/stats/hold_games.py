@@ -31,7 +31,7 @@ from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import MoneySums, batch_two_sided
 from pipelines.stats.games import distribution_of, settled_games
-from pipelines.stats.hold import GROUP_LABEL, Z95, Z997
+from pipelines.stats.hold import GROUP_LABEL, Z95, Z997, _int64
 from pipelines.stats.tests_frame import fmt_p, tests_frame
 
 #: bets whose wagers of one round are settled together (one draw per round with the round's stake)
@@ -83,8 +83,8 @@ def _draws(base: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
 def _grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
     base = w.filter(pl.col(grouping).is_not_null()).with_columns(pl.col(grouping).alias("key"))
     summary = base.group_by("key", "currency", "game", "bet").agg(
-        pl.len().alias("wagers"), pl.col("rid").n_unique().alias("rounds"), pl.col("amount").sum().alias("handle"),
-        pl.col("theo").sum(), pl.col("recorded_net").sum().alias("recorded"), pl.col("one_sided").any(),
+        pl.len().alias("wagers"), pl.col("rid").n_unique().alias("rounds"), pl.col("amount").cast(pl.Int128).sum().alias("handle"),
+        pl.col("theo").sum(), pl.col("recorded_net").cast(pl.Int128).sum().alias("recorded"), pl.col("one_sided").any(),
         pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
         pl.col("table_id").unique().sort().alias("tables"), pl.col("ruleset").first(),
         pl.col("round_no").min().alias("first_round"), pl.col("round_no").max().alias("last_round"),
@@ -94,7 +94,7 @@ def _grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: 
     if summary.height == 0:
         return tests_frame([]), pl.DataFrame()
     ms = _draws(base, summary)
-    s = summary["recorded"].to_numpy().astype(float)
+    s = summary["recorded"].cast(pl.Float64).to_numpy()
     mean, var, k3 = ms.moments()
     p = batch_two_sided(ms, s, moments=(mean, var, k3))
     one_sided = summary["one_sided"].to_numpy()
@@ -105,13 +105,13 @@ def _grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: 
     def quantile(z: float) -> np.ndarray:
         return mean + sd * (z + (z * z - 1) * g / 6.0)
 
-    handle = summary["handle"].to_numpy().astype(float)
+    handle = summary["handle"].cast(pl.Float64).to_numpy()
     funnel = summary.select(
         pl.col("grouping").replace_strict(GROUP_LABEL, default=pl.col("grouping")).alias("entity_type"),
         pl.col("key").alias("entity"), pl.col("level").alias("bet"), "currency", "first_day", "last_day",
-        "rounds", "wagers", "handle",
+        "rounds", "wagers", pl.col("handle").cast(pl.Int64, strict=False),  # null beyond 64 bits (the column is BIGINT)
     ).with_columns(
-        pl.lit(window_days).alias("window_days"), pl.Series("house_win", -s).cast(pl.Int64),
+        pl.lit(window_days).alias("window_days"), summary.select((-pl.col("recorded").cast(pl.Int64, strict=False)).alias("house_win")).to_series(),
         pl.Series("hold", -s / handle), pl.Series("theoretical_hold", -mean / handle),
         pl.Series("hold_low_95", -quantile(Z95) / handle), pl.Series("hold_high_95", -quantile(-Z95) / handle),
         pl.Series("hold_low_997", -quantile(Z997) / handle), pl.Series("hold_high_997", -quantile(-Z997) / handle),
@@ -137,6 +137,7 @@ def _grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: 
                      "table_id": r["key"] if r["grouping"] == "table_id" else (r["tables"][0] if len(r["tables"]) == 1 else None),
                      "dealer_id": r["key"] if r["grouping"] == "dealer_id" else None, "game": r["game"],
                      "ruleset": r["ruleset"], "currency": r["currency"], "bet": r["level"], "rounds": r["rounds"],
-                     "wagers": r["wagers"], "expected_net": int(round(float(mean[i]))), "recorded_net": r["recorded"],
+                     "wagers": r["wagers"], "expected_net": int(round(float(mean[i]))), "recorded_net": _int64(r["recorded"]),
                      "p_value": float(p[i]), "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
     return tests_frame(rows), funnel
+
