@@ -226,3 +226,21 @@ def test_hold_of_a_handle_beyond_64_bits_is_summed_exactly():
     assert np.allclose(both["p_value"], both["p_value_big"], rtol=1e-6)
     beyond = both.filter(pl.col("handle").cast(pl.Int128) * scale > 2**63 - 1)
     assert beyond.height > 0 and beyond["handle_big"].null_count() == beyond.height  # not representable in BIGINT: null
+
+
+def test_a_holdem_seat_with_a_main_wager_off_the_pay_table_is_left_out_whole():
+    """A seat's Ante, Flop, Turn and River are one bet: when one of them was adjusted or voided, the others alone are
+    not a draw of the main game's distribution (an Ante alone would pass for a fold)."""
+    from pipelines.stats.games import settled_games
+
+    floor = Floor(baccarat_tables=0, blackjack_tables=0, holdem_tables=1, holdem_rounds=60)
+    w, _, _ = night(floor, DAY, 3)
+    mains = settled_games(w).filter(pl.col("bet") == "main")
+    played = w.filter((pl.col("bet") == "flop")).row(0, named=True)
+    seat = [pl.col(k) == played[k] for k in ("table_id", "round_no", "seat")]
+    adjusted = w.with_columns(pl.when(pl.all_horizontal(seat) & (pl.col("bet") == "flop")).then(pl.lit("limit"))
+                              .otherwise(pl.col("adjustment")).alias("adjustment"))
+    after = settled_games(adjusted).filter(pl.col("bet") == "main")
+    assert after.height == mains.height - 1
+    assert after.filter(pl.all_horizontal(seat)).height == 0
+    assert set(mains["k"].to_list()) <= {-5, -4, -3, -1, 0, 2, 3, 4, 5}

@@ -41,7 +41,9 @@ def _on_pay_table(wagers: pl.DataFrame, game: str) -> pl.DataFrame:
 
 def _holdem_main(w: pl.DataFrame) -> pl.DataFrame:
     """One ``main`` row per seat and round: the Ante's stake, the four wagers' nets added."""
-    parts = w.filter(pl.col("bet").is_in(["ante", "flop", "turn", "river"]))
+    parts = w.filter(pl.col("bet").is_in(["ante", "flop", "turn", "river"])).with_columns(
+        ~((pl.col("status") == "settled") & pl.col("adjustment").is_null() & pl.col("cards_net").is_not_null()
+          & (pl.col("amount") > 0)).alias("off_table"))
     if parts.height == 0:
         return parts
     keys = [*ROUND, "seat"]
@@ -54,11 +56,12 @@ def _holdem_main(w: pl.DataFrame) -> pl.DataFrame:
         pl.col("ruleset").first(), pl.col("ruleset_version").first(), pl.col("currency").first(),
         pl.col("shoe_id").first(), pl.col("decks").first(), of("ante").alias("amount"), of("flop").alias("flop"),
         of("turn").alias("turn"), of("river").alias("river"), (pl.col("bet") == "ante").sum().alias("antes"),
-        pl.col("cards_net").sum(), pl.col("recorded_net").sum(), pl.len().alias("parts"))
-    ok = ((pl.col("antes") == 1) & (pl.col("amount") > 0) & ((pl.col("flop") == 0) | (pl.col("flop") == 2 * pl.col("amount")))
+        pl.col("cards_net").sum(), pl.col("recorded_net").sum(), pl.len().alias("parts"), pl.col("off_table").any())
+    # a seat any of whose main wagers was not settled on the pay table (void, adjusted) is left out whole
+    ok = (~pl.col("off_table") & (pl.col("antes") == 1) & (pl.col("amount") > 0) & ((pl.col("flop") == 0) | (pl.col("flop") == 2 * pl.col("amount")))
           & ((pl.col("turn") == 0) | (pl.col("turn") == pl.col("amount")))
           & ((pl.col("river") == 0) | (pl.col("river") == pl.col("amount"))))
-    return seats.filter(ok).with_columns(pl.lit("main").alias("bet")).drop("flop", "turn", "river", "antes", "parts")
+    return seats.filter(ok).with_columns(pl.lit("main").alias("bet")).drop("flop", "turn", "river", "antes", "parts", "off_table")
 
 
 COLUMNS = [*ROUND, "seat", "player_id", "dealer_id", "game", "ruleset", "ruleset_version", "currency", "shoe_id",
@@ -70,13 +73,13 @@ def settled_games(wagers: pl.DataFrame) -> pl.DataFrame:
     ``one_sided`` and ``k`` (its net from the cards on the 1/grid lattice of its stake)."""
     frames = []
     for game in GAMES:
-        w = _on_pay_table(wagers, game)
-        if w.height == 0:
-            continue
         default_decks = 1 if game == "holdem_bonus" else 8
-        w = w.with_columns(pl.col("decks").fill_null(default_decks).cast(pl.Int64))
+        every = wagers.filter(pl.col("game") == game).with_columns(pl.col("decks").fill_null(default_decks).cast(pl.Int64))
+        w = _on_pay_table(every, game)
+        if every.height == 0:
+            continue
         if game == "holdem_bonus":
-            w = pl.concat([w.filter(pl.col("bet") == "bonus").select(COLUMNS), _holdem_main(w).select(COLUMNS)])
+            w = pl.concat([w.filter(pl.col("bet") == "bonus").select(COLUMNS), _holdem_main(every).select(COLUMNS)])
         else:
             w = w.filter(pl.col("bet").is_in(TESTED_BETS[game])).select(COLUMNS)
         frames.append(w)
