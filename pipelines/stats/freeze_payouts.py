@@ -37,6 +37,19 @@ def holdem_records() -> dict[tuple, dict[int, int]]:
     return out
 
 
+def holdem_seat_pairs() -> dict[tuple, tuple[int, ...]]:
+    from pipelines.stats.payouts_holdem import main_key, simulate_seat_pairs
+    from rulebook.catalogue import builtin
+
+    out: dict[tuple, tuple[int, ...]] = {}
+    for name in HOLDEM_RULESETS:
+        for rs in builtin().versions(name):
+            key = main_key(rs.params)
+            if key not in out:
+                out[key] = simulate_seat_pairs(rs.params)
+    return out
+
+
 def render() -> str:
     def fmt(d: dict[int, int]) -> str:
         return "{" + ", ".join(f"{k}: {v}" for k, v in d.items()) + "}"
@@ -55,6 +68,10 @@ def render() -> str:
         "}",
         "HOLDEM_MAIN: dict[tuple, dict[int, int]] = {",
         *(f"    {k!r}: {fmt(v)}," for k, v in holdem_records().items()),
+        "}",
+        "# two seats of one round: (rounds, sum x, sum y, sum xy, sum x^2, sum y^2) of their main-game nets",
+        "HOLDEM_SEAT_PAIRS: dict[tuple, tuple[int, ...]] = {",
+        *(f"    {k!r}: {v!r}," for k, v in holdem_seat_pairs().items()),
         "}",
         "# fmt: on",
     ]
