@@ -102,12 +102,13 @@ def test_holdem_main_game_distribution():
 @pytest.mark.slow
 def test_frozen_records_are_reproduced_and_the_holdem_main_mean_is_the_engines():
     from pipelines.stats import payouts_frozen
-    from pipelines.stats.freeze_payouts import blackjack_records, holdem_records, holdem_seat_pairs
+    from pipelines.stats.freeze_payouts import blackjack_records, blackjack_seat_pairs, holdem_records, holdem_seat_pairs
     from rulebook.holdem_bonus.odds import ante_odds
 
     assert blackjack_records() == payouts_frozen.BLACKJACK_MAIN
     assert holdem_records() == payouts_frozen.HOLDEM_MAIN
     assert holdem_seat_pairs() == payouts_frozen.HOLDEM_SEAT_PAIRS
+    assert blackjack_seat_pairs() == payouts_frozen.BLACKJACK_SEAT_PAIRS
     d = bet_distribution(rs(HOIANA_HB), "main")
     assert -d.mean == pytest.approx(ante_odds(rs(HOIANA_HB).params, 2_000_000, 20261125, "basic").house_edge, abs=1e-12)
 
@@ -259,7 +260,8 @@ def test_a_rounds_seats_have_the_variance_of_their_correlation():
     main = bet_distribution(hb, "main")
     cov, _ = seat_covariance(hb.name, hb.version)
     assert 0.2 < cov / main.variance < 0.4
-    assert seat_correlation(bj.name, bj.version, 8, "insurance") == 1 == seat_correlation(bj.name, bj.version, 8, "main")
+    assert seat_correlation(bj.name, bj.version, 8, "insurance") == 1 == seat_correlation(bj.name, bj.version, 3, "main")
+    assert 0.3 < seat_correlation(bj.name, bj.version, 8, "main") < 0.42  # two seats on the engine's state machine
     assert seat_correlation(hb.name, hb.version, 1, "bonus") == 0
     rows = [(hb, "main", 1, 100), (hb, "main", 1, 200), (bj, "insurance", 8, 100), (bj, "insurance", 8, 200),
             (hb, "bonus", 1, 100), (hb, "bonus", 1, 200)]

@@ -13,9 +13,10 @@ as baccarat's (``distributions.batch_two_sided``). Which draws are independent:
   their nets are positively correlated. A round is one draw of the single-seat distribution with the
   round's mean (its stake times the mean per unit) and spread about it ``sqrt(sum a_i^2 + rho (A^2 -
   sum a_i^2))``, the variance of seats of correlation ``rho`` (``seat_correlation``). At Hold'em rho is the
-  engine's two-seat simulation (about 0.31, frozen in ``payouts_frozen``); at blackjack the engine has no
-  two-seat figure and rho = 1 is taken, the largest variance the seats can have together (Cauchy-Schwarz):
-  a bound, not the exact figure, so that test is conservative. The skew of a round is the single seat's
+  engine's two-seat simulation (about 0.31), at blackjack two seats played on the engine's state machine
+  (about 0.36), both under the stated strategy and frozen in ``payouts_frozen``; for a blackjack deck count
+  the record does not hold, rho = 1, the largest variance the seats can have together (Cauchy-Schwarz): a
+  bound, so that test is conservative. The skew of a round is the single seat's
   (an approximation: the saddle point uses it in the tail). Their null assumes a stated strategy
   (``payouts``), and a player who plays worse than it gives the house more: the test is one-sided,
   flagging only players winning more than that strategy allows.
@@ -99,13 +100,19 @@ def _draws(base: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
 
 
 def seat_correlation(name: str, version: str, decks: int, bet: str) -> float:
-    """The correlation of two seats' nets in one round: Insurance 1 (one card settles them all); the Hold'em main
-    game the engine's two-seat simulation (about 0.31); the blackjack main wager 1, an upper bound (the engine has no
-    two-seat figure: the seats share the dealer's hand); independent bets 0."""
-    if bet == "main" and _game(name, version) == "holdem_bonus":
-        from pipelines.stats.payouts_holdem import seat_covariance
+    """The correlation of two seats' nets in one round: Insurance 1 (one card settles them all); the main games the
+    engine's two-seat simulations (Hold'em about 0.31, blackjack about 0.36; frozen), or 1, the upper bound, for a
+    blackjack rule set or deck count the record does not hold; independent bets 0."""
+    if bet == "main":
+        variance = distribution_of(name, version, decks, bet).variance
+        if _game(name, version) == "holdem_bonus":
+            from pipelines.stats.payouts_holdem import seat_covariance
 
-        return seat_covariance(name, version)[0] / distribution_of(name, version, decks, bet).variance
+            return seat_covariance(name, version)[0] / variance
+        from pipelines.stats.payouts_blackjack import seat_covariance as blackjack_covariance
+
+        cov = blackjack_covariance(name, version, decks)
+        return 1.0 if cov is None else min(1.0, cov[0] / variance)
     return 1.0 if bet in PER_ROUND else 0.0
 
 
@@ -165,8 +172,7 @@ def _grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: 
                     "sd": round(float(sd[i]), 1), "skew": round(float(g[i]), 3), "tables": r["tables"],
                     "rounds_range": [r["first_round"], r["last_round"]], "tail": "Lugannani-Rice saddle point",
                     "one_sided": bool(r["one_sided"]),
-                    "variance": ({"blackjack": "a round's seats as one draw (an upper bound: they share the dealer's hand)",
-                                  "holdem_bonus": "a round's seats correlated as in the engine's two-seat simulation"}[r["game"]]
+                    "variance": ("a round's seats correlated as in the engine's two-seat simulation"
                                  if r["level"] == "main" else "exact")}
         rows.append({"kind": "hold_anomaly", "test": f"hold_{kind_label}", "entity": f"{kind_label} {r['key']} x {bet}",
                      "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
