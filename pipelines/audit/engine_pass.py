@@ -63,6 +63,9 @@ def engine_pass(
             w = wagers.join(keys, on=["table_id", "round_no"], how="semi")
             if rs.game == "baccarat" and params.vectorised and params.engine is None:
                 out = _baccarat_vector(group, w, amount_col, rs, with_rounds)
+            elif rs.game == "holdem_bonus" and params.vectorised and params.engine is None:
+                a = actions.join(keys, on=["table_id", "round_no"], how="semi")
+                out = _holdem_vector(group, w, a, amount_col, rs, params, with_rounds)
             else:
                 a = actions.join(keys, on=["table_id", "round_no"], how="semi")
                 out = _scalar(group, w, a, amount_col, rs, params, with_rounds)
@@ -260,6 +263,23 @@ def _append_round(r_rows: dict[str, list], i_rows: dict[str, list], row: dict, r
 
 def _int_or_none(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+# --------------------------------------------------------------------------------------------
+# Hold'em Bonus over columns
+
+
+def _holdem_vector(
+    ctx: pl.DataFrame, wagers: pl.DataFrame, actions: pl.DataFrame, amount_col: str, rs: RuleSet,
+    params: AuditParams, with_rounds: bool,
+) -> EngineOutput:
+    """``pipelines.audit.holdem_pass`` settles the clean rounds column-wise; the rest go through ``_scalar``."""
+    from pipelines.audit.holdem_pass import holdem_pass
+
+    def rest(c: pl.DataFrame, w: pl.DataFrame, a: pl.DataFrame) -> EngineOutput:
+        return _scalar(c, w, a, amount_col, rs, params, with_rounds)
+
+    return holdem_pass(ctx, wagers, actions, amount_col, rs, with_rounds, rest)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,444 @@
+"""Hold'em Bonus rounds re-settled over columns: the audit's frames in, its result frames out.
+
+Why a path of its own: the scalar engine, and even ``rulebook.holdem_bonus.vector.settle_many``, want a
+``RoundInput`` per round and give back a ``RoundResult`` with a ``Settlement`` per wager -- a dozen Python
+objects a round, which cost ten times the settlement itself. Here the context, wager and action frames
+are read as numpy columns: the seats dealt and every wager's seat index by sorting keys, each seat's
+decisions read once per distinct shape (a night has a few dozen), the cards gathered at the fixed
+positions of the rule set's deal procedure (``deal.layout``), every hand through the vectorised
+evaluator in one call, the wagers settled by the array kernels of ``rulebook.holdem_bonus.vector``, and
+the clauses, sentences and round outcomes built column-wise from the same templates the scalar engine
+fills (``rulebook.holdem_bonus.text``), so an investigator reads the same words whichever path settled.
+
+A round goes to the scalar engine, which stays the reference (``tests/test_holdem_pass.py`` holds the two
+equal), when anything in it asks for judgement: an irregularity of any kind (a foreign, unread, missing or
+duplicated card, a burn out of place, a card count off the procedure, another number of decks), a
+decision or wager the rules do not allow, a seat with no Ante, a second wager on an area, a jackpot wager
+off the stated stake, a hand that meets a jackpot line, or a deal stopped early with a jackpot wager on
+the table. ``benchmarks/holdem_pass.py`` prints how many.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Callable
+from functools import cache
+
+import numpy as np
+import polars as pl
+
+from pipelines.audit.frames import IRREGULARITIES_SCHEMA, ROUND_RESULTS_SCHEMA, WAGER_RESULTS_SCHEMA, conform, empty
+from rulebook import poker
+from rulebook.cards import FOREIGN, card_text
+from rulebook.holdem_bonus import text, vector
+from rulebook.holdem_bonus.deal import early_stops, layout
+from rulebook.holdem_bonus.decisions import CONCEDED, FOLDED, PLAYED
+from rulebook.holdem_bonus.hands import BONUS_LABELS
+from rulebook.holdem_bonus.params import HoldemBonusParams, stated
+from rulebook.ruleset import RuleSet
+
+MODES = ("shoe", "device")
+# seats 0..9: their names sort as their numbers, as the outcome's JSON keys must (json.dumps sort_keys)
+SEATS = 10
+STATUS_NAMES = (PLAYED, FOLDED, CONCEDED)
+PROGRESSIVE = vector.BET_CODES["progressive"]
+BONUS = vector.BET_CODES["bonus"]
+
+
+# --------------------------------------------------------------------------------------------
+# lookup columns, built once
+
+
+@cache
+def _hand_texts() -> pl.Series:
+    """The hand in words by strength (index 0 unused)."""
+    return pl.Series("hand", ["", *(text.hand(s) for s in range(1, poker.N_STRENGTHS + 1))], dtype=pl.String)
+
+
+@cache
+def _hand_json() -> pl.Series:
+    return pl.Series("hand", ["", *(json.dumps(text.hand(s)) for s in range(1, poker.N_STRENGTHS + 1))], dtype=pl.String)
+
+
+@cache
+def _card_texts(quoted: bool) -> pl.Series:
+    return pl.Series("card", [json.dumps(card_text(c)) if quoted else card_text(c) for c in range(52)], dtype=pl.String)
+
+
+def _fill(template: str, fields: dict[str, pl.Series | str], height: int) -> pl.Series:
+    """The template of ``text`` filled column-wise: literal parts as they are, each field from its column."""
+    columns: dict[str, pl.Series] = {}
+    parts: list[pl.Expr] = []
+    for literal, field, _, _ in string.Formatter().parse(template):
+        if literal:
+            parts.append(pl.lit(literal))
+        if field is not None:
+            value = fields[field]
+            if isinstance(value, str):
+                parts.append(pl.lit(value))
+            else:
+                columns[field] = value
+                parts.append(pl.col(field))
+    if not columns:  # a sentence with no field from the rows
+        return pl.Series("detail", ["".join(t for t, *_ in string.Formatter().parse(template))] * height, dtype=pl.String)
+    return pl.DataFrame(columns).select(pl.concat_str(parts).alias("detail")).to_series()
+
+
+# --------------------------------------------------------------------------------------------
+# the pass
+
+
+def holdem_pass(
+    ctx: pl.DataFrame,
+    wagers: pl.DataFrame,
+    actions: pl.DataFrame,
+    amount_col: str,
+    rs: RuleSet,
+    with_rounds: bool,
+    scalar: Callable[[pl.DataFrame, pl.DataFrame, pl.DataFrame], object],
+):
+    """Settle the rounds of ``ctx`` (one rule-set version); ``scalar(ctx, wagers, actions)`` settles the rest.
+
+    Returns an ``EngineOutput`` of the same frames the scalar pass gives (``pipelines.audit.engine_pass``).
+    """
+    from pipelines.audit.engine_pass import EngineOutput
+
+    p: HoldemBonusParams = rs.params
+    ctx_in = ctx
+    ctx = ctx.select("table_id", "round_no", "ruleset_version", "deal_mode", "decks", "codes", "burns").with_row_index("_ri")
+    n = ctx.height
+    keys = ctx.select("table_id", "round_no", "_ri")
+    w = wagers.join(keys, on=["table_id", "round_no"], how="inner").sort(["_ri", "wager_order"])
+    a = actions.join(keys, on=["table_id", "round_no"], how="inner").sort(["_ri", "action_order"])
+    ok = np.ones(n, dtype=bool)
+
+    mode = ctx["deal_mode"].replace_strict({"shoe": 0, "device": 1}, default=-1, return_dtype=pl.Int8).fill_null(-1).to_numpy()
+    ok &= mode >= 0
+    ok &= ctx["decks"].fill_null(p.decks).to_numpy() == p.decks
+
+    # the wagers: the seats dealt (those with an Ante, HTB-4.7, 4.11.1) and each wager's seat among them
+    wri = w["_ri"].to_numpy().astype(np.int64)
+    seat = w["seat"].fill_null(-1).to_numpy().astype(np.int64)
+    bet = w["bet"].replace_strict(vector.BET_CODES, default=-1, return_dtype=pl.Int8).fill_null(-1).to_numpy().astype(np.int64)
+    amount = w[amount_col].fill_null(-1).to_numpy().astype(np.int64)
+    seat_ok = (seat >= 0) & (seat < SEATS)
+    wkey = wri * SEATS + np.where(seat_ok, seat, 0)
+    seat_keys = np.unique(wkey[(bet == 0) & seat_ok])  # one row per seat dealt, by round then seat
+    n_total = len(seat_keys)
+    wpos = np.minimum(np.searchsorted(seat_keys, wkey), max(n_total - 1, 0))
+    found = seat_ok & (n_total > 0) & (seat_keys[wpos] == wkey if n_total else False)
+    bad = ~found | (bet < 0) | (amount < 0)
+    prog = p.progressive
+    if prog is None:
+        bad |= bet == PROGRESSIVE
+    elif stated(prog.stake):
+        bad |= (bet == PROGRESSIVE) & (amount != prog.stake)
+    ok[wri[bad]] = False
+    good_w = ~bad
+    area = np.sort(wkey[good_w] * 8 + bet[good_w])  # a second wager of a kind on one area (HTB-4.7.2)
+    ok[(area[1:][area[1:] == area[:-1]]) // (SEATS * 8)] = False
+    seat_ri = seat_keys // SEATS
+    seat_no = seat_keys % SEATS
+    n_seats = np.bincount(seat_ri, minlength=n)
+    ok &= n_seats > 0
+    first_seat = np.concatenate([[0], np.cumsum(n_seats)])
+    bets_mask = np.bincount(wpos[good_w], weights=(1 << bet[good_w]), minlength=n_total).astype(np.int64)
+
+    # the decisions, read once per distinct shape (seat's actions, its wagers, the deal mode)
+    seat_status = _seat_status(p, a, seat_keys, bets_mask, mode[seat_ri] if n_total else np.zeros(0, np.int8), ok)
+    ok[seat_ri[seat_status < 0]] = False
+    folded = np.bincount(seat_ri, weights=seat_status == 1, minlength=n).astype(np.int64)
+    all_folded = (folded == n_seats) & (n_seats > 0)
+    has_jackpot = np.zeros(n, dtype=bool)
+    has_jackpot[wri[bet == PROGRESSIVE]] = True
+    has_bonus = np.zeros(n, dtype=bool)
+    has_bonus[wri[bet == BONUS]] = True
+
+    # the cards, at the fixed positions of the deal procedure
+    hole = np.zeros((n_total, 2), dtype=np.uint8)
+    community = np.zeros((n, 5), dtype=np.uint8)
+    dealer = np.zeros((n, 2), dtype=np.uint8)
+    early = np.zeros(n, dtype=bool)  # every seat folded and the deal stopped after the hole cards
+    dealt = np.zeros(n, dtype=bool)
+    lens = ctx["codes"].list.len().fill_null(-1).to_numpy()
+    burn_lens = ctx["burns"].list.len().fill_null(-2).to_numpy()
+    ok &= lens == burn_lens
+    for m, name in enumerate(MODES):
+        procedure, clauses = p.deal(name)
+        of_mode = ok & (mode == m)
+        for ns in np.unique(n_seats[of_mode]).tolist():
+            lay = layout(procedure, clauses, ns)
+            of_shape = of_mode & (n_seats == ns)
+            stops = [(lay.length, of_shape)]
+            may_stop = of_shape & all_folded & ~has_jackpot & (p.folded_bonus_loses | ~has_bonus)
+            stops += [(length, may_stop) for length in early_stops(procedure, ns)]
+            for length, allowed in stops:
+                rows = np.flatnonzero(allowed & (lens == length))
+                if not rows.size:
+                    continue
+                codes, burns = _cards(ctx, rows, length)
+                fine = _clean_cards(codes, burns, lay.is_burn[:length])
+                rows, codes = rows[fine], codes[fine]
+                seat_rows = first_seat[rows][:, None] + np.arange(ns)
+                hole[seat_rows] = codes[:, lay.hole]
+                dealt[rows] = True
+                if length == lay.length:
+                    community[rows] = codes[:, lay.community]
+                    dealer[rows] = codes[:, lay.dealer]
+                else:
+                    early[rows] = True
+    ok &= dealt
+
+    # every hand of the rounds dealt in full, in one evaluator call
+    full = ok & ~early
+    seat_full = full[seat_ri]
+    fr = np.flatnonzero(full)
+    players = np.concatenate([hole[seat_full], community[seat_ri[seat_full]]], axis=1)
+    dealers = np.concatenate([dealer[fr], community[fr]], axis=1)
+    strengths = poker.evaluate7(np.ascontiguousarray(np.concatenate([players, dealers]), dtype=np.uint8))
+    p7 = np.ones(n_total, dtype=np.int64)
+    d7 = np.ones(n, dtype=np.int64)
+    p7[seat_full] = strengths[: len(players)]
+    d7[fr] = strengths[len(players):]
+
+    # the wagers settled (kernels of rulebook.holdem_bonus.vector)
+    sel = np.flatnonzero(ok[wri])
+    ws, wr, wb, wa = wpos[sel], wri[sel], bet[sel], amount[sel]
+    status = seat_status[ws]
+    player, dealer_s = p7[ws], d7[wr]
+    net, kind = vector.main_game(p, wb, status, player, dealer_s, wa)
+    net_b, kind_b, line_b = vector.bonus(p, status, hole[ws], dealer[wr], wa)
+    is_bonus = wb == BONUS
+    net = np.where(is_bonus, net_b, net)
+    kind = np.where(is_bonus, kind_b, kind)
+    is_jp = wb == PROGRESSIVE
+    if is_jp.any():
+        jp = np.flatnonzero(is_jp)
+        jp_full = full[wr[jp]]
+        met = np.zeros(len(jp), dtype=bool)
+        cards = np.concatenate([hole[ws[jp]], community[wr[jp]]], axis=1)[jp_full]
+        if len(cards):
+            hf = poker.evaluate(np.ascontiguousarray(cards[:, :5]))
+            ht = poker.evaluate(np.ascontiguousarray(cards[:, :6]))
+            comm = poker.evaluate(np.ascontiguousarray(cards[:, 2:]))
+            st = np.where((status[jp][jp_full] == 2) & prog.checked_after_concede, 1, status[jp][jp_full])
+            met[jp_full] = vector.jackpot_lines(p, st, hf, ht, player[jp][jp_full], comm).any(axis=1)
+        conceded_lost = (status[jp] == 2) & (not prog.checked_after_concede)
+        met &= ~conceded_lost
+        ok[wr[jp[met]]] = False  # a jackpot hand: the scalar engine pays it (amounts, envy, evidence)
+        net[jp] = -wa[jp]
+        kind[jp] = np.where(conceded_lost, vector.CONCEDE, np.where(status[jp] != 0, _JP_LOSE_AFTER_FOLD, _JP_LOSE))
+        keep = ok[wr]
+        sel, ws, wr, wb, wa = sel[keep], ws[keep], wr[keep], wb[keep], wa[keep]
+        status, player, dealer_s, net, kind, line_b = status[keep], player[keep], dealer_s[keep], net[keep], kind[keep], line_b[keep]
+
+    wagers_out = _wager_frame(p, w, sel, ws, wr, wb, net, kind, line_b, player, dealer_s, hole, seat_no, mode)
+    rounds_out = empty(ROUND_RESULTS_SCHEMA)
+    if with_rounds:
+        rounds_out = _round_frame(ctx, ok, early, seat_ri, seat_no, seat_status, p7, d7, community)
+
+    rest = ~ok
+    if not rest.any():
+        return EngineOutput(wagers_out, rounds_out, empty(IRREGULARITIES_SCHEMA))
+    other = scalar(
+        ctx_in.filter(pl.Series(rest)),
+        w.filter(pl.Series(rest[wri])).drop("_ri"),
+        a.filter(pl.Series(rest[a["_ri"].to_numpy()])).drop("_ri"),
+    )
+    return EngineOutput(
+        pl.concat([wagers_out, other.wagers]),
+        pl.concat([rounds_out, other.rounds]) if with_rounds else rounds_out,
+        other.irregularities,
+    )
+
+
+# two outcome kinds beyond vector's: a jackpot wager that meets no line, on a hand in play or folded
+_JP_LOSE, _JP_LOSE_AFTER_FOLD = 100, 101
+
+
+def _seat_status(p: HoldemBonusParams, a: pl.DataFrame, seat_keys: np.ndarray, bets_mask: np.ndarray,
+                 seat_mode: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """Per seat dealt: 0 played, 1 folded, 2 conceded, -1 anything the scalar engine must judge.
+
+    Marks ``ok`` False for a round with an action on a seat with no Ante or an action name with a comma."""
+    n_total = len(seat_keys)
+    ari = a["_ri"].to_numpy().astype(np.int64)
+    aseat = a["seat"].fill_null(-1).to_numpy().astype(np.int64)
+    names = a["action"]
+    aok = (aseat >= 0) & (aseat < SEATS) & names.is_not_null().to_numpy() & ~names.str.contains(",", literal=True).fill_null(True).to_numpy()
+    akey = ari * SEATS + np.where(aok, aseat, 0)
+    apos = np.minimum(np.searchsorted(seat_keys, akey), max(n_total - 1, 0))
+    aok &= (n_total > 0) & (seat_keys[apos] == akey if n_total else False)
+    ok[ari[~aok]] = False
+    seat_actions = (
+        pl.DataFrame({"s": apos[aok], "action": names.filter(pl.Series(aok))})
+        .group_by("s", maintain_order=True).agg(pl.col("action").str.join(","))
+    )
+    seats = pl.DataFrame({"s": np.arange(n_total), "mask": bets_mask, "mode": seat_mode.astype(np.int8)}).join(
+        seat_actions, on="s", how="left"
+    ).with_columns(pl.col("action").fill_null(""))
+    shapes = seats.select("action", "mask", "mode").unique()
+    status = [
+        _shape_status(p, MODES[m], act, mask) if m >= 0 else -1
+        for act, mask, m in shapes.iter_rows()
+    ]
+    shapes = shapes.with_columns(pl.Series("status", status, dtype=pl.Int8))
+    return seats.join(shapes, on=["action", "mask", "mode"], how="left").sort("s")["status"].to_numpy().astype(np.int64)
+
+
+def _shape_status(p: HoldemBonusParams, mode: str, actions: str, mask: int) -> int:
+    bets = tuple(b for k, b in enumerate(vector.engine.BETS) if mask >> k & 1)
+    status = vector._read_status(p, mode, tuple(actions.split(",")) if actions else (), bets)
+    return -1 if status is None else STATUS_NAMES.index(status)
+
+
+def _cards(ctx: pl.DataFrame, rows: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
+    part = ctx[rows.tolist()] if len(rows) < ctx.height else ctx
+    codes = part["codes"].list.to_array(length).to_numpy().astype(np.int16).reshape(len(rows), length)
+    burns = part["burns"].list.to_array(length).to_numpy().astype(bool).reshape(len(rows), length)
+    return codes, burns
+
+
+def _clean_cards(codes: np.ndarray, burns: np.ndarray, is_burn: np.ndarray) -> np.ndarray:
+    """Rows whose burns are where the procedure has them, every dealt card readable, no foreign card, no card twice."""
+    fine = (burns == is_burn).all(axis=1)
+    fine &= ((codes[:, ~is_burn] >= 0) & (codes[:, ~is_burn] <= 51)).all(axis=1)
+    fine &= (codes != FOREIGN).all(axis=1) & (codes <= 51).all(axis=1)
+    srt = np.sort(np.where(codes < 0, 1000 + np.arange(codes.shape[1]), codes), axis=1)
+    fine &= (np.diff(srt, axis=1) != 0).all(axis=1)
+    return fine
+
+
+# --------------------------------------------------------------------------------------------
+# the frames, column-wise
+
+
+def _classes(p: HoldemBonusParams) -> list[tuple[str, str, dict[str, str]]]:
+    """Every outcome class of a wager: (clause, sentence template, the template's fields that are fixed)."""
+    sd = p.showdown
+    out: list[tuple[str, str, dict[str, str]]] = []
+    for name in MODES:  # 0, 1: a fold, by deal mode (the clauses differ)
+        out.append((p.decisions(name).fold, text.FOLDED, {}))
+    out.append((sd.concede, text.CONCEDED, {}))  # 2
+    for b in ("ante", "flop", "turn", "river"):  # 3..6: a win, by bet
+        payout = getattr(p, b)
+        out.append((payout.clause, text.WIN, {"odds": text.odds_words(str(payout.odds))}))
+    out.append((p.ante_qualifier_clause, text.ANTE_STAND_OFF, {"qualifier": text.QUALIFIER_NAMES[p.ante_qualifier]}))  # 7
+    out.append((sd.lose, text.LOSE, {}))  # 8
+    out.append((sd.stand_off, text.STAND_OFF, {}))  # 9
+    out.append((sd.bonus_lose, text.BONUS_LOSE, {}))  # 10
+    lose_clause = p.progressive.lose_clause if p.progressive else ""
+    out.append((lose_clause, text.jackpot_lose(False), {}))  # 11
+    out.append((lose_clause, text.jackpot_lose(True), {}))  # 12
+    for line in p.bonus_pay_table:  # 13..: a Bonus win, by pay-table line
+        out.append((line.clause, text.BONUS_WIN, {"label": BONUS_LABELS[line.hand], "odds": text.odds_words(line.odds)}))
+    return out
+
+
+def _wager_frame(p, w, sel, ws, wr, wb, net, kind, line_b, player, dealer_s, hole, seat_no, mode) -> pl.DataFrame:
+    main_win = {0: 3, 2: 4, 3: 5, 4: 6}
+    win_class = np.full(6, 3, dtype=np.int64)
+    for b, c in main_win.items():
+        win_class[b] = c
+    cls = np.select(
+        [kind == vector.FOLD, kind == vector.CONCEDE, kind == vector.WIN, kind == vector.ANTE_STAND_OFF,
+         kind == vector.LOSE, kind == vector.STAND_OFF, kind == vector.BONUS_LOSE, kind == _JP_LOSE,
+         kind == _JP_LOSE_AFTER_FOLD, kind == vector.BONUS_WIN],
+        [mode[wr], 2, win_class[wb], 7, 8, 9, 10, 11, 12, 13 + line_b],
+        -1,
+    )
+    classes = _classes(p)
+    net = np.where((kind == vector.ANTE_STAND_OFF) | (kind == vector.STAND_OFF), 0, net)
+    bet_names = w["bet"].gather(pl.Series(sel))
+    seat_text = pl.Series(seat_no[ws]).cast(pl.String)
+    order: list[np.ndarray] = []
+    details: list[pl.Series] = []
+    for c in np.unique(cls).tolist():
+        rows = np.flatnonzero(cls == c)
+        clause, template, fixed = classes[c]
+        fields: dict[str, pl.Series | str] = dict(fixed)
+        take = pl.Series(rows)
+        if "{bet}" in template:
+            fields["bet"] = bet_names.gather(take)
+        if "{seat}" in template:
+            fields["seat"] = seat_text.gather(take)
+        if "{player}" in template:
+            fields["player"] = _hand_texts().gather(pl.Series(player[rows]))
+        if "{dealer}" in template:
+            fields["dealer"] = _hand_texts().gather(pl.Series(dealer_s[rows]))
+        if "{card1}" in template:
+            cards = hole[ws[rows]]
+            fields["card1"] = _card_texts(False).gather(pl.Series(cards[:, 0].astype(np.int64)))
+            fields["card2"] = _card_texts(False).gather(pl.Series(cards[:, 1].astype(np.int64)))
+        order.append(rows)
+        details.append(_fill(template, fields, len(rows)))
+    clause_table = pl.Series([c for c, _, _ in classes], dtype=pl.String)
+    idx = np.concatenate(order) if order else np.zeros(0, dtype=np.int64)
+    detail = pl.DataFrame({"i": idx, "detail": pl.concat(details) if details else pl.Series([], dtype=pl.String)}).sort("i")["detail"]
+    out = w.select("table_id", "round_no", "wager_id").gather(pl.Series(sel)) if len(sel) else w.select("table_id", "round_no", "wager_id").clear()
+    out = out.with_columns(
+        pl.Series("net", net, dtype=pl.Int64),
+        clause_table.gather(pl.Series(cls)).alias("pay_clause"),
+        detail.alias("detail"),
+        pl.lit(None, dtype=pl.String).alias("unsettled_reason"),
+    )
+    return conform(out, WAGER_RESULTS_SCHEMA)
+
+
+def _round_frame(ctx, ok, early, seat_ri, seat_no, seat_status, p7, d7, community) -> pl.DataFrame:
+    """The round results: not void, the outcome in the scalar engine's JSON (sorted keys), nothing else."""
+    rows = np.flatnonzero(ok)
+    seat_sel = np.flatnonzero(ok[seat_ri])
+    ri = seat_ri[seat_sel]
+    st = seat_status[seat_sel]
+    in_full = ~early[ri]
+    status_json = pl.Series([f'"status": "{s}"}}' for s in STATUS_NAMES]).gather(pl.Series(st))
+    result = np.where(p7[seat_sel] > d7[ri], 0, np.where(p7[seat_sel] < d7[ri], 1, 2))
+    result_json = pl.Series(['"result": "win", ', '"result": "lose", ', '"result": "stand_off", ', ""]).gather(
+        pl.Series(np.where((st == 0) & in_full, result, 3))
+    )
+    hand_json = pl.concat_str([pl.lit('"hand": '), pl.col("h"), pl.lit(", ")])
+    seats = pl.DataFrame({
+        "_ri": ri,
+        "key": pl.Series(seat_no[seat_sel]).cast(pl.String),
+        "h": _hand_json().gather(pl.Series(p7[seat_sel])),
+        "full": in_full,
+        "result": result_json,
+        "status": status_json,
+    }).select(
+        "_ri",
+        pl.concat_str([
+            pl.lit('"'), pl.col("key"), pl.lit('": {'),
+            pl.when(pl.col("full")).then(hand_json).otherwise(pl.lit("")),
+            pl.col("result"), pl.col("status"),
+        ]).alias("entry"),
+    ).group_by("_ri", maintain_order=True).agg(pl.col("entry").str.join(", "))
+    quoted = _card_texts(True)
+    comm = community[rows].astype(np.int64)
+    full = ~early[rows]
+    head = pl.DataFrame({
+        "_ri": rows.astype(np.uint32),
+        "full": full,
+        "dealer": _hand_json().gather(pl.Series(d7[rows])),
+        **{f"c{k}": quoted.gather(pl.Series(comm[:, k])) for k in range(5)},
+    })
+    head = head.join(seats.with_columns(pl.col("_ri").cast(pl.UInt32)), on="_ri", how="left", maintain_order="left")
+    outcome = pl.concat_str([
+        pl.when(pl.col("full")).then(pl.concat_str([
+            pl.lit('{"community": ['), pl.col("c0"), pl.lit(", "), pl.col("c1"), pl.lit(", "), pl.col("c2"), pl.lit(", "),
+            pl.col("c3"), pl.lit(", "), pl.col("c4"), pl.lit('], "dealer_hand": '), pl.col("dealer"), pl.lit(", "),
+        ])).otherwise(pl.lit("{")),
+        pl.lit('"seats": {'), pl.col("entry"), pl.lit("}}"),
+    ])
+    picked = ctx.select("table_id", "round_no", "ruleset_version").gather(pl.Series(rows))
+    out = picked.with_columns(
+        pl.lit(False).alias("engine_void"),
+        pl.lit(None, dtype=pl.String).alias("void_clause"),
+        head.select(outcome.alias("outcome")).to_series(),
+        pl.lit(None, dtype=pl.String).alias("out_winner"),
+        pl.lit(None, dtype=pl.Int16).alias("out_player_points"),
+        pl.lit(None, dtype=pl.Int16).alias("out_banker_points"),
+        pl.lit(None, dtype=pl.String).alias("engine_error"),
+    )
+    return conform(out, ROUND_RESULTS_SCHEMA)
