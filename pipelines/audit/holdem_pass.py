@@ -34,7 +34,14 @@ from rulebook.cards import FOREIGN, card_text
 from rulebook.holdem_bonus import text, vector
 from rulebook.holdem_bonus.deal import early_stops, layout
 from rulebook.holdem_bonus.decisions import CONCEDED, FOLDED, PLAYED
-from rulebook.holdem_bonus.hands import BONUS_LABELS
+from rulebook.holdem_bonus.hands import (
+    BONUS_LABELS,
+    JackpotStrengths,
+    MissingEvidence,
+    is_royal_or_straight_flush_line,
+    jackpot_payout,
+    lines_met,
+)
 from rulebook.holdem_bonus.params import HoldemBonusParams, stated
 from rulebook.ruleset import RuleSet
 
@@ -106,7 +113,7 @@ def holdem_pass(
 
     p: HoldemBonusParams = rs.params
     ctx_in = ctx
-    ctx = ctx.select("table_id", "round_no", "ruleset_version", "deal_mode", "decks", "codes", "burns").with_row_index("_ri")
+    ctx = ctx.select("table_id", "round_no", "ruleset_version", "deal_mode", "decks", "codes", "burns", "jackpot_meter", "currency").with_row_index("_ri")
     n = ctx.height
     keys = ctx.select("table_id", "round_no", "_ri")
     w = wagers.join(keys, on=["table_id", "round_no"], how="inner").sort(["_ri", "wager_order"])
@@ -213,27 +220,26 @@ def holdem_pass(
     net = np.where(is_bonus, net_b, net)
     kind = np.where(is_bonus, kind_b, kind)
     is_jp = wb == PROGRESSIVE
+    won: dict[int, tuple[str, str]] = {}  # wager row -> (clause, sentence) of a jackpot wager that wins
     if is_jp.any():
-        jp = np.flatnonzero(is_jp)
-        jp_full = full[wr[jp]]
-        met = np.zeros(len(jp), dtype=bool)
-        cards = np.concatenate([hole[ws[jp]], community[wr[jp]]], axis=1)[jp_full]
-        if len(cards):
-            hf = poker.evaluate(np.ascontiguousarray(cards[:, :5]))
-            ht = poker.evaluate(np.ascontiguousarray(cards[:, :6]))
-            comm = poker.evaluate(np.ascontiguousarray(cards[:, 2:]))
-            st = np.where((status[jp][jp_full] == 2) & prog.checked_after_concede, 1, status[jp][jp_full])
-            met[jp_full] = vector.jackpot_lines(p, st, hf, ht, player[jp][jp_full], comm).any(axis=1)
+        jp = np.flatnonzero(is_jp)  # every round with a jackpot wager was dealt in full (see `may_stop`)
+        cards = np.ascontiguousarray(np.concatenate([hole[ws[jp]], community[wr[jp]]], axis=1))
+        hf = poker.evaluate(np.ascontiguousarray(cards[:, :5]))
+        ht = poker.evaluate(np.ascontiguousarray(cards[:, :6]))
+        comm = poker.evaluate(np.ascontiguousarray(cards[:, 2:]))
+        st = np.where((status[jp] == 2) & prog.checked_after_concede, 1, status[jp])
+        met = vector.jackpot_lines(p, st, hf, ht, player[jp], comm).any(axis=1)
         conceded_lost = (status[jp] == 2) & (not prog.checked_after_concede)
         met &= ~conceded_lost
-        ok[wr[jp[met]]] = False  # a jackpot hand: the scalar engine pays it (amounts, envy, evidence)
         net[jp] = -wa[jp]
         kind[jp] = np.where(conceded_lost, vector.CONCEDE, np.where(status[jp] != 0, _JP_LOSE_AFTER_FOLD, _JP_LOSE))
+        if met.any():
+            _jackpot_wins(prog, ctx, jp[met], hf[met], ht[met], comm[met], sel, wr, wa, status, player, net, kind, ok, won)
         keep = ok[wr]
         sel, ws, wr, wb, wa = sel[keep], ws[keep], wr[keep], wb[keep], wa[keep]
         status, player, dealer_s, net, kind, line_b = status[keep], player[keep], dealer_s[keep], net[keep], kind[keep], line_b[keep]
 
-    wagers_out = _wager_frame(p, w, sel, ws, wr, wb, net, kind, line_b, player, dealer_s, hole, seat_no, mode)
+    wagers_out = _wager_frame(p, w, sel, ws, wr, wb, net, kind, line_b, player, dealer_s, hole, seat_no, mode, won)
     rounds_out = empty(ROUND_RESULTS_SCHEMA)
     if with_rounds:
         rounds_out = _round_frame(ctx, ok, early, seat_ri, seat_no, seat_status, p7, d7, community)
@@ -253,8 +259,34 @@ def holdem_pass(
     )
 
 
-# two outcome kinds beyond vector's: a jackpot wager that meets no line, on a hand in play or folded
-_JP_LOSE, _JP_LOSE_AFTER_FOLD = 100, 101
+# outcome kinds beyond vector's: a jackpot wager that meets no line (a hand in play, a folded one), one that wins
+_JP_LOSE, _JP_LOSE_AFTER_FOLD, _JP_WIN = 100, 101, 102
+
+
+def _jackpot_wins(prog, ctx, rows, hf, ht, comm, sel, wr, wa, status, player, net, kind, ok, won) -> None:
+    """The jackpot wagers whose hands meet a line (a few a night), paid by the scalar engine's own functions
+    (``hands.lines_met``, ``hands.jackpot_payout``); a round where the guide's Bonus Jackpot (envy) is due,
+    or where the record lacks what a payout needs (a meter, the currency), goes to the scalar engine whole."""
+    by_round: dict[int, list[tuple[int, tuple]]] = {}
+    for k, i in enumerate(rows.tolist()):
+        js = JackpotStrengths(int(hf[k]), int(ht[k]), int(player[i]), int(comm[k]))
+        by_round.setdefault(int(wr[i]), []).append((i, lines_met(prog, js, bool(status[i] != 0))))
+    for r, items in by_round.items():
+        if prog.envy_offered() and any(is_royal_or_straight_flush_line(l) for _, met in items for l in met):
+            ok[r] = False
+            continue
+        meter, currency = ctx["jackpot_meter"][r], ctx["currency"][r]
+        try:
+            paid = [(i, *jackpot_payout(prog, met, meter, currency)) for i, met in items]
+        except MissingEvidence:
+            ok[r] = False
+            continue
+        for i, payout, line in paid:
+            if payout == 0:
+                continue  # the loss already written
+            net[i] = payout - int(wa[i]) if prog.wager_on_win == "collected" else payout
+            kind[i] = _JP_WIN
+            won[int(sel[i])] = (line.clause, text.jackpot_win(text.line_description(line), payout, prog.wager_on_win, 0))
 
 
 def _seat_status(p: HoldemBonusParams, a: pl.DataFrame, seat_keys: np.ndarray, bets_mask: np.ndarray,
@@ -336,7 +368,7 @@ def _classes(p: HoldemBonusParams) -> list[tuple[str, str, dict[str, str]]]:
     return out
 
 
-def _wager_frame(p, w, sel, ws, wr, wb, net, kind, line_b, player, dealer_s, hole, seat_no, mode) -> pl.DataFrame:
+def _wager_frame(p, w, sel, ws, wr, wb, net, kind, line_b, player, dealer_s, hole, seat_no, mode, won) -> pl.DataFrame:
     main_win = {0: 3, 2: 4, 3: 5, 4: 6}
     win_class = np.full(6, 3, dtype=np.int64)
     for b, c in main_win.items():
@@ -354,7 +386,7 @@ def _wager_frame(p, w, sel, ws, wr, wb, net, kind, line_b, player, dealer_s, hol
     seat_text = pl.Series(seat_no[ws]).cast(pl.String)
     order: list[np.ndarray] = []
     details: list[pl.Series] = []
-    for c in np.unique(cls).tolist():
+    for c in np.unique(cls[cls >= 0]).tolist():
         rows = np.flatnonzero(cls == c)
         clause, template, fixed = classes[c]
         fields: dict[str, pl.Series | str] = dict(fixed)
@@ -373,13 +405,20 @@ def _wager_frame(p, w, sel, ws, wr, wb, net, kind, line_b, player, dealer_s, hol
             fields["card2"] = _card_texts(False).gather(pl.Series(cards[:, 1].astype(np.int64)))
         order.append(rows)
         details.append(_fill(template, fields, len(rows)))
-    clause_table = pl.Series([c for c, _, _ in classes], dtype=pl.String)
+    clause_table = pl.Series([*(c for c, _, _ in classes), None], dtype=pl.String)
+    clause = clause_table.gather(pl.Series(np.where(cls >= 0, cls, len(classes))))
+    special = np.flatnonzero(kind == _JP_WIN)
+    if special.size:
+        paid = [won[int(sel[i])] for i in special]
+        clause = clause.scatter(special, pl.Series([c for c, _ in paid], dtype=pl.String))
+        order.append(special)
+        details.append(pl.Series("detail", [d for _, d in paid], dtype=pl.String))
     idx = np.concatenate(order) if order else np.zeros(0, dtype=np.int64)
     detail = pl.DataFrame({"i": idx, "detail": pl.concat(details) if details else pl.Series([], dtype=pl.String)}).sort("i")["detail"]
     out = w.select("table_id", "round_no", "wager_id").gather(pl.Series(sel)) if len(sel) else w.select("table_id", "round_no", "wager_id").clear()
     out = out.with_columns(
         pl.Series("net", net, dtype=pl.Int64),
-        clause_table.gather(pl.Series(cls)).alias("pay_clause"),
+        clause.alias("pay_clause"),
         detail.alias("detail"),
         pl.lit(None, dtype=pl.String).alias("unsettled_reason"),
     )
