@@ -33,7 +33,7 @@ from rulebook import poker
 from rulebook.cards import FOREIGN, card_text
 from rulebook.holdem_bonus import text, vector
 from rulebook.holdem_bonus.deal import early_stops, layout
-from rulebook.holdem_bonus.decisions import CONCEDED, FOLDED, PLAYED
+from rulebook.holdem_bonus.decisions import ACTIONS, CONCEDED, FOLDED, PLAYED
 from rulebook.holdem_bonus.hands import (
     BONUS_LABELS,
     JackpotStrengths,
@@ -48,6 +48,8 @@ from rulebook.ruleset import RuleSet
 MODES = ("shoe", "device")
 # seats 0..9: their names sort as their numbers, as the outcome's JSON keys must (json.dumps sort_keys)
 SEATS = 10
+# a seat decides at most four times (flop, turn, river, concede): more is illegal, and the scalar engine says so
+MAX_ACTIONS = 4
 STATUS_NAMES = (PLAYED, FOLDED, CONCEDED)
 PROGRESSIVE = vector.BET_CODES["progressive"]
 BONUS = vector.BET_CODES["bonus"]
@@ -293,35 +295,43 @@ def _seat_status(p: HoldemBonusParams, a: pl.DataFrame, seat_keys: np.ndarray, b
                  seat_mode: np.ndarray, ok: np.ndarray) -> np.ndarray:
     """Per seat dealt: 0 played, 1 folded, 2 conceded, -1 anything the scalar engine must judge.
 
-    Marks ``ok`` False for a round with an action on a seat with no Ante or an action name with a comma."""
+    A seat's decisions are coded as one integer (its action names, in order, as base-8 digits), so that
+    the decision reader (``decisions.read_seat``) runs once per distinct shape -- a few dozen a night --
+    and not once per seat. Marks ``ok`` False for a round with an action on a seat that has no Ante."""
     n_total = len(seat_keys)
     ari = a["_ri"].to_numpy().astype(np.int64)
     aseat = a["seat"].fill_null(-1).to_numpy().astype(np.int64)
-    names = a["action"]
-    aok = (aseat >= 0) & (aseat < SEATS) & names.is_not_null().to_numpy() & ~names.str.contains(",", literal=True).fill_null(True).to_numpy()
+    # 1..6: the names decisions.py knows; 7: any other (null included), which no state of the reader allows
+    code = a["action"].replace_strict({n: k + 1 for k, n in enumerate(ACTIONS)}, default=7, return_dtype=pl.Int64)
+    code = code.fill_null(7).to_numpy()
+    aok = (aseat >= 0) & (aseat < SEATS)
     akey = ari * SEATS + np.where(aok, aseat, 0)
     apos = np.minimum(np.searchsorted(seat_keys, akey), max(n_total - 1, 0))
     aok &= (n_total > 0) & (seat_keys[apos] == akey if n_total else False)
     ok[ari[~aok]] = False
-    seat_actions = (
-        pl.DataFrame({"s": apos[aok], "action": names.filter(pl.Series(aok))})
-        .group_by("s", maintain_order=True).agg(pl.col("action").str.join(","))
-    )
-    seats = pl.DataFrame({"s": np.arange(n_total), "mask": bets_mask, "mode": seat_mode.astype(np.int8)}).join(
-        seat_actions, on="s", how="left"
-    ).with_columns(pl.col("action").fill_null(""))
-    shapes = seats.select("action", "mask", "mode").unique()
-    status = [
-        _shape_status(p, MODES[m], act, mask) if m >= 0 else -1
-        for act, mask, m in shapes.iter_rows()
-    ]
-    shapes = shapes.with_columns(pl.Series("status", status, dtype=pl.Int8))
-    return seats.join(shapes, on=["action", "mask", "mode"], how="left").sort("s")["status"].to_numpy().astype(np.int64)
+    apos, code = apos[aok], code[aok]
+    by_seat = np.argsort(apos, kind="stable")  # each seat's actions together, in the order they happened
+    count = np.bincount(apos, minlength=n_total)
+    starts = np.concatenate([[0], np.cumsum(count)])[:-1]
+    k = np.empty(len(apos), dtype=np.int64)
+    k[by_seat] = np.arange(len(apos)) - starts[apos[by_seat]]
+    k = np.minimum(k, MAX_ACTIONS)
+    shape = np.bincount(apos, weights=code * 8.0 ** k, minlength=n_total).astype(np.int64)
+    too_many = count > MAX_ACTIONS  # more decisions than a seat can legally make: some must be illegal
+    key = ((shape * 8 + np.minimum(count, 7)) * 64 + bets_mask) * 2 + seat_mode.astype(np.int64)
+    uniq, inverse = np.unique(key, return_inverse=True)
+    status = np.array([_shape_status(p, int(u)) for u in uniq.tolist()], dtype=np.int64)[inverse]
+    return np.where(too_many, -1, status)
 
 
-def _shape_status(p: HoldemBonusParams, mode: str, actions: str, mask: int) -> int:
-    bets = tuple(b for k, b in enumerate(vector.engine.BETS) if mask >> k & 1)
-    status = vector._read_status(p, mode, tuple(actions.split(",")) if actions else (), bets)
+def _shape_status(p: HoldemBonusParams, key: int) -> int:
+    """The status of one shape of seat (see :func:`_seat_status`), read by ``decisions.read_seat`` itself."""
+    mode, key = MODES[key & 1], key >> 1
+    mask, key = key & 63, key >> 6
+    count, shape = key & 7, key >> 3
+    names = tuple(ACTIONS[(shape >> (3 * j) & 7) - 1] if (shape >> (3 * j) & 7) <= len(ACTIONS) else "?" for j in range(count))
+    bets = tuple(b for j, b in enumerate(vector.engine.BETS) if mask >> j & 1)
+    status = vector._read_status(p, mode, names, bets)
     return -1 if status is None else STATUS_NAMES.index(status)
 
 
