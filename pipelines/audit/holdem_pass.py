@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import string
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -103,34 +104,181 @@ def holdem_pass(
     wagers: pl.DataFrame,
     actions: pl.DataFrame,
     amount_col: str,
-    rs: RuleSet,
+    rulesets: dict[str, RuleSet],
     with_rounds: bool,
-    scalar: Callable[[pl.DataFrame, pl.DataFrame, pl.DataFrame], object],
+    scalar: Callable[[pl.DataFrame, pl.DataFrame, pl.DataFrame, RuleSet], object],
 ):
-    """Settle the rounds of ``ctx`` (one rule-set version); ``scalar(ctx, wagers, actions)`` settles the rest.
+    """Settle the rounds of ``ctx`` (any Hold'em rule-set versions, ``ruleset_version`` the key into ``rulesets``);
+    ``scalar(ctx, wagers, actions, rs)`` settles the rest, one version at a time.
 
     Returns an ``EngineOutput`` of the same frames the scalar pass gives (``pipelines.audit.engine_pass``).
     """
     from pipelines.audit.engine_pass import EngineOutput
 
-    p: HoldemBonusParams = rs.params
-    ctx_in = ctx
-    ctx = ctx.select("table_id", "round_no", "ruleset_version", "deal_mode", "decks", "codes", "burns", "jackpot_meter", "currency").with_row_index("_ri")
-    n = ctx.height
-    keys = ctx.select("table_id", "round_no", "_ri")
-    w = wagers.join(keys, on=["table_id", "round_no"], how="inner").sort(["_ri", "wager_order"])
-    a = actions.join(keys, on=["table_id", "round_no"], how="inner").sort(["_ri", "action_order"])
-    ok = np.ones(n, dtype=bool)
+    c = ctx.select(*CONTEXT).with_row_index("_ri")
+    n = c.height
+    wri, w = _with_round_index(wagers, c, "wager_order")
+    ari, a = _with_round_index(actions, c, "action_order")
+    if wri is None or ari is None:  # a round twice in the context: the scalar pass says what it does with it
+        return _concat(EngineOutput, [
+            scalar(ctx.filter(pl.col("ruleset_version") == key), wagers, actions, rulesets[key])
+            for key in ctx["ruleset_version"].unique(maintain_order=True).to_list()
+        ], with_rounds)
+    columns = _Columns(
+        wri=wri,
+        seat=w["seat"].fill_null(-1).to_numpy().astype(np.int64),
+        bet=w["bet"].replace_strict(vector.BET_CODES, default=-1, return_dtype=pl.Int8).fill_null(-1).to_numpy().astype(np.int64),
+        amount=w[amount_col].fill_null(-1).to_numpy().astype(np.int64),
+        ari=ari,
+        aseat=a["seat"].fill_null(-1).to_numpy().astype(np.int64),
+        # 1..6: the names decisions.py knows; 7: any other (null included), which no state of its reader allows
+        acode=a["action"].replace_strict({n: k + 1 for k, n in enumerate(ACTIONS)}, default=7, return_dtype=pl.Int64)
+        .fill_null(7).to_numpy(),
+    )
+    version_keys = c["ruleset_version"].unique(maintain_order=True).to_list()
+    version = c["ruleset_version"].replace_strict({k: i for i, k in enumerate(version_keys)}, return_dtype=pl.Int64).to_numpy()
+    rest = np.zeros(n, dtype=bool)
+    parts: list[_Settled] = []
+    classes: list[tuple[str, str, dict[str, str]]] = []
+    for k, key in enumerate(version_keys):
+        rows = np.flatnonzero(version == k)
+        local = np.full(n, -1, dtype=np.int64)
+        local[rows] = np.arange(len(rows))
+        wi = np.flatnonzero(version[wri] == k)
+        ai = np.flatnonzero(version[ari] == k)
+        p = rulesets[key].params
+        done = _settle_version(p, c[rows.tolist()] if len(rows) < n else c, rows, wi, columns.take(local, wi, ai), len(classes))
+        classes += _classes(p)
+        rest[rows[~done.ok]] = True
+        parts.append(done)
+    outputs = [EngineOutput(
+        _wager_frame(w, parts, classes),
+        _round_frame(c, parts) if with_rounds else empty(ROUND_RESULTS_SCHEMA),
+        empty(IRREGULARITIES_SCHEMA),
+    )]
+    for k, key in enumerate(version_keys):
+        handed = rest & (version == k)
+        if handed.any():
+            outputs.append(scalar(
+                ctx.filter(pl.Series(handed)),
+                w.filter(pl.Series(handed[wri])).drop("_ri"),
+                a.filter(pl.Series(handed[ari])).drop("_ri"),
+                rulesets[key],
+            ))
+    return _concat(EngineOutput, outputs, with_rounds)
 
+
+# what the pass reads of the context frame
+CONTEXT = ("table_id", "round_no", "ruleset_version", "deal_mode", "decks", "codes", "burns", "jackpot_meter", "currency")
+
+
+def _concat(EngineOutput, outputs: list, with_rounds: bool):
+    return EngineOutput(
+        pl.concat([o.wagers for o in outputs]) if outputs else empty(WAGER_RESULTS_SCHEMA),
+        pl.concat([o.rounds for o in outputs]) if outputs and with_rounds else empty(ROUND_RESULTS_SCHEMA),
+        pl.concat([o.irregularities for o in outputs]) if outputs else empty(IRREGULARITIES_SCHEMA),
+    )
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """The wager and action columns the settlement reads, as numpy; ``wri``/``ari``: the round (context row) of each."""
+
+    wri: np.ndarray
+    seat: np.ndarray
+    bet: np.ndarray
+    amount: np.ndarray
+    ari: np.ndarray
+    aseat: np.ndarray
+    acode: np.ndarray
+
+    def take(self, local: np.ndarray, wi: np.ndarray, ai: np.ndarray) -> "_Columns":
+        """The wagers ``wi`` and actions ``ai``, their rounds renumbered by ``local``."""
+        return _Columns(local[self.wri[wi]], self.seat[wi], self.bet[wi], self.amount[wi],
+                        local[self.ari[ai]], self.aseat[ai], self.acode[ai])
+
+
+ROUND_BITS = 40  # (table, round number) as one int64: the table's index above 40 bits of round number
+
+
+def _with_round_index(frame: pl.DataFrame, c: pl.DataFrame, order: str) -> tuple[np.ndarray | None, pl.DataFrame]:
+    """The rows of ``frame`` whose round is in ``c``, in round then ``order`` order, with the round's row (``_ri``).
+
+    A numpy search over one int64 key (the table's index and the round number) instead of a join on the
+    text key: the join cost more than the settlement. None if a round appears twice in ``c``."""
+    tables = c["table_id"].unique().to_list()
+    index = {t: k for k, t in enumerate(tables)}
+    rn = c["round_no"]
+    if c.height == 0 or rn.null_count() or rn.min() < 0 or rn.max() >= 1 << ROUND_BITS or None in index:
+        return _joined_round_index(frame, c, order)
+    ck = (c["table_id"].replace_strict(index, return_dtype=pl.Int64).to_numpy() << ROUND_BITS) | rn.to_numpy()
+    by_key = np.argsort(ck, kind="stable")
+    sk = ck[by_key]
+    if (sk[1:] == sk[:-1]).any():
+        return None, frame
+    ft = frame["table_id"].replace_strict(index, default=-1, return_dtype=pl.Int64).fill_null(-1).to_numpy()
+    fr = frame["round_no"].fill_null(-1).to_numpy()
+    fine = (ft >= 0) & (fr >= 0) & (fr < 1 << ROUND_BITS)
+    fk = (np.where(fine, ft, 0) << ROUND_BITS) | np.where(fine, fr, 0)
+    pos = np.minimum(np.searchsorted(sk, fk), len(sk) - 1)
+    ri = np.where(fine & (sk[pos] == fk), by_key[pos], -1)
+    keep = ri >= 0
+    out = frame.filter(pl.Series(keep)).with_columns(pl.Series("_ri", ri[keep], dtype=pl.Int64))
+    ri = ri[keep]
+    o = out[order].fill_null(-1).to_numpy().astype(np.int64)
+    if len(ri) > 1 and not ((ri[1:] > ri[:-1]) | ((ri[1:] == ri[:-1]) & (o[1:] >= o[:-1]))).all():
+        out = out.sort(["_ri", order])
+        ri = out["_ri"].to_numpy()
+    return ri, out
+
+
+def _joined_round_index(frame: pl.DataFrame, c: pl.DataFrame, order: str) -> tuple[np.ndarray | None, pl.DataFrame]:
+    """The same by a join, for keys the int64 form cannot hold (negative or huge round numbers, a null)."""
+    if c.select("table_id", "round_no").is_duplicated().any():
+        return None, frame
+    out = frame.join(c.select("table_id", "round_no", pl.col("_ri").cast(pl.Int64)), on=["table_id", "round_no"], how="inner")
+    out = out.sort(["_ri", order])
+    return out["_ri"].to_numpy(), out
+
+
+@dataclass
+class _Settled:
+    """What the columns settled of one rule-set version, in the rows of the pass (``rows`` of the context,
+    ``wagers`` of the wager frame); ``cls`` indexes the pass's outcome classes (:func:`_classes`), -1 = ``won``."""
+
+    ok: np.ndarray  # per round of the version: settled here
+    rounds: np.ndarray  # the context rows settled
+    early: np.ndarray  # per settled round: every seat folded and the deal stopped short
+    dealer: np.ndarray  # per settled round: the dealer's strength
+    community: np.ndarray  # per settled round: (5,) cards
+    seat_round: np.ndarray  # per seat of a settled round: its context row
+    seat_no: np.ndarray
+    seat_status: np.ndarray
+    seat_strength: np.ndarray
+    n_seats: np.ndarray  # per settled round
+    wagers: np.ndarray  # the wager rows settled
+    net: np.ndarray
+    cls: np.ndarray
+    bet: np.ndarray  # per wager: the seat number, the two strengths, the hole cards (the sentences' fields)
+    seat: np.ndarray
+    player: np.ndarray
+    dealer_w: np.ndarray
+    hole: np.ndarray
+    won: dict[int, tuple[str, str]]
+
+
+def _settle_version(p: HoldemBonusParams, ctx: pl.DataFrame, ctx_rows: np.ndarray, wi: np.ndarray, cols: _Columns,
+                    class_offset: int) -> _Settled:
+    """The rounds of one rule-set version (``ctx``, rows 0..n-1, at ``ctx_rows`` of the pass; ``cols`` their
+    wagers and actions, ``wi`` the wagers' rows in the pass): which the columns settle, and how."""
+    n = ctx.height
+    ok = np.ones(n, dtype=bool)
     mode = ctx["deal_mode"].replace_strict({"shoe": 0, "device": 1}, default=-1, return_dtype=pl.Int8).fill_null(-1).to_numpy()
     ok &= mode >= 0
     ok &= ctx["decks"].fill_null(p.decks).to_numpy() == p.decks
+    wri, seat, bet, amount = cols.wri, cols.seat, cols.bet, cols.amount
 
     # the wagers: the seats dealt (those with an Ante, HTB-4.7, 4.11.1) and each wager's seat among them
-    wri = w["_ri"].to_numpy().astype(np.int64)
-    seat = w["seat"].fill_null(-1).to_numpy().astype(np.int64)
-    bet = w["bet"].replace_strict(vector.BET_CODES, default=-1, return_dtype=pl.Int8).fill_null(-1).to_numpy().astype(np.int64)
-    amount = w[amount_col].fill_null(-1).to_numpy().astype(np.int64)
     seat_ok = (seat >= 0) & (seat < SEATS)
     wkey = wri * SEATS + np.where(seat_ok, seat, 0)
     seat_keys = np.unique(wkey[(bet == 0) & seat_ok])  # one row per seat dealt, by round then seat
@@ -155,7 +303,7 @@ def holdem_pass(
     bets_mask = np.bincount(wpos[good_w], weights=(1 << bet[good_w]), minlength=n_total).astype(np.int64)
 
     # the decisions, read once per distinct shape (seat's actions, its wagers, the deal mode)
-    seat_status = _seat_status(p, a, seat_keys, bets_mask, mode[seat_ri] if n_total else np.zeros(0, np.int8), ok)
+    seat_status = _seat_status(p, cols, seat_keys, bets_mask, mode[seat_ri] if n_total else np.zeros(0, np.int8), ok)
     ok[seat_ri[seat_status < 0]] = False
     folded = np.bincount(seat_ri, weights=seat_status == 1, minlength=n).astype(np.int64)
     all_folded = (folded == n_seats) & (n_seats > 0)
@@ -236,28 +384,21 @@ def holdem_pass(
         net[jp] = -wa[jp]
         kind[jp] = np.where(conceded_lost, vector.CONCEDE, np.where(status[jp] != 0, _JP_LOSE_AFTER_FOLD, _JP_LOSE))
         if met.any():
-            _jackpot_wins(prog, ctx, jp[met], hf[met], ht[met], comm[met], sel, wr, wa, status, player, net, kind, ok, won)
+            _jackpot_wins(prog, ctx, jp[met], hf[met], ht[met], comm[met], wi[sel], wr, wa, status, player, net, kind, ok, won)
         keep = ok[wr]
         sel, ws, wr, wb, wa = sel[keep], ws[keep], wr[keep], wb[keep], wa[keep]
         status, player, dealer_s, net, kind, line_b = status[keep], player[keep], dealer_s[keep], net[keep], kind[keep], line_b[keep]
 
-    wagers_out = _wager_frame(p, w, sel, ws, wr, wb, net, kind, line_b, player, dealer_s, hole, seat_no, mode, won)
-    rounds_out = empty(ROUND_RESULTS_SCHEMA)
-    if with_rounds:
-        rounds_out = _round_frame(ctx, ok, early, seat_ri, seat_no, seat_status, p7, d7, community)
-
-    rest = ~ok
-    if not rest.any():
-        return EngineOutput(wagers_out, rounds_out, empty(IRREGULARITIES_SCHEMA))
-    other = scalar(
-        ctx_in.filter(pl.Series(rest)),
-        w.filter(pl.Series(rest[wri])).drop("_ri"),
-        a.filter(pl.Series(rest[a["_ri"].to_numpy()])).drop("_ri"),
-    )
-    return EngineOutput(
-        pl.concat([wagers_out, other.wagers]),
-        pl.concat([rounds_out, other.rounds]) if with_rounds else rounds_out,
-        other.irregularities,
+    cls = _class_of(kind, wb, line_b, mode[wr])
+    rounds = np.flatnonzero(ok)
+    seats = np.flatnonzero(ok[seat_ri])
+    return _Settled(
+        ok=ok, rounds=ctx_rows[rounds], early=early[rounds], dealer=d7[rounds], community=community[rounds],
+        seat_round=ctx_rows[seat_ri[seats]], seat_no=seat_no[seats], seat_status=seat_status[seats],
+        seat_strength=p7[seats], n_seats=n_seats[rounds],
+        wagers=wi[sel], net=np.where((kind == vector.ANTE_STAND_OFF) | (kind == vector.STAND_OFF), 0, net),
+        cls=np.where(cls >= 0, cls + class_offset, -1), bet=wb, seat=seat_no[ws], player=player, dealer_w=dealer_s,
+        hole=hole[ws], won=won,
     )
 
 
@@ -291,7 +432,7 @@ def _jackpot_wins(prog, ctx, rows, hf, ht, comm, sel, wr, wa, status, player, ne
             won[int(sel[i])] = (line.clause, text.jackpot_win(text.line_description(line), payout, prog.wager_on_win, 0))
 
 
-def _seat_status(p: HoldemBonusParams, a: pl.DataFrame, seat_keys: np.ndarray, bets_mask: np.ndarray,
+def _seat_status(p: HoldemBonusParams, cols: _Columns, seat_keys: np.ndarray, bets_mask: np.ndarray,
                  seat_mode: np.ndarray, ok: np.ndarray) -> np.ndarray:
     """Per seat dealt: 0 played, 1 folded, 2 conceded, -1 anything the scalar engine must judge.
 
@@ -299,11 +440,7 @@ def _seat_status(p: HoldemBonusParams, a: pl.DataFrame, seat_keys: np.ndarray, b
     the decision reader (``decisions.read_seat``) runs once per distinct shape -- a few dozen a night --
     and not once per seat. Marks ``ok`` False for a round with an action on a seat that has no Ante."""
     n_total = len(seat_keys)
-    ari = a["_ri"].to_numpy().astype(np.int64)
-    aseat = a["seat"].fill_null(-1).to_numpy().astype(np.int64)
-    # 1..6: the names decisions.py knows; 7: any other (null included), which no state of the reader allows
-    code = a["action"].replace_strict({n: k + 1 for k, n in enumerate(ACTIONS)}, default=7, return_dtype=pl.Int64)
-    code = code.fill_null(7).to_numpy()
+    ari, aseat, code = cols.ari, cols.aseat, cols.acode
     aok = (aseat >= 0) & (aseat < SEATS)
     akey = ari * SEATS + np.where(aok, aseat, 0)
     apos = np.minimum(np.searchsorted(seat_keys, akey), max(n_total - 1, 0))
@@ -378,54 +515,70 @@ def _classes(p: HoldemBonusParams) -> list[tuple[str, str, dict[str, str]]]:
     return out
 
 
-def _wager_frame(p, w, sel, ws, wr, wb, net, kind, line_b, player, dealer_s, hole, seat_no, mode, won) -> pl.DataFrame:
-    main_win = {0: 3, 2: 4, 3: 5, 4: 6}
-    win_class = np.full(6, 3, dtype=np.int64)
-    for b, c in main_win.items():
-        win_class[b] = c
-    cls = np.select(
+def _class_of(kind: np.ndarray, bet: np.ndarray, line: np.ndarray, mode: np.ndarray) -> np.ndarray:
+    """Each wager's outcome class in the version's :func:`_classes` (-1: a jackpot win, worded apart)."""
+    win_class = np.array([3, 3, 4, 5, 6, 3], dtype=np.int64)  # by bet code: ante, (bonus), flop, turn, river
+    return np.select(
         [kind == vector.FOLD, kind == vector.CONCEDE, kind == vector.WIN, kind == vector.ANTE_STAND_OFF,
          kind == vector.LOSE, kind == vector.STAND_OFF, kind == vector.BONUS_LOSE, kind == _JP_LOSE,
          kind == _JP_LOSE_AFTER_FOLD, kind == vector.BONUS_WIN],
-        [mode[wr], 2, win_class[wb], 7, 8, 9, 10, 11, 12, 13 + line_b],
+        [mode, 2, win_class[bet], 7, 8, 9, 10, 11, 12, 13 + line],
         -1,
     )
-    classes = _classes(p)
-    net = np.where((kind == vector.ANTE_STAND_OFF) | (kind == vector.STAND_OFF), 0, net)
-    bet_names = w["bet"].gather(pl.Series(sel))
-    seat_text = pl.Series(seat_no[ws]).cast(pl.String)
+
+
+def _wager_frame(w: pl.DataFrame, parts: list[_Settled], classes: list[tuple[str, str, dict[str, str]]]) -> pl.DataFrame:
+    """The wager results: net, clause and sentence of every wager settled, the sentences filled one template
+    at a time for all rule-set versions together (a class's fixed fields, e.g. its odds, as a column)."""
+    cat = lambda name: np.concatenate([getattr(x, name) for x in parts])  # noqa: E731
+    rows, net, cls = cat("wagers"), cat("net"), cat("cls")
+    seat, player, dealer, hole = cat("seat"), cat("player"), cat("dealer_w"), np.concatenate([x.hole for x in parts])
+    won = {k: v for x in parts for k, v in x.won.items()}
+    take_rows = pl.Series(rows)
+    bet_names = w["bet"].gather(take_rows)
     order: list[np.ndarray] = []
     details: list[pl.Series] = []
-    for c in np.unique(cls[cls >= 0]).tolist():
-        rows = np.flatnonzero(cls == c)
-        clause, template, fixed = classes[c]
-        fields: dict[str, pl.Series | str] = dict(fixed)
-        take = pl.Series(rows)
+    by_template: dict[str, list[int]] = {}
+    for k, (_, template, _) in enumerate(classes):
+        by_template.setdefault(template, []).append(k)
+    present = np.zeros(len(classes) + 1, dtype=bool)
+    present[cls[cls >= 0]] = True
+    for template, members in by_template.items():
+        members = [k for k in members if present[k]]
+        if not members:
+            continue
+        picked = np.flatnonzero(np.isin(cls, members))
+        fields: dict[str, pl.Series | str] = {}
+        fixed_names = set(classes[members[0]][2])
+        for name in fixed_names:  # one value per class: a lookup column
+            values = pl.Series([classes[k][2][name] if k in members else "" for k in range(len(classes))], dtype=pl.String)
+            fields[name] = values.gather(pl.Series(cls[picked]))
         if "{bet}" in template:
-            fields["bet"] = bet_names.gather(take)
+            fields["bet"] = bet_names.gather(pl.Series(picked))
         if "{seat}" in template:
-            fields["seat"] = seat_text.gather(take)
+            fields["seat"] = pl.Series(seat[picked]).cast(pl.String)
         if "{player}" in template:
-            fields["player"] = _hand_texts().gather(pl.Series(player[rows]))
+            fields["player"] = _hand_texts().gather(pl.Series(player[picked]))
         if "{dealer}" in template:
-            fields["dealer"] = _hand_texts().gather(pl.Series(dealer_s[rows]))
+            fields["dealer"] = _hand_texts().gather(pl.Series(dealer[picked]))
         if "{card1}" in template:
-            cards = hole[ws[rows]]
-            fields["card1"] = _card_texts(False).gather(pl.Series(cards[:, 0].astype(np.int64)))
-            fields["card2"] = _card_texts(False).gather(pl.Series(cards[:, 1].astype(np.int64)))
-        order.append(rows)
-        details.append(_fill(template, fields, len(rows)))
+            fields["card1"] = _card_texts(False).gather(pl.Series(hole[picked, 0].astype(np.int64)))
+            fields["card2"] = _card_texts(False).gather(pl.Series(hole[picked, 1].astype(np.int64)))
+        order.append(picked)
+        details.append(_fill(template, fields, len(picked)))
     clause_table = pl.Series([*(c for c, _, _ in classes), None], dtype=pl.String)
     clause = clause_table.gather(pl.Series(np.where(cls >= 0, cls, len(classes))))
-    special = np.flatnonzero(kind == _JP_WIN)
+    special = np.flatnonzero(cls < 0)
     if special.size:
-        paid = [won[int(sel[i])] for i in special]
+        paid = [won[int(rows[i])] for i in special]
         clause = clause.scatter(special, pl.Series([c for c, _ in paid], dtype=pl.String))
         order.append(special)
         details.append(pl.Series("detail", [d for _, d in paid], dtype=pl.String))
-    idx = np.concatenate(order) if order else np.zeros(0, dtype=np.int64)
-    detail = pl.DataFrame({"i": idx, "detail": pl.concat(details) if details else pl.Series([], dtype=pl.String)}).sort("i")["detail"]
-    out = w.select("table_id", "round_no", "wager_id").gather(pl.Series(sel)) if len(sel) else w.select("table_id", "round_no", "wager_id").clear()
+    position = np.empty(len(rows), dtype=np.int64)  # where each wager's sentence sits in the concatenation
+    if order:
+        position[np.concatenate(order)] = np.arange(len(rows))
+    detail = pl.concat(details).gather(pl.Series(position)) if details else pl.Series("detail", [], dtype=pl.String)
+    out = w.select("table_id", "round_no", "wager_id").gather(take_rows)
     out = out.with_columns(
         pl.Series("net", net, dtype=pl.Int64),
         clause.alias("pay_clause"),
@@ -435,59 +588,53 @@ def _wager_frame(p, w, sel, ws, wr, wb, net, kind, line_b, player, dealer_s, hol
     return conform(out, WAGER_RESULTS_SCHEMA)
 
 
-def _round_frame(ctx, ok, early, seat_ri, seat_no, seat_status, p7, d7, community) -> pl.DataFrame:
+def _round_frame(c: pl.DataFrame, parts: list[_Settled]) -> pl.DataFrame:
     """The round results: not void, the outcome in the scalar engine's JSON (sorted keys), nothing else."""
-    rows = np.flatnonzero(ok)
-    seat_sel = np.flatnonzero(ok[seat_ri])
-    ri = seat_ri[seat_sel]
-    st = seat_status[seat_sel]
-    in_full = ~early[ri]
-    status_json = pl.Series([f'"status": "{s}"}}' for s in STATUS_NAMES]).gather(pl.Series(st))
-    result = np.where(p7[seat_sel] > d7[ri], 0, np.where(p7[seat_sel] < d7[ri], 1, 2))
-    result_json = pl.Series(['"result": "win", ', '"result": "lose", ', '"result": "stand_off", ', ""]).gather(
-        pl.Series(np.where((st == 0) & in_full, result, 3))
-    )
-    hand_json = pl.concat_str([pl.lit('"hand": '), pl.col("h"), pl.lit(", ")])
+    cat = lambda name: np.concatenate([getattr(x, name) for x in parts])  # noqa: E731
+    rows, early, d7, n_seats = cat("rounds"), cat("early"), cat("dealer"), cat("n_seats")
+    community = np.concatenate([x.community for x in parts]).astype(np.int64).reshape(-1, 5)
+    seat_round, seat_no, st, p7 = cat("seat_round"), cat("seat_no"), cat("seat_status"), cat("seat_strength")
+    # each round's seats are consecutive, in seat order (as the rounds are): the j-th seat of round r
+    first = np.concatenate([[0], np.cumsum(n_seats)])[:-1]
+    in_full = ~np.repeat(early, n_seats)
+    seat_d7 = np.repeat(d7, n_seats)
+    result = np.where(p7 > seat_d7, 0, np.where(p7 < seat_d7, 1, 2))
     seats = pl.DataFrame({
-        "_ri": ri,
-        "key": pl.Series(seat_no[seat_sel]).cast(pl.String),
-        "h": _hand_json().gather(pl.Series(p7[seat_sel])),
-        "full": in_full,
-        "result": result_json,
-        "status": status_json,
+        "key": pl.Series(seat_no).cast(pl.String),
+        "h": _hand_json().gather(pl.Series(np.where(in_full, p7, 0))),
+        "result": pl.Series(['"result": "win", ', '"result": "lose", ', '"result": "stand_off", ', ""]).gather(
+            pl.Series(np.where((st == 0) & in_full, result, 3))),
+        "status": pl.Series([f'"status": "{s}"}}' for s in STATUS_NAMES]).gather(pl.Series(st)),
     }).select(
-        "_ri",
         pl.concat_str([
             pl.lit('"'), pl.col("key"), pl.lit('": {'),
-            pl.when(pl.col("full")).then(hand_json).otherwise(pl.lit("")),
+            pl.when(pl.col("h") != "").then(pl.concat_str([pl.lit('"hand": '), pl.col("h"), pl.lit(", ")])).otherwise(pl.lit("")),
             pl.col("result"), pl.col("status"),
         ]).alias("entry"),
-    ).group_by("_ri", maintain_order=True).agg(pl.col("entry").str.join(", "))
+    ).to_series()
+    most = int(n_seats.max()) if len(n_seats) else 0
+    entries = {
+        f"s{j}": seats.gather(pl.Series(np.where(n_seats > j, first + j, 0))).set(pl.Series(n_seats <= j), None)
+        for j in range(most)
+    }
     quoted = _card_texts(True)
-    comm = community[rows].astype(np.int64)
-    full = ~early[rows]
-    head = pl.DataFrame({
-        "_ri": rows.astype(np.uint32),
-        "full": full,
-        "dealer": _hand_json().gather(pl.Series(d7[rows])),
-        **{f"c{k}": quoted.gather(pl.Series(comm[:, k])) for k in range(5)},
+    frame = pl.DataFrame({
+        "full": ~early,
+        "dealer": _hand_json().gather(pl.Series(np.where(early, 0, d7))),
+        **{f"c{k}": quoted.gather(pl.Series(community[:, k])) for k in range(5)},
+        **entries,
     })
-    head = head.join(seats.with_columns(pl.col("_ri").cast(pl.UInt32)), on="_ri", how="left", maintain_order="left")
     outcome = pl.concat_str([
         pl.when(pl.col("full")).then(pl.concat_str([
             pl.lit('{"community": ['), pl.col("c0"), pl.lit(", "), pl.col("c1"), pl.lit(", "), pl.col("c2"), pl.lit(", "),
             pl.col("c3"), pl.lit(", "), pl.col("c4"), pl.lit('], "dealer_hand": '), pl.col("dealer"), pl.lit(", "),
         ])).otherwise(pl.lit("{")),
-        pl.lit('"seats": {'), pl.col("entry"), pl.lit("}}"),
+        pl.lit('"seats": {'),
+        pl.concat_str([pl.col(f"s{j}") for j in range(most)], separator=", ", ignore_nulls=True) if most else pl.lit(""),
+        pl.lit("}}"),
     ])
-    picked = ctx.select("table_id", "round_no", "ruleset_version").gather(pl.Series(rows))
-    out = picked.with_columns(
+    out = c.select("table_id", "round_no", "ruleset_version").gather(pl.Series(rows)).with_columns(
         pl.lit(False).alias("engine_void"),
-        pl.lit(None, dtype=pl.String).alias("void_clause"),
-        head.select(outcome.alias("outcome")).to_series(),
-        pl.lit(None, dtype=pl.String).alias("out_winner"),
-        pl.lit(None, dtype=pl.Int16).alias("out_player_points"),
-        pl.lit(None, dtype=pl.Int16).alias("out_banker_points"),
-        pl.lit(None, dtype=pl.String).alias("engine_error"),
+        frame.select(outcome.alias("outcome")).to_series(),
     )
     return conform(out, ROUND_RESULTS_SCHEMA)
