@@ -117,8 +117,8 @@ def holdem_pass(
 
     c = ctx.select(*CONTEXT).with_row_index("_ri")
     n = c.height
-    wri, w = _with_round_index(wagers, c, "wager_order")
-    ari, a = _with_round_index(actions, c, "action_order")
+    wri, wrows = _round_rows(wagers, c, "wager_order")
+    ari, arows = _round_rows(actions, c, "action_order")
     if wri is None or ari is None:  # a round twice in the context: the scalar pass says what it does with it
         return _concat(EngineOutput, [
             scalar(ctx.filter(pl.col("ruleset_version") == key), wagers, actions, rulesets[key])
@@ -126,14 +126,13 @@ def holdem_pass(
         ], with_rounds)
     columns = _Columns(
         wri=wri,
-        seat=w["seat"].fill_null(-1).to_numpy().astype(np.int64),
-        bet=w["bet"].replace_strict(vector.BET_CODES, default=-1, return_dtype=pl.Int8).fill_null(-1).to_numpy().astype(np.int64),
-        amount=w[amount_col].fill_null(-1).to_numpy().astype(np.int64),
+        seat=wagers["seat"].fill_null(-1).to_numpy().astype(np.int64)[wrows],
+        bet=_codes(wagers["bet"], vector.BET_CODES, -1)[wrows],
+        amount=wagers[amount_col].fill_null(-1).to_numpy().astype(np.int64)[wrows],
         ari=ari,
-        aseat=a["seat"].fill_null(-1).to_numpy().astype(np.int64),
+        aseat=actions["seat"].fill_null(-1).to_numpy().astype(np.int64)[arows],
         # 1..6: the names decisions.py knows; 7: any other (null included), which no state of its reader allows
-        acode=a["action"].replace_strict({n: k + 1 for k, n in enumerate(ACTIONS)}, default=7, return_dtype=pl.Int64)
-        .fill_null(7).to_numpy(),
+        acode=_codes(actions["action"], {n: k + 1 for k, n in enumerate(ACTIONS)}, 7)[arows],
     )
     version_keys = c["ruleset_version"].unique(maintain_order=True).to_list()
     version = c["ruleset_version"].replace_strict({k: i for i, k in enumerate(version_keys)}, return_dtype=pl.Int64).to_numpy()
@@ -152,7 +151,7 @@ def holdem_pass(
         rest[rows[~done.ok]] = True
         parts.append(done)
     outputs = [EngineOutput(
-        _wager_frame(w, parts, classes),
+        _wager_frame(wagers, wrows, parts, classes),
         _round_frame(c, parts) if with_rounds else empty(ROUND_RESULTS_SCHEMA),
         empty(IRREGULARITIES_SCHEMA),
     )]
@@ -161,8 +160,8 @@ def holdem_pass(
         if handed.any():
             outputs.append(scalar(
                 ctx.filter(pl.Series(handed)),
-                w.filter(pl.Series(handed[wri])).drop("_ri"),
-                a.filter(pl.Series(handed[ari])).drop("_ri"),
+                wagers.filter(pl.Series(_rows_mask(wagers.height, wrows[handed[wri]]))),
+                actions.filter(pl.Series(_rows_mask(actions.height, arows[handed[ari]]))),
                 rulesets[key],
             ))
     return _concat(EngineOutput, outputs, with_rounds)
@@ -201,44 +200,65 @@ class _Columns:
 ROUND_BITS = 40  # (table, round number) as one int64: the table's index above 40 bits of round number
 
 
-def _with_round_index(frame: pl.DataFrame, c: pl.DataFrame, order: str) -> tuple[np.ndarray | None, pl.DataFrame]:
-    """The rows of ``frame`` whose round is in ``c``, in round then ``order`` order, with the round's row (``_ri``).
+def _round_rows(frame: pl.DataFrame, c: pl.DataFrame, order: str) -> tuple[np.ndarray | None, np.ndarray]:
+    """The rows of ``frame`` whose round is in ``c``, in round then ``order`` order, and each one's round (the
+    row of ``c``): ``(rounds, rows)``, or ``(None, ...)`` if a round appears twice in ``c``.
 
-    A numpy search over one int64 key (the table's index and the round number) instead of a join on the
-    text key: the join cost more than the settlement. None if a round appears twice in ``c``."""
+    A numpy search over one int64 key (the table's index and the round number), without a join on the text
+    key or a copy of the frame: those cost more than the settlement."""
     tables = c["table_id"].unique().to_list()
     index = {t: k for k, t in enumerate(tables)}
     rn = c["round_no"]
     if c.height == 0 or rn.null_count() or rn.min() < 0 or rn.max() >= 1 << ROUND_BITS or None in index:
-        return _joined_round_index(frame, c, order)
-    ck = (c["table_id"].replace_strict(index, return_dtype=pl.Int64).to_numpy() << ROUND_BITS) | rn.to_numpy()
+        return _joined_round_rows(frame, c, order)
+    ck = (_codes(c["table_id"], index, -1) << ROUND_BITS) | rn.to_numpy()
     by_key = np.argsort(ck, kind="stable")
     sk = ck[by_key]
     if (sk[1:] == sk[:-1]).any():
-        return None, frame
-    ft = frame["table_id"].replace_strict(index, default=-1, return_dtype=pl.Int64).fill_null(-1).to_numpy()
+        return None, np.zeros(0, dtype=np.int64)
+    ft = _codes(frame["table_id"], index, -1)
     fr = frame["round_no"].fill_null(-1).to_numpy()
     fine = (ft >= 0) & (fr >= 0) & (fr < 1 << ROUND_BITS)
     fk = (np.where(fine, ft, 0) << ROUND_BITS) | np.where(fine, fr, 0)
     pos = np.minimum(np.searchsorted(sk, fk), len(sk) - 1)
     ri = np.where(fine & (sk[pos] == fk), by_key[pos], -1)
-    keep = ri >= 0
-    out = frame.filter(pl.Series(keep)).with_columns(pl.Series("_ri", ri[keep], dtype=pl.Int64))
-    ri = ri[keep]
-    o = out[order].fill_null(-1).to_numpy().astype(np.int64)
+    rows = np.flatnonzero(ri >= 0)
+    ri = ri[rows]
+    o = frame[order].fill_null(-1).to_numpy().astype(np.int64)[rows]
     if len(ri) > 1 and not ((ri[1:] > ri[:-1]) | ((ri[1:] == ri[:-1]) & (o[1:] >= o[:-1]))).all():
-        out = out.sort(["_ri", order])
-        ri = out["_ri"].to_numpy()
-    return ri, out
+        by = np.lexsort((o, ri))
+        rows, ri = rows[by], ri[by]
+    return ri, rows
 
 
-def _joined_round_index(frame: pl.DataFrame, c: pl.DataFrame, order: str) -> tuple[np.ndarray | None, pl.DataFrame]:
+def _joined_round_rows(frame: pl.DataFrame, c: pl.DataFrame, order: str) -> tuple[np.ndarray | None, np.ndarray]:
     """The same by a join, for keys the int64 form cannot hold (negative or huge round numbers, a null)."""
     if c.select("table_id", "round_no").is_duplicated().any():
-        return None, frame
-    out = frame.join(c.select("table_id", "round_no", pl.col("_ri").cast(pl.Int64)), on=["table_id", "round_no"], how="inner")
-    out = out.sort(["_ri", order])
-    return out["_ri"].to_numpy(), out
+        return None, np.zeros(0, dtype=np.int64)
+    out = frame.select("table_id", "round_no", order).with_row_index("_row").join(
+        c.select("table_id", "round_no", pl.col("_ri").cast(pl.Int64)), on=["table_id", "round_no"], how="inner"
+    ).sort(["_ri", order, "_row"])
+    return out["_ri"].to_numpy(), out["_row"].to_numpy().astype(np.int64)
+
+
+def _codes(s: pl.Series, index: dict, default: int) -> np.ndarray:
+    """``index[value]`` for every value of ``s`` (``default`` for any other, null included), as int64. Read run
+    by run: the frames come sorted by table and round, so a text column has few runs (a dictionary look-up per
+    run, not per row); a column of many runs goes through polars' own replace."""
+    runs = s.rle_id().to_numpy()
+    if not len(runs):
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate([[True], runs[1:] != runs[:-1]]))
+    if len(starts) > len(runs) // 8:
+        return s.replace_strict(index, default=default, return_dtype=pl.Int64).fill_null(default).to_numpy()
+    values = s.gather(pl.Series(starts)).to_list()
+    return np.array([index.get(v, default) if v is not None else default for v in values], dtype=np.int64)[runs]
+
+
+def _rows_mask(height: int, rows: np.ndarray) -> np.ndarray:
+    mask = np.zeros(height, dtype=bool)
+    mask[rows] = True
+    return mask
 
 
 @dataclass
@@ -527,14 +547,14 @@ def _class_of(kind: np.ndarray, bet: np.ndarray, line: np.ndarray, mode: np.ndar
     )
 
 
-def _wager_frame(w: pl.DataFrame, parts: list[_Settled], classes: list[tuple[str, str, dict[str, str]]]) -> pl.DataFrame:
+def _wager_frame(w: pl.DataFrame, wrows: np.ndarray, parts: list[_Settled], classes: list[tuple[str, str, dict[str, str]]]) -> pl.DataFrame:
     """The wager results: net, clause and sentence of every wager settled, the sentences filled one template
     at a time for all rule-set versions together (a class's fixed fields, e.g. its odds, as a column)."""
     cat = lambda name: np.concatenate([getattr(x, name) for x in parts])  # noqa: E731
     rows, net, cls = cat("wagers"), cat("net"), cat("cls")
     seat, player, dealer, hole = cat("seat"), cat("player"), cat("dealer_w"), np.concatenate([x.hole for x in parts])
     won = {k: v for x in parts for k, v in x.won.items()}
-    take_rows = pl.Series(rows)
+    take_rows = pl.Series(wrows[rows])
     bet_names = w["bet"].gather(take_rows)
     order: list[np.ndarray] = []
     details: list[pl.Series] = []
@@ -577,7 +597,7 @@ def _wager_frame(w: pl.DataFrame, parts: list[_Settled], classes: list[tuple[str
     position = np.empty(len(rows), dtype=np.int64)  # where each wager's sentence sits in the concatenation
     if order:
         position[np.concatenate(order)] = np.arange(len(rows))
-    detail = pl.concat(details).gather(pl.Series(position)) if details else pl.Series("detail", [], dtype=pl.String)
+    detail = pl.concat(details, rechunk=True).gather(pl.Series(position)) if details else pl.Series("detail", [], dtype=pl.String)
     out = w.select("table_id", "round_no", "wager_id").gather(take_rows)
     out = out.with_columns(
         pl.Series("net", net, dtype=pl.Int64),
