@@ -31,7 +31,7 @@ import polars as pl
 
 from pipelines.audit.frames import IRREGULARITIES_SCHEMA, ROUND_RESULTS_SCHEMA, WAGER_RESULTS_SCHEMA, conform, empty
 from rulebook import poker
-from rulebook.cards import FOREIGN, card_text
+from rulebook.cards import FOREIGN, NO_CARD, card_text
 from rulebook.holdem_bonus import text, vector
 from rulebook.holdem_bonus.deal import early_stops, layout
 from rulebook.holdem_bonus.decisions import ACTIONS, CONCEDED, FOLDED, PLAYED
@@ -134,6 +134,7 @@ def holdem_pass(
         # 1..6: the names decisions.py knows; 7: any other (null included), which no state of its reader allows
         acode=_codes(actions["action"], {n: k + 1 for k, n in enumerate(ACTIONS)}, 7)[arows],
     )
+    every_round = _Rounds.of(c)
     version_keys = c["ruleset_version"].unique(maintain_order=True).to_list()
     version = c["ruleset_version"].replace_strict({k: i for i, k in enumerate(version_keys)}, return_dtype=pl.Int64).to_numpy()
     rest = np.zeros(n, dtype=bool)
@@ -146,7 +147,7 @@ def holdem_pass(
         wi = np.flatnonzero(version[wri] == k)
         ai = np.flatnonzero(version[ari] == k)
         p = rulesets[key].params
-        done = _settle_version(p, c[rows.tolist()] if len(rows) < n else c, rows, wi, columns.take(local, wi, ai), len(classes))
+        done = _settle_version(p, every_round.take(rows), wi, columns.take(local, wi, ai), len(classes))
         classes += _classes(p)
         rest[rows[~done.ok]] = True
         parts.append(done)
@@ -261,6 +262,48 @@ def _rows_mask(height: int, rows: np.ndarray) -> np.ndarray:
     return mask
 
 
+@dataclass(frozen=True)
+class _Rounds:
+    """The context columns the settlement reads, as numpy: the cards flat, with each round's offset and length."""
+
+    frame: pl.DataFrame  # the pass's context (its jackpot meter and currency are read for a jackpot win only)
+    rows: np.ndarray  # these rounds' rows in ``frame``
+    mode: np.ndarray  # 0 shoe, 1 device, -1 anything else
+    decks: np.ndarray  # -1: not recorded
+    codes: np.ndarray  # every round's card codes, one after another (a null or empty list: one NO_CARD)
+    burns: np.ndarray
+    code_at: np.ndarray  # where each round's codes start in ``codes``
+    burn_at: np.ndarray
+    n_codes: np.ndarray  # -1: no list
+    n_burns: np.ndarray  # -2: no list
+
+    @classmethod
+    def of(cls, c: pl.DataFrame) -> "_Rounds":
+        n_codes = c["codes"].list.len().fill_null(-1).to_numpy().astype(np.int64)
+        n_burns = c["burns"].list.len().fill_null(-2).to_numpy().astype(np.int64)
+        return cls(
+            frame=c,
+            rows=np.arange(c.height),
+            mode=c["deal_mode"].replace_strict({"shoe": 0, "device": 1}, default=-1, return_dtype=pl.Int8).fill_null(-1).to_numpy(),
+            decks=c["decks"].fill_null(-1).to_numpy().astype(np.int64),
+            codes=c["codes"].explode().fill_null(NO_CARD).to_numpy().astype(np.int16),
+            burns=c["burns"].explode().fill_null(False).to_numpy().astype(bool),
+            code_at=np.concatenate([[0], np.cumsum(np.maximum(n_codes, 1))])[:-1],
+            burn_at=np.concatenate([[0], np.cumsum(np.maximum(n_burns, 1))])[:-1],
+            n_codes=n_codes,
+            n_burns=n_burns,
+        )
+
+    def take(self, rows: np.ndarray) -> "_Rounds":
+        return _Rounds(self.frame, self.rows[rows], self.mode[rows], self.decks[rows], self.codes, self.burns,
+                       self.code_at[rows], self.burn_at[rows], self.n_codes[rows], self.n_burns[rows])
+
+    def cards(self, rows: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, burns) of ``rows``, each ``length`` events long (as the caller has checked)."""
+        span = np.arange(length)
+        return self.codes[self.code_at[rows][:, None] + span], self.burns[self.burn_at[rows][:, None] + span]
+
+
 @dataclass
 class _Settled:
     """What the columns settled of one rule-set version, in the rows of the pass (``rows`` of the context,
@@ -287,15 +330,15 @@ class _Settled:
     won: dict[int, tuple[str, str]]
 
 
-def _settle_version(p: HoldemBonusParams, ctx: pl.DataFrame, ctx_rows: np.ndarray, wi: np.ndarray, cols: _Columns,
-                    class_offset: int) -> _Settled:
-    """The rounds of one rule-set version (``ctx``, rows 0..n-1, at ``ctx_rows`` of the pass; ``cols`` their
-    wagers and actions, ``wi`` the wagers' rows in the pass): which the columns settle, and how."""
-    n = ctx.height
+def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols: _Columns, class_offset: int) -> _Settled:
+    """The rounds of one rule-set version (``rounds``, numbered 0..n-1 here; ``cols`` their wagers and actions,
+    ``wi`` the wagers' rows in the pass): which the columns settle, and how."""
+    n = len(rounds.rows)
+    ctx_rows = rounds.rows
     ok = np.ones(n, dtype=bool)
-    mode = ctx["deal_mode"].replace_strict({"shoe": 0, "device": 1}, default=-1, return_dtype=pl.Int8).fill_null(-1).to_numpy()
+    mode = rounds.mode
     ok &= mode >= 0
-    ok &= ctx["decks"].fill_null(p.decks).to_numpy() == p.decks
+    ok &= (rounds.decks == -1) | (rounds.decks == p.decks)
     wri, seat, bet, amount = cols.wri, cols.seat, cols.bet, cols.amount
 
     # the wagers: the seats dealt (those with an Ante, HTB-4.7, 4.11.1) and each wager's seat among them
@@ -338,9 +381,8 @@ def _settle_version(p: HoldemBonusParams, ctx: pl.DataFrame, ctx_rows: np.ndarra
     dealer = np.zeros((n, 2), dtype=np.uint8)
     early = np.zeros(n, dtype=bool)  # every seat folded and the deal stopped after the hole cards
     dealt = np.zeros(n, dtype=bool)
-    lens = ctx["codes"].list.len().fill_null(-1).to_numpy()
-    burn_lens = ctx["burns"].list.len().fill_null(-2).to_numpy()
-    ok &= lens == burn_lens
+    lens = rounds.n_codes
+    ok &= lens == rounds.n_burns
     for m, name in enumerate(MODES):
         procedure, clauses = p.deal(name)
         of_mode = ok & (mode == m)
@@ -354,7 +396,7 @@ def _settle_version(p: HoldemBonusParams, ctx: pl.DataFrame, ctx_rows: np.ndarra
                 rows = np.flatnonzero(allowed & (lens == length))
                 if not rows.size:
                     continue
-                codes, burns = _cards(ctx, rows, length)
+                codes, burns = rounds.cards(rows, length)
                 fine = _clean_cards(codes, burns, lay.is_burn[:length])
                 rows, codes = rows[fine], codes[fine]
                 seat_rows = first_seat[rows][:, None] + np.arange(ns)
@@ -404,7 +446,7 @@ def _settle_version(p: HoldemBonusParams, ctx: pl.DataFrame, ctx_rows: np.ndarra
         net[jp] = -wa[jp]
         kind[jp] = np.where(conceded_lost, vector.CONCEDE, np.where(status[jp] != 0, _JP_LOSE_AFTER_FOLD, _JP_LOSE))
         if met.any():
-            _jackpot_wins(prog, ctx, jp[met], hf[met], ht[met], comm[met], wi[sel], wr, wa, status, player, net, kind, ok, won)
+            _jackpot_wins(prog, rounds, jp[met], hf[met], ht[met], comm[met], wi[sel], wr, wa, status, player, net, kind, ok, won)
         keep = ok[wr]
         sel, ws, wr, wb, wa = sel[keep], ws[keep], wr[keep], wb[keep], wa[keep]
         status, player, dealer_s, net, kind, line_b = status[keep], player[keep], dealer_s[keep], net[keep], kind[keep], line_b[keep]
@@ -426,7 +468,7 @@ def _settle_version(p: HoldemBonusParams, ctx: pl.DataFrame, ctx_rows: np.ndarra
 _JP_LOSE, _JP_LOSE_AFTER_FOLD, _JP_WIN = 100, 101, 102
 
 
-def _jackpot_wins(prog, ctx, rows, hf, ht, comm, sel, wr, wa, status, player, net, kind, ok, won) -> None:
+def _jackpot_wins(prog, rounds, rows, hf, ht, comm, sel, wr, wa, status, player, net, kind, ok, won) -> None:
     """The jackpot wagers whose hands meet a line (a few a night), paid by the scalar engine's own functions
     (``hands.lines_met``, ``hands.jackpot_payout``); a round where the guide's Bonus Jackpot (envy) is due,
     or where the record lacks what a payout needs (a meter, the currency), goes to the scalar engine whole."""
@@ -438,7 +480,7 @@ def _jackpot_wins(prog, ctx, rows, hf, ht, comm, sel, wr, wa, status, player, ne
         if prog.envy_offered() and any(is_royal_or_straight_flush_line(l) for _, met in items for l in met):
             ok[r] = False
             continue
-        meter, currency = ctx["jackpot_meter"][r], ctx["currency"][r]
+        meter, currency = rounds.frame["jackpot_meter"][int(rounds.rows[r])], rounds.frame["currency"][int(rounds.rows[r])]
         try:
             paid = [(i, *jackpot_payout(prog, met, meter, currency)) for i, met in items]
         except MissingEvidence:
@@ -490,13 +532,6 @@ def _shape_status(p: HoldemBonusParams, key: int) -> int:
     bets = tuple(b for j, b in enumerate(vector.engine.BETS) if mask >> j & 1)
     status = vector._read_status(p, mode, names, bets)
     return -1 if status is None else STATUS_NAMES.index(status)
-
-
-def _cards(ctx: pl.DataFrame, rows: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
-    part = ctx[rows.tolist()] if len(rows) < ctx.height else ctx
-    codes = part["codes"].list.to_array(length).to_numpy().astype(np.int16).reshape(len(rows), length)
-    burns = part["burns"].list.to_array(length).to_numpy().astype(bool).reshape(len(rows), length)
-    return codes, burns
 
 
 def _clean_cards(codes: np.ndarray, burns: np.ndarray, is_burn: np.ndarray) -> np.ndarray:
