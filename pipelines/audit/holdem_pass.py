@@ -127,12 +127,12 @@ def holdem_pass(
     columns = _Columns(
         wri=wri,
         seat=wagers["seat"].fill_null(-1).to_numpy().astype(np.int64)[wrows],
-        bet=_codes(wagers["bet"], vector.BET_CODES, -1)[wrows],
+        bet=_names(wagers["bet"], tuple(vector.BET_CODES), 0, -1)[wrows],
         amount=wagers[amount_col].fill_null(-1).to_numpy().astype(np.int64)[wrows],
         ari=ari,
         aseat=actions["seat"].fill_null(-1).to_numpy().astype(np.int64)[arows],
         # 1..6: the names decisions.py knows; 7: any other (null included), which no state of its reader allows
-        acode=_codes(actions["action"], {n: k + 1 for k, n in enumerate(ACTIONS)}, 7)[arows],
+        acode=_names(actions["action"], ACTIONS, 1, 7)[arows],
     )
     every_round = _Rounds.of(c)
     version_keys = c["ruleset_version"].unique(maintain_order=True).to_list()
@@ -254,6 +254,12 @@ def _codes(s: pl.Series, index: dict, default: int) -> np.ndarray:
         return s.replace_strict(index, default=default, return_dtype=pl.Int64).fill_null(default).to_numpy()
     values = s.gather(pl.Series(starts)).to_list()
     return np.array([index.get(v, default) if v is not None else default for v in values], dtype=np.int64)[runs]
+
+
+def _names(s: pl.Series, names: tuple[str, ...], first: int, default: int) -> np.ndarray:
+    """``first + k`` where ``s`` holds ``names[k]``, ``default`` elsewhere (null included), as int64."""
+    physical = s.cast(pl.Enum(list(names)), strict=False).to_physical().fill_null(len(names)).to_numpy()
+    return np.array([*range(first, first + len(names)), default], dtype=np.int64)[physical]
 
 
 def _rows_mask(height: int, rows: np.ndarray) -> np.ndarray:
