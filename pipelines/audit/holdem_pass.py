@@ -602,13 +602,14 @@ def _wager_frame(w: pl.DataFrame, wrows: np.ndarray, parts: list[_Settled], clas
     by_template: dict[str, list[int]] = {}
     for k, (_, template, _) in enumerate(classes):
         by_template.setdefault(template, []).append(k)
-    present = np.zeros(len(classes) + 1, dtype=bool)
-    present[cls[cls >= 0]] = True
-    for template, members in by_template.items():
-        members = [k for k in members if present[k]]
-        if not members:
+    template_of = np.full(len(classes) + 1, -1, dtype=np.int64)  # by class (the last: a jackpot win)
+    for t, members in enumerate(by_template.values()):
+        template_of[members] = t
+    tid = template_of[cls]
+    for t, (template, members) in enumerate(by_template.items()):
+        picked = np.flatnonzero(tid == t)
+        if not picked.size:
             continue
-        picked = np.flatnonzero(np.isin(cls, members))
         fields: dict[str, pl.Series | str] = {}
         fixed_names = set(classes[members[0]][2])
         for name in fixed_names:  # one value per class: a lookup column
