@@ -28,7 +28,7 @@ from pipelines.audit import engine_pass as EP
 from pipelines.audit.params import AuditParams
 from rulebook.catalogue import builtin
 from rulebook.holdem_bonus.deal import deal_events
-from rulebook.round import Action, RoundInput, Wager
+from rulebook.round import Action, DeviceCard, RoundInput, Wager
 from test_holdem_vector import random_round
 
 MBS = builtin().latest("mbs-holdem-bonus-progressive")
@@ -211,3 +211,32 @@ def test_every_rule_set_many_rounds(rs):
     rng = random.Random(len(rs.name))
     rounds = [round_of(rng, rs, plant=0.2) for _ in range(250)]
     both(*frames(rounds, rng))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    rounds=st.lists(st.tuples(
+        st.sampled_from([HOIANA, MBS, GUIDE, GUIDE_STATED]),
+        st.sampled_from(["shoe", "device", None, "auto"]),
+        st.lists(st.tuples(st.integers(min_value=-3, max_value=51), st.booleans()), max_size=26),
+        st.lists(st.tuples(st.integers(min_value=-1, max_value=12),
+                           st.sampled_from(["ante", "bonus", "flop", "turn", "river", "progressive", "tie"]),
+                           st.integers(min_value=-5, max_value=10_000)), max_size=12),
+        st.lists(st.tuples(st.integers(min_value=-1, max_value=12),
+                           st.sampled_from(["fold", "flop", "check", "turn", "river", "concede", "hit", "a,b"])), max_size=12),
+        st.none() | st.integers(min_value=-10, max_value=10**9),
+        st.sampled_from([None, "SGD", "AUD", "VND"]),
+        st.none() | st.integers(min_value=1, max_value=8),
+    ), min_size=1, max_size=6),
+    seed=st.integers(min_value=0, max_value=1000),
+)
+def test_any_input_gives_the_scalar_engine_s_frames(rounds, seed):
+    """Input no table would log (seats beyond 9, unknown bets and actions, negative amounts, any cards): the
+    column pass hands it over or settles it, and the frames are still the scalar engine's."""
+    made = [
+        RoundInput(rs, tuple(DeviceCard(c, b) for c, b in events),
+                   tuple(Wager(f"W{k}", s, b, a) for k, (s, b, a) in enumerate(wagers)),
+                   tuple(Action(s, 1, a) for s, a in actions), deal_mode=mode, jackpot_meter=meter, currency=currency, decks=decks)
+        for rs, mode, events, wagers, actions, meter, currency, decks in rounds
+    ]
+    both(*frames(made, random.Random(seed)))
