@@ -536,7 +536,7 @@ def _shape_status(p: HoldemBonusParams, key: int) -> int:
     count, shape = key & 7, key >> 3
     names = tuple(ACTIONS[(shape >> (3 * j) & 7) - 1] if (shape >> (3 * j) & 7) <= len(ACTIONS) else "?" for j in range(count))
     bets = tuple(b for j, b in enumerate(vector.engine.BETS) if mask >> j & 1)
-    status = vector._read_status(p, mode, names, bets)
+    status = vector.read_status(p, mode, names, bets)
     return -1 if status is None else STATUS_NAMES.index(status)
 
 
