@@ -202,15 +202,16 @@ ROUND_BITS = 40  # (table, round number) as one int64: the table's index above 4
 
 
 def _round_rows(frame: pl.DataFrame, c: pl.DataFrame, order: str) -> tuple[np.ndarray | None, np.ndarray]:
-    """The rows of ``frame`` whose round is in ``c``, in round then ``order`` order, and each one's round (the
-    row of ``c``): ``(rounds, rows)``, or ``(None, ...)`` if a round appears twice in ``c``.
+    """The rows of ``frame`` whose round is in ``c``, each round's rows together and in ``order``, and each one's
+    round (the row of ``c``): ``(rounds, rows)``, or ``(None, ...)`` if a round appears twice in ``c``.
 
     A numpy search over one int64 key (the table's index and the round number), without a join on the text
     key or a copy of the frame: those cost more than the settlement."""
-    tables = c["table_id"].unique().to_list()
+    # the tables numbered in name order: frames sorted by table and round give ascending keys (a fast search)
+    tables = sorted(c["table_id"].unique().drop_nulls().to_list())
     index = {t: k for k, t in enumerate(tables)}
     rn = c["round_no"]
-    if c.height == 0 or rn.null_count() or rn.min() < 0 or rn.max() >= 1 << ROUND_BITS or None in index:
+    if c.height == 0 or rn.null_count() or c["table_id"].null_count() or rn.min() < 0 or rn.max() >= 1 << ROUND_BITS:
         return _joined_round_rows(frame, c, order)
     ck = (_codes(c["table_id"], index, -1) << ROUND_BITS) | rn.to_numpy()
     by_key = np.argsort(ck, kind="stable")
@@ -224,10 +225,11 @@ def _round_rows(frame: pl.DataFrame, c: pl.DataFrame, order: str) -> tuple[np.nd
     pos = np.minimum(np.searchsorted(sk, fk), len(sk) - 1)
     ri = np.where(fine & (sk[pos] == fk), by_key[pos], -1)
     rows = np.flatnonzero(ri >= 0)
-    ri = ri[rows]
+    ri, fk = ri[rows], fk[rows]
     o = frame[order].fill_null(-1).to_numpy().astype(np.int64)[rows]
-    if len(ri) > 1 and not ((ri[1:] > ri[:-1]) | ((ri[1:] == ri[:-1]) & (o[1:] >= o[:-1]))).all():
-        by = np.lexsort((o, ri))
+    # each round's rows together and in their order (the rounds themselves may come in any order)
+    if len(ri) > 1 and not ((fk[1:] > fk[:-1]) | ((fk[1:] == fk[:-1]) & (o[1:] >= o[:-1]))).all():
+        by = np.lexsort((o, fk))
         rows, ri = rows[by], ri[by]
     return ri, rows
 
