@@ -51,6 +51,7 @@ MODES = ("shoe", "device")
 SEATS = 10
 # a seat decides at most four times (flop, turn, river, concede): more is illegal, and the scalar engine says so
 MAX_ACTIONS = 4
+POPCOUNT = np.array([bin(k).count("1") for k in range(256)], dtype=np.int64)
 STATUS_NAMES = (PLAYED, FOLDED, CONCEDED)
 PROGRESSIVE = vector.BET_CODES["progressive"]
 BONUS = vector.BET_CODES["bonus"]
@@ -349,13 +350,18 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     ok &= (rounds.decks == -1) | (rounds.decks == p.decks)
     wri, seat, bet, amount = cols.wri, cols.seat, cols.bet, cols.amount
 
-    # the wagers: the seats dealt (those with an Ante, HTB-4.7, 4.11.1) and each wager's seat among them
+    # the wagers: the seats dealt (those with an Ante, HTB-4.7, 4.11.1) as bits of the round, and each wager's seat
+    # among them (a second Ante on a seat carries into the next bit: its round fails the area check below)
     seat_ok = (seat >= 0) & (seat < SEATS)
-    wkey = wri * SEATS + np.where(seat_ok, seat, 0)
-    seat_keys = np.unique(wkey[(bet == 0) & seat_ok])  # one row per seat dealt, by round then seat
+    ante = (bet == 0) & seat_ok
+    dealt_bits = np.bincount(wri[ante], weights=np.left_shift(1, seat[ante]).astype(np.float64), minlength=n).astype(np.int64)
+    seat_keys = np.flatnonzero(((dealt_bits[:, None] >> np.arange(SEATS)) & 1).ravel())  # round * SEATS + seat, sorted
     n_total = len(seat_keys)
-    wpos = np.minimum(np.searchsorted(seat_keys, wkey), max(n_total - 1, 0))
-    found = seat_ok & (n_total > 0) & (seat_keys[wpos] == wkey if n_total else False)
+    seat_row = np.full(n * SEATS, -1, dtype=np.int64)
+    seat_row[seat_keys] = np.arange(n_total)
+    wpos = seat_row[wri * SEATS + np.where(seat_ok, seat, 0)]
+    found = seat_ok & (wpos >= 0)
+    wpos = np.maximum(wpos, 0)
     bad = ~found | (bet < 0) | (amount < 0)
     prog = p.progressive
     if prog is None:
@@ -364,14 +370,17 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
         bad |= (bet == PROGRESSIVE) & (amount != prog.stake)
     ok[wri[bad]] = False
     good_w = ~bad
-    area = np.sort(wkey[good_w] * 8 + bet[good_w])  # a second wager of a kind on one area (HTB-4.7.2)
-    ok[(area[1:][area[1:] == area[:-1]]) // (SEATS * 8)] = False
+    # each seat's bets as bits; a second wager of a kind on one area (HTB-4.7.2) shows as fewer bits than wagers
+    bet_sum = np.bincount(wpos[good_w], weights=np.left_shift(1, bet[good_w]).astype(np.float64), minlength=n_total).astype(np.int64)
+    placed = np.bincount(wpos[good_w], minlength=n_total)
+    twice = POPCOUNT[bet_sum & 255] != placed
+    bets_mask = bet_sum & 63
     seat_ri = seat_keys // SEATS
     seat_no = seat_keys % SEATS
+    ok[seat_ri[twice | (bet_sum > 63)]] = False
     n_seats = np.bincount(seat_ri, minlength=n)
     ok &= n_seats > 0
     first_seat = np.concatenate([[0], np.cumsum(n_seats)])
-    bets_mask = np.bincount(wpos[good_w], weights=(1 << bet[good_w]), minlength=n_total).astype(np.int64)
 
     # the decisions, read once per distinct shape (seat's actions, its wagers, the deal mode)
     seat_status = _seat_status(p, cols, seat_keys, bets_mask, mode[seat_ri] if n_total else np.zeros(0, np.int8), ok)
