@@ -443,12 +443,15 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     ws, wr, wb, wa = wpos[sel], wri[sel], bet[sel], amount[sel]
     status = seat_status[ws]
     player, dealer_s = p7[ws], d7[wr]
-    net, kind = vector.main_game(p, wb, status, player, dealer_s, wa)
-    net_b, kind_b, line_b = vector.bonus(p, status, hole[ws], dealer[wr], wa)
+    net = np.zeros(len(sel), dtype=np.int64)
+    kind = np.zeros(len(sel), dtype=np.int64)
+    line_b = np.full(len(sel), -1, dtype=np.int64)
     is_bonus = wb == BONUS
-    net = np.where(is_bonus, net_b, net)
-    kind = np.where(is_bonus, kind_b, kind)
     is_jp = wb == PROGRESSIVE
+    main = ~is_bonus & ~is_jp
+    net[main], kind[main] = vector.main_game(p, wb[main], status[main], player[main], dealer_s[main], wa[main])
+    net[is_bonus], kind[is_bonus], line_b[is_bonus] = vector.bonus(
+        p, status[is_bonus], hole[ws[is_bonus]], dealer[wr[is_bonus]], wa[is_bonus])
     won: dict[int, tuple[str, str]] = {}  # wager row -> (clause, sentence) of a jackpot wager that wins
     if is_jp.any():
         jp = np.flatnonzero(is_jp)  # every round with a jackpot wager was dealt in full (see `may_stop`)
