@@ -3,19 +3,22 @@
 Why a path of its own: the scalar engine, and even ``rulebook.holdem_bonus.vector.settle_many``, want a
 ``RoundInput`` per round and give back a ``RoundResult`` with a ``Settlement`` per wager -- a dozen Python
 objects a round, which cost ten times the settlement itself. Here the context, wager and action frames
-are read as numpy columns: the seats dealt and every wager's seat index by sorting keys, each seat's
-decisions read once per distinct shape (a night has a few dozen), the cards gathered at the fixed
-positions of the rule set's deal procedure (``deal.layout``), every hand through the vectorised
-evaluator in one call, the wagers settled by the array kernels of ``rulebook.holdem_bonus.vector``, and
-the clauses, sentences and round outcomes built column-wise from the same templates the scalar engine
-fills (``rulebook.holdem_bonus.text``), so an investigator reads the same words whichever path settled.
+are read as numpy columns: each wager's round by one int64 search, the seats dealt and the bets placed as
+bits, each seat's decisions coded as one integer and read once per distinct shape (a night has a few
+dozen), the cards gathered at the fixed positions of the rule set's deal procedure (``deal.layout``, and
+``deal.early_stops`` for a deal stopped after every seat folded), every hand through the vectorised
+evaluator in one call, the wagers settled by the array kernels of ``rulebook.holdem_bonus.vector`` (a
+jackpot win by the scalar engine's own ``lines_met`` and ``jackpot_payout``), and the clauses, sentences
+and round outcomes built column-wise from the same templates the scalar engine fills
+(``rulebook.holdem_bonus.text``), so an investigator reads the same words whichever path settled.
 
 A round goes to the scalar engine, which stays the reference (``tests/test_holdem_pass.py`` holds the two
 equal), when anything in it asks for judgement: an irregularity of any kind (a foreign, unread, missing or
 duplicated card, a burn out of place, a card count off the procedure, another number of decks), a
-decision or wager the rules do not allow, a seat with no Ante, a second wager on an area, a jackpot wager
-off the stated stake, a hand that meets a jackpot line, or a deal stopped early with a jackpot wager on
-the table. ``benchmarks/holdem_pass.py`` prints how many.
+decision or wager the rules do not allow, a seat with no Ante or beyond seat 9, a second wager on an area,
+a jackpot wager off the stated stake, a royal or straight flush where the guide's Bonus Jackpot (envy) is
+due, a jackpot payout the round's record cannot give (no meter, another currency), or a deal stopped early
+with a jackpot wager on the table. ``benchmarks/holdem_pass.py`` prints how many.
 """
 
 from __future__ import annotations
@@ -92,7 +95,7 @@ def _fill(template: str, fields: dict[str, pl.Series | str], height: int) -> pl.
                 columns[field] = value
                 parts.append(pl.col(field))
     if not columns:  # a sentence with no field from the rows
-        return pl.Series("detail", ["".join(t for t, *_ in string.Formatter().parse(template))] * height, dtype=pl.String)
+        return pl.Series("detail", [template.format(**fields)] * height, dtype=pl.String)
     return pl.DataFrame(columns).select(pl.concat_str(parts).alias("detail")).to_series()
 
 
