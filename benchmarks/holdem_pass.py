@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.holdem_pass --db night.duckdb       # a night an audit or ingest loaded
     .venv/bin/python -m benchmarks.holdem_pass --rounds 200000         # simulate and ingest one first (cached)
     .venv/bin/python -m benchmarks.holdem_pass --db night.duckdb --profile
+    .venv/bin/python -m benchmarks.holdem_pass --db night.duckdb --copies 4   # a partition four times the size
 
 The Hold'em partitions of the night are loaded and reconstructed with the audit's own functions, and the
 frames ``settle`` hands to ``engine_pass`` are kept. Then, in this process, in CPU seconds (best of
@@ -157,6 +158,13 @@ def handed_over(calls) -> tuple[int, collections.Counter]:
     return count, why
 
 
+def _copies(frame: pl.DataFrame, k: int) -> pl.DataFrame:
+    """``k`` copies of the frame, the tables renamed, sorted by table and round as the loader gives them."""
+    order = [c for c in ("wager_order", "action_order") if c in frame.columns]
+    copies = pl.concat([frame.with_columns(pl.col("table_id") + f"~{i}") for i in range(k)])
+    return copies.sort(["table_id", "round_no", *order], maintain_order=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", help="a DuckDB an audit or `pitaudit ingest` loaded; default: simulate and ingest --rounds")
@@ -164,9 +172,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--profile", action="store_true", help="cProfile (CPU time) of the audit's path")
+    ap.add_argument("--copies", type=int, default=1,
+                    help="the night's Hold'em frames this many times over, under renamed tables (a bigger partition)")
     args = ap.parse_args(argv)
 
     calls = capture(_database(args))
+    if args.copies > 1:
+        calls = [tuple(_copies(f, args.copies) for f in call[:3]) + call[3:] for call in calls]
     rounds = sum(c[0].height for c in calls)
     wagers = sum(c[1].height for c in calls)
     print(f"Hold'em: {rounds:,} rounds in {len(calls)} engine pass(es), {wagers:,} wagers in their frames; "
