@@ -99,13 +99,13 @@ def test_the_windows_summed_from_stored_summaries_give_the_full_re_reads_p_value
         stored = con.execute("SELECT gaming_day FROM stat_days ORDER BY 1").fetchall()
         assert [r[0] for r in stored] == days
         night = days[-1]
-        from pipelines.stats.run import _summaries_for, statistical_findings, summary_windows
+        from pipelines.stats.run import _games_reader, _summaries_for, statistical_findings, summary_windows
         from pipelines.stats.summaries import empty_summaries
 
         present = gaming_days(con)
         summaries, fresh, rows = _summaries_for(con, present, empty_summaries(), PARAMS)
         assert fresh.days == ()  # nothing re-read from the evidence: every day was stored
-        summed = summary_windows(summaries, night, present, PARAMS, rows)[0]  # before the FDR rounds p to 6 digits
+        summed = summary_windows(summaries, night, present, PARAMS, rows, _games_reader(con))[0]  # before the FDR rounds p to 6 digits
         flagged = statistical_findings(con, night, PARAMS).tests.filter(pl.col("flagged"))
         inputs = load_inputs(con, night - dt.timedelta(days=29), night)
         full = run_windows(inputs, night, gaming_days(con), PARAMS)[0]

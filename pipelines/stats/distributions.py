@@ -293,7 +293,10 @@ def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = SADDLE_
         ai, bi, ti = a[idx], b[idx], t[idx]
         ai = np.where(below, np.maximum(ai, ti), ai)
         bi = np.where(below, bi, np.minimum(bi, ti))
-        newton = ti - (k1 - sf[idx]) / np.maximum(k2, 1e-300)
+        # where the tilted variance is too small for a finite Newton step (t far out, the tilted law on one atom),
+        # no step: the bisection fallback below moves t (dividing by a floor of 1e-300 overflowed to inf)
+        finite = np.abs(k1 - sf[idx]) * 1e-300 < k2
+        newton = ti - np.divide(k1 - sf[idx], k2, out=np.full_like(ti, np.nan), where=finite)
         inside = (newton > ai) & (newton < bi)
         fallback = np.where(np.isfinite(ai) & np.isfinite(bi), 0.5 * (ai + bi),
                             np.where(np.isfinite(ai), np.abs(ai) * 2 + 1 / sd_f[idx], -np.abs(bi) * 2 - 1 / sd_f[idx]))

@@ -88,7 +88,18 @@ def _round_sums(base: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
 
 def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
                settled: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(test rows, funnel rows) of every table, dealer and shoe, by bet type and all bets together.
+    """(test rows, funnel rows) of every game: baccarat here, Hold'em Bonus and blackjack in ``hold_games``."""
+    from pipelines.stats.hold_games import games_hold_tests
+
+    tests, funnel = baccarat_hold_tests(wagers, params, window_days, settled)
+    more, more_funnel = games_hold_tests(wagers, params, window_days)
+    funnels = [f for f in (funnel, more_funnel) if f.height]
+    return pl.concat([tests, more]), (pl.concat(funnels) if funnels else pl.DataFrame())
+
+
+def baccarat_hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
+                        settled: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(test rows, funnel rows) of every baccarat table, dealer and shoe, by bet type and all bets together.
 
     ``settled``: ``luck.settled_baccarat(wagers)`` when the caller has it already."""
     w = settled_baccarat(wagers) if settled is None else settled
@@ -111,8 +122,8 @@ def entity_aggregates(base: pl.DataFrame, by: tuple[str, ...] = ()) -> pl.DataFr
     """Per entity (``key`` x currency, on each bet type and on all bets together): wagers, rounds, handle, theory,
     recorded net, days, tables, rule set, rounds' range; ``by`` adds grouping columns (the gaming day)."""
     agg = [pl.len().alias("wagers"), pl.col("rid").n_unique().alias("rounds"),
-           pl.col("amount").sum().alias("handle"), pl.col("theo").sum().alias("theo"),
-           pl.col("recorded_net").sum().alias("recorded"), pl.col("gaming_day").min().alias("first_day"),
+           pl.col("amount").cast(pl.Int128).sum().alias("handle"), pl.col("theo").sum().alias("theo"),
+           pl.col("recorded_net").cast(pl.Int128).sum().alias("recorded"), pl.col("gaming_day").min().alias("first_day"),
            pl.col("gaming_day").max().alias("last_day"), pl.col("table_id").unique().sort().alias("tables"),
            pl.col("ruleset").first().alias("ruleset"), pl.col("round_no").min().alias("first_round"),
            pl.col("round_no").max().alias("last_round")]
@@ -151,7 +162,7 @@ def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.n
     ``sums_for(far)``: a ``MoneySums`` holding the rows of at least the entities ``far`` (a boolean mask: those
     beyond ``SADDLE_BEYOND`` standard deviations, the only ones whose tail needs the saddle point), so that a
     window can read only those entities' rows."""
-    s = summary["recorded"].to_numpy().astype(float)
+    s = summary["recorded"].cast(pl.Float64).to_numpy()
     mean, var, k3 = moments
     sd = np.sqrt(var)
     far = np.abs(s - mean) / np.sqrt(np.maximum(var, 1e-300)) > SADDLE_BEYOND
@@ -161,14 +172,14 @@ def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.n
     def quantile(z: float) -> np.ndarray:  # of S, Cornish-Fisher with the skew
         return mean + sd * (z + (z * z - 1) * g / 6.0)
 
-    handle = summary["handle"].to_numpy().astype(float)
+    handle = summary["handle"].cast(pl.Float64).to_numpy()
     funnel = summary.select(
         pl.col("grouping").replace_strict(GROUP_LABEL, default=pl.col("grouping")).alias("entity_type"),
         pl.col("key").alias("entity"), pl.col("level").alias("bet"), "currency", "first_day", "last_day",
-        "rounds", "wagers", "handle",
+        "rounds", "wagers", pl.col("handle").cast(pl.Int64, strict=False),  # null beyond 64 bits (the column is BIGINT)
     ).with_columns(
         pl.lit(window_days).alias("window_days"),
-        pl.Series("house_win", -s).cast(pl.Int64),
+        summary.select((-pl.col("recorded").cast(pl.Int64, strict=False)).alias("house_win")).to_series(),
         pl.Series("hold", -s / handle), pl.Series("theoretical_hold", -mean / handle),
         pl.Series("hold_low_95", -quantile(Z95) / handle), pl.Series("hold_high_95", -quantile(-Z95) / handle),
         pl.Series("hold_low_997", -quantile(Z997) / handle), pl.Series("hold_high_997", -quantile(-Z997) / handle),
@@ -190,7 +201,7 @@ def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.n
                      "table_id": r["key"] if r["grouping"] == "table_id" else (r["tables"][0] if len(r["tables"]) == 1 else None),
                      "dealer_id": r["key"] if r["grouping"] == "dealer_id" else None, "game": "baccarat",
                      "ruleset": r["ruleset"], "currency": r["currency"], "bet": r["level"], "rounds": r["rounds"],
-                     "wagers": r["wagers"], "expected_net": int(round(float(mean[i]))), "recorded_net": r["recorded"],
+                     "wagers": r["wagers"], "expected_net": int(round(float(mean[i]))), "recorded_net": _int64(r["recorded"]),
                      "p_value": float(p[i]), "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
     return tests_frame(rows), funnel
 
@@ -262,3 +273,8 @@ def funnel_curves(funnel: pl.DataFrame, points: int = 60) -> pl.DataFrame:
             "low_997": theory - Z997 * sd, "high_997": theory + Z997 * sd,
         }))
     return pl.concat(parts)
+
+
+def _int64(value: int | None) -> int | None:
+    """A sum for an Int64 column: None beyond 64 bits (the sums are taken exactly in 128)."""
+    return value if value is None or -(2**63) <= value < 2**63 else None

@@ -34,6 +34,7 @@ from pipelines.stats.summary_store import (
 )
 from pipelines.stats.tests_frame import fmt_p, tests_frame
 from pipelines.stats.windows import HoldRowsReader, in_memory_rows, window_tests
+from pipelines.stats.wonging import mid_shoe_entry_tests
 
 STAT_KINDS: tuple[str, ...] = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
 
@@ -67,6 +68,7 @@ def detect_all(inputs: StatsInputs, params: StatsParams, window_days: int) -> tu
         detect_luck(inputs.wagers, params, window_days, settled=settled),
         counter_tests(inputs.wagers, inputs.cards, params, window_days),
         pair_count_tests(inputs.wagers, inputs.cards, params, window_days),
+        mid_shoe_entry_tests(inputs.wagers, inputs.cards, params, window_days),
         collusion,
     ])
     if graph.height:  # the pair's p-value beside it (empty for pairs with too few rounds to be tested)
@@ -166,10 +168,18 @@ def _each_window(night: dt.date, days_present: list[dt.date], params: StatsParam
 
 
 def summary_windows(summaries: DaySummaries, night: dt.date, days_present: list[dt.date], params: StatsParams,
-                    hold_rows_for: HoldRowsReader | None = None):
+                    hold_rows_for: HoldRowsReader | None = None, games_for=None):
     """``run_windows`` from the days' summaries (what the audit runs)."""
     return _each_window(night, days_present, params, lambda first, w: window_tests(
-        summaries, first, night, params, w, hold_rows_for))
+        summaries, first, night, params, w, hold_rows_for, games_for))
+
+
+def _games_reader(con):
+    """The window's frames of the games whose detectors are not summarised yet (``windows.UNSUMMARISED_GAMES``)."""
+    from pipelines.stats.load import load_inputs
+    from pipelines.stats.windows import UNSUMMARISED_GAMES
+
+    return lambda first, last: load_inputs(con, first, last, UNSUMMARISED_GAMES)
 
 
 def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: StatsParams) -> tuple[DaySummaries, DaySummaries, HoldRowsReader]:
@@ -200,7 +210,7 @@ def statistical_findings(con, night: dt.date, params: StatsParams = DEFAULT_PARA
     longest = night - dt.timedelta(days=max(params.windows) - 1)
     days = gaming_days(con, longest, night)
     summaries, fresh, rows = _summaries_for(con, days, fresh if fresh is not None else empty_summaries(), params)
-    tests, funnel, graph = summary_windows(summaries, night, days, params, rows)
+    tests, funnel, graph = summary_windows(summaries, night, days, params, rows, _games_reader(con))
     tests = with_fdr(tests, params)
     return StatsOutcome(night, tests, findings_of(tests, params), funnel, graph, fresh)
 
@@ -211,7 +221,7 @@ def investigate(con, first_day: dt.date, last_day: dt.date, params: StatsParams 
     days = gaming_days(con, first_day, last_day)
     summaries, _, rows = _summaries_for(con, days, empty_summaries(), params)
     window = (last_day - first_day).days + 1
-    tests, funnel, graph = window_tests(summaries, first_day, last_day, params, window, rows)
+    tests, funnel, graph = window_tests(summaries, first_day, last_day, params, window, rows, _games_reader(con))
     tests = with_fdr(tests.with_columns(pl.lit(last_day).alias("window_end")), params)
     return StatsOutcome(None, tests, findings_of(tests, params), funnel, graph)
 

@@ -22,12 +22,19 @@ from pipelines.stats.collusion import GRAPH_SUMS, collusion_tests
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import MoneySums
 from pipelines.stats.hold import dealer_error_rows, hold_rows
+from pipelines.stats.load import StatsInputs
 from pipelines.stats.luck import ENTITY_KEYS, PART_KEYS, luck_rows
 from pipelines.stats.summaries import HOLD_KEYS, DaySummaries
 from pipelines.stats.tests_frame import tests_frame
 
 #: (days, far entities: grouping, key, currency, level) -> their rows of ``stat_day_hold_rows`` in those days
 HoldRowsReader = Callable[[dt.date, dt.date, pl.DataFrame], pl.DataFrame]
+#: (first, last) -> the frames of the days' Hold'em Bonus and blackjack rounds (``load.load_inputs`` of those games)
+GamesReader = Callable[[dt.date, dt.date], StatsInputs]
+
+#: the games whose detectors (``hold_games``, ``luck_games``, ``wonging``) are not summarised yet: a window reads
+#: their wagers and card events
+UNSUMMARISED_GAMES = ("blackjack", "holdem_bonus")
 
 
 def in_memory_rows(summaries: DaySummaries) -> HoldRowsReader:
@@ -51,11 +58,27 @@ def _union(col: str) -> pl.Expr:
 
 
 def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsParams, window_days: int,
-                 hold_rows_for: HoldRowsReader | None = None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """Every detector over the days ``first..last`` of ``s``: (tests, funnel, graph), as ``run.detect_all``."""
+                 hold_rows_for: HoldRowsReader | None = None,
+                 games_for: GamesReader | None = None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Every detector over the days ``first..last`` of ``s``: (tests, funnel, graph), as ``run.detect_all``.
+
+    ``games_for``: the window's Hold'em Bonus and blackjack frames for the detectors not summarised yet (the games'
+    hold and luck, mid-shoe entry); without it they are not run."""
+    from pipelines.stats.hold_games import games_hold_tests
+    from pipelines.stats.luck_games import detect_games_luck
+    from pipelines.stats.wonging import mid_shoe_entry_tests
+
     s = s.only(first, last)
     read_rows = hold_rows_for or in_memory_rows(s)
     hold, funnel = _hold(s.hold_entities, first, last, params, window_days, read_rows)
+    games = []
+    if games_for is not None:
+        g = games_for(first, last)
+        games_hold, games_funnel = games_hold_tests(g.wagers, params, window_days)
+        games = [games_hold, detect_games_luck(g.wagers, params, window_days),
+                 mid_shoe_entry_tests(g.wagers, g.cards, params, window_days)]
+        funnel = pl.concat([f for f in (funnel, games_funnel) if f.height], how="diagonal_relaxed") if (
+            funnel.height or games_funnel.height) else funnel
     graph = _graph(s.pairs, window_days)
     collusion = collusion_tests(graph, params, window_days)
     tests = pl.concat([
@@ -64,6 +87,7 @@ def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsPa
         _luck(s.luck_entities, s.luck_parts, params, window_days),
         counter_rows(s.hands.filter(pl.col("gaming_day").is_between(first, last)), params, window_days),
         pair_count_rows(_side(s.side), params, window_days),
+        *games,
         collusion,
     ])
     if graph.height:
