@@ -200,7 +200,7 @@ def timing_db(db, rounds: int) -> None:
           f"{tests:,} entities tested; of it the nights' summaries from the evidence {summarise:.1f} s CPU, the windows "
           f"{cpu - summarise:.1f} s CPU")
     print(f"timing: linear extrapolation to 1,000,000 rounds: {cpu / rounds * 1e6:.0f} s CPU + the enumerations "
-          f"(one night: the 7- and 30-day windows hold no other night here)")
+          f"(of {len(nights)} night(s), each with its windows over the nights before it)")
 
 
 def _nights(db):
