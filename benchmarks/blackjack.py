@@ -151,7 +151,9 @@ def bench_audit_path(db: str, profile: bool = False) -> None:
     a, b = outs["scalar"], outs["arrays"]
     key = ["table_id", "round_no", "wager_id"]
     same = a.wagers.sort(key).equals(b.wagers.sort(key))
-    print(f"  wager results identical: {same}")
+    same_rounds = a.rounds.sort(key[:2]).equals(b.rounds.sort(key[:2]))
+    same_irr = a.irregularities.sort(key[:2] + ["idx"]).equals(b.irregularities.sort(key[:2] + ["idx"]))
+    print(f"  identical to the scalar engine's: wager results {same}, round results {same_rounds}, irregularities {same_irr}")
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
 """One pass of the rules engine over a partition's rounds: what each wager nets by its cards and decisions.
 
 Baccarat, most of the floor, goes through ``rulebook.baccarat.vector`` (numpy over all rounds of a
-rule-set version at once); every other game, and any round a caller wants with a hand-made engine,
+rule-set version at once), blackjack through ``rulebook.blackjack.vector`` (which hands the rounds it
+does not model back to the scalar engine); every other game, and any round a caller wants with a hand-made engine,
 through the scalar ``settle_round`` one round at a time. Both yield the same two frames: per wager
 (net, pay clause, a sentence, or why it cannot be settled) and per round (void, outcome in the
 ``recorded_result`` vocabulary, irregularities with their finding kind and clause).
@@ -63,6 +64,9 @@ def engine_pass(
             w = wagers.join(keys, on=["table_id", "round_no"], how="semi")
             if rs.game == "baccarat" and params.vectorised and params.engine is None:
                 out = _baccarat_vector(group, w, amount_col, rs, with_rounds)
+            elif rs.game == "blackjack" and params.vectorised and params.engine is None:
+                a = actions.join(keys, on=["table_id", "round_no"], how="semi")
+                out = _blackjack_vector(group, w, a, amount_col, rs, params, with_rounds)
             else:
                 a = actions.join(keys, on=["table_id", "round_no"], how="semi")
                 out = _scalar(group, w, a, amount_col, rs, params, with_rounds)
@@ -362,3 +366,24 @@ def _baccarat_vector(ctx: pl.DataFrame, wagers: pl.DataFrame, amount_col: str, r
     rounds = rounds.with_columns(pl.lit(None, dtype=pl.String).alias("engine_error"))
     irregular = pl.DataFrame(i_rows, schema=IRREGULARITIES_SCHEMA)
     return EngineOutput(wagers_out, conform(rounds, ROUND_RESULTS_SCHEMA), irregular)
+
+
+# --------------------------------------------------------------------------------------------
+# blackjack over arrays, the rounds the arrays hand back through the scalar engine
+
+
+def _blackjack_vector(ctx: pl.DataFrame, wagers: pl.DataFrame, actions: pl.DataFrame, amount_col: str, rs: RuleSet,
+                      params: AuditParams, with_rounds: bool) -> EngineOutput:
+    from rulebook.blackjack.vector import settle_frames
+
+    done = settle_frames(ctx, wagers, actions, amount_col, rs.params, with_rounds=with_rounds)
+    handed = done.handed.select("table_id", "round_no")
+    rest = _scalar(ctx.join(handed, on=["table_id", "round_no"], how="semi"),
+                   wagers.join(handed, on=["table_id", "round_no"], how="semi"),
+                   actions.join(handed, on=["table_id", "round_no"], how="semi"), amount_col, rs, params, with_rounds)
+    wagers_out = pl.concat([conform(done.wagers, WAGER_RESULTS_SCHEMA), rest.wagers])
+    if not with_rounds:
+        return EngineOutput(wagers_out, empty(ROUND_RESULTS_SCHEMA), empty(IRREGULARITIES_SCHEMA))
+    rounds = done.rounds.join(ctx.select("table_id", "round_no", "ruleset_version"), on=["table_id", "round_no"], how="left")
+    rounds = rounds.with_columns(pl.lit(False).alias("engine_void"))
+    return EngineOutput(wagers_out, pl.concat([conform(rounds, ROUND_RESULTS_SCHEMA), rest.rounds]), rest.irregularities)

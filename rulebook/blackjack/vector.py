@@ -1,0 +1,760 @@
+"""Blackjack over arrays: every round of one rule-set version re-settled at once, the scalar engine kept as the referee.
+
+Why: one round at a time the engine (``engine.py``) settles a few thousand rounds a CPU-second, and
+blackjack was most of a night's re-settlement. Here the same rules run over numpy arrays:
+
+- the initial deal is read off the device's cards by position (BJ-4.7.2: one card to each seat with a
+  wager in seat order, one to the dealer, a second to each seat);
+- each seat's decisions are applied step by step, step k of every seat of every round at once. A
+  legal decision takes a known number of cards (hit and double one, split two: one now, one when the
+  hand formed takes its turn, BJ-4.10.2), so where each seat's cards start is a running sum, and the
+  seats play side by side. Every decision is validated as ``decisions.py`` validates it;
+- the dealer takes the cards left (BJ-4.14), soft or hard 17 as the rule set says;
+- every stake, Pair and insurance wager is settled with the clause and the sentence the scalar
+  engine gives (``settle.py``), with the rule set's rounding, in integers.
+
+A round the arrays do not model is handed back, with the reason, for the scalar engine to settle:
+an irregularity of any kind (an illegal or out-of-turn decision, a card unread, foreign, missing or
+one copy too many, the dealer's draws against BJ-4.14), a decision naming wagers (back bettors'
+doubles, splits, surrenders), a Pair wager placed when splitting (BJ-4.10.1.2), a wager the cards
+cannot settle, a hole-card rule set. The scalar engine's sentences for those are the reference, and
+they are rare on a night; ``tests/test_blackjack_vector.py`` holds the two paths equal field by field.
+
+Pure: frames and parameters in, frames out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from rulebook.blackjack.params import BlackjackParams
+from rulebook.cards import FOREIGN, card_text
+from rulebook.money import Odds, Rounding
+
+# why a round goes to the scalar engine
+HANDED: dict[int, str] = {
+    1: "a hole-card rule set (the scalar engine says why it is not supported)",
+    2: "a card unreadable, foreign or missing from the log, or more copies of a card than the shoe holds",
+    3: "a wager the arrays do not take (another bet, no positive amount, a hand named, a repeated id, "
+       "more than the seat allows, a side bet on a seat without a main wager)",
+    4: "a decision the arrays do not take (unknown, naming wagers, on a seat without a main wager, "
+       "even money twice, insurance without an insurance wager)",
+    5: "a decision the rules refuse, or one out of the order of play",
+    6: "the device log has fewer or more cards than the decisions and the dealer's draws (BJ-4.14)",
+    7: "a wager the cards cannot settle",
+}
+
+PLAY_CODES = {"hit": 1, "stand": 2, "double": 3, "split": 4, "surrender": 5}
+HIT, STAND, DOUBLE, SPLIT, SURRENDER = 1, 2, 3, 4, 5
+INSURANCE_ACT, EVEN_MONEY_ACT = 6, 7
+ACTION_CODES = {**PLAY_CODES, "insurance": INSURANCE_ACT, "even_money": EVEN_MONEY_ACT}
+
+# Hand.done as codes
+D_STAND, D_BUST, D_21, D_BJ, D_DOUBLE, D_SPLIT_ACES, D_SURRENDER = 1, 2, 3, 4, 5, 6, 7
+
+_POINTS = np.array([min(c // 4 + 1, 10) for c in range(52)] + [0] * 4, dtype=np.int64)  # codes 52.. never used
+_TEXTS = [card_text(c) for c in range(52)]
+
+
+@dataclass(frozen=True)
+class VectorOutput:
+    """``wagers``: table_id, round_no, wager_id, net, pay_clause, detail, unsettled_reason (every wager of an
+    accepted round); ``rounds``: table_id, round_no, outcome (JSON, the scalar engine's ``outcome``);
+    ``handed``: table_id, round_no, why (the rounds for the scalar engine)."""
+
+    wagers: pl.DataFrame
+    rounds: pl.DataFrame
+    handed: pl.DataFrame
+
+
+def _odds_win(amount: np.ndarray, odds: Odds, p: BlackjackParams) -> np.ndarray:
+    return _round(amount * odds.num, odds.den, p)
+
+
+def _round(numer: np.ndarray, den: int, p: BlackjackParams) -> np.ndarray:
+    """``rulebook.money.round_amount`` over arrays (non-negative numerators)."""
+    unit = p.rounding_unit
+    step = den * unit
+    whole, rest = np.divmod(numer, step)
+    if p.rounding is Rounding.DOWN:
+        return whole * unit
+    if p.rounding is Rounding.UP:
+        return (whole + (rest > 0)) * unit
+    return (whole + (2 * rest >= step)) * unit
+
+
+def _total(hard: np.ndarray, ace: np.ndarray) -> np.ndarray:
+    """BJ-4.2.1: an ace counts 11 unless that passes 21."""
+    return np.where(ace & (hard <= 11), hard + 10, hard)
+
+
+def _padded(lists: pl.Series, fill: int) -> tuple[np.ndarray, np.ndarray]:
+    """A list column as a (rows, width) array padded with ``fill``, and each row's length."""
+    lens = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
+    width = max(1, int(lens.max()) if len(lens) else 1)
+    flat = lists.explode().drop_nulls().to_numpy().astype(np.int64) if lens.sum() else np.zeros(0, np.int64)
+    out = np.full((len(lens), width), fill, dtype=np.int64)
+    rows = np.repeat(np.arange(len(lens)), lens)
+    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+    cols = np.arange(len(flat)) - np.repeat(starts, lens)
+    out[rows, cols] = flat
+    return out, lens
+
+
+def scalar_share(ctx: pl.DataFrame, wagers: pl.DataFrame, actions: pl.DataFrame, amount_col: str,
+                 rs) -> pl.DataFrame:
+    """The rounds :func:`settle_frames` hands to the scalar engine, with why (for the benchmark)."""
+    return settle_frames(ctx, wagers, actions, amount_col, rs.params, with_rounds=False).handed
+
+
+def settle_frames(ctx: pl.DataFrame, wagers: pl.DataFrame, actions: pl.DataFrame, amount_col: str,
+                  p: BlackjackParams, with_rounds: bool = True) -> VectorOutput:
+    """Settle every round of ``ctx`` the arrays can (see the module docstring); hand the others back.
+
+    ``ctx``: table_id, round_no, codes (every card and burn event, device order), dealt (the cards, burns
+    excluded), decks, limit_min. ``wagers``: table_id, round_no, wager_id, seat, bet, ``amount_col``,
+    player_id, hand (optional), wager_order. ``actions``: table_id, round_no, seat, hand, action, amount,
+    wager_ids, action_order."""
+    return _Night(ctx, wagers, actions, amount_col, p, with_rounds).run()
+
+
+class _Night:
+    """The arrays of one call: rounds (r), seats with cards (units, u), hands (u * MH + slot), wagers, actions."""
+
+    def __init__(self, ctx, wagers, actions, amount_col, p: BlackjackParams, with_rounds: bool):
+        self.p = p
+        self.with_rounds = with_rounds
+        self.ctx = ctx.select("table_id", "round_no").with_row_index("_ri")
+        self.R = R = ctx.height
+        self.why = np.zeros(R, dtype=np.int64)
+        keys = self.ctx.select("table_id", "round_no", "_ri")
+        w = wagers.join(keys, on=["table_id", "round_no"], how="inner").sort(["_ri", "wager_order"])
+        a = actions.join(keys, on=["table_id", "round_no"], how="inner").sort(["_ri", "action_order"])
+        self.w = w
+        self.amount_col = amount_col
+        self._cards(ctx)
+        self._wagers(w)
+        self._actions(a)
+
+    # -- the evidence -------------------------------------------------------------------------------
+    def _mark(self, rounds: np.ndarray, code: int) -> None:
+        rounds = np.asarray(rounds, dtype=np.int64)
+        if rounds.size:
+            sel = rounds[self.why[rounds] == 0]
+            self.why[sel] = code
+
+    def _cards(self, ctx: pl.DataFrame) -> None:
+        p = self.p
+        if p.dealer_hole_card:
+            self.why[:] = 1
+        self.cards, self.ncards = _padded(ctx["dealt"], -9)
+        codes, ncodes = _padded(ctx["codes"], -9)
+        # an unreadable, foreign or missing card among those dealt; a foreign burn (BJ-7.14.1)
+        col = np.arange(self.cards.shape[1])
+        bad_card = ((self.cards < 0) & (col[None, :] < self.ncards[:, None])).any(axis=1)
+        bad_card |= (codes == FOREIGN).any(axis=1)
+        # more copies of a card than the shoe holds (BJ-7.14.1), burns included
+        decks = ctx["decks"].fill_null(0).to_numpy().astype(np.int64) if "decks" in ctx.columns else np.zeros(self.R, np.int64)
+        decks = np.where(decks > 0, decks, p.decks)
+        srt = np.sort(np.where(codes >= 0, codes, -1 - np.arange(codes.shape[1])[None, :]), axis=1)
+        for d in np.unique(decks):
+            rows = np.flatnonzero(decks == d)
+            if srt.shape[1] > d:
+                dup = ((srt[rows, : -d] == srt[rows, d:]) & (srt[rows, : -d] >= 0)).any(axis=1)
+                bad_card[rows[dup]] = True
+        self._mark(np.flatnonzero(bad_card), 2)
+        self.table_min = (ctx["limit_min"].to_numpy().astype(np.float64) if "limit_min" in ctx.columns
+                          else np.full(self.R, np.nan))
+
+    def _wagers(self, w: pl.DataFrame) -> None:
+        p = self.p
+        ri = w["_ri"].to_numpy().astype(np.int64)
+        bet = w["bet"].replace_strict({"main": 0, "pair": 1, "insurance": 2}, default=-1, return_dtype=pl.Int8).to_numpy()
+        amount = w[self.amount_col].fill_null(0).to_numpy().astype(np.int64)
+        seat = w["seat"].fill_null(-1).to_numpy().astype(np.int64)
+        hand_named = w["hand"].is_not_null().to_numpy() if "hand" in w.columns else np.zeros(len(ri), bool)
+        dup_id = w.select(pl.struct("_ri", "wager_id").is_duplicated()).to_series().to_numpy()
+        bad = (bet < 0) | (amount <= 0) | hand_named | dup_id | (seat < 0)
+        self._mark(ri[bad], 3)
+        self.w_ri, self.w_bet, self.w_amount, self.w_seat = ri, bet, amount, seat
+        self.w_player = w["player_id"]
+        main = bet == 0
+        # seats with a main wager, in seat order: one unit each (a Pair-only seat goes to the scalar engine)
+        sk = ri * 1_000_000 + seat  # seats are small integers
+        main_keys = np.unique(sk[main])
+        self.u_ri = main_keys // 1_000_000
+        self.u_seat = main_keys % 1_000_000
+        U = self.U = len(main_keys)
+        first_u = np.searchsorted(self.u_ri, np.arange(self.R + 1))
+        self.r_u0, self.r_nseats = first_u[:-1], np.diff(first_u)
+        self._mark(np.flatnonzero(self.r_nseats == 0), 3)
+        self.w_u = np.searchsorted(main_keys, sk)
+        on_seat = (self.w_u < U) & (main_keys[np.minimum(self.w_u, U - 1)] == sk) if U else np.zeros(len(ri), bool)
+        self._mark(ri[~on_seat & (bet >= 0)], 3)
+        self.w_u = np.where(on_seat, self.w_u, 0)
+        # the controlling wager: the first main wager placed on the seat; back bettors follow it
+        main_rows = np.flatnonzero(main & on_seat)
+        u_of = self.w_u[main_rows]
+        order = np.argsort(u_of, kind="stable")
+        main_rows, u_of = main_rows[order], u_of[order]
+        firsts = np.concatenate(([True], u_of[1:] != u_of[:-1])) if len(u_of) else np.zeros(0, bool)
+        self.u_ctrl = np.zeros(U, np.int64)
+        self.u_ctrl[u_of[firsts]] = main_rows[firsts]
+        n_main = np.bincount(u_of, minlength=U)
+        self.u_back = n_main > 1
+        self.w_ctrl = np.zeros(len(ri), bool)
+        self.w_ctrl[main_rows[firsts]] = True
+        self._mark(self.u_ri[n_main > p.max_wagers_per_seat], 3)
+        n_pair = np.bincount(self.w_u[(bet == 1) & on_seat], minlength=U)
+        self._mark(self.u_ri[n_pair > 3], 3)
+
+    def _actions(self, a: pl.DataFrame) -> None:
+        ri = a["_ri"].to_numpy().astype(np.int64)
+        code = a["action"].replace_strict(ACTION_CODES, default=0, return_dtype=pl.Int8).to_numpy().astype(np.int64)
+        seat = a["seat"].fill_null(-1).to_numpy().astype(np.int64)
+        hand = a["hand"].fill_null(-1).to_numpy().astype(np.int64)
+        amt_null = a["amount"].is_null().to_numpy()
+        amt = a["amount"].fill_null(0).to_numpy().astype(np.int64)
+        named = (a["wager_ids"].list.len().fill_null(0) > 0).to_numpy()
+        sk = ri * 1_000_000 + np.maximum(seat, 0)
+        main_keys = self.u_ri * 1_000_000 + self.u_seat
+        u = np.searchsorted(main_keys, sk)
+        on = (u < self.U) & (main_keys[np.minimum(u, max(self.U - 1, 0))] == sk) if self.U else np.zeros(len(ri), bool)
+        bad = (code == 0) | named | ~on | (seat < 0)
+        self._mark(ri[bad], 4)
+        u = np.where(on, u, 0)
+        # before the play: even money (once a seat), insurance decisions (need an insurance wager on the seat)
+        em = code == EVEN_MONEY_ACT
+        em_count = np.bincount(u[em & on], minlength=self.U)
+        self._mark(self.u_ri[em_count > 1], 4)
+        self.u_even_money = em_count > 0
+        ins_w = np.bincount(self.w_u[(self.w_bet == 2)], minlength=self.U) if self.U else np.zeros(0, np.int64)
+        ins_a = code == INSURANCE_ACT
+        self._mark(ri[ins_a & on & (ins_w[u] == 0)], 4)
+        # the play, seat by seat in seat order, in the order of play within a seat
+        play = (code >= HIT) & (code <= SURRENDER) & on
+        rows = np.flatnonzero(play)
+        order = np.lexsort((rows, u[rows]))  # stable by unit, then the recorded order
+        rows = rows[order]
+        self.a_u = u[rows]
+        self.a_code = code[rows]
+        self.a_hand = hand[rows]
+        self.a_amt = amt[rows]
+        self.a_amt_null = amt_null[rows]
+        starts = np.searchsorted(self.a_u, np.arange(self.U + 1))
+        self.u_a0, self.u_nact = starts[:-1], np.diff(starts)
+        # cards each seat takes in its play: hit and double one, split two (the second when the hand formed plays)
+        take = np.where((self.a_code == HIT) | (self.a_code == DOUBLE), 1, np.where(self.a_code == SPLIT, 2, 0))
+        self.u_take = np.bincount(self.a_u, weights=take, minlength=self.U).astype(np.int64)
+
+    # -- the round, played -----------------------------------------------------------------------------
+    def run(self) -> VectorOutput:
+        p = self.p
+        U, MH = self.U, p.max_hands
+        self.MH = MH
+        ok_r = self.why == 0
+        # the initial deal (BJ-4.7.2)
+        ns = self.r_nseats
+        self._mark(np.flatnonzero(ok_r & (self.ncards < 2 * ns + 1)), 6)
+        j = np.arange(U) - self.r_u0[self.u_ri]
+        W = self.cards.shape[1]
+        c1 = self.cards[self.u_ri, np.minimum(j, W - 1)]
+        c2 = self.cards[self.u_ri, np.minimum(ns[self.u_ri] + 1 + j, W - 1)]
+        self.up = self.cards[np.arange(self.R), np.minimum(ns, W - 1)]
+        c1, c2 = np.maximum(c1, 0), np.maximum(c2, 0)  # a bad card's round is handed back already
+        self.up = np.maximum(self.up, 0)
+        up_u = self.up[self.u_ri]
+        self.first0, self.first1 = c1, c2
+        # where each seat's play cards start: after the initial deal and the earlier seats' cards
+        csum = np.cumsum(self.u_take) - self.u_take
+        self.u_off = 2 * ns[self.u_ri] + 1 + csum - csum[self.r_u0[self.u_ri]]
+        self.r_dealer0 = 2 * ns + 1 + np.bincount(self.u_ri, weights=self.u_take, minlength=self.R).astype(np.int64)
+        self.u_ptr = np.zeros(U, np.int64)
+        self.u_bad = self.why[self.u_ri] != 0
+
+        n = U * MH
+        self.h_hard = np.zeros(n, np.int64)
+        self.h_ace = np.zeros(n, bool)
+        self.h_n = np.zeros(n, np.int64)
+        self.h_c0 = np.zeros(n, np.int64)
+        self.h_c1 = np.zeros(n, np.int64)
+        self.h_split = np.zeros(n, bool)
+        self.h_split_aces = np.zeros(n, bool)
+        self.h_decided = np.zeros(n, bool)
+        self.h_done = np.zeros(n, np.int64)
+        self.h_doubled = np.zeros(n, np.int64)
+        self.h_amount = np.zeros(n, np.int64)
+        h0 = np.arange(U) * MH
+        self.h_hard[h0] = _POINTS[c1] + _POINTS[c2]
+        self.h_ace[h0] = (c1 < 4) | (c2 < 4)
+        self.h_n[h0] = 2
+        self.h_c0[h0], self.h_c1[h0] = c1, c2
+        self.h_amount[h0] = self.w_amount[self.u_ctrl] if U else 0
+        bj = _total(self.h_hard[h0], self.h_ace[h0]) == 21
+        self.h_done[h0] = np.where(bj, D_BJ, 0)
+        self.u_bj = bj
+        self.u_nh = np.ones(U, np.int64)
+        self.order = np.zeros((U, MH), np.int64)
+        self.order[:] = np.arange(MH)[None, :]
+        self.pos_of = np.tile(np.arange(MH), U)
+        self.u_cur = np.where(bj, 1, 0)
+        self.u_inturn = np.zeros(U, bool)
+
+        # even money: a blackjack against a dealer ace (BJ-4.15.3)
+        up_ace = up_u < 4
+        self._bad_units(self.u_even_money & ~(bj & up_ace))
+        self._insurance(up_ace)
+        self._play()
+        self._finish()
+        self._bad_units(~self.u_bad & (self.u_ptr != self.u_take), 6)
+        self._dealer()
+        return self._settle()
+
+    def _bad_units(self, mask: np.ndarray, code: int = 5) -> None:
+        mask = np.asarray(mask)
+        idx = np.flatnonzero(mask) if mask.dtype == bool else mask
+        if idx.size:
+            self.u_bad[idx] = True
+            self._mark(self.u_ri[idx], code)
+
+    def _insurance(self, up_ace_u: np.ndarray) -> None:
+        """Insurance wagers: a dealer ace, up to ``insurance_max_fraction`` of the insured wager (BJ-4.11.1)."""
+        p = self.p
+        rows = np.flatnonzero((self.w_bet == 2) & (self.why[self.w_ri] == 0))
+        u = self.w_u[rows]
+        # the insured wager: the same player's main wager on the seat, else the controlling one
+        covers = self.u_ctrl[u].copy()
+        mains = np.flatnonzero(self.w_bet == 0)
+        if rows.size and mains.size:
+            players = self.w_player.to_numpy()
+            main_u = self.w_u[mains]
+            for k, (row, uu) in enumerate(zip(rows, u)):
+                pid = players[row]
+                if pid is None:
+                    continue
+                lo, hi = np.searchsorted(main_u, uu), np.searchsorted(main_u, uu, side="right")
+                for m in mains[lo:hi]:
+                    if players[m] == pid:
+                        covers[k] = m
+                        break
+        frac = p.insurance_max_fraction
+        cap = self.w_amount[covers] * frac.num // frac.den
+        bad = ~up_ace_u[u] | (self.w_amount[rows] > cap)
+        self._bad_units(u[bad])
+        self.ins_rows = rows
+
+    # one card from the device for each unit in A
+    def _draw(self, A: np.ndarray) -> np.ndarray:
+        idx = self.u_off[A] + self.u_ptr[A]
+        r = self.u_ri[A]
+        short = idx >= self.ncards[r]
+        if short.any():
+            self._bad_units(A[short], 6)
+        self.u_ptr[A] += 1
+        return np.maximum(self.cards[r, np.minimum(idx, self.cards.shape[1] - 1)], 0)
+
+    def _give(self, hi: np.ndarray, card: np.ndarray) -> None:
+        self.h_hard[hi] += _POINTS[card]
+        self.h_ace[hi] |= card < 4
+        self.h_c1[hi] = np.where(self.h_n[hi] == 1, card, self.h_c1[hi])
+        self.h_n[hi] += 1
+
+    def _after_card(self, A: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """``state.after_card``: close a hand the rules give no decision; move the turn. Returns done."""
+        total = _total(self.h_hard[hi], self.h_ace[hi])
+        done = np.where(self.h_split_aces[hi] & (self.h_n[hi] >= 2), D_SPLIT_ACES,
+                        np.where(self.h_hard[hi] > 21, D_BUST, np.where(total == 21, D_21, 0)))
+        self.h_done[hi] = done
+        closed = done > 0
+        self.u_cur[A[closed]] += 1
+        self.u_inturn[A] = ~closed
+        return closed
+
+    def _close(self, A: np.ndarray, how: int = D_STAND) -> None:
+        hi = A * self.MH + self.order[A, self.u_cur[A]]
+        self.h_done[hi] = how
+        self.u_cur[A] += 1
+        self.u_inturn[A] = False
+
+    def _start(self, A: np.ndarray) -> np.ndarray:
+        """``state.start_hand`` on the hand at each unit's current position; returns whether it closed at once."""
+        hi = A * self.MH + self.order[A, self.u_cur[A]]
+        one = self.h_n[hi] == 1
+        if one.any():
+            self._give(hi[one], self._draw(A[one]))
+        return self._after_card(A, hi)
+
+    def _play(self) -> None:
+        p = self.p
+        MH = self.MH
+        K = int(self.u_nact.max()) if self.U else 0
+        for k in range(K):
+            A = np.flatnonzero((self.u_nact > k) & ~self.u_bad)
+            if not A.size:
+                break
+            row = self.u_a0[A] + k
+            code, t = self.a_code[row], self.a_hand[row] - 1
+            amt, amt_null = self.a_amt[row], self.a_amt_null[row]
+            exists = (t >= 0) & (t < self.u_nh[A])
+            self._bad_units(A[~exists])
+            keep = exists
+            A, row, code, t, amt, amt_null = A[keep], row[keep], code[keep], t[keep], amt[keep], amt_null[keep]
+            hi = A * MH + t
+            pos = self.pos_of[hi]
+            cur = self.u_cur[A]
+            # a decision on a complete hand: a stand is only noted (engine._play), anything else is refused
+            done_t = pos < cur
+            self._bad_units(A[done_t & (code != STAND)])
+            keep = ~done_t
+            A, code, t, amt, amt_null, hi, pos = A[keep], code[keep], t[keep], amt[keep], amt_null[keep], hi[keep], pos[keep]
+            # naming the next hand closes the one in play (it stands); skipping a hand is not modelled
+            later = (pos > self.u_cur[A]) & self.u_inturn[A]
+            if later.any():
+                self._close(A[later])
+            skip = pos != self.u_cur[A]
+            self._bad_units(A[skip])
+            keep = ~skip
+            A, code, t, amt, amt_null, hi = A[keep], code[keep], t[keep], amt[keep], amt_null[keep], hi[keep]
+            st = ~self.u_inturn[A]
+            if st.any():
+                closed = np.zeros(len(A), bool)
+                closed[st] = self._start(A[st])
+                self._bad_units(A[closed & (code != STAND)])
+                keep = ~closed
+                A, code, t, amt, amt_null, hi = A[keep], code[keep], t[keep], amt[keep], amt_null[keep], hi[keep]
+            live = ~self.u_bad[A]
+            A, code, amt, amt_null, hi = A[live], code[live], amt[live], amt_null[live], hi[live]
+
+            m = code == HIT
+            if m.any():
+                B, hB = A[m], hi[m]
+                self._give(hB, self._draw(B))
+                self.h_decided[hB] = True
+                self._after_card(B, hB)
+            m = code == STAND
+            if m.any():
+                self._close(A[m])
+            m = code == DOUBLE
+            if m.any():
+                self._double(A[m], hi[m], amt[m], amt_null[m])
+            m = code == SPLIT
+            if m.any():
+                self._split(A[m], hi[m], amt[m], amt_null[m])
+            m = code == SURRENDER
+            if m.any():
+                B, hB = A[m], hi[m]
+                up_ace = self.up[self.u_ri[B]] < 4
+                bad = (~np.bool_(p.surrender_allowed) | (up_ace & (not p.surrender_against_ace)) | self.h_split[hB]
+                       | self.h_decided[hB] | (self.h_n[hB] != 2) | self.u_back[B])
+                self._bad_units(B[bad])
+                B = B[~bad]
+                self._close(B, D_SURRENDER)
+
+    def _double(self, A, hi, amt, amt_null) -> None:
+        """``decisions.verify_double`` / ``apply_double`` for the controlling wager (BJ-4.9.1, 4.9.1.1, 4.10.4.1)."""
+        p = self.p
+        stake = self.h_amount[hi]
+        amount = np.where(amt_null, stake, amt)
+        tmin = self.table_min[self.u_ri[A]]
+        below_min = ~np.isnan(tmin) & (amount < np.nan_to_num(tmin, nan=0)) & (amount < stake)
+        bad = (self.h_split_aces[hi] | (self.h_split[hi] & (not p.double_after_split)) | (self.h_n[hi] != 2)
+               | self.h_decided[hi] | (amount <= 0) | (amount > stake) | (~amt_null & below_min)
+               | ((not p.double_for_less) & (amount < stake)))
+        self._bad_units(A[bad])
+        ok = ~bad
+        A, hi, amount = A[ok], hi[ok], amount[ok]
+        self.h_doubled[hi] = amount
+        self._give(hi, self._draw(A))
+        self.h_decided[hi] = True
+        self.h_done[hi] = np.where(self.h_hard[hi] > 21, D_BUST, D_DOUBLE)
+        self.u_cur[A] += 1
+        self.u_inturn[A] = False
+
+    def _split(self, A, hi, amt, amt_null) -> None:
+        """``decisions.verify_split`` / ``apply_split`` (BJ-4.10.1, 4.10.1.1, 4.10.2, 4.10.4, 4.10.4.1)."""
+        p = self.p
+        MH = self.MH
+        c0, c1 = self.h_c0[hi], self.h_c1[hi]
+        stake = self.h_amount[hi]
+        bad = ((self.h_n[hi] != 2) | self.h_decided[hi] | (_POINTS[c0] != _POINTS[c1]) | (self.u_nh[A] >= p.max_hands)
+               | (self.h_split[hi] & (c0 < 4) & (not p.resplit_aces)) | (~amt_null & (amt != stake)))
+        self._bad_units(A[bad])
+        ok = ~bad
+        A, hi, c0, c1, stake = A[ok], hi[ok], c0[ok], c1[ok], stake[ok]
+        if not A.size:
+            return
+        aces = (c0 < 4) & p.split_aces_one_card
+        new = A * MH + self.u_nh[A]
+        self.h_hard[new], self.h_ace[new], self.h_n[new] = _POINTS[c1], c1 < 4, 1
+        self.h_c0[new], self.h_split[new], self.h_split_aces[new] = c1, True, aces
+        self.h_amount[new] = stake
+        self.h_hard[hi], self.h_ace[hi], self.h_n[hi] = _POINTS[c0], c0 < 4, 1
+        self.h_split[hi], self.h_split_aces[hi] = True, aces
+        # the hand formed plays right after the hand split (BJ-4.10.2)
+        q = self.u_cur[A] + 1
+        old = self.order[A].copy()
+        cols = np.arange(MH)[None, :]
+        shifted = np.concatenate([old[:, :1], old[:, :-1]], axis=1)
+        nh = self.u_nh[A] + 1
+        neworder = np.where(cols < q[:, None], old, np.where(cols == q[:, None], (new - A * MH)[:, None], shifted))
+        neworder = np.where(cols < nh[:, None], neworder, cols)  # the slots not in use keep their own positions
+        self.order[A] = neworder
+        self.u_nh[A] = nh
+        self.pos_of[(A[:, None] * MH + neworder).ravel()] = np.broadcast_to(cols, neworder.shape).ravel()
+        self._give(hi, self._draw(A))
+        self._after_card(A, hi)
+
+    def _finish(self) -> None:
+        """``engine._finish_seat``: the hands left without a decision stand; hands formed get their second card."""
+        for _ in range(self.MH + 1):
+            A = np.flatnonzero(~self.u_bad & (self.u_cur < self.u_nh))
+            if not A.size:
+                return
+            inturn = self.u_inturn[A]
+            if inturn.any():
+                self._close(A[inturn])
+            B = A[~inturn]
+            if B.size:
+                closed = self._start(B)
+                open_ = B[~closed]
+                self._close(open_)
+
+    # -- the dealer (BJ-4.14) ----------------------------------------------------------------------
+    def _dealer(self) -> None:
+        p = self.p
+        R, MH = self.R, self.MH
+        ok = self.why == 0
+        up = self.up
+        up_ten_or_ace = (up < 4) | (up >= 36)
+        # what the wagers still in play need of the dealer (dealer.dealer_needs)
+        slot = np.arange(self.U * MH) % MH
+        u_of = np.arange(self.U * MH) // MH
+        exists = slot < self.u_nh[u_of]
+        ctrl_live = (self.h_done != D_SURRENDER) & ~((slot == 0) & self.u_even_money[u_of])
+        live = exists & (ctrl_live | ((slot == 0) & self.u_back[u_of])) & (self.h_hard <= 21)
+        hbj = exists & (slot == 0) & self.u_bj[u_of]
+        r_of = self.u_ri[u_of]
+        need_total = np.bincount(r_of[live & ~hbj], minlength=R) > 0
+        need_second = need_total | (np.bincount(r_of[live & hbj & up_ten_or_ace[r_of]], minlength=R) > 0)
+        need_second |= np.bincount(self.w_ri[self.ins_rows], minlength=R) > 0
+        d0 = self.r_dealer0
+        m = np.where(ok, self.ncards - d0, 0)
+        self._mark(np.flatnonzero(ok & (m < 0)), 6)
+        m = np.maximum(m, 0)
+        hard, ace = _POINTS[up].copy(), up < 4
+        stood = np.zeros(R, bool)
+        used = np.zeros(R, np.int64)
+        W = self.cards.shape[1]
+        for k in range(int(m.max()) + 1 if R else 0):
+            tot = _total(hard, ace)
+            stands = (tot >= 17) & ~(p.dealer_hits_soft_17 & ace & (hard <= 11) & (tot == 17))
+            newly = stands & ~stood
+            used[newly] = k
+            stood |= stands
+            draw = ~stood & (k < m)
+            c = np.maximum(self.cards[np.arange(R), np.minimum(d0 + k, W - 1)], 0)
+            hard = np.where(draw, hard + _POINTS[c], hard)
+            ace = np.where(draw, ace | (c < 4), ace)
+        # cards past the dealer's standing total (BJ-7.3), or the dealer short of what a wager needs (BJ-4.14.2)
+        extra = stood & (used < m)
+        short = ~stood & (need_total | (need_second & (m == 0)))
+        self._mark(np.flatnonzero(ok & (extra | short)), 6)
+        self.d_total = _total(hard, ace)
+        self.d_n = 1 + m
+        second = self.cards[np.arange(R), np.minimum(d0, W - 1)]
+        self.d_second = np.where(m >= 1, np.maximum(second, 0), -1)
+        d1 = self.d_second
+        two21 = (m >= 1) & (((up < 4) & (d1 >= 36)) | ((up >= 36) & (d1 >= 0) & (d1 < 4)))
+        self.d_bj = np.where(m >= 1, two21.astype(np.int64), np.where(up_ten_or_ace, -1, 0))  # -1: not known
+
+    # -- settlement (settle.py) ----------------------------------------------------------------------
+    def _settle(self) -> VectorOutput:
+        p = self.p
+        pt = p.pay_table
+        MH = self.MH
+        ok_r = self.why == 0
+        ok_u = ok_r[self.u_ri]
+        # the stakes: the controlling wager on every hand of its seat, back bettors on the first hand
+        uu = np.repeat(np.arange(self.U), MH)
+        slot = np.tile(np.arange(MH), self.U)
+        hands = np.flatnonzero(ok_u[uu] & (slot < self.u_nh[uu]))
+        back_rows = np.flatnonzero((self.w_bet == 0) & ~self.w_ctrl & ok_r[self.w_ri])
+        s_h = np.concatenate([hands, self.w_u[back_rows] * MH])
+        s_w = np.concatenate([self.u_ctrl[uu[hands]], back_rows])
+        s_ctrl = np.concatenate([np.ones(len(hands), bool), np.zeros(len(back_rows), bool)])
+        s_u = s_h // MH
+        s_slot = s_h % MH
+        s_r = self.u_ri[s_u]
+        amount = np.where(s_ctrl, self.h_amount[s_h], self.w_amount[s_w])
+        doubled = np.where(s_ctrl, self.h_doubled[s_h], 0)
+        risked = amount + doubled
+        original = s_slot == 0
+        surrendered = s_ctrl & (self.h_done[s_h] == D_SURRENDER)
+        even = s_ctrl & original & self.u_even_money[s_u]
+        hard, ace = self.h_hard[s_h], self.h_ace[s_h]
+        mine = _total(hard, ace)
+        busted = hard > 21
+        from_split = self.h_split[s_h]
+        hand_bj = original & ~from_split & self.u_bj[s_u]
+        d_bj, d_total = self.d_bj[s_r], self.d_total[s_r]
+        up = self.up[s_r]
+        up_ten_or_ace = (up < 4) | (up >= 36)
+        extra = risked - np.where(original, amount, 0)
+        oo_bust = (p.bust_before_dealer_blackjack != "loses_all") & p.dealer_blackjack_takes_original_only & (extra != 0)
+
+        K = np.select(
+            [surrendered, even, busted & ~oo_bust, busted & (d_bj == -1), busted & (d_bj == 0), busted,
+             hand_bj & (d_bj == -1), hand_bj & (d_bj == 1), hand_bj, d_bj == -1,
+             (d_bj == 1) & (not p.dealer_blackjack_takes_original_only), (d_bj == 1) & original, d_bj == 1,
+             (d_total > 21) | (mine > d_total), mine < d_total],
+            [1, 2, 3, 0, 3, 4, 0, 5, 6, 0, 7, 8, 9, 10, 11], 12)
+        back = _round(amount, 2, p)
+        won_em = _odds_win(amount, pt.even_money.odds, p)
+        won_bj = _odds_win(amount, pt.blackjack.odds, p)
+        won = _odds_win(risked, pt.win.odds, p)
+        lost = np.where(original, amount, 0)
+        net = np.choose(K, [0, back - amount, won_em, -risked, -lost, 0, won_bj, -risked, -amount, 0, won, -risked, 0])
+        self._mark(np.unique(s_r[K == 0]), 7)
+        ok_r = self.why == 0
+        bj_clause = np.where(~up_ten_or_ace, "BJ-4.15.2", np.where(d_total == 21, "BJ-6.2.3.1", pt.blackjack.clause))
+        dbl_or_split = np.where(doubled > 0, "BJ-4.9.5", "BJ-4.10.8")
+        orig_clause = np.where(doubled > 0, "BJ-4.9.5", np.where(from_split, "BJ-4.10.8", "BJ-6.2.2"))
+        clause = np.choose(K, [
+            np.array(""), np.array("BJ-4.12.1"), np.array(pt.even_money.clause), np.array("BJ-4.13.3"), dbl_or_split,
+            np.array("BJ-6.2.3"), bj_clause, np.array("BJ-6.2.2"), orig_clause, dbl_or_split, np.array(pt.win.clause),
+            np.array("BJ-6.2.2"), np.array("BJ-6.2.3")])
+        seat = self.u_seat[s_u]
+        number = s_slot + 1
+        # the order of a wager's parts: its hands in play order (settle.settle walks state.hands)
+        posn = self.pos_of[s_h]
+        parts = pl.DataFrame({
+            "_w": s_w, "_pos": posn, "_k": K, "net": net, "clause": clause, "seat": seat, "number": number,
+            "amount": amount, "doubled": doubled, "risked": risked, "mine": mine, "d": d_total, "back": back,
+            "won_em": won_em, "won_bj": won_bj, "won": won, "lost": lost, "extra": extra,
+        }).filter(pl.Series(ok_r[s_r]))
+        where = pl.format("seat {} hand {}", "seat", "number")
+        k = pl.col("_k")
+        dbl = pl.col("doubled") > 0
+        text = (
+            pl.when(k == 1).then(pl.format("{} surrendered: half of {} returned, {} lost", where, "amount", pl.col("amount") - pl.col("back")))
+            .when(k == 2).then(pl.format("{} blackjack takes even money: +{}", where, "won_em"))
+            .when(k == 3).then(pl.format("{} bust: -{}", where, "risked"))
+            .when(k == 4).then(pl.format("{} bust, then the dealer's blackjack takes only the original wager: -{}, {} returned",
+                                         where, "lost", "extra"))
+            .when(k == 5).then(pl.format("{} blackjack against dealer blackjack: stand-off", where))
+            .when(k == 6).then(pl.format("{} blackjack pays {}: +{}", where, pl.lit(str(pt.blackjack.odds)), "won_bj"))
+            .when(k == 7).then(pl.format("{} loses to dealer blackjack: -{}", where, "risked"))
+            .when(k == 8).then(pl.format("{} {} loses the original wager to dealer blackjack: -{}{}", where, "mine", "amount",
+                                         pl.when(dbl).then(pl.format(", the double of {} returned", "doubled")).otherwise(pl.lit(""))))
+            .when(k == 9).then(pl.format("{} {}: dealer blackjack collects only the original wager; the split wager {}{} returned",
+                                         where, "mine", "amount",
+                                         pl.when(dbl).then(pl.format(" and the double {}", "doubled")).otherwise(pl.lit(""))))
+            .when(k == 10).then(pl.format("{} {} beats {}: +{}", where, "mine",
+                                          pl.when(pl.col("d") > 21).then(pl.lit("dealer bust")).otherwise(pl.format("dealer {}", "d")),
+                                          "won"))
+            .when(k == 11).then(pl.format("{} {} loses to dealer {}: -{}", where, "mine", "d", "risked"))
+            .otherwise(pl.format("{} {} ties dealer {}: stand-off", where, "mine", "d"))
+        )
+        mains = (
+            parts.with_columns(text.alias("text")).sort("_w", "_pos")
+            .group_by("_w", maintain_order=True)
+            .agg(pl.col("net").sum(), pl.col("clause").unique(maintain_order=True).str.join(", "), pl.col("text").str.join("; "))
+        )
+        others = [mains.rename({"clause": "pay_clause", "text": "detail"})]
+        others.append(self._pairs(ok_r))
+        others.append(self._insured(ok_r))
+        settled = pl.concat([o.select("_w", "net", "pay_clause", "detail") for o in others])
+        ok_w = ok_r[self.w_ri]
+        keep = pl.DataFrame({"_w": np.flatnonzero(ok_w)})
+        wagers = keep.join(settled, on="_w", how="left").sort("_w")
+        wrows = wagers["_w"].to_numpy()
+        wagers = pl.DataFrame({
+            "table_id": self.w["table_id"].gather(wrows),
+            "round_no": self.w["round_no"].gather(wrows),
+            "wager_id": self.w["wager_id"].gather(wrows),
+            "net": wagers["net"].cast(pl.Int64),
+            "pay_clause": wagers["pay_clause"],
+            "detail": wagers["detail"],
+            "unsettled_reason": pl.Series([None] * len(wrows), dtype=pl.String),
+        })
+        handed = self.ctx.select("table_id", "round_no").with_columns(
+            pl.Series("why", self.why).replace_strict(HANDED, default=None, return_dtype=pl.String)).filter(pl.Series(~ok_r))
+        rounds = self._outcomes(ok_r) if self.with_rounds else pl.DataFrame()
+        return VectorOutput(wagers, rounds, handed)
+
+    def _pairs(self, ok_r: np.ndarray) -> pl.DataFrame:
+        """The Pair wager on the seat's first two cards (BJ-6.3, 4.2.3.1)."""
+        p = self.p
+        rows = np.flatnonzero((self.w_bet == 1) & ok_r[self.w_ri])
+        u = self.w_u[rows]
+        a, b = self.first0[u], self.first1[u]
+        pair = (a // 4 == b // 4) if p.pair_by == "rank" else (a == b)
+        amount = self.w_amount[rows]
+        won = _odds_win(amount, p.pay_table.pair.odds, p)
+        texts = np.array(_TEXTS, dtype=object)
+        shown = pl.Series(texts[a]) + " " + pl.Series(texts[b])
+        df = pl.DataFrame({"_w": rows, "pair": pair, "seat": self.u_seat[u], "shown": shown, "won": won, "amount": amount,
+                           "tens": (a >= 36) & (b >= 36)})
+        return df.select(
+            "_w",
+            pl.when("pair").then(pl.col("won")).otherwise(-pl.col("amount")).alias("net"),
+            pl.when("pair").then(pl.lit("BJ-6.3.1")).when("tens").then(pl.lit("BJ-4.2.3.1")).otherwise(pl.lit("BJ-6.3.2"))
+            .alias("pay_clause"),
+            pl.when("pair").then(pl.format("seat {} {} is a pair: pays {}, +{}", "seat", "shown", pl.lit(str(p.pay_table.pair.odds)), "won"))
+            .otherwise(pl.format("seat {} {} is not a pair: -{}", "seat", "shown", "amount")).alias("detail"),
+        )
+
+    def _insured(self, ok_r: np.ndarray) -> pl.DataFrame:
+        """Insurance: void against the seat's own blackjack (BJ-4.15.3), else the dealer's second card (BJ-4.14.4)."""
+        p = self.p
+        ins = p.pay_table.insurance
+        rows = self.ins_rows[ok_r[self.w_ri[self.ins_rows]]]
+        u = self.w_u[rows]
+        second = np.maximum(self.d_second[self.w_ri[rows]], 0)
+        ten = second >= 36
+        amount = self.w_amount[rows]
+        won = _odds_win(amount, ins.odds, p)
+        texts = np.array(_TEXTS, dtype=object)
+        df = pl.DataFrame({"_w": rows, "own_bj": self.u_bj[u], "ten": ten, "seat": self.u_seat[u], "won": won, "amount": amount,
+                           "card": pl.Series(texts[second], dtype=pl.String)})
+        return df.select(
+            "_w",
+            pl.when("own_bj").then(0).when("ten").then(pl.col("won")).otherwise(-pl.col("amount")).alias("net"),
+            pl.when("own_bj").then(pl.lit("BJ-4.15.3")).when("ten").then(pl.lit(ins.clause)).otherwise(pl.lit("BJ-4.14.4"))
+            .alias("pay_clause"),
+            pl.when("own_bj").then(pl.format("seat {} holds a blackjack: insurance void, returned", "seat"))
+            .when("ten").then(pl.format("dealer's second card {} is a ten: insurance pays {}, +{}", "card", pl.lit(str(ins.odds)), "won"))
+            .otherwise(pl.format("dealer's second card {} is not a ten: insurance loses -{}", "card", "amount")).alias("detail"),
+        )
+
+    def _outcomes(self, ok_r: np.ndarray) -> pl.DataFrame:
+        """``settle.outcome`` as the JSON text the scalar path writes (keys sorted)."""
+        rows = np.flatnonzero(ok_r)
+        m = self.d_n[rows] - 1
+        texts = np.array(_TEXTS, dtype=object)
+        # the dealer's cards: the up card, then what was drawn
+        rep = np.repeat(rows, m)
+        k = np.arange(len(rep)) - np.repeat(np.cumsum(m) - m, m)
+        drawn = self.cards[rep, self.r_dealer0[rep] + k] if len(rep) else np.zeros(0, np.int64)
+        seq = pl.DataFrame({"_r": np.concatenate([rows, rep]), "_k": np.concatenate([np.full(len(rows), -1), k]),
+                            "t": np.concatenate([texts[self.up[rows]], texts[drawn]]).astype(str)})
+        cards = seq.sort("_r", "_k").group_by("_r", maintain_order=True).agg(pl.col("t").str.join('", "'))
+        bj = self.d_bj[rows]
+        tot = self.d_total[rows]
+        info = pl.DataFrame({
+            "_r": rows,
+            "table_id": self.ctx["table_id"].gather(rows),
+            "round_no": self.ctx["round_no"].gather(rows),
+            "bj": np.where(bj == 1, "true", np.where(bj == 0, "false", "null")),
+            "bust": np.where(tot > 21, "true", "false"),
+            "points": tot,
+        })
+        return info.join(cards, on="_r", how="left").select(
+            "table_id", "round_no",
+            pl.concat_str([pl.lit('{"dealer_blackjack": '), "bj", pl.lit(', "dealer_bust": '), "bust",
+                           pl.lit(', "dealer_cards": ["'), "t", pl.lit('"], "dealer_points": '), pl.col("points").cast(pl.String),
+                           pl.lit("}")]).alias("outcome"),
+        )
