@@ -121,6 +121,45 @@ def settle_frames(ctx: pl.DataFrame, wagers: pl.DataFrame, actions: pl.DataFrame
     return _Night(ctx, wagers, actions, amount_col, p, with_rounds).run()
 
 
+def _texts(kind: np.ndarray, cols: dict[str, np.ndarray], pt) -> tuple[np.ndarray, pl.Series]:
+    """Each part's sentence, as ``settle.settle_stake`` writes it: the rows in the order returned, and the texts.
+
+    Formatted kind by kind on the columns that kind needs: cheaper than one chain of conditions that
+    formats every sentence for every row."""
+    where = pl.format("seat {} hand {}", "seat", "number")
+    dbl = pl.col("doubled") > 0
+    texts = {
+        1: pl.format("{} surrendered: half of {} returned, {} lost", where, "amount", pl.col("amount") - pl.col("back")),
+        2: pl.format("{} blackjack takes even money: +{}", where, "won_em"),
+        3: pl.format("{} bust: -{}", where, "risked"),
+        4: pl.format("{} bust, then the dealer's blackjack takes only the original wager: -{}, {} returned", where, "lost", "extra"),
+        5: pl.format("{} blackjack against dealer blackjack: stand-off", where),
+        6: pl.format("{} blackjack pays {}: +{}", where, pl.lit(str(pt.blackjack.odds)), "won_bj"),
+        7: pl.format("{} loses to dealer blackjack: -{}", where, "risked"),
+        8: pl.format("{} {} loses the original wager to dealer blackjack: -{}{}", where, "mine", "amount",
+                     pl.when(dbl).then(pl.format(", the double of {} returned", "doubled")).otherwise(pl.lit(""))),
+        9: pl.format("{} {}: dealer blackjack collects only the original wager; the split wager {}{} returned", where, "mine",
+                     "amount", pl.when(dbl).then(pl.format(" and the double {}", "doubled")).otherwise(pl.lit(""))),
+        10: pl.format("{} {} beats {}: +{}", where, "mine",
+                      pl.when(pl.col("d") > 21).then(pl.lit("dealer bust")).otherwise(pl.format("dealer {}", "d")), "won"),
+        11: pl.format("{} {} loses to dealer {}: -{}", where, "mine", "d", "risked"),
+        12: pl.format("{} {} ties dealer {}: stand-off", where, "mine", "d"),
+    }
+    needs = {1: ("amount", "back"), 2: ("won_em",), 3: ("risked",), 4: ("lost", "extra"), 5: (), 6: ("won_bj",),
+             7: ("risked",), 8: ("mine", "amount", "doubled"), 9: ("mine", "amount", "doubled"), 10: ("mine", "d", "won"),
+             11: ("mine", "d", "risked"), 12: ("mine", "d")}
+    order = np.argsort(kind, kind="stable")
+    bounds = np.searchsorted(kind[order], np.arange(14))
+    pieces = []
+    for k in range(1, 13):
+        idx = order[bounds[k]:bounds[k + 1]]
+        if idx.size:
+            frame = pl.DataFrame({c: cols[c][idx] for c in ("seat", "number") + needs[k]})
+            pieces.append(frame.select(texts[k]).to_series())
+    text = pl.concat(pieces) if pieces else pl.Series([], dtype=pl.String)
+    return order[bounds[1]:bounds[13]], text
+
+
 class _Night:
     """The arrays of one call: rounds (r), seats with cards (units, u), hands (u * MH + slot), wagers, actions."""
 
@@ -622,64 +661,50 @@ class _Night:
         bj_clause = np.where(~up_ten_or_ace, "BJ-4.15.2", np.where(d_total == 21, "BJ-6.2.3.1", pt.blackjack.clause))
         dbl_or_split = np.where(doubled > 0, "BJ-4.9.5", "BJ-4.10.8")
         orig_clause = np.where(doubled > 0, "BJ-4.9.5", np.where(from_split, "BJ-4.10.8", "BJ-6.2.2"))
-        clause = np.choose(K, [
-            np.array(""), np.array("BJ-4.12.1"), np.array(pt.even_money.clause), np.array("BJ-4.13.3"), dbl_or_split,
-            np.array("BJ-6.2.3"), bj_clause, np.array("BJ-6.2.2"), orig_clause, dbl_or_split, np.array(pt.win.clause),
-            np.array("BJ-6.2.2"), np.array("BJ-6.2.3")])
+        # the clause of each part, as an index into `names` (settle.settle_stake's clauses)
+        names = ["", "BJ-4.12.1", pt.even_money.clause, "BJ-4.13.3", "BJ-4.9.5", "BJ-4.10.8", "BJ-6.2.3", "BJ-4.15.2",
+                 "BJ-6.2.3.1", pt.blackjack.clause, "BJ-6.2.2", pt.win.clause]
+        dbl_or_split = np.where(doubled > 0, 4, 5)
+        bj_clause = np.where(~up_ten_or_ace, 7, np.where(d_total == 21, 8, 9))
+        orig_clause = np.where(doubled > 0, 4, np.where(from_split, 5, 10))
+        clause = np.choose(K, [0, 1, 2, 3, dbl_or_split, 6, bj_clause, 10, orig_clause, dbl_or_split, 11, 10, 6])
         seat = self.u_seat[s_u]
         number = s_slot + 1
         # the order of a wager's parts: its hands in play order (settle.settle walks state.hands)
         posn = self.pos_of[s_h]
-        parts = pl.DataFrame({
-            "_w": s_w, "_pos": posn, "_k": K, "net": net, "clause": clause, "seat": seat, "number": number,
-            "amount": amount, "doubled": doubled, "risked": risked, "mine": mine, "d": d_total, "back": back,
-            "won_em": won_em, "won_bj": won_bj, "won": won, "lost": lost, "extra": extra,
-        }).filter(pl.Series(ok_r[s_r]))
-        where = pl.format("seat {} hand {}", "seat", "number")
-        k = pl.col("_k")
-        dbl = pl.col("doubled") > 0
-        text = (
-            pl.when(k == 1).then(pl.format("{} surrendered: half of {} returned, {} lost", where, "amount", pl.col("amount") - pl.col("back")))
-            .when(k == 2).then(pl.format("{} blackjack takes even money: +{}", where, "won_em"))
-            .when(k == 3).then(pl.format("{} bust: -{}", where, "risked"))
-            .when(k == 4).then(pl.format("{} bust, then the dealer's blackjack takes only the original wager: -{}, {} returned",
-                                         where, "lost", "extra"))
-            .when(k == 5).then(pl.format("{} blackjack against dealer blackjack: stand-off", where))
-            .when(k == 6).then(pl.format("{} blackjack pays {}: +{}", where, pl.lit(str(pt.blackjack.odds)), "won_bj"))
-            .when(k == 7).then(pl.format("{} loses to dealer blackjack: -{}", where, "risked"))
-            .when(k == 8).then(pl.format("{} {} loses the original wager to dealer blackjack: -{}{}", where, "mine", "amount",
-                                         pl.when(dbl).then(pl.format(", the double of {} returned", "doubled")).otherwise(pl.lit(""))))
-            .when(k == 9).then(pl.format("{} {}: dealer blackjack collects only the original wager; the split wager {}{} returned",
-                                         where, "mine", "amount",
-                                         pl.when(dbl).then(pl.format(" and the double {}", "doubled")).otherwise(pl.lit(""))))
-            .when(k == 10).then(pl.format("{} {} beats {}: +{}", where, "mine",
-                                          pl.when(pl.col("d") > 21).then(pl.lit("dealer bust")).otherwise(pl.format("dealer {}", "d")),
-                                          "won"))
-            .when(k == 11).then(pl.format("{} {} loses to dealer {}: -{}", where, "mine", "d", "risked"))
-            .otherwise(pl.format("{} {} ties dealer {}: stand-off", where, "mine", "d"))
-        )
-        mains = (
-            parts.with_columns(text.alias("text")).sort("_w", "_pos")
-            .group_by("_w", maintain_order=True)
-            .agg(pl.col("net").sum(), pl.col("clause").unique(maintain_order=True).str.join(", "), pl.col("text").str.join("; "))
-        )
-        others = [mains.rename({"clause": "pay_clause", "text": "detail"})]
-        others.append(self._pairs(ok_r))
-        others.append(self._insured(ok_r))
-        settled = pl.concat([o.select("_w", "net", "pay_clause", "detail") for o in others])
-        ok_w = ok_r[self.w_ri]
-        keep = pl.DataFrame({"_w": np.flatnonzero(ok_w)})
-        wagers = keep.join(settled, on="_w", how="left").sort("_w")
-        wrows = wagers["_w"].to_numpy()
+        sel = np.flatnonzero(ok_r[s_r])
+        cols = {"seat": seat, "number": number, "amount": amount, "doubled": doubled, "risked": risked, "mine": mine,
+                "d": d_total, "back": back, "won_em": won_em, "won_bj": won_bj, "won": won, "lost": lost, "extra": extra}
+        order, text = _texts(K[sel], {k: v[sel] for k, v in cols.items()}, pt)
+        at = sel[order]
+        s_w, posn, net, clause = s_w[at], posn[at], net[at], clause[at]
+        # a wager on one hand is its part; one on several (a split) sums them, its clauses listed once each
+        many = (np.bincount(s_w, minlength=len(self.w_ri)) > 1)[s_w]
+        names_s = pl.Series(names, dtype=pl.String)
+        one = np.flatnonzero(~many)
+        pieces = [pl.DataFrame({"_w": s_w[one], "net": net[one], "pay_clause": names_s.gather(clause[one]),
+                                "detail": text.gather(one)})]
+        if many.any():
+            sev = np.flatnonzero(many)
+            pieces.append(
+                pl.DataFrame({"_w": s_w[sev], "_pos": posn[sev], "net": net[sev], "pay_clause": names_s.gather(clause[sev]),
+                              "detail": text.gather(sev)})
+                .sort("_w", "_pos").group_by("_w", maintain_order=True)
+                .agg(pl.col("net").sum(), pl.col("pay_clause").unique(maintain_order=True).str.join(", "),
+                     pl.col("detail").str.join("; "))
+            )
+        pieces.append(self._pairs(ok_r))
+        pieces.append(self._insured(ok_r))
+        settled = pl.concat([o.select("_w", pl.col("net").cast(pl.Int64), "pay_clause", "detail") for o in pieces])
+        wrows = settled["_w"].to_numpy()
         wagers = pl.DataFrame({
             "table_id": self.w["table_id"].gather(wrows),
             "round_no": self.w["round_no"].gather(wrows),
             "wager_id": self.w["wager_id"].gather(wrows),
-            "net": wagers["net"].cast(pl.Int64),
-            "pay_clause": wagers["pay_clause"],
-            "detail": wagers["detail"],
-            "unsettled_reason": pl.Series([None] * len(wrows), dtype=pl.String),
-        })
+            "net": settled["net"],
+            "pay_clause": settled["pay_clause"],
+            "detail": settled["detail"],
+        }).with_columns(pl.lit(None, dtype=pl.String).alias("unsettled_reason"))
         handed = self.ctx.select("table_id", "round_no").with_columns(
             pl.Series("why", self.why).replace_strict(HANDED, default=None, return_dtype=pl.String)).filter(pl.Series(~ok_r))
         rounds = self._outcomes(ok_r) if self.with_rounds else pl.DataFrame()
@@ -736,12 +761,13 @@ class _Night:
         m = self.d_n[rows] - 1
         texts = np.array(_TEXTS, dtype=object)
         # the dealer's cards: the up card, then what was drawn
-        rep = np.repeat(rows, m)
-        k = np.arange(len(rep)) - np.repeat(np.cumsum(m) - m, m)
-        drawn = self.cards[rep, self.r_dealer0[rep] + k] if len(rep) else np.zeros(0, np.int64)
-        seq = pl.DataFrame({"_r": np.concatenate([rows, rep]), "_k": np.concatenate([np.full(len(rows), -1), k]),
-                            "t": np.concatenate([texts[self.up[rows]], texts[drawn]]).astype(str)})
-        cards = seq.sort("_r", "_k").group_by("_r", maintain_order=True).agg(pl.col("t").str.join('", "'))
+        W = self.cards.shape[1]
+        cols = [pl.Series(texts[self.up[rows]], dtype=pl.String)]
+        for k in range(int(m.max()) if len(m) else 0):
+            c = self.cards[rows, np.minimum(self.r_dealer0[rows] + k, W - 1)]
+            cols.append(pl.Series(np.where(k < m, '", "' + texts[np.maximum(c, 0)], ""), dtype=pl.String))
+        cards = pl.DataFrame({"_r": rows, "t": pl.DataFrame({f"c{i}": c for i, c in enumerate(cols)}).select(
+            pl.concat_str(pl.all())).to_series()})
         bj = self.d_bj[rows]
         tot = self.d_total[rows]
         info = pl.DataFrame({
