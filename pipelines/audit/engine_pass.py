@@ -377,13 +377,9 @@ def _blackjack_vector(ctx: pl.DataFrame, wagers: pl.DataFrame, actions: pl.DataF
     from rulebook.blackjack.vector import settle_frames
 
     done = settle_frames(ctx, wagers, actions, amount_col, rs.params, with_rounds=with_rounds)
-    handed = done.handed.select("table_id", "round_no")
-    rest = _scalar(ctx.join(handed, on=["table_id", "round_no"], how="semi"),
-                   wagers.join(handed, on=["table_id", "round_no"], how="semi"),
-                   actions.join(handed, on=["table_id", "round_no"], how="semi"), amount_col, rs, params, with_rounds)
+    rest = _scalar(done.handed_ctx, done.handed_wagers, done.handed_actions, amount_col, rs, params, with_rounds)
     wagers_out = pl.concat([conform(done.wagers, WAGER_RESULTS_SCHEMA), rest.wagers])
     if not with_rounds:
         return EngineOutput(wagers_out, empty(ROUND_RESULTS_SCHEMA), empty(IRREGULARITIES_SCHEMA))
-    rounds = done.rounds.join(ctx.select("table_id", "round_no", "ruleset_version"), on=["table_id", "round_no"], how="left")
-    rounds = rounds.with_columns(pl.lit(False).alias("engine_void"))
+    rounds = done.rounds.with_columns(pl.lit(False).alias("engine_void"))
     return EngineOutput(wagers_out, pl.concat([conform(rounds, ROUND_RESULTS_SCHEMA), rest.rounds]), rest.irregularities)

@@ -57,17 +57,23 @@ D_STAND, D_BUST, D_21, D_BJ, D_DOUBLE, D_SPLIT_ACES, D_SURRENDER = 1, 2, 3, 4, 5
 
 _POINTS = np.array([min(c // 4 + 1, 10) for c in range(52)] + [0] * 4, dtype=np.int64)  # codes 52.. never used
 _TEXTS = [card_text(c) for c in range(52)]
+_CARD = pl.Series(_TEXTS, dtype=pl.String)  # a card's text by code
+_NEXT_CARD = pl.Series(['", "' + t for t in _TEXTS] + [""], dtype=pl.String)  # code 52: no card
 
 
 @dataclass(frozen=True)
 class VectorOutput:
     """``wagers``: table_id, round_no, wager_id, net, pay_clause, detail, unsettled_reason (every wager of an
-    accepted round); ``rounds``: table_id, round_no, outcome (JSON, the scalar engine's ``outcome``);
-    ``handed``: table_id, round_no, why (the rounds for the scalar engine)."""
+    accepted round); ``rounds``: table_id, round_no, ruleset_version (when ``ctx`` has it), outcome (JSON, the
+    scalar engine's ``outcome``); ``handed``: table_id, round_no, why (the rounds for the scalar engine), and
+    those rounds' own rows of the three inputs (``handed_ctx``, ``handed_wagers``, ``handed_actions``)."""
 
     wagers: pl.DataFrame
     rounds: pl.DataFrame
     handed: pl.DataFrame
+    handed_ctx: pl.DataFrame
+    handed_wagers: pl.DataFrame
+    handed_actions: pl.DataFrame
 
 
 def _odds_win(amount: np.ndarray, odds: Odds, p: BlackjackParams) -> np.ndarray:
@@ -166,13 +172,14 @@ class _Night:
     def __init__(self, ctx, wagers, actions, amount_col, p: BlackjackParams, with_rounds: bool):
         self.p = p
         self.with_rounds = with_rounds
-        self.ctx = ctx.select("table_id", "round_no").with_row_index("_ri")
+        self.ctx_in = ctx
+        self.ctx = ctx.select("table_id", "round_no", *(["ruleset_version"] if "ruleset_version" in ctx.columns else []))
         self.R = R = ctx.height
         self.why = np.zeros(R, dtype=np.int64)
-        keys = self.ctx.select("table_id", "round_no", "_ri")
+        keys = self.ctx.select("table_id", "round_no").with_row_index("_ri")
         w = wagers.join(keys, on=["table_id", "round_no"], how="inner").sort(["_ri", "wager_order"])
         a = actions.join(keys, on=["table_id", "round_no"], how="inner").sort(["_ri", "action_order"])
-        self.w = w
+        self.w, self.a = w, a
         self.amount_col = amount_col
         self._cards(ctx)
         self._wagers(w)
@@ -658,9 +665,6 @@ class _Night:
         net = np.choose(K, [0, back - amount, won_em, -risked, -lost, 0, won_bj, -risked, -amount, 0, won, -risked, 0])
         self._mark(np.unique(s_r[K == 0]), 7)
         ok_r = self.why == 0
-        bj_clause = np.where(~up_ten_or_ace, "BJ-4.15.2", np.where(d_total == 21, "BJ-6.2.3.1", pt.blackjack.clause))
-        dbl_or_split = np.where(doubled > 0, "BJ-4.9.5", "BJ-4.10.8")
-        orig_clause = np.where(doubled > 0, "BJ-4.9.5", np.where(from_split, "BJ-4.10.8", "BJ-6.2.2"))
         # the clause of each part, as an index into `names` (settle.settle_stake's clauses)
         names = ["", "BJ-4.12.1", pt.even_money.clause, "BJ-4.13.3", "BJ-4.9.5", "BJ-4.10.8", "BJ-6.2.3", "BJ-4.15.2",
                  "BJ-6.2.3.1", pt.blackjack.clause, "BJ-6.2.2", pt.win.clause]
@@ -705,10 +709,14 @@ class _Night:
             "pay_clause": settled["pay_clause"],
             "detail": settled["detail"],
         }).with_columns(pl.lit(None, dtype=pl.String).alias("unsettled_reason"))
-        handed = self.ctx.select("table_id", "round_no").with_columns(
-            pl.Series("why", self.why).replace_strict(HANDED, default=None, return_dtype=pl.String)).filter(pl.Series(~ok_r))
+        back = np.flatnonzero(~ok_r)
+        handed = self.ctx.select("table_id", "round_no")[back].with_columns(
+            pl.Series("why", [HANDED[int(c)] for c in self.why[back]], dtype=pl.String))
         rounds = self._outcomes(ok_r) if self.with_rounds else pl.DataFrame()
-        return VectorOutput(wagers, rounds, handed)
+        a_ri = self.a["_ri"].to_numpy()
+        return VectorOutput(wagers, rounds, handed, self.ctx_in[back],
+                            self.w.filter(pl.Series(~ok_r[self.w_ri])).drop("_ri"),
+                            self.a.filter(pl.Series(~ok_r[a_ri])).drop("_ri"))
 
     def _pairs(self, ok_r: np.ndarray) -> pl.DataFrame:
         """The Pair wager on the seat's first two cards (BJ-6.3, 4.2.3.1)."""
@@ -719,8 +727,7 @@ class _Night:
         pair = (a // 4 == b // 4) if p.pair_by == "rank" else (a == b)
         amount = self.w_amount[rows]
         won = _odds_win(amount, p.pay_table.pair.odds, p)
-        texts = np.array(_TEXTS, dtype=object)
-        shown = pl.Series(texts[a]) + " " + pl.Series(texts[b])
+        shown = _CARD.gather(a) + " " + _CARD.gather(b)
         df = pl.DataFrame({"_w": rows, "pair": pair, "seat": self.u_seat[u], "shown": shown, "won": won, "amount": amount,
                            "tens": (a >= 36) & (b >= 36)})
         return df.select(
@@ -742,9 +749,8 @@ class _Night:
         ten = second >= 36
         amount = self.w_amount[rows]
         won = _odds_win(amount, ins.odds, p)
-        texts = np.array(_TEXTS, dtype=object)
         df = pl.DataFrame({"_w": rows, "own_bj": self.u_bj[u], "ten": ten, "seat": self.u_seat[u], "won": won, "amount": amount,
-                           "card": pl.Series(texts[second], dtype=pl.String)})
+                           "card": _CARD.gather(second)})
         return df.select(
             "_w",
             pl.when("own_bj").then(0).when("ten").then(pl.col("won")).otherwise(-pl.col("amount")).alias("net"),
@@ -759,27 +765,25 @@ class _Night:
         """``settle.outcome`` as the JSON text the scalar path writes (keys sorted)."""
         rows = np.flatnonzero(ok_r)
         m = self.d_n[rows] - 1
-        texts = np.array(_TEXTS, dtype=object)
         # the dealer's cards: the up card, then what was drawn
         W = self.cards.shape[1]
-        cols = [pl.Series(texts[self.up[rows]], dtype=pl.String)]
+        cols = [_CARD.gather(self.up[rows])]
         for k in range(int(m.max()) if len(m) else 0):
             c = self.cards[rows, np.minimum(self.r_dealer0[rows] + k, W - 1)]
-            cols.append(pl.Series(np.where(k < m, '", "' + texts[np.maximum(c, 0)], ""), dtype=pl.String))
+            cols.append(_NEXT_CARD.gather(np.where(k < m, np.maximum(c, 0), 52)))
         cards = pl.DataFrame({"_r": rows, "t": pl.DataFrame({f"c{i}": c for i, c in enumerate(cols)}).select(
             pl.concat_str(pl.all())).to_series()})
         bj = self.d_bj[rows]
         tot = self.d_total[rows]
         info = pl.DataFrame({
             "_r": rows,
-            "table_id": self.ctx["table_id"].gather(rows),
-            "round_no": self.ctx["round_no"].gather(rows),
+            **{c: self.ctx[c].gather(rows) for c in self.ctx.columns},
             "bj": np.where(bj == 1, "true", np.where(bj == 0, "false", "null")),
             "bust": np.where(tot > 21, "true", "false"),
             "points": tot,
         })
         return info.join(cards, on="_r", how="left").select(
-            "table_id", "round_no",
+            *self.ctx.columns,
             pl.concat_str([pl.lit('{"dealer_blackjack": '), "bj", pl.lit(', "dealer_bust": '), "bust",
                            pl.lit(', "dealer_cards": ["'), "t", pl.lit('"], "dealer_points": '), pl.col("points").cast(pl.String),
                            pl.lit("}")]).alias("outcome"),
