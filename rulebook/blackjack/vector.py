@@ -197,20 +197,19 @@ class _Night:
         if p.dealer_hole_card:
             self.why[:] = 1
         self.cards, self.ncards = _padded(ctx["dealt"], -9)
-        codes, ncodes = _padded(ctx["codes"], -9)
         # an unreadable, foreign or missing card among those dealt; a foreign burn (BJ-7.14.1)
         col = np.arange(self.cards.shape[1])
         bad_card = ((self.cards < 0) & (col[None, :] < self.ncards[:, None])).any(axis=1)
-        bad_card |= (codes == FOREIGN).any(axis=1)
+        lens = ctx["codes"].list.len().fill_null(0).to_numpy().astype(np.int64)
+        codes = ctx["codes"].explode().drop_nulls().to_numpy().astype(np.int64) if lens.sum() else np.zeros(0, np.int64)
+        rows = np.repeat(np.arange(self.R), lens)
+        bad_card[rows[codes == FOREIGN]] = True
         # more copies of a card than the shoe holds (BJ-7.14.1), burns included
         decks = ctx["decks"].fill_null(0).to_numpy().astype(np.int64) if "decks" in ctx.columns else np.zeros(self.R, np.int64)
         decks = np.where(decks > 0, decks, p.decks)
-        srt = np.sort(np.where(codes >= 0, codes, -1 - np.arange(codes.shape[1])[None, :]), axis=1)
-        for d in np.unique(decks):
-            rows = np.flatnonzero(decks == d)
-            if srt.shape[1] > d:
-                dup = ((srt[rows, : -d] == srt[rows, d:]) & (srt[rows, : -d] >= 0)).any(axis=1)
-                bad_card[rows[dup]] = True
+        real = codes >= 0
+        copies = np.bincount(rows[real] * 52 + codes[real], minlength=self.R * 52).reshape(self.R, 52)
+        bad_card |= (copies > decks[:, None]).any(axis=1)
         self._mark(np.flatnonzero(bad_card), 2)
         self.table_min = (ctx["limit_min"].to_numpy().astype(np.float64) if "limit_min" in ctx.columns
                           else np.full(self.R, np.nan))
@@ -222,15 +221,26 @@ class _Night:
         amount = w[self.amount_col].fill_null(0).to_numpy().astype(np.int64)
         seat = w["seat"].fill_null(-1).to_numpy().astype(np.int64)
         hand_named = w["hand"].is_not_null().to_numpy() if "hand" in w.columns else np.zeros(len(ri), bool)
-        dup_id = w.select(pl.struct("_ri", "wager_id").is_duplicated()).to_series().to_numpy()
-        bad = (bet < 0) | (amount <= 0) | hand_named | dup_id | (seat < 0)
+        # a wager id twice in a round (ids are unique on a night: the cheap global test first)
+        dup_id = w["wager_id"].is_duplicated().to_numpy()
+        if dup_id.any():
+            dup_id = w.select(pl.struct("_ri", "wager_id").is_duplicated()).to_series().to_numpy()
+        bad = (bet < 0) | (amount <= 0) | hand_named | dup_id | (seat < 0) | (seat >= 1_000_000)
         self._mark(ri[bad], 3)
         self.w_ri, self.w_bet, self.w_amount, self.w_seat = ri, bet, amount, seat
         self.w_player = w["player_id"]
         main = bet == 0
         # seats with a main wager, in seat order: one unit each (a Pair-only seat goes to the scalar engine)
-        sk = ri * 1_000_000 + seat  # seats are small integers
-        main_keys = np.unique(sk[main])
+        seat = np.clip(seat, 0, 999_999)
+        sk = ri * 1_000_000 + seat
+        top = int(seat.max()) + 1 if len(seat) else 1
+        if top <= 64:  # seats are small numbers: a presence table, cheaper than a sort
+            present = np.zeros(self.R * top, bool)
+            present[ri[main] * top + seat[main]] = True
+            at = np.flatnonzero(present)
+            main_keys = (at // top) * 1_000_000 + at % top
+        else:
+            main_keys = np.unique(sk[main])
         self.u_ri = main_keys // 1_000_000
         self.u_seat = main_keys % 1_000_000
         U = self.U = len(main_keys)
