@@ -30,6 +30,7 @@ from rulebook.catalogue import builtin
 from rulebook.money import Odds, Rounding
 from rulebook.payout import Payout
 from rulebook.round import Action, Wager
+from rulebook.settlement import RuleViolation
 
 RS = builtin().in_force("hoiana-blackjack", dt.date(2026, 11, 24))
 KEY = "hoiana-blackjack@01/13.06.2020"
@@ -106,11 +107,14 @@ def both_ways(rs, cases):
     return arrays, handed
 
 
-def arrays_own(case) -> bool:
-    """A round the array path must settle itself: no damage, and no surrender on a seat with back bettors
-    (the decisions then pass to the next wager, BJ-4.12.3: handed to the scalar engine)."""
+def arrays_own(case, rs=RS) -> bool:
+    """A round the array path must settle itself (given no damage): no surrender on a seat with back bettors
+    (the decisions then pass to the next wager, BJ-4.12.3), no more main wagers on a seat than the rule set
+    allows (one is returned: an irregularity, BJ-4.6). Those go to the scalar engine."""
     cards, ws, acts, limit_min, burns = case
-    return not any(a.action == "surrender" and sum(w.bet == "main" and w.seat == a.seat for w in ws) > 1 for a in acts)
+    mains = {s: sum(w.bet == "main" and w.seat == s for w in ws) for s in {w.seat for w in ws}}
+    return (not any(a.action == "surrender" and mains[a.seat] > 1 for a in acts)
+            and max(mains.values()) <= rs.params.max_wagers_per_seat)
 
 
 # -- rounds played forward, then damaged -----------------------------------------------------------
@@ -144,8 +148,10 @@ def _before_play(rng: random.Random, wagers, named: bool):
             if state.hand(w.seat, 1).is_blackjack:
                 if rng.random() < 0.5 and not any(a.seat == w.seat for a in acts):
                     acts.append(Action(w.seat, 1, "even_money", None, (w.wager_id,) if named else None))
-            elif rng.random() < 0.4 and w.amount >= 2:
-                ins.append(Wager(f"I-{w.wager_id}", w.seat, "insurance", rng.randint(1, w.amount // 2), w.player_id))
+            elif rng.random() < 0.4:
+                cap = min(x.amount for x in wagers if x.bet == "main" and x.seat == w.seat) // 2
+                if cap >= 1:
+                    ins.append(Wager(f"I-{w.wager_id}", w.seat, "insurance", rng.randint(1, cap), w.player_id))
         return ins, acts
 
     return before
@@ -182,8 +188,11 @@ def make_case(rs, spec):
     rng = random.Random(seed ^ 0x5EED)
     deck = [c for c in range(52) for _ in range(rs.params.decks)]
     random.Random(seed).shuffle(deck)
-    played = play_round(rs.params, deck[:120], wagers, policy=_policy(rng, wild, named),
-                        before_play=_before_play(rng, wagers, named), table_min=limit_min)
+    try:
+        played = play_round(rs.params, deck[:120], wagers, policy=_policy(rng, wild, named),
+                            before_play=_before_play(rng, wagers, named), table_min=limit_min)
+    except RuleViolation:  # the random policy chose an amount the rules refuse (a double under the minimum)
+        played = play_round(rs.params, deck[:120], wagers, before_play=_before_play(rng, wagers, named), table_min=limit_min)
     cards, ws, acts, burns = list(played.cards), list(played.wagers), list(played.actions), []
     if damage == "drop_last_card" and len(cards) > 1:
         cards.pop()
@@ -229,7 +238,7 @@ def test_arrays_equal_the_scalar_engine_round_for_round(variant, specs):
     handed_rounds = set(handed["round_no"].to_list())
     for i, (spec, case) in enumerate(zip(specs, cases)):
         seed, wagers, wild, named, damage, limit_min = spec
-        if damage == "none" and not named and limit_min is None and arrays_own(case):
+        if damage == "none" and not named and limit_min is None and arrays_own(case, rs):
             # a clean round played by the rules' own player is the array path's to settle
             assert i not in handed_rounds, handed.filter(pl.col("round_no") == i).to_dicts()
 
