@@ -157,7 +157,7 @@ def _before_play(rng: random.Random, wagers, named: bool):
     return before
 
 
-DAMAGE = ("none", "none", "none", "drop_last_card", "extra_card", "unreadable", "foreign", "burn", "illegal_action",
+DAMAGE = ("drop_last_card", "extra_card", "unreadable", "foreign", "burn", "illegal_action",
           "shuffle_actions", "wrong_hand", "stray_seat", "zero_amount", "drop_stand", "odd_bet", "split_pair_wager")
 
 
@@ -176,8 +176,8 @@ def played_rounds(draw):
             n += 1
             wagers.append(Wager(f"PR{n}", seat, "pair", draw(st.sampled_from([100, 25, 7])), f"P{n}"))
     wild = draw(st.sampled_from([0.0, 0.3, 1.0]))
-    named = draw(st.booleans())
-    damage = draw(st.sampled_from(DAMAGE))
+    named = draw(st.sampled_from([False, False, True]))
+    damage = draw(st.one_of(st.just("none"), st.sampled_from(DAMAGE)))  # half the rounds undamaged
     limit_min = draw(st.sampled_from([None, 100, 300]))
     return seed, wagers, wild, named, damage, limit_min
 
@@ -238,7 +238,7 @@ def test_arrays_equal_the_scalar_engine_round_for_round(variant, specs):
     handed_rounds = set(handed["round_no"].to_list())
     for i, (spec, case) in enumerate(zip(specs, cases)):
         seed, wagers, wild, named, damage, limit_min = spec
-        if damage == "none" and not named and limit_min is None and arrays_own(case, rs):
+        if damage == "none" and not named and arrays_own(case, rs):
             # a clean round played by the rules' own player is the array path's to settle
             assert i not in handed_rounds, handed.filter(pl.col("round_no") == i).to_dicts()
 
