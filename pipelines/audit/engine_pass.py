@@ -61,12 +61,16 @@ def engine_pass(
         for (key,), group in ctx.group_by(["ruleset_version"], maintain_order=True):
             rs = rulesets[key]
             keys = group.select("table_id", "round_no")
+            if rs.game == "blackjack" and params.vectorised and params.engine is None:
+                # it joins the wagers and actions to its rounds itself
+                out = _blackjack_vector(group, wagers, actions, amount_col, rs, params, with_rounds)
+                wager_parts.append(out.wagers)
+                round_parts.append(out.rounds)
+                irr_parts.append(out.irregularities)
+                continue
             w = wagers.join(keys, on=["table_id", "round_no"], how="semi")
             if rs.game == "baccarat" and params.vectorised and params.engine is None:
                 out = _baccarat_vector(group, w, amount_col, rs, with_rounds)
-            elif rs.game == "blackjack" and params.vectorised and params.engine is None:
-                a = actions.join(keys, on=["table_id", "round_no"], how="semi")
-                out = _blackjack_vector(group, w, a, amount_col, rs, params, with_rounds)
             else:
                 a = actions.join(keys, on=["table_id", "round_no"], how="semi")
                 out = _scalar(group, w, a, amount_col, rs, params, with_rounds)
