@@ -57,7 +57,7 @@ VARIANTS = {
 def frames(rs, cases):
     """ctx, wagers, actions for ``cases`` [(cards, wagers, actions, limit_min, burns)] of one rule set."""
     ctx, ws, acts = [], [], []
-    for i, (cards, wagers, actions, limit_min, burns) in enumerate(cases):
+    for i, (cards, wagers, actions, limit_min, burns, *_) in enumerate(cases):
         codes = list(burns) + list(cards)
         ctx.append({
             "table_id": "BJ-01", "round_no": i, "codes": codes, "burns": [True] * len(burns) + [False] * len(cards),
@@ -111,9 +111,9 @@ def arrays_own(case, rs=RS) -> bool:
     """A round the array path must settle itself (given no damage): no surrender on a seat with back bettors
     (the decisions then pass to the next wager, BJ-4.12.3), no more main wagers on a seat than the rule set
     allows (one is returned: an irregularity, BJ-4.6). Those go to the scalar engine."""
-    cards, ws, acts, limit_min, burns = case
+    cards, ws, acts, limit_min, burns, split_pairs_ok = case
     mains = {s: sum(w.bet == "main" and w.seat == s for w in ws) for s in {w.seat for w in ws}}
-    return (not any(a.action == "surrender" and mains[a.seat] > 1 for a in acts)
+    return (split_pairs_ok and not any(a.action == "surrender" and mains[a.seat] > 1 for a in acts)
             and max(mains.values()) <= rs.params.max_wagers_per_seat)
 
 
@@ -175,6 +175,9 @@ def played_rounds(draw):
         for _ in range(draw(st.integers(0, 2))):
             n += 1
             wagers.append(Wager(f"PR{n}", seat, "pair", draw(st.sampled_from([100, 25, 7])), f"P{n}"))
+        if rng.random() < 0.15:  # a Pair wager placed when splitting (BJ-4.10.1.2): valid only if that hand is formed so
+            n += 1
+            wagers.append(Wager(f"SP{n}", seat, "pair", 50, f"P{n}", hand=rng.choice([1, 2, 3])))
     wild = draw(st.sampled_from([0.0, 0.3, 1.0]))
     named = draw(st.sampled_from([False, False, True]))
     damage = draw(st.one_of(st.just("none"), st.sampled_from(DAMAGE)))  # half the rounds undamaged
@@ -194,6 +197,8 @@ def make_case(rs, spec):
     except RuleViolation:  # the random policy chose an amount the rules refuse (a double under the minimum)
         played = play_round(rs.params, deck[:120], wagers, before_play=_before_play(rng, wagers, named), table_min=limit_min)
     cards, ws, acts, burns = list(played.cards), list(played.wagers), list(played.actions), []
+    formed = {(f.seat, f.number) for f in played.state.formed if f.identical}
+    split_pairs_ok = all((w.seat, w.hand) in formed for w in ws if w.hand is not None)
     if damage == "drop_last_card" and len(cards) > 1:
         cards.pop()
     elif damage == "extra_card":
@@ -225,7 +230,7 @@ def make_case(rs, spec):
                         hand=rng.choice([None, 1])))
     elif damage == "split_pair_wager":
         ws.append(Wager("SP1", ws[0].seat, "pair", 100, None, hand=2))
-    return cards, ws, acts, limit_min, burns
+    return cards, ws, acts, limit_min, burns, split_pairs_ok
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
@@ -279,7 +284,7 @@ def c(text: str) -> int:
 
 def one(rs, cards, wagers, actions=(), limit_min=None):
     """One round through both paths: {wager_id: (net, clause, detail)} of the array path, the handed rounds."""
-    arrays, handed = both_ways(rs, [([c(x) for x in cards.split()], list(wagers), list(actions), limit_min, [])])
+    arrays, handed = both_ways(rs, [([c(x) for x in cards.split()], list(wagers), list(actions), limit_min, [], True)])
     out = {r["wager_id"]: (r["net"], r["pay_clause"], r["detail"]) for r in arrays.wagers.to_dicts()}
     return out, handed, arrays
 
@@ -351,3 +356,27 @@ def test_bj_4_14_3_the_dealer_stands_on_soft_17_unless_the_rule_set_hits_it():
     got, handed, arrays = one(RS, "Tc Ac 8d 6h 2c", [Wager("M", 1, "main", 100, "P")], [Action(1, 1, "stand")])
     assert handed.height == 1 and got["M"][:2] == (100, "BJ-6.2.1")
     assert arrays.irregularities["kind"].to_list() == ["drawing_rule_violation"]
+
+
+def test_bj_4_10_1_2_a_pair_wager_placed_when_splitting_is_decided_by_its_hands_second_card():
+    # 8s 8d split: hand 1 draws 3h (8s 3h: no pair, loses), hand 2 draws 8c (8d 8c: a pair, 11:1); dealer 6 T 7 bust
+    wagers = [Wager("M", 1, "main", 1000, "P"), Wager("P0", 1, "pair", 100, "P"),
+              Wager("S1", 1, "pair", 100, "P", hand=1), Wager("S2", 1, "pair", 100, "P", hand=2)]
+    acts = [Action(1, 1, "split"), Action(1, 1, "stand"), Action(1, 2, "stand")]
+    got, handed, _ = one(RS, "8s 6c 8d 3h 8c Tc 7d", wagers, acts)
+    assert handed.height == 0
+    assert got["S1"] == (-100, "BJ-4.10.1.2", "seat 1 hand 1 8s 3h: the second card dealt to the split hand is not identical: -100")
+    assert got["S2"] == (1100, "BJ-4.10.1.2, BJ-5.1",
+                         "seat 1 hand 2 8d 8c: the second card dealt to the split hand is identical: pays 11:1, +1100")
+    assert got["P0"][:2] == (1100, "BJ-6.3.1") and got["M"][:2] == (2000, "BJ-6.2.1")
+    # a resplit: hand 1 (8s 8h) wins on 8h before it is split again; hand 3 (8h 3d) and hand 2 (8d Kd) lose
+    wagers = [Wager("M", 1, "main", 1000, "P"), Wager("A", 1, "pair", 100, "P", hand=1),
+              Wager("B", 1, "pair", 100, "P", hand=3), Wager("C", 1, "pair", 100, "P", hand=2)]
+    acts = [Action(1, 1, "split"), Action(1, 1, "split"), Action(1, 1, "stand"), Action(1, 3, "stand"), Action(1, 2, "stand")]
+    got, handed, _ = one(RS, "8s 6c 8d 8h Tc 3d Kd Td 9s", wagers, acts)
+    assert handed.height == 0
+    assert [got[w][0] for w in "ABC"] == [1100, -100, -100]
+    # near miss: a Pair wager naming a hand no split formed is an irregularity (the scalar engine reports it)
+    got, handed, arrays = one(RS, "Tc 7d 9h Kc", [Wager("M", 1, "main", 1000, "P"), Wager("X", 1, "pair", 100, "P", hand=2)],
+                              [Action(1, 1, "stand")])
+    assert handed.height == 1 and arrays.irregularities["clause"].to_list() == ["BJ-4.10.1.2"]

@@ -15,9 +15,10 @@ blackjack was most of a night's re-settlement. Here the same rules run over nump
 
 A round the arrays do not model is handed back, with the reason, for the scalar engine to settle:
 an irregularity of any kind (an illegal or out-of-turn decision, a card unread, foreign, missing or
-one copy too many, the dealer's draws against BJ-4.14), a decision naming wagers (back bettors'
-doubles, splits, surrenders), a Pair wager placed when splitting (BJ-4.10.1.2), a wager the cards
-cannot settle, a hole-card rule set. The scalar engine's sentences for those are the reference, and
+one copy too many, the dealer's draws against BJ-4.14, a Pair wager placed when splitting on a hand
+no split of identical cards formed), a decision naming wagers (back bettors' doubles, splits,
+surrenders) or a surrender that passes the decisions to a back bettor (BJ-4.12.3), a wager the
+cards cannot settle, a hole-card rule set. The scalar engine's sentences for those are the reference, and
 they are rare on a night; ``tests/test_blackjack_vector.py`` holds the two paths equal field by field.
 
 Pure: frames and parameters in, frames out.
@@ -225,7 +226,9 @@ class _Night:
         dup_id = w["wager_id"].is_duplicated().to_numpy()
         if dup_id.any():
             dup_id = w.select(pl.struct("_ri", "wager_id").is_duplicated()).to_series().to_numpy()
-        bad = (bet < 0) | (amount <= 0) | hand_named | dup_id | (seat < 0) | (seat >= 1_000_000)
+        # a hand is named only by a Pair wager placed when splitting (BJ-4.10.1.2); on another the scalar says why not
+        bad = (bet < 0) | (amount <= 0) | (hand_named & (bet != 1)) | dup_id | (seat < 0) | (seat >= 1_000_000)
+        self.w_hand = w["hand"].fill_null(0).to_numpy().astype(np.int64) if "hand" in w.columns else np.zeros(len(ri), np.int64)
         self._mark(ri[bad], 3)
         self.w_ri, self.w_bet, self.w_amount, self.w_seat = ri, bet, amount, seat
         self.w_player = w["player_id"]
@@ -264,7 +267,7 @@ class _Night:
         self.w_ctrl = np.zeros(len(ri), bool)
         self.w_ctrl[main_rows[firsts]] = True
         self._mark(self.u_ri[n_main > p.max_wagers_per_seat], 3)
-        n_pair = np.bincount(self.w_u[(bet == 1) & on_seat], minlength=U)
+        n_pair = np.bincount(self.w_u[(bet == 1) & on_seat & (self.w_hand == 0)], minlength=U)
         self._mark(self.u_ri[n_pair > 3], 3)
 
     def _actions(self, a: pl.DataFrame) -> None:
@@ -343,6 +346,10 @@ class _Night:
         self.h_done = np.zeros(n, np.int64)
         self.h_doubled = np.zeros(n, np.int64)
         self.h_amount = np.zeros(n, np.int64)
+        # the hands splits formed, for the Pair wager placed when splitting (state.FormedHand, BJ-4.10.1.2)
+        self.f_first = np.full(n, -1, np.int64)
+        self.f_second = np.full(n, -1, np.int64)
+        self.f_ident = np.zeros(n, bool)
         h0 = np.arange(U) * MH
         self.h_hard[h0] = _POINTS[c1] + _POINTS[c2]
         self.h_ace[h0] = (c1 < 4) | (c2 < 4)
@@ -366,6 +373,7 @@ class _Night:
         self._play()
         self._finish()
         self._bad_units(~self.u_bad & (self.u_ptr != self.u_take), 6)
+        self._split_pair_checks()
         self._dealer()
         return self._settle()
 
@@ -441,6 +449,7 @@ class _Night:
         one = self.h_n[hi] == 1
         if one.any():
             self._give(hi[one], self._draw(A[one]))
+            self._second_card(hi[one])
         return self._after_card(A, hi)
 
     def _play(self) -> None:
@@ -549,6 +558,10 @@ class _Night:
         self.h_amount[new] = stake
         self.h_hard[hi], self.h_ace[hi], self.h_n[hi] = _POINTS[c0], c0 < 4, 1
         self.h_split[hi], self.h_split_aces[hi] = True, aces
+        ident = (c0 // 4 == c1 // 4) if p.pair_by == "rank" else (c0 == c1)
+        fresh = self.f_first[hi] < 0  # a hand split again keeps the record of the split that formed it
+        self.f_first[hi[fresh]], self.f_ident[hi[fresh]] = c0[fresh], ident[fresh]
+        self.f_first[new], self.f_ident[new] = c1, ident
         # the hand formed plays right after the hand split (BJ-4.10.2)
         q = self.u_cur[A] + 1
         old = self.order[A].copy()
@@ -561,7 +574,13 @@ class _Night:
         self.u_nh[A] = nh
         self.pos_of[(A[:, None] * MH + neworder).ravel()] = np.broadcast_to(cols, neworder.shape).ravel()
         self._give(hi, self._draw(A))
+        self._second_card(hi)
         self._after_card(A, hi)
+
+    def _second_card(self, hi: np.ndarray) -> None:
+        """``state.second_card_dealt``: a formed hand's first second card decides its split-time Pair wager."""
+        now = (self.h_n[hi] == 2) & (self.f_first[hi] >= 0) & (self.f_second[hi] < 0)
+        self.f_second[hi[now]] = self.h_c1[hi[now]]
 
     def _finish(self) -> None:
         """``engine._finish_seat``: the hands left without a decision stand; hands formed get their second card."""
@@ -708,6 +727,7 @@ class _Night:
                      pl.col("detail").str.join("; "))
             )
         pieces.append(self._pairs(ok_r))
+        pieces.append(self._split_pairs(ok_r))
         pieces.append(self._insured(ok_r))
         settled = pl.concat([o.select("_w", pl.col("net").cast(pl.Int64), "pay_clause", "detail") for o in pieces])
         wrows = settled["_w"].to_numpy()
@@ -731,7 +751,7 @@ class _Night:
     def _pairs(self, ok_r: np.ndarray) -> pl.DataFrame:
         """The Pair wager on the seat's first two cards (BJ-6.3, 4.2.3.1)."""
         p = self.p
-        rows = np.flatnonzero((self.w_bet == 1) & ok_r[self.w_ri])
+        rows = np.flatnonzero((self.w_bet == 1) & (self.w_hand == 0) & ok_r[self.w_ri])
         u = self.w_u[rows]
         a, b = self.first0[u], self.first1[u]
         pair = (a // 4 == b // 4) if p.pair_by == "rank" else (a == b)
@@ -747,6 +767,39 @@ class _Night:
             .alias("pay_clause"),
             pl.when("pair").then(pl.format("seat {} {} is a pair: pays {}, +{}", "seat", "shown", pl.lit(str(p.pay_table.pair.odds)), "won"))
             .otherwise(pl.format("seat {} {} is not a pair: -{}", "seat", "shown", "amount")).alias("detail"),
+        )
+
+    def _split_pair_checks(self) -> None:
+        """``engine._split_pair_checks``: a split-time Pair wager on a hand no split formed, or formed from cards
+        that are not identical, is an irregularity: those rounds go to the scalar engine."""
+        rows = np.flatnonzero((self.w_bet == 1) & (self.w_hand != 0) & (self.why[self.w_ri] == 0))
+        u, slot = self.w_u[rows], self.w_hand[rows] - 1
+        there = (slot >= 0) & (slot < self.u_nh[u])
+        hi = u * self.MH + np.clip(slot, 0, self.MH - 1)
+        bad = ~there | (self.f_first[hi] < 0) | ~self.f_ident[hi] | (self.f_second[hi] < 0)
+        self._bad_units(u[bad])
+        self.sp_rows, self.sp_hi = rows, hi
+
+    def _split_pairs(self, ok_r: np.ndarray) -> pl.DataFrame:
+        """The Pair wager placed when splitting: the hand's second card against its first (BJ-4.10.1.2)."""
+        p = self.p
+        pair = p.pay_table.pair
+        keep = ok_r[self.w_ri[self.sp_rows]]
+        rows, hi = self.sp_rows[keep], self.sp_hi[keep]
+        first, second = self.f_first[hi], self.f_second[hi]
+        win = (first // 4 == second // 4) if p.pair_by == "rank" else (first == second)
+        amount = self.w_amount[rows]
+        df = pl.DataFrame({"_w": rows, "win": win, "seat": self.w_seat[rows], "hand": self.w_hand[rows],
+                           "shown": _CARD.gather(first) + " " + _CARD.gather(second),
+                           "won": _odds_win(amount, pair.odds, p), "amount": amount})
+        return df.select(
+            "_w",
+            pl.when("win").then(pl.col("won")).otherwise(-pl.col("amount")).alias("net"),
+            pl.when("win").then(pl.lit(f"BJ-4.10.1.2, {pair.clause}")).otherwise(pl.lit("BJ-4.10.1.2")).alias("pay_clause"),
+            pl.when("win").then(pl.format("seat {} hand {} {}: the second card dealt to the split hand is identical: pays {}, +{}",
+                                          "seat", "hand", "shown", pl.lit(str(pair.odds)), "won"))
+            .otherwise(pl.format("seat {} hand {} {}: the second card dealt to the split hand is not identical: -{}",
+                                 "seat", "hand", "shown", "amount")).alias("detail"),
         )
 
     def _insured(self, ok_r: np.ndarray) -> pl.DataFrame:
