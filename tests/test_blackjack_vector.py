@@ -103,6 +103,11 @@ def both_ways(rs, cases):
             diff = s.join(v, on=by, how="full", suffix="_arrays").filter(
                 pl.any_horizontal([~pl.col(c).eq_missing(pl.col(f"{c}_arrays")) for c in s.columns if c not in by]))
             pytest.fail(f"{name} differ:\n{diff.head(5).to_dicts()}")
+    # the audit's second pass: the wagers at another amount (limits, ratios), no round results
+    w2 = w.with_columns((pl.col("amount") // 2).alias("settled_amount"))
+    second = [engine_pass(ctx, w2, a, "settled_amount", rulesets, AuditParams(vectorised=v), with_rounds=False).wagers.sort(key)
+              for v in (False, True)]
+    assert second[0].equals(second[1])
     handed = V.settle_frames(ctx, w, a, "amount", rs.params).handed
     return arrays, handed
 
