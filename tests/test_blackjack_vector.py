@@ -385,3 +385,17 @@ def test_bj_4_10_1_2_a_pair_wager_placed_when_splitting_is_decided_by_its_hands_
     got, handed, arrays = one(RS, "Tc 7d 9h Kc", [Wager("M", 1, "main", 1000, "P"), Wager("X", 1, "pair", 100, "P", hand=2)],
                               [Action(1, 1, "stand")])
     assert handed.height == 1 and arrays.irregularities["clause"].to_list() == ["BJ-4.10.1.2"]
+
+
+def test_degenerate_batches_match_the_scalar_engine():
+    """No wager at all, a Pair wager alone, no decisions, a dealer with no second card: both paths agree."""
+    cases = [
+        ([c("Tc"), c("9c"), c("7h")], [], [], None, [], True),
+        ([c("Tc"), c("9c"), c("7h"), c("8d")], [Wager("R", 1, "pair", 10, "P")], [], None, [], True),
+        ([c("Tc"), c("Ac"), c("Th"), c("2d")], [Wager("M", 1, "main", 10, "P")], [Action(1, 1, "hit")], None, [], True),
+        ([], [Wager("M", 1, "main", 10, "P")], [], None, [], True),
+    ]
+    both_ways(RS, cases)
+    both_ways(RS, cases[:1])
+    _, handed = both_ways(RS, cases[2:3])  # T T hits 2 (22, bust): the dealer's ace needs no second card
+    assert handed.height == 0
