@@ -717,15 +717,24 @@ class _Night:
         one = np.flatnonzero(~many)
         pieces = [pl.DataFrame({"_w": s_w[one], "net": net[one], "pay_clause": names_s.gather(clause[one]),
                                 "detail": text.gather(one)})]
-        if many.any():
+        if many.any():  # few (splits): joined in Python, cheaper than a group-by of strings
             sev = np.flatnonzero(many)
-            pieces.append(
-                pl.DataFrame({"_w": s_w[sev], "_pos": posn[sev], "net": net[sev], "pay_clause": names_s.gather(clause[sev]),
-                              "detail": text.gather(sev)})
-                .sort("_w", "_pos").group_by("_w", maintain_order=True)
-                .agg(pl.col("net").sum(), pl.col("pay_clause").unique(maintain_order=True).str.join(", "),
-                     pl.col("detail").str.join("; "))
-            )
+            sev = sev[np.lexsort((posn[sev], s_w[sev]))]
+            ws, nets, cls, txt = s_w[sev].tolist(), net[sev].tolist(), clause[sev].tolist(), text.gather(sev).to_list()
+            rows: dict[int, list] = {}
+            for w_, n_, c_, t_ in zip(ws, nets, cls, txt):
+                row = rows.get(w_)
+                if row is None:
+                    rows[w_] = [n_, [names[c_]], [t_]]
+                else:
+                    row[0] += n_
+                    if names[c_] not in row[1]:
+                        row[1].append(names[c_])
+                    row[2].append(t_)
+            pieces.append(pl.DataFrame({"_w": list(rows), "net": [r[0] for r in rows.values()],
+                                        "pay_clause": [", ".join(r[1]) for r in rows.values()],
+                                        "detail": ["; ".join(r[2]) for r in rows.values()]},
+                                       schema={"_w": pl.Int64, "net": pl.Int64, "pay_clause": pl.String, "detail": pl.String}))
         pieces.append(self._pairs(ok_r))
         pieces.append(self._split_pairs(ok_r))
         pieces.append(self._insured(ok_r))
