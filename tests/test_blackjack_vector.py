@@ -399,3 +399,16 @@ def test_degenerate_batches_match_the_scalar_engine():
     both_ways(RS, cases[:1])
     _, handed = both_ways(RS, cases[2:3])  # T T hits 2 (22, bust): the dealer's ace needs no second card
     assert handed.height == 0
+
+
+def test_bj_4_9_1_a_double_for_less_but_not_under_the_table_minimum():
+    # seat 1: 6c 5d = 11 doubles for 300 of 1000, draws 9h (20); dealer Tc then 8c (18)
+    got, handed, _ = one(RS, "6c Tc 5d 9h 8c", [Wager("M", 1, "main", 1000, "P")], [Action(1, 1, "double", 300)],
+                         limit_min=300)
+    assert handed.height == 0
+    assert got["M"][:2] == (1300, "BJ-6.2.1")  # 1000 + the 300 doubled, at 1:1
+    # near miss: 200 is under the table minimum: reported (BJ-4.9.1) and settled as placed, by the scalar engine
+    got, handed, arrays = one(RS, "6c Tc 5d 9h 8c", [Wager("M", 1, "main", 1000, "P")], [Action(1, 1, "double", 200)],
+                              limit_min=300)
+    assert handed.height == 1 and got["M"][:2] == (1200, "BJ-6.2.1")
+    assert arrays.irregularities["clause"].to_list() == ["BJ-4.9.1"]

@@ -118,8 +118,10 @@ class _Night(Settlement):
         copies = np.bincount(rows[real] * 52 + codes[real], minlength=self.R * 52).reshape(self.R, 52)
         bad_card |= (copies > decks[:, None]).any(axis=1)
         self._mark(np.flatnonzero(bad_card), 2)
-        self.table_min = (ctx["limit_min"].to_numpy().astype(np.float64) if "limit_min" in ctx.columns
-                          else np.full(self.R, np.nan))
+        # the table minimum (doubling for less, BJ-4.9.1): an amount, so integers, with where there is none
+        limit = ctx["limit_min"] if "limit_min" in ctx.columns else pl.Series([None] * self.R, dtype=pl.Int64)
+        self.table_min = limit.fill_null(0).to_numpy().astype(np.int64)
+        self.has_min = limit.is_not_null().to_numpy()
 
     def _wagers(self, w: pl.DataFrame) -> None:
         p = self.p
@@ -429,8 +431,8 @@ class _Night(Settlement):
         p = self.p
         stake = self.h_amount[hi]
         amount = np.where(amt_null, stake, amt)
-        tmin = self.table_min[self.u_ri[A]]
-        below_min = ~np.isnan(tmin) & (amount < np.nan_to_num(tmin, nan=0)) & (amount < stake)
+        r = self.u_ri[A]
+        below_min = self.has_min[r] & (amount < self.table_min[r]) & (amount < stake)
         bad = (self.h_split_aces[hi] | (self.h_split[hi] & (not p.double_after_split)) | (self.h_n[hi] != 2)
                | self.h_decided[hi] | (amount <= 0) | (amount > stake) | (~amt_null & below_min)
                | ((not p.double_for_less) & (amount < stake)))
