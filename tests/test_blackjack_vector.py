@@ -45,11 +45,12 @@ VARIANTS = {
     "h17-no-das-resplit-aces": _with(RS, dealer_hits_soft_17=True, double_after_split=False, resplit_aces=True),
     "surrender-vs-ace-round-up": _with(RS, surrender_against_ace=True, rounding=Rounding.UP, rounding_unit=5),
     "original-only-half-up": _with(RS, bust_before_dealer_blackjack="original_only", rounding=Rounding.HALF_UP),
-    "dealer-bj-takes-all": _with(RS, dealer_blackjack_takes_original_only=False, pair_by="rank_and_suit"),
+    "dealer-bj-takes-all": _with(RS, dealer_blackjack_takes_original_only=False, pair_by="rank_and_suit", decks=2),
     "two-hands-full-doubles": _with(RS, max_hands=2, double_for_less=False, surrender_allowed=False,
                                     split_aces_one_card=False, insurance_max_fraction=Odds(1, 1)),
     "six-to-five": _with(RS, pay_table=dataclasses.replace(RS.params.pay_table, blackjack=Payout(Odds(6, 5), "BJ-5.1"),
-                                                           pair=Payout(Odds(5, 1), "BJ-5.1")), max_wagers_per_seat=2),
+                                                           pair=Payout(Odds(5, 1), "BJ-5.1")), max_wagers_per_seat=2,
+                           blackjack_may_double=True),
 }
 
 
@@ -162,7 +163,7 @@ def _before_play(rng: random.Random, wagers, named: bool):
     return before
 
 
-DAMAGE = ("drop_last_card", "extra_card", "unreadable", "foreign", "burn", "illegal_action",
+DAMAGE = ("drop_last_card", "duplicate", "extra_card", "unreadable", "foreign", "burn", "illegal_action",
           "shuffle_actions", "wrong_hand", "stray_seat", "zero_amount", "drop_stand", "odd_bet", "split_pair_wager")
 
 
@@ -197,23 +198,25 @@ def make_case(rs, spec):
     deck = [c for c in range(52) for _ in range(rs.params.decks)]
     random.Random(seed).shuffle(deck)
     try:
-        played = play_round(rs.params, deck[:120], wagers, policy=_policy(rng, wild, named),
+        played = play_round(rs.params, deck[:96], wagers, policy=_policy(rng, wild, named),
                             before_play=_before_play(rng, wagers, named), table_min=limit_min)
     except RuleViolation:  # the random policy chose an amount the rules refuse (a double under the minimum)
-        played = play_round(rs.params, deck[:120], wagers, before_play=_before_play(rng, wagers, named), table_min=limit_min)
+        played = play_round(rs.params, deck[:96], wagers, before_play=_before_play(rng, wagers, named), table_min=limit_min)
     cards, ws, acts, burns = list(played.cards), list(played.wagers), list(played.actions), []
     formed = {(f.seat, f.number) for f in played.state.formed if f.identical}
     split_pairs_ok = all((w.seat, w.hand) in formed for w in ws if w.hand is not None)
     if damage == "drop_last_card" and len(cards) > 1:
         cards.pop()
     elif damage == "extra_card":
-        cards.append(deck[119])
+        cards.append(deck[-1])
     elif damage == "unreadable":
         cards[rng.randrange(len(cards))] = UNREADABLE
     elif damage == "foreign":
         cards[rng.randrange(len(cards))] = FOREIGN
+    elif damage == "duplicate":  # one copy more of a card than the shoe holds (BJ-7.14.1)
+        cards = cards + [cards[0]] * rs.params.decks
     elif damage == "burn":
-        burns = [deck[118], rng.choice([UNREADABLE, deck[117]])]
+        burns = [deck[-2], rng.choice([UNREADABLE, deck[-3]])]
     elif damage == "illegal_action":
         seat = rng.choice([w.seat for w in ws])
         acts.insert(rng.randrange(len(acts) + 1), Action(seat, rng.choice([1, 1, 2]), rng.choice(
