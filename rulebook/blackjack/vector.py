@@ -204,7 +204,7 @@ class _Night(Settlement):
         # the play, seat by seat in seat order, in the order of play within a seat
         play = (code >= HIT) & (code <= SURRENDER) & on
         rows = np.flatnonzero(play)
-        order = np.lexsort((rows, u[rows]))  # stable by unit, then the recorded order
+        order = np.argsort(u[rows], kind="stable")  # by unit, then the recorded order
         rows = rows[order]
         self.a_u = u[rows]
         self.a_code = code[rows]

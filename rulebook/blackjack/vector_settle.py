@@ -100,7 +100,7 @@ def _texts(kind: np.ndarray, cols: dict[str, np.ndarray], pt) -> tuple[np.ndarra
     needs = {1: ("amount", "back"), 2: ("won_em",), 3: ("risked",), 4: ("lost", "extra"), 5: (), 6: ("won_bj",),
              7: ("risked",), 8: ("mine", "amount", "doubled"), 9: ("mine", "amount", "doubled"), 10: ("mine", "d", "won"),
              11: ("mine", "d", "risked"), 12: ("mine", "d")}
-    order = np.argsort(kind, kind="stable")
+    order = np.argsort(kind.astype(np.int8), kind="stable")  # small integers: numpy's radix sort
     bounds = np.searchsorted(kind[order], np.arange(14))
     pieces = []
     for k in range(1, 13):
@@ -176,7 +176,9 @@ class Settlement:
         sel = np.flatnonzero(ok_r[s_r])
         cols = {"seat": seat, "number": number, "amount": amount, "doubled": doubled, "risked": risked, "mine": mine,
                 "d": d_total, "back": back, "won_em": won_em, "won_bj": won_bj, "won": won, "lost": lost, "extra": extra}
-        order, text = _texts(K[sel], {k: v[sel] for k, v in cols.items()}, pt)
+        if len(sel) < len(K):
+            cols = {k: v[sel] for k, v in cols.items()}
+        order, text = _texts(K[sel], cols, pt)
         at = sel[order]
         s_w, posn, net, clause = s_w[at], posn[at], net[at], clause[at]
         # a wager on one hand is its part; one on several (a split) sums them, its clauses listed once each
@@ -311,20 +313,18 @@ class Settlement:
         for k in range(int(m.max()) if len(m) else 0):
             c = self.cards[rows, np.minimum(self.r_dealer0[rows] + k, W - 1)]
             cols.append(_NEXT_CARD.gather(np.where(k < m, np.maximum(c, 0), 52)))
-        cards = pl.DataFrame({"_r": rows, "t": pl.DataFrame({f"c{i}": c for i, c in enumerate(cols)}).select(
-            pl.concat_str(pl.all())).to_series()})
-        bj = self.d_bj[rows]
-        tot = self.d_total[rows]
         info = pl.DataFrame({
-            "_r": rows,
             **{c: self.ctx[c].gather(rows) for c in self.ctx.columns},
-            "bj": np.where(bj == 1, "true", np.where(bj == 0, "false", "null")),
-            "bust": np.where(tot > 21, "true", "false"),
-            "points": tot,
+            **{f"c{i}": c for i, c in enumerate(cols)},
+            "bj": self.d_bj[rows],
+            "points": self.d_total[rows],
         })
-        return info.join(cards, on="_r", how="left").select(
+        word = {1: "true", 0: "false", -1: "null"}
+        return info.select(
             *self.ctx.columns,
-            pl.concat_str([pl.lit('{"dealer_blackjack": '), "bj", pl.lit(', "dealer_bust": '), "bust",
-                           pl.lit(', "dealer_cards": ["'), "t", pl.lit('"], "dealer_points": '), pl.col("points").cast(pl.String),
-                           pl.lit("}")]).alias("outcome"),
+            pl.concat_str([pl.lit('{"dealer_blackjack": '), pl.col("bj").replace_strict(word, return_dtype=pl.String),
+                           pl.lit(', "dealer_bust": '),
+                           pl.when(pl.col("points") > 21).then(pl.lit("true")).otherwise(pl.lit("false")),
+                           pl.lit(', "dealer_cards": ["'), *[pl.col(f"c{i}") for i in range(len(cols))],
+                           pl.lit('"], "dealer_points": '), pl.col("points").cast(pl.String), pl.lit("}")]).alias("outcome"),
         )
