@@ -2,8 +2,8 @@
 
 Baccarat, most of the floor, goes through ``rulebook.baccarat.vector`` (numpy over all rounds of a
 rule-set version at once), blackjack through ``rulebook.blackjack.vector`` (which hands the rounds it
-does not model back to the scalar engine); every other game, and any round a caller wants with a hand-made engine,
-through the scalar ``settle_round`` one round at a time. Both yield the same two frames: per wager
+does not model back to the scalar engine); every other game, and any round a caller wants with a
+hand-made engine, through the scalar ``settle_round`` one round at a time. Both yield the same two frames: per wager
 (net, pay clause, a sentence, or why it cannot be settled) and per round (void, outcome in the
 ``recorded_result`` vocabulary, irregularities with their finding kind and clause).
 
