@@ -135,7 +135,9 @@ class _Night(Settlement):
         if dup_id.any():
             dup_id = w.select(pl.struct("_ri", "wager_id").is_duplicated()).to_series().to_numpy()
         # a hand is named only by a Pair wager placed when splitting (BJ-4.10.1.2); on another the scalar says why not
-        bad = (bet < 0) | (amount <= 0) | (hand_named & (bet != 1)) | dup_id | (seat < 0) | (seat >= 1_000_000)
+        # (an amount past 2**40 smallest units would risk 64-bit overflow in the odds: the scalar engine's Python ints)
+        bad = ((bet < 0) | (amount <= 0) | (amount >= 2**40) | (hand_named & (bet != 1)) | dup_id | (seat < 0)
+               | (seat >= 1_000_000))
         self.w_hand = w["hand"].fill_null(0).to_numpy().astype(np.int64) if "hand" in w.columns else np.zeros(len(ri), np.int64)
         self._mark(ri[bad], 3)
         self.w_ri, self.w_bet, self.w_amount, self.w_seat = ri, bet, amount, seat

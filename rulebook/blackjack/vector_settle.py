@@ -20,8 +20,8 @@ from rulebook.money import Odds, Rounding
 HANDED: dict[int, str] = {
     1: "a hole-card rule set (the scalar engine says why it is not supported)",
     2: "a card unreadable, foreign or missing from the log, or more copies of a card than the shoe holds",
-    3: "a wager the arrays do not take (another bet, no positive amount, a hand named, a repeated id, "
-       "more than the seat allows, a side bet on a seat without a main wager)",
+    3: "a wager the arrays do not take (another bet, no positive amount or a huge one, a hand named on a main or "
+       "insurance wager, a repeated id, more than the seat allows, a side bet on a seat without a main wager)",
     4: "a decision the arrays do not take (unknown, naming wagers, on a seat without a main wager, "
        "even money twice, insurance without an insurance wager)",
     5: "a decision the rules refuse, or one out of the order of play",
