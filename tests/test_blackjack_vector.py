@@ -397,6 +397,7 @@ def test_degenerate_batches_match_the_scalar_engine():
         ([c("Tc"), c("9c"), c("7h"), c("8d")], [Wager("R", 1, "pair", 10, "P")], [], None, [], True),
         ([c("Tc"), c("Ac"), c("Th"), c("2d")], [Wager("M", 1, "main", 10, "P")], [Action(1, 1, "hit")], None, [], True),
         ([], [Wager("M", 1, "main", 10, "P")], [], None, [], True),
+        ([c("As"), c("Tc"), c("Kh"), c("8d")], [Wager("H", 1, "main", 2**41 + 1, "P")], [], None, [], True),  # huge
     ]
     both_ways(RS, cases)
     both_ways(RS, cases[:1])
