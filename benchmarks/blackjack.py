@@ -7,7 +7,8 @@ pair wager on one seat in four, insurance sometimes against an ace, every hand p
 strategy (rulebook/blackjack/play.py) from a shuffled 8-deck shoe. The audit settles about
 300,000 blackjack rounds a night: the figure printed is what that costs on one core.
 
-``--db``: the audit's own blackjack path on a database ``pitaudit audit`` wrote (e.g. a simulated night):
+``--db``: the audit's own blackjack path on a database ``pitaudit audit`` wrote, e.g. a simulated night
+(``pitaudit simulate --out night --rounds 100000 && pitaudit audit --input night --db night.duckdb --out out``):
 every blackjack round of it through ``pipelines.audit.engine_pass`` in this process, once on the scalar
 engine and once over arrays (``rulebook/blackjack/vector.py``), in CPU seconds (the machine may be shared),
 with the share of rounds the array path handed to the scalar engine. ``--profile`` prints where the time goes.
