@@ -114,13 +114,18 @@ def both_ways(rs, cases):
 
 
 def arrays_own(case, rs=RS) -> bool:
-    """A round the array path must settle itself (given no damage): no surrender on a seat with back bettors
-    (the decisions then pass to the next wager, BJ-4.12.3), no more main wagers on a seat than the rule set
-    allows (one is returned: an irregularity, BJ-4.6). Those go to the scalar engine."""
+    """A round the array path must settle itself (given no damage): no double or split by a back bettor after
+    the controlling player surrendered (BJ-4.12.3), no more main wagers on a seat than the rule set allows (one
+    is returned: an irregularity, BJ-4.6), split-time Pair wagers only on hands so formed. Those go to the
+    scalar engine."""
     cards, ws, acts, limit_min, burns, split_pairs_ok = case
     mains = {s: sum(w.bet == "main" and w.seat == s for w in ws) for s in {w.seat for w in ws}}
-    return (split_pairs_ok and not any(a.action == "surrender" and mains[a.seat] > 1 for a in acts)
-            and max(mains.values()) <= rs.params.max_wagers_per_seat)
+    surrendered, after = set(), False
+    for a in acts:
+        if a.action == "surrender":
+            surrendered.add(a.seat)
+        after = after or (a.seat in surrendered and a.action in ("double", "split"))
+    return split_pairs_ok and not after and max(mains.values()) <= rs.params.max_wagers_per_seat
 
 
 # -- rounds played forward, then damaged -----------------------------------------------------------
@@ -416,3 +421,17 @@ def test_bj_4_9_1_a_double_for_less_but_not_under_the_table_minimum():
                               limit_min=300)
     assert handed.height == 1 and got["M"][:2] == (1200, "BJ-6.2.1")
     assert arrays.irregularities["clause"].to_list() == ["BJ-4.9.1"]
+
+
+def test_bj_4_12_3_after_a_surrender_the_next_wager_on_the_seat_decides():
+    # seat 1: Tc 6h = 16, dealer 9c; the controlling player surrenders, the back bettor hits 5d (21)
+    wagers = [Wager("M", 1, "main", 1000, "P"), Wager("B", 1, "main", 500, "Q")]
+    got, handed, _ = one(RS, "Tc 9c 6h 5d 8s", wagers, [Action(1, 1, "surrender"), Action(1, 1, "hit")])
+    assert handed.height == 0
+    assert got["M"][:2] == (-500, "BJ-4.12.1") and got["B"][:2] == (500, "BJ-6.2.1")  # 21 beats 9 8 = 17
+    # both surrender: the hand is over, the dealer draws nothing a wager needs
+    got, handed, _ = one(RS, "Tc 9c 6h", wagers, [Action(1, 1, "surrender"), Action(1, 1, "surrender")])
+    assert handed.height == 0 and got["M"][0] == -500 and got["B"][0] == -250
+    # near miss: a double by the back bettor after the surrender is the scalar engine's to settle
+    got, handed, _ = one(RS, "Tc 9c 6h 5d 8s", wagers, [Action(1, 1, "surrender"), Action(1, 1, "double")])
+    assert handed.height == 1 and got["B"][0] == 1000

@@ -17,8 +17,8 @@ A round the arrays do not model is handed back, with the reason, for the scalar 
 an irregularity of any kind (an illegal or out-of-turn decision, a card unread, foreign, missing or
 one copy too many, the dealer's draws against BJ-4.14, a Pair wager placed when splitting on a hand
 no split of identical cards formed), a decision naming wagers (back bettors' doubles, splits,
-surrenders) or a surrender that passes the decisions to a back bettor (BJ-4.12.3), a wager the
-cards cannot settle, a hole-card rule set. The scalar engine's sentences for those are the reference, and
+surrenders), a back bettor's double or split after the controlling player surrendered (BJ-4.12.3),
+a wager the cards cannot settle, a hole-card rule set. The scalar engine's sentences for those are the reference, and
 they are rare on a night; ``tests/test_blackjack_vector.py`` holds the two paths equal field by field.
 
 Pure: frames and parameters in, frames out.
@@ -173,7 +173,10 @@ class _Night(Settlement):
         self.u_ctrl = np.zeros(U, np.int64)
         self.u_ctrl[u_of[firsts]] = main_rows[firsts]
         n_main = np.bincount(u_of, minlength=U)
-        self.u_back = n_main > 1
+        self.u_nmain = n_main
+        # each main wager's place among its seat's (0: the controlling one): surrenders pass along it (BJ-4.12.3)
+        self.w_stake = np.zeros(len(ri), np.int64)
+        self.w_stake[main_rows] = np.arange(len(u_of)) - np.searchsorted(u_of, u_of)
         self.w_ctrl = np.zeros(len(ri), bool)
         self.w_ctrl[main_rows[firsts]] = True
         self._mark(self.u_ri[n_main > p.max_wagers_per_seat], 3)
@@ -275,6 +278,7 @@ class _Night(Settlement):
         self.pos_of = np.tile(np.arange(MH), U)
         self.u_cur = np.where(bj, 1, 0)
         self.u_inturn = np.zeros(U, bool)
+        self.u_surr = np.zeros(U, np.int64)  # main wagers of the seat surrendered, in their order (BJ-4.12.3)
 
         # even money: a blackjack against a dealer ace (BJ-4.15.3)
         up_ace = up_u < 4
@@ -423,10 +427,12 @@ class _Night(Settlement):
                 B, hB = A[m], hi[m]
                 up_ace = self.up[self.u_ri[B]] < 4
                 bad = (~np.bool_(p.surrender_allowed) | (up_ace & (not p.surrender_against_ace)) | self.h_split[hB]
-                       | self.h_decided[hB] | (self.h_n[hB] != 2) | self.u_back[B])
+                       | self.h_decided[hB] | (self.h_n[hB] != 2))
                 self._bad_units(B[bad])
                 B = B[~bad]
-                self._close(B, D_SURRENDER)
+                # the controlling wager surrenders; the next main wager on the seat decides from now (BJ-4.12.3)
+                self.u_surr[B] += 1
+                self._close(B[self.u_surr[B] >= self.u_nmain[B]], D_SURRENDER)
 
     def _double(self, A, hi, amt, amt_null) -> None:
         """``decisions.verify_double`` / ``apply_double`` for the controlling wager (BJ-4.9.1, 4.9.1.1, 4.10.4.1)."""
@@ -435,7 +441,9 @@ class _Night(Settlement):
         amount = np.where(amt_null, stake, amt)
         r = self.u_ri[A]
         below_min = self.has_min[r] & (amount < self.table_min[r]) & (amount < stake)
+        # (after a surrender a back bettor decides, BJ-4.12.3: a double or split of theirs is the scalar engine's)
         bad = (self.h_split_aces[hi] | (self.h_split[hi] & (not p.double_after_split)) | (self.h_n[hi] != 2)
+               | (self.u_surr[A] > 0)
                | self.h_decided[hi] | (amount <= 0) | (amount > stake) | (~amt_null & below_min)
                | ((not p.double_for_less) & (amount < stake)))
         self._bad_units(A[bad])
@@ -455,6 +463,7 @@ class _Night(Settlement):
         c0, c1 = self.h_c0[hi], self.h_c1[hi]
         stake = self.h_amount[hi]
         bad = ((self.h_n[hi] != 2) | self.h_decided[hi] | (_POINTS[c0] != _POINTS[c1]) | (self.u_nh[A] >= p.max_hands)
+               | (self.u_surr[A] > 0)
                | (self.h_split[hi] & (c0 < 4) & (not p.resplit_aces)) | (~amt_null & (amt != stake)))
         self._bad_units(A[bad])
         ok = ~bad
@@ -518,8 +527,9 @@ class _Night(Settlement):
         slot = np.arange(self.U * MH) % MH
         u_of = np.arange(self.U * MH) // MH
         exists = slot < self.u_nh[u_of]
-        ctrl_live = (self.h_done != D_SURRENDER) & ~((slot == 0) & self.u_even_money[u_of])
-        live = exists & (ctrl_live | ((slot == 0) & self.u_back[u_of])) & (self.h_hard <= 21)
+        ctrl_live = ~((slot == 0) & ((self.u_surr[u_of] > 0) | self.u_even_money[u_of]))
+        back_live = (slot == 0) & (self.u_nmain[u_of] > np.maximum(self.u_surr[u_of], 1))
+        live = exists & (ctrl_live | back_live) & (self.h_hard <= 21)
         hbj = exists & (slot == 0) & self.u_bj[u_of]
         r_of = self.u_ri[u_of]
         need_total = np.bincount(r_of[live & ~hbj], minlength=R) > 0

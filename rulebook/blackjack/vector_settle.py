@@ -135,7 +135,7 @@ class Settlement:
         doubled = np.where(s_ctrl, self.h_doubled[s_h], 0)
         risked = amount + doubled
         original = s_slot == 0
-        surrendered = s_ctrl & (self.h_done[s_h] == D_SURRENDER)
+        surrendered = np.where(s_ctrl, original & (self.u_surr[s_u] > 0), self.w_stake[s_w] < self.u_surr[s_u])
         even = s_ctrl & original & self.u_even_money[s_u]
         hard, ace = self.h_hard[s_h], self.h_ace[s_h]
         mine = _total(hard, ace)
