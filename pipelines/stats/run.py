@@ -174,12 +174,29 @@ def summary_windows(summaries: DaySummaries, night: dt.date, days_present: list[
         summaries, first, night, params, w, hold_rows_for, games_for))
 
 
-def _games_reader(con):
-    """The window's frames of the games whose detectors are not summarised yet (``windows.UNSUMMARISED_GAMES``)."""
+def _games_reader(con, first_day: dt.date | None = None, last_day: dt.date | None = None):
+    """The window's frames of the games whose detectors are not summarised yet (``windows.UNSUMMARISED_GAMES``):
+    with ``first_day..last_day`` (the longest window) read once and cut for the shorter windows (their rounds,
+    the card events of their rounds' shoes)."""
     from pipelines.stats.load import load_inputs
     from pipelines.stats.windows import UNSUMMARISED_GAMES
 
-    return lambda first, last: load_inputs(con, first, last, UNSUMMARISED_GAMES)
+    if first_day is None:
+        return lambda first, last: load_inputs(con, first, last, UNSUMMARISED_GAMES)
+    held: list[StatsInputs] = []
+
+    def read(first: dt.date, last: dt.date) -> StatsInputs:
+        if not held:
+            held.append(load_inputs(con, first_day, last_day, UNSUMMARISED_GAMES))
+        g = held[0]
+        if first <= first_day and last >= last_day:
+            return g
+        wagers = g.wagers.filter(pl.col("gaming_day").is_between(first, last))
+        shoes = wagers.select("table_id", "shoe_id").unique()
+        return StatsInputs(wagers, g.dealer_errors.filter(pl.col("gaming_day").is_between(first, last)),
+                           g.cards.join(shoes, on=["table_id", "shoe_id"], how="semi"), first, last)
+
+    return read
 
 
 def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: StatsParams) -> tuple[DaySummaries, DaySummaries, HoldRowsReader]:
@@ -210,7 +227,7 @@ def statistical_findings(con, night: dt.date, params: StatsParams = DEFAULT_PARA
     longest = night - dt.timedelta(days=max(params.windows) - 1)
     days = gaming_days(con, longest, night)
     summaries, fresh, rows = _summaries_for(con, days, fresh if fresh is not None else empty_summaries(), params)
-    tests, funnel, graph = summary_windows(summaries, night, days, params, rows, _games_reader(con))
+    tests, funnel, graph = summary_windows(summaries, night, days, params, rows, _games_reader(con, longest, night))
     tests = with_fdr(tests, params)
     return StatsOutcome(night, tests, findings_of(tests, params), funnel, graph, fresh)
 
