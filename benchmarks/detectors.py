@@ -10,6 +10,7 @@ on (beside it) and off (a fair floor). Then power against strength and sample si
     .venv/bin/python -m benchmarks.detectors                         # 50 nights per goal, 20 per curve point
     .venv/bin/python -m benchmarks.detectors --nights 100 --curve-nights 40
     .venv/bin/python -m benchmarks.detectors --timing-rounds 50000   # + the detectors' time in the audit flow
+    .venv/bin/python -m benchmarks.detectors --only none --curve-nights 0 --timing-synthetic 200000  # one synthetic night
 
 Nothing is asserted; the figures are printed (docs/detectors.md quotes them).
 """
@@ -203,6 +204,35 @@ def timing_db(db, rounds: int) -> None:
           f"(of {len(nights)} night(s), each with its windows over the nights before it)")
 
 
+def timing_synthetic(rounds: int) -> None:
+    """One night's statistics step on a synthetic floor of about ``rounds`` rounds (``pipelines.stats.synthetic``:
+    40 baccarat and 10 blackjack tables, 2,000 players; no database read): the night's summaries and its 1-day
+    window, CPU seconds, and the linear extrapolation to 1,000,000 rounds."""
+    from pipelines.stats.distributions import joint_outcome_probabilities
+    from pipelines.stats.summaries import summarise
+    from pipelines.stats.synthetic import night
+    from pipelines.stats.tiger_count import _removal_classes
+    from pipelines.stats.windows import window_tests
+
+    for decks in (6, 8):
+        joint_outcome_probabilities(decks)
+        _removal_classes(decks, ("player", "banker", "player", "banker"))
+    per_table = max(1, rounds // 50)
+    floor = Floor(baccarat_tables=40, baccarat_rounds=per_table, blackjack_tables=10, blackjack_rounds=per_table,
+                  players=2000, dealers=60)
+    w, c, e = night(floor, DAY, 7)
+    inputs = StatsInputs(w, e, c, DAY, DAY)
+    cpu0 = time.process_time()
+    summaries = summarise(inputs, PARAMS, (DAY,))
+    cpu1 = time.process_time()
+    tests = window_tests(summaries, DAY, DAY, PARAMS, 1, games_for=lambda first, last: inputs)[0]
+    cpu2 = time.process_time()
+    total = cpu2 - cpu0
+    print(f"timing: synthetic night of {50 * per_table:,} rounds ({w.height:,} wagers): summaries {cpu1 - cpu0:.1f} s CPU, "
+          f"the 1-day window {cpu2 - cpu1:.1f} s CPU ({tests.height:,} entities); linear extrapolation to 1,000,000 "
+          f"rounds: {total / (50 * per_table) * 1e6:.0f} s CPU (+ the database read)")
+
+
 def _nights(db):
     from pipelines.db import open_reader
     from pipelines.stats.load import gaming_days
@@ -222,6 +252,7 @@ def main() -> None:
     ap.add_argument("--timing-rounds", type=int, default=0, help="also time the statistics step of pitaudit audit")
     ap.add_argument("--timing-db", default="", help="time the statistics step on this audited database instead")
     ap.add_argument("--timing-db-rounds", type=int, default=0, help="the rounds of --timing-db (for the extrapolation)")
+    ap.add_argument("--timing-synthetic", type=int, default=0, help="time one synthetic night of about this many rounds")
     args = ap.parse_args()
     only = set(filter(None, args.only.split(",")))
     print(f"FDR level {PARAMS.fdr_level}; windows of this benchmark: the scenario's nights (1, or 7 for collusion)")
@@ -255,6 +286,8 @@ def main() -> None:
         timing(args.timing_rounds)
     if args.timing_db:
         timing_db(args.timing_db, args.timing_db_rounds)
+    if args.timing_synthetic:
+        timing_synthetic(args.timing_synthetic)
 
 
 if __name__ == "__main__":
