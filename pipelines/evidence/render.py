@@ -9,6 +9,7 @@ from escaped parts.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from importlib import resources
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -42,7 +43,9 @@ def _templates_dir() -> str:
     return str(resources.files("pipelines.evidence") / "templates")
 
 
+@lru_cache(maxsize=8)
 def environment(clause_text: ClauseText = no_text) -> Environment:
+    """The page's Jinja2 environment for ``clause_text`` (cached: the audit renders thousands of pages with one)."""
     env = Environment(loader=FileSystemLoader(_templates_dir()), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 
@@ -60,10 +63,15 @@ def environment(clause_text: ClauseText = no_text) -> Environment:
     return env
 
 
+@lru_cache(maxsize=1)
+def _css() -> str:
+    return (resources.files("pipelines.evidence") / "templates" / "evidence.css").read_text(encoding="utf-8")
+
+
 def render_html(data: dict, clause_text: ClauseText = no_text) -> str:
     """``index.html`` for ``data`` (the pack's JSON document, see :func:`pipelines.evidence.pack.pack_document`)."""
     env = environment(clause_text)
-    css = (resources.files("pipelines.evidence") / "templates" / "evidence.css").read_text(encoding="utf-8")
+    css = _css()
     now = {f["finding_id"] for f in data["findings_now"]}
     recorded = {f["finding_id"] for f in data["findings"]}
     return env.get_template("evidence.html.j2").render(

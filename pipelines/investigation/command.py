@@ -64,6 +64,11 @@ def write_investigation(db: Path, subject: q.Subject, out: Path) -> Path:
         frames = gather(con, subject)
     finally:
         con.close()
+    return write_pages(frames, subject, out, str(source))
+
+
+def write_pages(frames: dict, subject: q.Subject, out: Path, source: str) -> Path:
+    """The investigation's files from its gathered frames (:func:`gather`); the audit calls it with its own reader."""
     rounds, wagers, findings = frames["rounds"], frames["wagers"], frames["findings"]
     if rounds.height == 0 and findings.height == 0:
         raise InvestigationError(f"nothing about {subject.label} in {source}: no wager and no finding names it")
@@ -103,7 +108,7 @@ def write_investigation(db: Path, subject: q.Subject, out: Path) -> Path:
     page = render_page({
         "subject": {"kind": subject.kind, "id": subject.id},
         "span": f"{subject.first or rounds['gaming_day'].min() or ''} to {subject.last or rounds['gaming_day'].max() or ''}",
-        "database": str(source), "version": pitaudit_version(), "files": [f"{t}.csv" for t in TABLES] + ["(and .parquet)"],
+        "database": source, "version": pitaudit_version(), "files": [f"{t}.csv" for t in TABLES] + ["(and .parquet)"],
         "notes": notes,
         "counts": {"rounds": rounds.height, "wagers": wagers.height, "findings": findings.height,
                    "days": rounds["gaming_day"].n_unique(), "tables": rounds["table_id"].n_unique()},

@@ -60,6 +60,11 @@ class ReportInputs:
     source_files: pl.DataFrame | None = None
     finding_times: pl.DataFrame | None = None  # finding_id, hour, closed_local
     database: str = "pitaudit.duckdb"  # named in the evidence command the report suggests
+    # the pages the audit wrote beside the report (pipelines.report.linked): which rounds have an evidence pack
+    # (pipelines.evidence.batch.PackIndex; None: the report links every round where `pitaudit evidence` writes)
+    # and each statistical finding's investigation (finding_id -> relative link)
+    packs: object = None
+    investigations: dict | None = None
 
 
 @cache
@@ -101,7 +106,7 @@ def _files(inputs: ReportInputs) -> pl.DataFrame:
 
 
 def _summary(f: pl.DataFrame, totals: pl.DataFrame, hold: pl.DataFrame, files: pl.DataFrame, quarantined: int,
-             stat: sections.Table | None) -> dict:
+             stat: sections.Table | None, packs=None) -> dict:
     """The top of the report: what went wrong, how much, where to look, in sentences and short lists."""
     by_sev = dict(f.group_by("severity").len().iter_rows()) if f.height else {}
     money = f.filter(pl.col("difference").is_not_null() & (pl.col("difference") != 0))
@@ -122,7 +127,8 @@ def _summary(f: pl.DataFrame, totals: pl.DataFrame, hold: pl.DataFrame, files: p
             "amount": format_money(r["difference"], r["currency"], signed=True), "kind": r["kind"],
             "table": r["table_id"], "round": r["round_no"], "player": r["player_id"], "dealer": r["dealer_id"],
             "rule": r["rule_ref"],
-            "href": evidence_href(r["table_id"], r["round_no"]) if r["table_id"] and r["round_no"] is not None else None,
+            "href": evidence_href(r["table_id"], r["round_no"]) if r["table_id"] and r["round_no"] is not None and (
+                packs is None or packs.has_pack(r["table_id"], r["round_no"], r["gaming_day"])) else None,
         })
     outside = hold.filter(pl.col("outside").fill_null(False)).sort("house_win") if hold.height else hold
     unreadable = files.filter(pl.col("status") == "unreadable") if files.height else files
@@ -165,7 +171,7 @@ def render_report(inputs: ReportInputs) -> str:
     files = _files(inputs)
     quarantine = inputs.quarantine
     quarantined = quarantine.height if quarantine is not None else inputs.quarantined
-    stat = sections.statistical(f)
+    stat = sections.statistical(f, investigations=inputs.investigations if inputs.packs is not None else None)
     currencies = sorted(set(t["currency"].drop_nulls().to_list()) | set(f["currency"].drop_nulls().to_list()))
     money_currencies = sorted(f.filter(pl.col("difference").is_not_null() & (pl.col("difference") != 0))[
         "currency"].drop_nulls().unique().to_list())
@@ -202,7 +208,7 @@ def render_report(inputs: ReportInputs) -> str:
         currencies=currencies,
         decimals={c: minor_units(c) for c in currencies},
         summary=_summary(f, t, hold_tables if hold_tables is not None else pl.DataFrame(
-            schema={"outside": pl.Boolean, "house_win": pl.Int64}), files, quarantined, stat),
+            schema={"outside": pl.Boolean, "house_win": pl.Int64}), files, quarantined, stat, inputs.packs),
         extra=inputs.extra,
         money_table=sections.money_by_currency(f, t),
         figs={k: Markup(v) for k, v in figs.items()},
@@ -224,7 +230,8 @@ def render_report(inputs: ReportInputs) -> str:
         data_findings=sections.data_findings_table(f),
         nights=nights,
         trend_table=sections.trend_table(nights) if nights is not None else None,
-        findings_data=pack(findings_payload(f, inputs.database)),
+        findings_data=pack(findings_payload(f, inputs.database, inputs.packs, inputs.investigations)),
+        packs=inputs.packs,
         n_findings=f.height,
     )
     return page
