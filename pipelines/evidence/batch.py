@@ -251,6 +251,9 @@ def write_packs(con: duckdb.DuckDBPyConnection, keys: list[tuple[dt.date, str]],
             except EvidenceError as exc:
                 index.errors.append(f"{table_id} round {round_no}: {exc}")
                 continue
+            except Exception as exc:  # noqa: BLE001 - one round that cannot be shown must not stop the night's audit
+                index.errors.append(f"{table_id} round {round_no}: the pack could not be made ({type(exc).__name__}: {exc})")
+                continue
             pending.append(evidence)
             index.written[k] = day
         # the pages of this group: their source lines first (each file read once for all of them)

@@ -77,6 +77,9 @@ def write_investigations(con, folder: Path, findings: pl.DataFrame, database: st
             except InvestigationError as exc:
                 errors.append(f"{kind} {ident}: {exc}")
                 done[subject] = None
+            except Exception as exc:  # noqa: BLE001 - a page that cannot be made must not stop the night's audit
+                errors.append(f"{kind} {ident}: the investigation could not be written ({type(exc).__name__}: {exc})")
+                done[subject] = None
         if done[subject]:
             links[f["finding_id"]] = done[subject]
     return links, errors
@@ -111,4 +114,5 @@ def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findi
     packs.errors[:0] = problems
     t = time.perf_counter()
     links, errors = write_investigations(con, folder, findings, database)
+    packs.errors.extend(f"the investigation of {e}" for e in errors)  # the report lists what it could not link
     return LinkedPages(packs, links, errors, time.perf_counter() - t)
