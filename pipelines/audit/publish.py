@@ -246,6 +246,7 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
     from pipelines.ingest.discover import discover
     from pipelines.report import ReportInputs, write_report
     from pipelines.report.gather import gather_from
+    from pipelines.report.detector_hold import read_funnel
     from pipelines.report.linked import write_linked_pages
 
     found = discover(input_dir)
@@ -258,6 +259,7 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
         source_files = load_source_files_of(con, files_of_input)
         trend = night_totals(con, scope.days)
         report_frames = gather_from(con, keys)  # per-bet handle for hold against theory, the findings' hours
+        funnel, funnel_curves = read_funnel(con, scope.days)  # the hold detector's rows: the report's funnel
         if settlements_partial is None:
             settlements_partial = export_settlements_of(con, keys, folder / ".settlements.parquet.partial")
         create_keys_table(con, "_keys", keys)
@@ -277,6 +279,7 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
         quarantined=quarantine.height, input_files=files, trend=trend, bets=report_frames["bets"],
         quarantine=quarantine, source_files=source_files, finding_times=report_frames["times"],
         database=str(Path(db_path).resolve()), packs=linked.packs, investigations=linked.investigations,
+        funnel=funnel, funnel_curves=funnel_curves,
     )
     paths["report"] = write_report(folder / "report.html", report)
     return {"paths": paths, "findings": findings, "totals": totals, "trend": trend, "quarantined": quarantine.height,

@@ -18,7 +18,7 @@ import plotly.offline
 import polars as pl
 from markupsafe import Markup
 
-from pipelines.report import figures, sections
+from pipelines.report import detector_hold, figures, sections
 from pipelines.report.links import evidence_href
 from pipelines.currency import format_money, minor_units
 from pipelines.report.payload import findings_payload, pack
@@ -65,6 +65,10 @@ class ReportInputs:
     # and each statistical finding's investigation (finding_id -> relative link)
     packs: object = None
     investigations: dict | None = None
+    # the hold detector's rows (pipelines.stats.run.funnel_frame, funnel_curves_frame of the audited nights): the
+    # funnel is drawn from them and the tables they judge take their band (pipelines.report.detector_hold)
+    funnel: pl.DataFrame | None = None
+    funnel_curves: pl.DataFrame | None = None
 
 
 @cache
@@ -188,8 +192,15 @@ def render_report(inputs: ReportInputs) -> str:
     }
     money_figs = [Markup(figures.fragment(figures.money_by_kind(f, c), f"fig-money-{i}"))
                   for i, c in enumerate(money_currencies)]
-    funnel_figs = [Markup(figures.fragment(figures.hold_funnel(hold_tables, c), f"fig-hold-{i}"))
-                   for i, c in enumerate(hold_currencies)]
+    detector = inputs.funnel is not None and detector_hold.tonight(inputs.funnel).height > 0
+    if detector:
+        hold_tables = detector_hold.with_detector_bands(hold_tables, inputs.funnel) if hold_tables is not None else None
+        funnel_currencies = sorted(detector_hold.tonight(inputs.funnel)["currency"].drop_nulls().unique().to_list())
+        funnel_figs = [Markup(figures.fragment(detector_hold.funnel_figure(inputs.funnel, inputs.funnel_curves, c),
+                                               f"fig-hold-{i}")) for i, c in enumerate(funnel_currencies)]
+    else:
+        funnel_figs = [Markup(figures.fragment(figures.hold_funnel(hold_tables, c), f"fig-hold-{i}"))
+                       for i, c in enumerate(hold_currencies)]
     trend_figs = [Markup(figures.fragment(figures.trend(nights, c), f"fig-trend-{i}"))
                   for i, c in enumerate(trend_currencies)]
     if hold_tables is not None and hold_tables.height:
@@ -218,6 +229,7 @@ def render_report(inputs: ReportInputs) -> str:
         hold_games=sections.hold_table(hold_games, False) if hold_games is not None else None,
         hold_tables=sections.hold_table(hold_tables_sorted, True) if hold_tables_sorted is not None else None,
         hold_from_detector=inputs.hold is not None,
+        funnel_from_detector=detector,
         pairs=sections.pairs_table(f),
         stat=stat,
         has_p="p_value" in f.columns,

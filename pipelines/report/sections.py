@@ -119,10 +119,12 @@ def hold_table(hold: pl.DataFrame, with_table: bool) -> Table:
             pct(r["hold_pct"]), pct(r["theo_pct"]), Cell(band, True),
             Cell(status, False, "bad" if r["outside"] else ""),
             money(r.get("handle_unrated") or 0, c)]
+        if "band_from" in hold.columns:
+            row.append(text(r["band_from"]))
         rows.append(row)
     headers = ["game"] + (["table"] if with_table else []) + [
         "currency", "wagers", "handle", "house win", "theory", "hold", "theory hold", "95 % band", "",
-        "handle with no figure"]
+        "handle with no figure"] + (["band from"] if "band_from" in hold.columns else [])
     return Table(headers, rows)
 
 
