@@ -16,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from pipelines.evidence.rule_text import ClauseText, no_text
+from pipelines.evidence.step_money import step_in_major_units
 
 
 def format_money(amount: int | None, currency: str | None, signed: bool = False) -> str:
@@ -60,6 +61,8 @@ def environment(clause_text: ClauseText = no_text) -> Environment:
 
     env.filters["clause"] = clause
     env.filters["money"] = lambda amount, currency, signed=False: format_money(amount, currency, signed)
+    # the engine's step texts with their amounts in major units (round.json keeps the engine's integers)
+    env.filters["step_money"] = step_in_major_units
     return env
 
 
