@@ -76,6 +76,13 @@ SCENARIOS = (
         lambda r, f: r["player_id"] == "P-LUCKY" or r["table_id"] == "BAC-99" or "BAC-99" in _tables(r),  # his table's hold
         {"luck_multiple": 1.0}),
     Scenario(
+        "bonus_luck", "a Hold'em Bonus bettor winning at 3x the fair rate over 300 bets (beside blackjack Pair and Insurance)",
+        Floor(baccarat_tables=0, blackjack_tables=2, blackjack_side=True, holdem_tables=2, holdem_rounds=300,
+              holdem_luck_multiple=3, holdem_luck_bets=300), 1,
+        lambda t, f: t.filter(pl.col("flagged") & (pl.col("test") == "luck") & (pl.col("player_id") == "P-LUCKY-HB")).height > 0,
+        lambda r, f: r["player_id"] == "P-LUCKY-HB" or r["table_id"] == "HB-99" or "HB-99" in _tables(r),  # his table's hold
+        {"holdem_luck_multiple": 1.0}),
+    Scenario(
         "drift", "a baccarat table holding about -9 % against +1.2 % over 1,200 rounds",
         Floor(baccarat_tables=2, blackjack_tables=0, drift=0.27, drift_rounds=1200), 1,
         lambda t, f: t.filter(pl.col("flagged") & (pl.col("test") == "hold_table") & (pl.col("table_id") == _drift_table(f))).height > 0,
@@ -124,6 +131,7 @@ CURVES = {
     "counter": [("counter_units", (2, 4, 8)), ("counter_hands", (100, 250, 500))],
     "luck": [("luck_multiple", (2, 3, 5)), ("luck_bets", (100, 300))],
     "collusion": [("collusion_rate", (0.01, 0.02, 0.05)), ("days", (1, 7))],
+    "bonus_luck": [("holdem_luck_multiple", (1.5, 2, 3)), ("holdem_luck_bets", (100, 300))],
     "drift": [("drift", (0.1, 0.2, 0.27)), ("drift_rounds", (300, 1200))],
 }
 

@@ -25,6 +25,8 @@ class StatsParams:
     luck_min_wagers: int = 20  # wagers of one player on one bet type (or on side bets together)
     # advantage_play
     counter_min_hands: int = 30  # main-bet hands of a player at blackjack with a known count
+    mid_shoe_after_rounds: int = 5  # a shoe entered after this many of its rounds is a mid-shoe entry
+    mid_shoe_min_entries: int = 5  # a player's mid-shoe entries before they are tested
     pair_count_min_bets: int = 20  # baccarat pair bets of a player with a known remaining shoe
     # collusion_pattern
     collusion_min_rounds: int = 10  # rounds of one player with one dealer

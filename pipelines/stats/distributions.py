@@ -231,7 +231,10 @@ def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = 1.5, it
         below = k1 < sf
         a = np.where(below, np.maximum(a, t), a)
         b = np.where(below, b, np.minimum(b, t))
-        newton = t - (k1 - sf) / np.maximum(k2, 1e-300)
+        # where the tilted variance is too small for a finite Newton step (t far out, the tilted law on one atom),
+        # no step: the bisection fallback below moves t (dividing by a floor of 1e-300 overflowed to inf)
+        finite = np.abs(k1 - sf) * 1e-300 < k2
+        newton = t - np.divide(k1 - sf, k2, out=np.full_like(t, np.nan), where=finite)
         inside = (newton > a) & (newton < b)
         fallback = np.where(np.isfinite(a) & np.isfinite(b), 0.5 * (a + b),
                             np.where(np.isfinite(a), np.abs(a) * 2 + 1 / sd_f, -np.abs(b) * 2 - 1 / sd_f))

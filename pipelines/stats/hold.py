@@ -86,7 +86,18 @@ def _round_sums(base: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
 
 def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
                settled: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(test rows, funnel rows) of every table, dealer and shoe, by bet type and all bets together.
+    """(test rows, funnel rows) of every game: baccarat here, Hold'em Bonus and blackjack in ``hold_games``."""
+    from pipelines.stats.hold_games import games_hold_tests
+
+    tests, funnel = baccarat_hold_tests(wagers, params, window_days, settled)
+    more, more_funnel = games_hold_tests(wagers, params, window_days)
+    funnels = [f for f in (funnel, more_funnel) if f.height]
+    return pl.concat([tests, more]), (pl.concat(funnels) if funnels else pl.DataFrame())
+
+
+def baccarat_hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
+                        settled: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(test rows, funnel rows) of every baccarat table, dealer and shoe, by bet type and all bets together.
 
     ``settled``: ``luck.settled_baccarat(wagers)`` when the caller has it already."""
     w = settled_baccarat(wagers) if settled is None else settled
@@ -106,8 +117,8 @@ def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
 def _hold_grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
     base = w.filter(pl.col(grouping).is_not_null()).with_columns(pl.col(grouping).alias("key"))
     agg = [pl.len().alias("wagers"), pl.col("rid").n_unique().alias("rounds"),
-           pl.col("amount").sum().alias("handle"), pl.col("theo").sum().alias("theo"),
-           pl.col("recorded_net").sum().alias("recorded"), pl.col("gaming_day").min().alias("first_day"),
+           pl.col("amount").cast(pl.Int128).sum().alias("handle"), pl.col("theo").sum().alias("theo"),
+           pl.col("recorded_net").cast(pl.Int128).sum().alias("recorded"), pl.col("gaming_day").min().alias("first_day"),
            pl.col("gaming_day").max().alias("last_day"), pl.col("table_id").unique().sort().alias("tables"),
            pl.col("ruleset").first().alias("ruleset"), pl.col("round_no").min().alias("first_round"),
            pl.col("round_no").max().alias("last_round")]
@@ -119,7 +130,7 @@ def _hold_grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_d
     if summary.height == 0:
         return tests_frame([]), pl.DataFrame()
     ms = _round_sums(base, summary)
-    s = summary["recorded"].to_numpy().astype(float)
+    s = summary["recorded"].cast(pl.Float64).to_numpy()
     mean, var, k3 = ms.moments()
     p = batch_two_sided(ms, s, moments=(mean, var, k3))
     sd = np.sqrt(var)
@@ -128,14 +139,14 @@ def _hold_grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_d
     def quantile(z: float) -> np.ndarray:  # of S, Cornish-Fisher with the skew
         return mean + sd * (z + (z * z - 1) * g / 6.0)
 
-    handle = summary["handle"].to_numpy().astype(float)
+    handle = summary["handle"].cast(pl.Float64).to_numpy()
     funnel = summary.select(
         pl.col("grouping").replace_strict(GROUP_LABEL, default=pl.col("grouping")).alias("entity_type"),
         pl.col("key").alias("entity"), pl.col("level").alias("bet"), "currency", "first_day", "last_day",
-        "rounds", "wagers", "handle",
+        "rounds", "wagers", pl.col("handle").cast(pl.Int64, strict=False),  # null beyond 64 bits (the column is BIGINT)
     ).with_columns(
         pl.lit(window_days).alias("window_days"),
-        pl.Series("house_win", -s).cast(pl.Int64),
+        summary.select((-pl.col("recorded").cast(pl.Int64, strict=False)).alias("house_win")).to_series(),
         pl.Series("hold", -s / handle), pl.Series("theoretical_hold", -mean / handle),
         pl.Series("hold_low_95", -quantile(Z95) / handle), pl.Series("hold_high_95", -quantile(-Z95) / handle),
         pl.Series("hold_low_997", -quantile(Z997) / handle), pl.Series("hold_high_997", -quantile(-Z997) / handle),
@@ -157,7 +168,7 @@ def _hold_grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_d
                      "table_id": r["key"] if r["grouping"] == "table_id" else (r["tables"][0] if len(r["tables"]) == 1 else None),
                      "dealer_id": r["key"] if r["grouping"] == "dealer_id" else None, "game": "baccarat",
                      "ruleset": r["ruleset"], "currency": r["currency"], "bet": r["level"], "rounds": r["rounds"],
-                     "wagers": r["wagers"], "expected_net": int(round(float(mean[i]))), "recorded_net": r["recorded"],
+                     "wagers": r["wagers"], "expected_net": int(round(float(mean[i]))), "recorded_net": _int64(r["recorded"]),
                      "p_value": float(p[i]), "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
     return tests_frame(rows), funnel
 
@@ -217,3 +228,8 @@ def funnel_curves(funnel: pl.DataFrame, points: int = 60) -> pl.DataFrame:
             "low_997": theory - Z997 * sd, "high_997": theory + Z997 * sd,
         }))
     return pl.concat(parts)
+
+
+def _int64(value: int | None) -> int | None:
+    """A sum for an Int64 column: None beyond 64 bits (the sums are taken exactly in 128)."""
+    return value if value is None or -(2**63) <= value < 2**63 else None

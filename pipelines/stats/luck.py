@@ -81,6 +81,14 @@ def _above_mean(parts: tuple[tuple[str, str, int, str, int], ...], observed: dic
 
 def detect_luck(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
                 settled: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Every game's luck tests: baccarat here, the Hold'em Bonus, jackpot, Pair and Insurance in ``luck_games``."""
+    from pipelines.stats.luck_games import detect_games_luck
+
+    return pl.concat([baccarat_luck(wagers, params, window_days, settled), detect_games_luck(wagers, params, window_days)])
+
+
+def baccarat_luck(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
+                  settled: pl.DataFrame | None = None) -> pl.DataFrame:
     """One test row per (player, currency, bet type) and per (player, currency, side bets together).
 
     ``settled``: ``settled_baccarat(wagers)`` when the caller has it already."""

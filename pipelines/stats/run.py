@@ -29,6 +29,7 @@ from pipelines.stats.hold import dealer_error_rates, hold_tests
 from pipelines.stats.load import StatsInputs, gaming_days, load_inputs
 from pipelines.stats.luck import detect_luck, settled_baccarat
 from pipelines.stats.tests_frame import fmt_p, tests_frame
+from pipelines.stats.wonging import mid_shoe_entry_tests
 
 STAT_KINDS: tuple[str, ...] = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
 
@@ -61,6 +62,7 @@ def detect_all(inputs: StatsInputs, params: StatsParams, window_days: int) -> tu
         detect_luck(inputs.wagers, params, window_days, settled=settled),
         counter_tests(inputs.wagers, inputs.cards, params, window_days),
         pair_count_tests(inputs.wagers, inputs.cards, params, window_days),
+        mid_shoe_entry_tests(inputs.wagers, inputs.cards, params, window_days),
         collusion,
     ])
     if graph.height:  # the pair's p-value beside it (empty for pairs with too few rounds to be tested)

@@ -59,6 +59,11 @@ class Floor:
     drift_rounds: int = 0
     drift_units: int = 12  # the informed bettor's stake, in units (the other seats bet 1 to 12 units)
     side_share: float = 0.25  # share of wagers that carry a side bet
+    holdem_tables: int = 0  # Hold'em Bonus tables (Hoiana rule set), a fresh deck per round
+    holdem_rounds: int = 200
+    holdem_luck_multiple: float = 1.0  # a Bonus bettor whose Bonus wins this many times as often as chance
+    holdem_luck_bets: int = 0
+    blackjack_side: bool = False  # blackjack Pair and Insurance wagers, and main nets drawn from the engine's distribution
 
 
 def _ruleset_version(name: str) -> str:
@@ -228,11 +233,27 @@ def night(floor: Floor, day: dt.date, seed: int, colluder: str = "P-COLLUDER", d
             seated = rng.choice(floor.players, size=int(rng.integers(1, floor.seats + 1)), replace=False)
             hands = len(seated) + (1 if counter_table else 0)
             n_cards = 2 * (hands + 1) + int(rng.integers(0, hands + 2))
+            ace_up = rng.random() < 1 / 13
             for seat, pi in enumerate(seated, start=1):
                 amount = UNIT * (1 + pi % 4) * MULTS[rng.integers(4)]
-                net = int(rng.choice([-1, 0, 1, 1], p=[0.48, 0.08, 0.40, 0.04]) * amount)
+                if floor.blackjack_side:
+                    net = _draw(rng, BLACKJACK, bj_version, decks, "main", amount)
+                else:
+                    net = int(rng.choice([-1, 0, 1, 1], p=[0.48, 0.08, 0.40, 0.04]) * amount)
                 add(table, rno, seat, players[pi], dealer_id, "blackjack", BLACKJACK, bj_version, "main", amount, net,
                     honest(amount, net), sid, decks)
+                if floor.blackjack_side and rng.random() < floor.side_share:
+                    samount = max(500, amount // 5 // 500 * 500)
+                    net = _draw(rng, BLACKJACK, bj_version, decks, "pair", samount)
+                    add(table, rno, seat, players[pi], dealer_id, "blackjack", BLACKJACK, bj_version, "pair", samount, net,
+                        honest(samount, net), sid, decks)
+                if floor.blackjack_side and ace_up and rng.random() < 0.3:
+                    iamount = amount // 2 // 500 * 500 or 500
+                    if "ins" not in locals() or ins[0] != rno:
+                        ins = (rno, _draw(rng, BLACKJACK, bj_version, decks, "insurance", 1))  # one card for the round
+                    net = ins[1] * iamount
+                    add(table, rno, seat, players[pi], dealer_id, "blackjack", BLACKJACK, bj_version, "insurance", iamount,
+                        net, honest(iamount, net), sid, decks)
             if counter_table:
                 ramp = np.clip((tc - 1) / 3.5, 0, 1)
                 units = int(round(1 + (floor.counter_units - 1) * ramp))
@@ -247,6 +268,9 @@ def night(floor: Floor, day: dt.date, seed: int, colluder: str = "P-COLLUDER", d
                 rc += 1 if 1 <= rank <= 5 else (-1 if rank == 0 or rank >= 9 else 0)
             pos += n_cards
             seen += n_cards
+
+    if floor.holdem_tables or floor.holdem_luck_bets:
+        _holdem(floor, rng, add, players, dealers, round_base, honest)
 
     from pipelines.stats.load import WAGER_COLUMNS
 
@@ -266,3 +290,95 @@ def nights(floor: Floor, first_day: dt.date, days: int, seed: int):
     """``days`` consecutive nights concatenated (the inputs of a 7-day window)."""
     parts = [night(floor, first_day + dt.timedelta(days=i), seed * 1000 + i) for i in range(days)]
     return tuple(pl.concat([p[k] for p in parts]) for k in range(3))
+
+
+HOLDEM = "hoiana-holdem-bonus"
+
+
+def _draw(rng, ruleset: str, version: str, decks: int, bet: str, amount: int) -> int:
+    """One wager's net drawn from the bet's payout distribution (``payouts.bet_distribution``)."""
+    from pipelines.stats.games import distribution_of
+
+    d = distribution_of(ruleset, version, decks, bet)
+    key = (ruleset, version, decks, bet)
+    if key not in _CUM:
+        _CUM[key] = (np.cumsum([float(p) for p in d.probs]), d.values)
+    cum, values = _CUM[key]
+    v = values[min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), len(values) - 1)]
+    return int(amount * v.numerator // v.denominator)
+
+
+_CUM: dict = {}
+
+
+def _holdem(floor: Floor, rng, add, players, dealers, round_base: int, honest) -> None:
+    """Hold'em Bonus tables dealt from a fresh deck each round: the Bonus on the seats' hole cards and the main
+    game played by the engine's ``basic`` rule strategy and settled by its array kernel (``rulebook.holdem_bonus``),
+    the seats sharing the board and the dealer's cards; and the lucky Bonus bettor, at a table of his own."""
+    from pipelines.stats.distributions import ruleset_of
+    from rulebook import poker
+    from rulebook.holdem_bonus.odds import strategy_decisions
+    from rulebook.holdem_bonus.params import BONUS_HANDS
+    from rulebook.holdem_bonus.vector import BET_CODES, bonus_hand_index, main_game
+
+    version = _ruleset_version(HOLDEM)
+    params = ruleset_of(HOLDEM, version).params
+    odds = {line.hand: tuple(map(int, line.odds.split(":"))) for line in params.bonus_pay_table}
+
+    def bonus_net(hole: np.ndarray, dealer: np.ndarray, amount: int) -> np.ndarray:
+        idx = bonus_hand_index(hole, dealer)
+        out = np.full(len(idx), -amount, dtype=np.int64)
+        for k, hand in enumerate(BONUS_HANDS):
+            if hand in odds:
+                out[idx == k] = amount * odds[hand][0] // odds[hand][1]
+        return out
+
+    for t in range(floor.holdem_tables):
+        table = f"HB-{t + 1:02d}"
+        n = floor.holdem_rounds
+        seats = floor.seats
+        decks = np.argsort(rng.random((n, 52)), axis=1)[:, : 7 + 2 * seats]  # board 0-4, dealer 5-6, seats after
+        board, dealer = decks[:, :5], decks[:, 5:7]
+        for seat in range(seats):
+            hole = decks[:, 7 + 2 * seat: 9 + 2 * seat]
+            cards = np.concatenate([hole, board, dealer], axis=1)  # hole 0-1, community 2-6, dealer 7-8
+            turn, river, folded = strategy_decisions(cards, "basic")
+            strength = poker.evaluate7(np.concatenate([np.concatenate([hole, board], axis=1),
+                                                       np.concatenate([dealer, board], axis=1)]))
+            p, d = strength[:n], strength[n:]
+            sat = rng.random(n) < 0.7
+            who = rng.choice(floor.players, size=n)
+            for r in np.flatnonzero(sat).tolist():
+                rno = round_base + 70_000 + t * 10_000 + r
+                pi = int(who[r])
+                ante = UNIT * (1 + pi % 4)
+                dealer_id = dealers[(t * 7 + 2 + r // 40) % len(dealers)]
+                shoe = f"S-{table}-{r}"
+                status = np.array([1 if folded[r] else 0])
+                for bet, amount in (("ante", ante), ("flop", 0 if folded[r] else 2 * ante),
+                                    ("turn", ante if turn[r] and not folded[r] else 0),
+                                    ("river", ante if river[r] and not folded[r] else 0)):
+                    if amount == 0 and bet != "ante":
+                        continue
+                    net = int(main_game(params, np.array([BET_CODES[bet]]), status, p[r:r + 1], d[r:r + 1],
+                                        np.array([amount]))[0][0])
+                    add(table, rno, seat + 1, players[pi], dealer_id, "holdem_bonus", HOLDEM, version, bet, amount, net,
+                        honest(amount, net), shoe, 1)
+                if rng.random() < 0.5:
+                    bamount = max(500, ante // 2 // 500 * 500)
+                    net = int(bonus_net(hole[r:r + 1], dealer[r:r + 1], bamount)[0])
+                    add(table, rno, seat + 1, players[pi], dealer_id, "holdem_bonus", HOLDEM, version, "bonus", bamount,
+                        net, honest(bamount, net), shoe, 1)
+    if floor.holdem_luck_bets:
+        # the lucky Bonus bettor: his hands are picked from 20 times as many deals, a winning Bonus weighted
+        # so that it comes holdem_luck_multiple times as often as chance
+        pool = 20 * floor.holdem_luck_bets
+        deals = np.argsort(rng.random((pool, 52)), axis=1)[:, :4]
+        wins = bonus_hand_index(deals[:, :2], deals[:, 2:4]) >= 0
+        q = 0.095
+        m = floor.holdem_luck_multiple
+        w = np.where(wins, m * (1 - q) / max(1e-9, 1 - m * q), 1.0)
+        for r in sorted(rng.choice(pool, floor.holdem_luck_bets, replace=False, p=w / w.sum()).tolist()):
+            net = int(bonus_net(deals[r:r + 1, :2], deals[r:r + 1, 2:4], 1000)[0])
+            add("HB-99", round_base + 95_000 + r, 1, "P-LUCKY-HB", dealers[r // 40 % len(dealers)], "holdem_bonus", HOLDEM,
+                version, "bonus", 1000, net, net, f"S-HB-99-{r}", 1)

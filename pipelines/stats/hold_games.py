@@ -1,0 +1,143 @@
+"""hold_anomaly for Hold'em Bonus and blackjack: per table, dealer and shoe, per bet type (the Bonus, the
+Pair, Insurance, and each game's main game), the players' recorded net against its distribution.
+
+Each entity's net is a sum of independent draws of the bets' payout distributions (``payouts``), scaled by
+the stakes; the tail is the same Lugannani-Rice saddle point on the exact cumulant generating function
+as baccarat's (``distributions.batch_two_sided``). Which draws are independent:
+
+- the **Bonus** and the **Pair**: each wager on its own seat's cards (the dependence through the cards
+  two seats take from one deck or shoe is ignored: it is a removal effect, small and negative);
+- **Insurance**: every insurance wager of a round is settled on the one card under the dealer's ace, so a
+  round's insurance is one draw with the round's whole insurance stake (exact);
+- the **main games**: the seats of a round play against one dealer hand (and at Hold'em one board), so
+  their nets are positively correlated by an amount that depends on the players' play. The round is one
+  draw with its whole main stake: the largest variance the seats' nets can have together (Cauchy-Schwarz),
+  a bound and not the exact figure, so the test is conservative there. Their null assumes a stated
+  strategy (``payouts``), and a player who plays worse than it gives the house more: the test is
+  one-sided, flagging only players winning more than that strategy allows.
+
+The "all bets" level of baccarat is not formed here: a seat's Bonus and main game depend on the same
+hole cards, in a way the per-bet distributions do not carry.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+
+from pipelines.currency import format_money
+from pipelines.stats.config import StatsParams
+from pipelines.stats.distributions import MoneySums, batch_two_sided
+from pipelines.stats.games import distribution_of, settled_games
+from pipelines.stats.hold import GROUP_LABEL, Z95, Z997, _int64
+from pipelines.stats.tests_frame import fmt_p, tests_frame
+
+#: bets whose wagers of one round are settled together (one draw per round with the round's stake)
+PER_ROUND = ("insurance", "main")
+GAME_LABEL = {"holdem_bonus": "Hold'em", "blackjack": "blackjack"}
+BET_LABEL = {"bonus": "Bonus", "pair": "Pair", "insurance": "Insurance", "main": "main-game"}
+
+
+def games_hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
+                     settled: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(test rows, funnel rows) of every Hold'em Bonus and blackjack table, dealer and shoe, per bet type."""
+    w = settled_games(wagers) if settled is None else settled
+    if w.height == 0:
+        return tests_frame([]), pl.DataFrame()
+    w = w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"),
+                       pl.struct("gaming_day", "table_id", "round_no").rank("dense").cast(pl.Int64).alias("rid"))
+    tests, funnels = [], []
+    for grouping in params.hold_groupings:
+        t, f = _grouping(w, grouping, params, window_days)
+        tests.append(t)
+        if f.height:
+            funnels.append(f)
+    return pl.concat(tests), (pl.concat(funnels) if funnels else pl.DataFrame())
+
+
+def _draws(base: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
+    """The entities' independent draws: one per wager (Bonus, Pair), one per round (Insurance, main games),
+    kept once per distinct (stake, distribution) with a count."""
+    keyed = base.join(summary.select("key", "currency", "game", "level", "ent"),
+                      left_on=["key", "currency", "game", "bet"], right_on=["key", "currency", "game", "level"], how="inner")
+    dist = ["ruleset", "ruleset_version", "decks", "bet"]
+    single = keyed.filter(~pl.col("bet").is_in(PER_ROUND)).select("ent", *dist, "amount")
+    rounds = keyed.filter(pl.col("bet").is_in(PER_ROUND)).group_by("ent", "rid", *dist).agg(pl.col("amount").sum()).drop("rid")
+    draws = pl.concat([single, rounds]).group_by("ent", *dist, "amount").agg(pl.len().alias("c")).sort("ent", *dist, "amount")
+    kinds = draws.select(dist).unique().sort(dist)
+    pays = [distribution_of(r, v, int(d), b) for r, v, d, b in kinds.rows()]
+    width = max(len(p.values) for p in pays)
+    values = np.zeros((len(pays), width))
+    probs = np.zeros((len(pays), width))
+    for i, p in enumerate(pays):
+        values[i, :len(p.values)] = [float(v) for v in p.values]
+        probs[i, :len(p.probs)] = [float(q) for q in p.probs]
+    idx = draws.join(kinds.with_row_index("kind"), on=dist, how="left")["kind"].to_numpy()
+    amount = draws["amount"].to_numpy().astype(float)
+    return MoneySums(draws["ent"].to_numpy().astype(np.int64), amount[:, None] * values[idx], probs[idx],
+                     np.ones(draws.height), draws["c"].to_numpy().astype(float), summary.height)
+
+
+def _grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    base = w.filter(pl.col(grouping).is_not_null()).with_columns(pl.col(grouping).alias("key"))
+    summary = base.group_by("key", "currency", "game", "bet").agg(
+        pl.len().alias("wagers"), pl.col("rid").n_unique().alias("rounds"), pl.col("amount").cast(pl.Int128).sum().alias("handle"),
+        pl.col("theo").sum(), pl.col("recorded_net").cast(pl.Int128).sum().alias("recorded"), pl.col("one_sided").any(),
+        pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
+        pl.col("table_id").unique().sort().alias("tables"), pl.col("ruleset").first(),
+        pl.col("round_no").min().alias("first_round"), pl.col("round_no").max().alias("last_round"),
+    ).rename({"bet": "level"}).filter(pl.col("wagers") >= params.hold_min_wagers).with_columns(
+        pl.lit(grouping).alias("grouping")).sort("key", "game", "level", "currency").with_row_index("ent").with_columns(
+        pl.col("ent").cast(pl.Int64))
+    if summary.height == 0:
+        return tests_frame([]), pl.DataFrame()
+    ms = _draws(base, summary)
+    s = summary["recorded"].cast(pl.Float64).to_numpy()
+    mean, var, k3 = ms.moments()
+    p = batch_two_sided(ms, s, moments=(mean, var, k3))
+    one_sided = summary["one_sided"].to_numpy()
+    p = np.where(one_sided, np.where(s > mean, p / 2, 1.0), p)
+    sd = np.sqrt(var)
+    g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
+
+    def quantile(z: float) -> np.ndarray:
+        return mean + sd * (z + (z * z - 1) * g / 6.0)
+
+    handle = summary["handle"].cast(pl.Float64).to_numpy()
+    funnel = summary.select(
+        pl.col("grouping").replace_strict(GROUP_LABEL, default=pl.col("grouping")).alias("entity_type"),
+        pl.col("key").alias("entity"), pl.col("level").alias("bet"), "currency", "first_day", "last_day",
+        "rounds", "wagers", pl.col("handle").cast(pl.Int64, strict=False),  # null beyond 64 bits (the column is BIGINT)
+    ).with_columns(
+        pl.lit(window_days).alias("window_days"), summary.select((-pl.col("recorded").cast(pl.Int64, strict=False)).alias("house_win")).to_series(),
+        pl.Series("hold", -s / handle), pl.Series("theoretical_hold", -mean / handle),
+        pl.Series("hold_low_95", -quantile(Z95) / handle), pl.Series("hold_high_95", -quantile(-Z95) / handle),
+        pl.Series("hold_low_997", -quantile(Z997) / handle), pl.Series("hold_high_997", -quantile(-Z997) / handle),
+        pl.Series("sd_per_unit", sd / np.sqrt(handle)), pl.Series("p_value", p),
+    )
+    rows = []
+    for i, r in enumerate(summary.iter_rows(named=True)):
+        kind_label = GROUP_LABEL[r["grouping"]]
+        bet = f"{GAME_LABEL[r['game']]} {BET_LABEL[r['level']]} bets"
+        hold, theo_hold = -s[i] / handle[i], -mean[i] / handle[i]
+        side = " (one-sided: players winning more than the stated strategy allows)" if r["one_sided"] else ""
+        sentence = (f"{kind_label} {r['key']} held {hold:+.1%} of {format_money(r['handle'], r['currency'])} wagered on {bet} "
+                    f"({r['wagers']:,} wagers, {r['rounds']:,} rounds), theory {theo_hold:+.1%}; 95 % band "
+                    f"{-quantile(Z95)[i] / handle[i]:+.1%} to {-quantile(-Z95)[i] / handle[i]:+.1%}; p = {fmt_p(float(p[i]))}{side}")
+        evidence = {"handle": r["handle"], "hold": round(hold, 5), "theoretical_hold": round(theo_hold, 5),
+                    "sd": round(float(sd[i]), 1), "skew": round(float(g[i]), 3), "tables": r["tables"],
+                    "rounds_range": [r["first_round"], r["last_round"]], "tail": "Lugannani-Rice saddle point",
+                    "one_sided": bool(r["one_sided"]),
+                    "variance": ("a round's seats as one draw (an upper bound: they share the dealer's hand)"
+                                 if r["level"] == "main" else "exact")}
+        rows.append({"kind": "hold_anomaly", "test": f"hold_{kind_label}", "entity": f"{kind_label} {r['key']} x {bet}",
+                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
+                     "table_id": r["key"] if r["grouping"] == "table_id" else (r["tables"][0] if len(r["tables"]) == 1 else None),
+                     "dealer_id": r["key"] if r["grouping"] == "dealer_id" else None, "game": r["game"],
+                     "ruleset": r["ruleset"], "currency": r["currency"], "bet": r["level"], "rounds": r["rounds"],
+                     "wagers": r["wagers"], "expected_net": int(round(float(mean[i]))), "recorded_net": _int64(r["recorded"]),
+                     "p_value": float(p[i]), "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
+    return tests_frame(rows), funnel
+

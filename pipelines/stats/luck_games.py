@@ -1,0 +1,161 @@
+"""player_luck_anomaly for Hold'em Bonus and blackjack: the Bonus lines, the blackjack Pair and Insurance,
+and the jackpot's hits.
+
+Per player and bet, each wager's line won from the cards is scored by how rare it is (``rarity_scores``:
+log2 of how much rarer than a loss, so a 1000:1 line counts 18 and a 3:1 pair 4), and the statistic is
+the sum of the scores, against the exact convolution of the per-wager score distributions (from
+``payouts.bet_distribution``: the Bonus's eight lines, the Pair's 11:1, Insurance's 2:1); P(S >= observed).
+(Baccarat's luck sums nets in units; its top line is 50:1, the Bonus's 1000:1 would swamp that sum.) The main games are not tested for luck: their distribution
+assumes a strategy, and a player's own play moves it (the hold detector tests them one-sided).
+
+A jackpot wager's payout per unit staked needs the stake the rule sets leave unstated (MBS-1.1.12,
+THB-G-JACKPOT) and the meter, so its luck is its hits: wagers that won a line, against the exact
+probability of a line (``payouts_holdem.jackpot_hit_probability``), an exact binomial tail.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+
+import numpy as np
+import polars as pl
+
+from pipelines.currency import format_money
+from pipelines.stats.config import StatsParams
+from pipelines.stats.distributions import P_FLOOR, Payout, binom_sf, sum_distribution
+from pipelines.stats.games import distribution_of, jackpot_wagers, settled_games
+from pipelines.stats.tests_frame import fmt_p, tests_frame
+
+LUCK_BETS = ("bonus", "pair", "insurance")
+LABEL = {"bonus": "Hold'em Bonus", "pair": "blackjack Pair", "insurance": "Insurance", "progressive": "jackpot"}
+
+Part = tuple[str, str, int, str, int]  # ruleset, version, decks, bet, wagers
+
+
+@lru_cache(maxsize=256)
+def rarity_scores(name: str, version: str, decks: int, bet: str) -> tuple[dict[int, int], Payout]:
+    """A wager's score by its net (on the bet's grid): 0 for no win, and for a line won ``round(log2(P(no win) /
+    P(line)))``, at least 1: a hit weighs as many "halvings" as it is rarer than a loss. With the net in units
+    as the statistic (baccarat's), the Bonus's 1000:1 line (3.7 in a million) outweighs a hundred 3:1 wins, and the
+    chance of hitting it once caps what the test can ever show (a player winning three times as often as
+    chance over 300 bets came out at p = 0.001). The exact convolution of the scores is the null."""
+    d = distribution_of(name, version, decks, bet)
+    pay = d.payout
+    lose = sum(float(p) for v, p in zip(d.values, d.probs) if v <= 0)
+    score = {v: (max(1, round(math.log2(lose / q))) if v > 0 else 0) for v, q in zip(pay.values, pay.probs)}
+    return score, Payout(bet, 1, tuple(score[v] for v in pay.values), pay.probs)
+
+
+@lru_cache(maxsize=2048)
+def _survival(parts: tuple[Part, ...]) -> tuple[int, np.ndarray]:
+    offset, pmf = sum_distribution([(rarity_scores(r, v, d, b)[1], n) for r, v, d, b, n in parts])
+    return offset, np.cumsum(pmf[::-1])[::-1]
+
+
+def games_luck_p_value(parts: tuple[Part, ...], observed: int) -> float:
+    """P(S >= observed) for the sum ``S`` of the parts' wagers' rarity scores (exact convolution). Below the
+    expected score the p-value is written 1 (conservative: no convolution spent on it)."""
+    mean = sum(float(np.dot(rarity_scores(r, v, d, b)[1].values, rarity_scores(r, v, d, b)[1].probs)) * n
+               for r, v, d, b, n in parts)
+    if observed <= mean:
+        return 1.0
+    offset, sf = _survival(parts)
+    j = observed - offset
+    if j <= 0:
+        return 1.0
+    if j >= len(sf):
+        return P_FLOOR
+    return float(min(1.0, max(P_FLOOR, sf[j])))
+
+
+def detect_games_luck(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
+                      settled: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One test row per (player, currency, game, bet) of the Bonus, Pair and Insurance, and per player's jackpot."""
+    w = settled_games(wagers) if settled is None else settled
+    rows = []
+    if w.height:
+        rows += _line_tests(w.filter(pl.col("player_id").is_not_null() & pl.col("bet").is_in(LUCK_BETS)), params, window_days)
+    rows += _jackpot_tests(jackpot_wagers(wagers).filter(pl.col("player_id").is_not_null()) if wagers.height else wagers,
+                           params, window_days)
+    return tests_frame(rows)
+
+
+def _line_tests(w: pl.DataFrame, params: StatsParams, window_days: int) -> list[dict]:
+    if w.height == 0:
+        return []
+    ent = ["player_id", "currency", "game", "bet"]
+    scores = pl.DataFrame([{"ruleset": r, "ruleset_version": v, "decks": d, "bet": b, "k": k, "score": sc}
+                           for r, v, d, b in w.select("ruleset", "ruleset_version", "decks", "bet").unique().rows()
+                           for k, sc in rarity_scores(r, v, d, b)[0].items()],
+                          schema={"ruleset": pl.String, "ruleset_version": pl.String, "decks": pl.Int64, "bet": pl.String,
+                                  "k": pl.Int64, "score": pl.Int64})
+    w = w.join(scores, on=["ruleset", "ruleset_version", "decks", "bet", "k"], how="inner")
+    parts = w.group_by([*ent, "ruleset", "ruleset_version", "decks", "grid"]).agg(
+        pl.len().alias("n"), pl.col("k").sum(), pl.col("score").sum())
+    summary = w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"), (pl.col("k") > 0).alias("won")).group_by(ent).agg(
+        pl.len().alias("wagers"), pl.struct("table_id", "round_no", "gaming_day").n_unique().alias("rounds"),
+        pl.col("won").sum().alias("wins"), pl.col("p_win").sum().alias("wins_expected"), pl.col("theo").sum(),
+        pl.col("recorded_net").sum().alias("recorded"), pl.col("cards_net").sum().alias("cards"),
+        pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
+        pl.col("ruleset").first(), pl.col("table_id").unique().sort().alias("tables"),
+    ).filter(pl.col("wagers") >= params.luck_min_wagers).sort(ent)
+    by_entity: dict[tuple, list[dict]] = {}
+    for q in parts.sort([*ent, "ruleset", "ruleset_version", "decks"]).iter_rows(named=True):
+        by_entity.setdefault(tuple(q[k] for k in ent), []).append(q)
+    rows = []
+    for r in summary.iter_rows(named=True):
+        qs = by_entity[tuple(r[k] for k in ent)]
+        observed: dict[int, int] = {}
+        for q in qs:
+            observed[q["grid"]] = observed.get(q["grid"], 0) + q["k"]
+        key = tuple((q["ruleset"], q["ruleset_version"], q["decks"], r["bet"], q["n"]) for q in qs)
+        score = sum(q["score"] for q in qs)
+        p = games_luck_p_value(key, score)
+        label = LABEL[r["bet"]]
+        theo = int(round(r["theo"]))
+        sentence = (f"{r['player_id']} won {r['wins']} of {r['wagers']} {label} bets, {r['wins_expected']:.1f} expected "
+                    f"(net {format_money(r['cards'], r['currency'], signed=True)} against a theoretical "
+                    f"{format_money(theo, r['currency'], signed=True)}); p = {fmt_p(p)}")
+        evidence = {"wins": r["wins"], "wins_expected": round(r["wins_expected"], 3), "tables": r["tables"],
+                    "net_units": round(sum(k / g for g, k in observed.items()), 2),
+                    "expected_units": round(sum(distribution_of(*k[:4]).mean * k[4] for k in key), 2),
+                    "distribution": [distribution_of(*k[:4]).source for k in key],
+                    "rarity_score": score,
+                    "statistic": "sum of rarity scores (log2 of how much rarer than a loss each line won is); exact convolution"}
+        rows.append({"kind": "player_luck_anomaly", "test": "luck", "entity": f"{r['player_id']} x {label} bets",
+                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
+                     "table_id": r["tables"][0] if len(r["tables"]) == 1 else None, "player_id": r["player_id"],
+                     "game": r["game"], "ruleset": r["ruleset"], "currency": r["currency"], "bet": r["bet"],
+                     "rounds": r["rounds"], "wagers": r["wagers"], "expected_net": theo, "recorded_net": r["recorded"],
+                     "p_value": p, "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
+    return rows
+
+
+def _jackpot_tests(j: pl.DataFrame, params: StatsParams, window_days: int) -> list[dict]:
+    if j.height == 0:
+        return []
+    ent = ["player_id", "currency", "ruleset", "ruleset_version"]
+    summary = j.group_by(ent).agg(
+        pl.len().alias("wagers"), pl.col("hit").sum().alias("hits"), pl.col("p_hit").first(), pl.col("how").first(),
+        pl.col("recorded_net").sum().alias("recorded"), pl.col("gaming_day").min().alias("first_day"),
+        pl.col("gaming_day").max().alias("last_day"), pl.col("table_id").unique().sort().alias("tables"),
+        pl.struct("table_id", "round_no", "gaming_day").n_unique().alias("rounds"),
+    ).filter(pl.col("wagers") >= params.luck_min_wagers).sort(ent)
+    rows = []
+    for r in summary.iter_rows(named=True):
+        p = max(P_FLOOR, binom_sf(int(r["hits"]), int(r["wagers"]), float(r["p_hit"])))
+        expected = r["wagers"] * r["p_hit"]
+        sentence = (f"{r['player_id']} hit a jackpot line on {r['hits']} of {r['wagers']} jackpot wagers, "
+                    f"{expected:.2f} expected; p = {fmt_p(p)}")
+        evidence = {"hits": r["hits"], "hits_expected": round(expected, 4), "p_hit": r["p_hit"], "how": r["how"],
+                    "tables": r["tables"], "statistic": "jackpot wagers that won a line; exact binomial tail",
+                    "not_tested": "the money return: the rule set does not state the jackpot stake"}
+        rows.append({"kind": "player_luck_anomaly", "test": "jackpot_hits", "entity": f"{r['player_id']} x jackpot bets",
+                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
+                     "table_id": r["tables"][0] if len(r["tables"]) == 1 else None, "player_id": r["player_id"],
+                     "game": "holdem_bonus", "ruleset": r["ruleset"], "currency": r["currency"], "bet": "progressive",
+                     "rounds": r["rounds"], "wagers": r["wagers"], "recorded_net": r["recorded"],
+                     "p_value": p, "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
+    return rows
