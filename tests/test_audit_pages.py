@@ -208,3 +208,26 @@ def test_the_report_opens_a_linked_pack_in_a_browser(browser, audited_sample):
     assert page.locator(".deck .card").count() >= 4
     visit.assert_clean()
     visit.screenshot("report-linked-pack")
+
+
+def test_a_rerun_with_no_packs_leaves_none_of_the_last_runs_and_links_the_commands(audited_sample, tmp_path):
+    """PITAUDIT_EVIDENCE_PACKS=0: the evidence folder is replaced by an empty one (no pack of an earlier run stays
+    beside the new report), every finding row shows the command, and every link still resolves."""
+    from pipelines.audit.run import run_audit
+    from pipelines.settings import Settings
+
+    root = tmp_path / "copy"
+    root.mkdir()
+    shutil.copy(audited_sample / "pitaudit.duckdb", root / "pitaudit.duckdb")
+    shutil.copytree(audited_sample / "out", root / "out")
+    assert list((root / "out" / "evidence").glob("*/*/index.html"))
+    settings = Settings.defaults().model_copy(update={"evidence_packs": 0})
+    run_audit(Path(__file__).parents[1] / "data" / "sample", root / "pitaudit.duckdb", root / "out", "06:00",
+              progress=False, settings=settings)
+    out = root / "out"
+    assert (out / "evidence").is_dir() and not any((out / "evidence").iterdir())
+    static, made, commands = report_links(out)
+    assert _unresolved(out, static + made) == []
+    assert len(commands) >= 100 and not [h for h in made if h.startswith("evidence/")]
+    note = re.search(r'id="packs-note">(.*?)</p>', (out / "report.html").read_text(encoding="utf-8"), re.S).group(1)
+    assert "wrote 0 evidence pack" in note and "beyond the bound of 0" in note

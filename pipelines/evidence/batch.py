@@ -32,7 +32,7 @@ import duckdb
 import polars as pl
 
 from pipelines.audit.frames import FINDINGS_SCHEMA
-from pipelines.audit.load import load_partition
+from pipelines.audit.load import Partition, load_partition
 from pipelines.audit.params import AuditParams
 from pipelines.audit.partition import reconstruct_partition
 from pipelines.audit.settle import settle
@@ -182,7 +182,8 @@ def _frames_of_group(con, keys: list[tuple[dt.date, str]], chosen: pl.DataFrame,
         return df.join(which, on=["table_id", "round_no"], how="semi")
 
     rounds, events = keep(part.rounds, near), keep(part.events, near)
-    recon = reconstruct_partition(type(part)(part.keys, rounds, part.wagers, part.actions, events), params)
+    recon = reconstruct_partition(Partition(keys=part.keys, rounds=rounds, wagers=part.wagers, actions=part.actions,
+                                            events=events), params)
     wagers, actions = keep(part.wagers, this), keep(part.actions, this)
     settled = settle(keep(recon, this), keep(rounds, this), wagers, actions, params)
     return rounds, wagers, actions, events, recon, settled
@@ -227,9 +228,9 @@ def write_packs(con: duckdb.DuckDBPyConnection, keys: list[tuple[dt.date, str]],
     sources_text: dict[tuple[str, int], str] = {}
     pending = []
     for group in _round_groups(chosen, per_group):
-        group_set = set(group)
-        these = chosen.filter(pl.struct("gaming_day", "table_id").map_elements(
-            lambda k: (k["gaming_day"], k["table_id"]) in group_set, return_dtype=pl.Boolean))
+        group_keys = pl.DataFrame({"gaming_day": [k[0] for k in group], "table_id": [k[1] for k in group]},
+                                  schema={"gaming_day": pl.Date, "table_id": pl.String})
+        these = chosen.join(group_keys, on=["gaming_day", "table_id"], how="semi", maintain_order="left")
         rounds, wagers, actions, events, recon, settled = _frames_of_group(con, group, these, params)
         w_by, a_by, e_by = _by_round(wagers), _by_round(actions), _by_round(events)
         sw_by, sr_by = _by_round(settled.wagers), _by_round(settled.rounds)

@@ -8,7 +8,7 @@ question. Now the report draws the detector's rows:
 - **the funnel**: one point per table of tonight's one-night window on all its bets (``entity_type = 'table'``,
   ``bet = 'all'``, ``window_days = 1``), hold (not hold minus theory) against handle, with the detector's own
   band lines (:func:`pipelines.stats.run.funnel_curves_frame`: theory, 95 % and 99.7 % over a grid of
-  handles); a point outside its own 95 % band (``hold_low_95``..``hold_high_95``) is a red x;
+  handles; a row whose handle is beyond 64 bits, null in the table, is left out); a point outside its own 95 % band (``hold_low_95``..``hold_high_95``) is a red x;
 - **the per-table table**: the tables the detector judged take its handle, house win, theory and band, and
   "outside" means outside the detector's band; the tables of games it does not judge keep the report's
   normal band (the note under the table says which).
@@ -29,17 +29,20 @@ TONIGHT = (pl.col("entity_type") == "table") & (pl.col("bet") == "all") & (pl.co
 
 def read_funnel(con, days) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
     """The detector's funnel rows and band lines of the audited nights, or (None, None) when it wrote none."""
-    from pipelines.stats.run import FUNNEL_TABLE, funnel_curves_frame, funnel_frame
+    from pipelines.stats.hold import funnel_curves
+    from pipelines.stats.run import FUNNEL_TABLE, funnel_frame
 
     have = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [FUNNEL_TABLE]).fetchall()[0][0]
     if not have:
         return None, None
     points, curves = [], []
     for night in sorted(set(days)):
-        p = funnel_frame(con, night)
+        # a handle beyond 64 bits is null in the table (it is not drawn); the band lines are
+        # funnel_curves_frame's, over the rows with a handle
+        p = funnel_frame(con, night).filter(pl.col("handle").is_not_null() & (pl.col("handle") > 0))
         if p.height:
             points.append(p)
-            curves.append(funnel_curves_frame(con, night))
+            curves.append(funnel_curves(p))
     if not points:
         return None, None
     return pl.concat(points, how="diagonal_relaxed"), pl.concat(curves, how="diagonal_relaxed")

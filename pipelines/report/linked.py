@@ -96,8 +96,14 @@ def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findi
     from pipelines.evidence.rule_text import no_text
     from pipelines.rule_texts import RuleDocsError
 
+    from pipelines.report.links import EVIDENCE_DIR, INVESTIGATIONS_DIR
+
     settings = settings or Settings.defaults()
     problems = []
+    # both folders always, even empty: each replaces the previous run's whole (pipelines.audit.outputs), so no
+    # pack or investigation of another night stays beside tonight's report
+    for name in (EVIDENCE_DIR, INVESTIGATIONS_DIR):
+        (folder / name).mkdir(parents=True, exist_ok=True)
     # a bad rule-document folder or camera map must not stop the night's audit: the packs say what is missing
     try:
         clause_text, clause_note = clause_texts(settings.rule_docs)
