@@ -42,7 +42,7 @@ from pipelines.evidence.gather import (
     NEIGHBOURS, RECORDED_FINDING_COLUMNS, EvidenceError, Frames, _rows, assemble_round, audit_params,
 )
 from pipelines.evidence.manifest import sha256_file
-from pipelines.evidence.pack import build_pack_files, seal_pack
+from pipelines.evidence.pack import build_pack_files, read_lines, seal_pack
 from pipelines.evidence.rule_text import ClauseText, no_text
 from pipelines.report.links import evidence_relpath
 
@@ -258,7 +258,7 @@ def write_packs(con: duckdb.DuckDBPyConnection, keys: list[tuple[dt.date, str]],
             pending.append(evidence)
             index.written[k] = day
         # the pages of this group: their source lines first (each file read once for all of them)
-        _read_source_lines(pending, record, sources_text)
+        _read_source_lines(pending, sources_text)
         for evidence in pending:
             files, data = build_pack_files(evidence, camera_map, clause_text, clause_note, database, sources_text)
             out = folder / evidence_relpath(evidence.round["table_id"], evidence.round["round_no"])
@@ -271,7 +271,7 @@ def write_packs(con: duckdb.DuckDBPyConnection, keys: list[tuple[dt.date, str]],
     return index
 
 
-def _read_source_lines(evidences: list, record: PrefetchedRecord, texts: dict[tuple[str, int], str]) -> None:
+def _read_source_lines(evidences: list, texts: dict[tuple[str, int], str]) -> None:
     """The lines the packs cite, from the source files still on disk and unchanged since the ingest: each file
     read once, up to its last line wanted."""
     wanted: dict[str, set[int]] = {}
@@ -284,10 +284,4 @@ def _read_source_lines(evidences: list, record: PrefetchedRecord, texts: dict[tu
                 wanted.setdefault(name, set()).add(int(line["source_line"]))
                 paths[name] = usable[name]
     for name, numbers in wanted.items():
-        last = max(numbers)
-        with paths[name].open("rb") as f:
-            for n, raw in enumerate(f, start=1):
-                if n in numbers:
-                    texts[(name, n)] = raw.rstrip(b"\r\n").decode("utf-8", errors="replace")
-                if n >= last:
-                    break
+        texts.update({(name, n): text for n, text in read_lines(paths[name], numbers).items()})

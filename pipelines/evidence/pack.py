@@ -42,6 +42,19 @@ def database_for_readers(db: Path) -> Path:
     return db
 
 
+def read_lines(path: Path, numbers: set[int]) -> dict[int, str]:
+    """The lines ``numbers`` (1-based) of the file at ``path``, read once up to the last one wanted."""
+    out: dict[int, str] = {}
+    last = max(numbers)
+    with path.open("rb") as f:
+        for n, raw in enumerate(f, start=1):
+            if n in numbers:
+                out[n] = raw.rstrip(b"\r\n").decode("utf-8", errors="replace")
+            if n >= last:
+                break
+    return out
+
+
 def _source_text(evidence: RoundEvidence, read: dict[tuple[str, int], str] | None = None) -> list[dict]:
     """The round's lines as they read now, from the source files still on disk and unchanged since the ingest
     (``read``: those lines already read, by (file, line); the audit's packs read each file once for all)."""
@@ -52,13 +65,7 @@ def _source_text(evidence: RoundEvidence, read: dict[tuple[str, int], str] | Non
             wanted.setdefault(line["source_file"], set()).add(int(line["source_line"]))
     texts: dict[tuple[str, int], str] = read if read is not None else {}
     for name, numbers in wanted.items():
-        last = max(numbers)
-        with usable[name].open("rb") as f:
-            for n, raw in enumerate(f, start=1):
-                if n in numbers:
-                    texts[(name, n)] = raw.rstrip(b"\r\n").decode("utf-8", errors="replace")
-                if n >= last:
-                    break
+        texts.update({(name, n): text for n, text in read_lines(usable[name], numbers).items()})
     out = []
     for line in evidence.source_lines:
         key = (line["source_file"], int(line["source_line"]))
