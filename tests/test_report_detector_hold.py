@@ -18,31 +18,40 @@ def _figure_data(page: str, div_id: str) -> list[dict]:
 
 
 def test_the_reports_funnel_points_are_the_detectors_rows(audited_sample):
+    """Every table row of the one-night window on all bets (baccarat), and on the main game for the tables with no
+    all-bets row (Hold'em, blackjack), is one point: its handle, its hold, its own band."""
     from pipelines.db import open_reader
     from pipelines.stats.run import funnel_frame
 
     con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
     try:
-        rows = funnel_frame(con).filter((pl.col("entity_type") == "table") & (pl.col("bet") == "all")
-                                        & (pl.col("window_days") == 1))
+        table = funnel_frame(con).filter((pl.col("entity_type") == "table") & (pl.col("window_days") == 1))
     finally:
         con.close()
-    assert rows.height >= 10
+    all_bets = table.filter(pl.col("bet") == "all")
+    main = table.filter((pl.col("bet") == "main") & ~pl.col("entity").is_in(all_bets["entity"].to_list()))
+    assert all_bets.height >= 10
     page = (audited_sample / "out" / "report.html").read_text(encoding="utf-8")
-    seen = []
-    for i, currency in enumerate(sorted(rows["currency"].unique().to_list())):
+    seen = 0
+    currencies = sorted(set(all_bets["currency"].to_list()) | set(main["currency"].to_list()))
+    for i, currency in enumerate(currencies):
         traces = _figure_data(page, f"fig-hold-{i}")
-        points = next(t for t in traces if t.get("name") == "tables")
-        want = rows.filter(pl.col("currency") == currency).sort("handle", "entity")
-        assert points["x"] == pytest.approx([h / 100 for h in want["handle"].to_list()])  # USD, SGD, AUD: 2 decimals
-        assert points["y"] == pytest.approx([100 * h for h in want["hold"].to_list()])
-        assert [t.split(" ")[0] for t in points["text"]] == want["entity"].to_list()
-        outside = [s == "x" for s in points["marker"]["symbol"]]
-        assert outside == [(h < lo) or (h > hi) for h, lo, hi in zip(want["hold"], want["hold_low_95"], want["hold_high_95"])]
-        seen += want["entity"].to_list()
-        bands = [t for t in traces if t.get("mode") == "lines"]
-        assert {t["name"] for t in bands} == {"theory", "95 % band", "99.7 % band"}
-    assert len(seen) == rows.height
+        for level, rows in (("all bets", all_bets), ("main game", main)):
+            want = rows.filter(pl.col("currency") == currency).sort("handle", "entity")
+            points = [t for t in traces if t.get("name") == f"tables, {level}"]
+            if want.height == 0:
+                assert points == []
+                continue
+            points = points[0]
+            assert points["x"] == pytest.approx([h / 100 for h in want["handle"].to_list()])  # USD, SGD, AUD: 2 decimals
+            assert points["y"] == pytest.approx([100 * h for h in want["hold"].to_list()])
+            assert [t.split(" ")[0] for t in points["text"]] == want["entity"].to_list()
+            outside = [s == "x" for s in points["marker"]["symbol"]]
+            assert outside == [(h < lo) or (h > hi) for h, lo, hi in zip(want["hold"], want["hold_low_95"], want["hold_high_95"])]
+            bands = {t["name"] for t in traces if t.get("mode") == "lines"}
+            assert {f"theory, {level}", f"95 % band, {level}", f"99.7 % band, {level}"} <= bands
+            seen += want.height
+    assert seen == all_bets.height + main.height
 
 
 def test_the_tables_the_detector_judges_carry_its_band_in_the_table(audited_sample):

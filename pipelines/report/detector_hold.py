@@ -6,7 +6,8 @@ bets). The report used to compute a normal band of its own from per-bet variance
 question. Now the report draws the detector's rows:
 
 - **the funnel**: one point per table of tonight's one-night window on all its bets (``entity_type = 'table'``,
-  ``bet = 'all'``, ``window_days = 1``), hold (not hold minus theory) against handle, with the detector's own
+  ``bet = 'all'``, ``window_days = 1``), or on its main game (``bet = 'main'``) for a table the detector judges on
+  no all-bets level (Hold'em, blackjack), hold (not hold minus theory) against handle, with the detector's own
   band lines (:func:`pipelines.stats.run.funnel_curves_frame`: theory, 95 % and 99.7 % over a grid of
   handles; a row whose handle is beyond 64 bits, null in the table, is left out); a point outside its own 95 % band (``hold_low_95``..``hold_high_95``) is a red x;
 - **the per-table table**: the tables the detector judged take its handle, house win, theory and band, and
@@ -25,6 +26,10 @@ from pipelines.currency import format_money
 from pipelines.report.figures import _empty, _layout, label, major
 
 TONIGHT = (pl.col("entity_type") == "table") & (pl.col("bet") == "all") & (pl.col("window_days") == 1)
+# a table the detector judges on no "all bets" level (Hold'em and blackjack: a seat's side bet and main game share
+# its cards) is drawn by its main game
+MAIN_GAME = (pl.col("entity_type") == "table") & (pl.col("bet") == "main") & (pl.col("window_days") == 1)
+LEVEL_LABEL = {"all": "all bets", "main": "main game"}
 
 
 def read_funnel(con, days) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
@@ -49,8 +54,19 @@ def read_funnel(con, days) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
 
 
 def tonight(points: pl.DataFrame) -> pl.DataFrame:
-    """The funnel's points: tables, all bets, the one-night window (the nights audited)."""
+    """The per-table rows on all bets of the one-night window (the nights audited), with ``outside``."""
     return points.filter(TONIGHT).with_columns(
+        ((pl.col("hold") < pl.col("hold_low_95")) | (pl.col("hold") > pl.col("hold_high_95"))).alias("outside")
+    ).sort("currency", "handle", "entity")
+
+
+def funnel_points(points: pl.DataFrame) -> pl.DataFrame:
+    """The funnel's points: each table of the one-night window on all its bets, or, for a table the detector
+    judges on no such level (Hold'em, blackjack), on its main game; with ``outside``."""
+    all_bets = points.filter(TONIGHT)
+    main = points.filter(MAIN_GAME).join(all_bets.select("entity", "currency", *(["night"] if "night" in points.columns else [])),
+                                         on=["entity", "currency", *(["night"] if "night" in points.columns else [])], how="anti")
+    return pl.concat([all_bets, main], how="diagonal_relaxed").with_columns(
         ((pl.col("hold") < pl.col("hold_low_95")) | (pl.col("hold") > pl.col("hold_high_95"))).alias("outside")
     ).sort("currency", "handle", "entity")
 
@@ -86,26 +102,41 @@ def with_detector_bands(hold_tables: pl.DataFrame, points: pl.DataFrame) -> pl.D
 def funnel_figure(points: pl.DataFrame, curves: pl.DataFrame | None, currency: str) -> go.Figure:
     """The detector's funnel for one currency: each table's hold against its handle, the band lines."""
     fig = go.Figure()
-    data = tonight(points).filter((pl.col("currency") == currency) & (pl.col("handle") > 0))
-    if data.height == 0:
+    every = funnel_points(points).filter((pl.col("currency") == currency) & (pl.col("handle") > 0))
+    if every.height == 0:
         _empty(fig, "the hold detector judged no table in this currency")
         return _layout(fig, f"Hold per table against handle, {label(currency)}", height=420)
-    lines = (curves.filter(TONIGHT & (pl.col("currency") == currency)).sort("night", "handle")
-             if curves is not None and curves.height else None)
+    for level, colour in (("all", "#1d4ed8"), ("main", "#059669")):
+        data = every.filter(pl.col("bet") == level)
+        if data.height:
+            _level(fig, data, curves, currency, level, colour)
+    fig.update_xaxes(type="log", title_text=f"handle ({label(currency)}, log scale)")
+    fig.update_yaxes(title_text="hold (%)")
+    return _layout(fig, f"Hold per table against handle, {label(currency)}, from the hold detector "
+                        "(red x: outside its own 95 % band)", height=420)
+
+
+def _level(fig: go.Figure, data: pl.DataFrame, curves: pl.DataFrame | None, currency: str, level: str, colour: str) -> None:
+    """One bet level's band lines and points ("tables, all bets" or "tables, main game")."""
+    what = LEVEL_LABEL[level]
+    cond = (pl.col("entity_type") == "table") & (pl.col("bet") == level) & (pl.col("window_days") == 1) & (
+        pl.col("currency") == currency)
+    lines = curves.filter(cond).sort(*(["night"] if "night" in curves.columns else []), "handle") \
+        if curves is not None and curves.height else None
     if lines is not None and lines.height:
         x = [major(round(h), currency) for h in lines["handle"].to_list()]
         for col, name, dash, show in (("theoretical_hold", "theory", "solid", True), ("low_95", "95 % band", "dot", True),
                                       ("high_95", "95 % band", "dot", False), ("low_997", "99.7 % band", "dash", True),
                                       ("high_997", "99.7 % band", "dash", False)):
-            fig.add_scatter(x=x, y=[100 * v for v in lines[col].to_list()], mode="lines", name=name, legendgroup=name,
-                            showlegend=show, hoverinfo="skip",
-                            line={"color": "#667085" if col == "theoretical_hold" else "#1d4ed8", "dash": dash, "width": 1.5})
+            fig.add_scatter(x=x, y=[100 * v for v in lines[col].to_list()], mode="lines", name=f"{name}, {what}",
+                            legendgroup=f"{name}, {what}", showlegend=show, hoverinfo="skip",
+                            line={"color": "#667085" if col == "theoretical_hold" else colour, "dash": dash, "width": 1.5})
     outside = data["outside"].to_list()
     fig.add_scatter(
         x=[major(h, currency) for h in data["handle"].to_list()], y=[100 * h for h in data["hold"].to_list()],
-        mode="markers", name="tables",
+        mode="markers", name=f"tables, {what}",
         marker={"size": [10 if o else 7 for o in outside], "symbol": ["x" if o else "circle" for o in outside],
-                "color": ["#b42318" if o else "#1d4ed8" for o in outside]},
+                "color": ["#b42318" if o else colour for o in outside]},
         text=[f"{label(t)} ({n}): hold {100 * h:.2f} % of {format_money(hd, currency)}, theory {100 * th:.2f} %, "
               f"band {100 * lo:.2f} .. {100 * hi:.2f} %, p = {p:.2g}"
               for t, n, h, hd, th, lo, hi, p in zip(
@@ -115,10 +146,6 @@ def funnel_figure(points: pl.DataFrame, curves: pl.DataFrame | None, currency: s
                   data["p_value"].to_list())],
         hovertemplate="%{text}<extra></extra>",
     )
-    fig.update_xaxes(type="log", title_text=f"handle ({label(currency)}, log scale)")
-    fig.update_yaxes(title_text="hold (%)")
-    return _layout(fig, f"Hold per table against handle, {label(currency)}, from the hold detector "
-                        "(red x: outside its own 95 % band)", height=420)
 
 
 def _night(day) -> str:

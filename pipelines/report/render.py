@@ -192,10 +192,10 @@ def render_report(inputs: ReportInputs) -> str:
     }
     money_figs = [Markup(figures.fragment(figures.money_by_kind(f, c), f"fig-money-{i}"))
                   for i, c in enumerate(money_currencies)]
-    detector = inputs.funnel is not None and detector_hold.tonight(inputs.funnel).height > 0
+    detector = inputs.funnel is not None and detector_hold.funnel_points(inputs.funnel).height > 0
     if detector:
         hold_tables = detector_hold.with_detector_bands(hold_tables, inputs.funnel) if hold_tables is not None else None
-        funnel_currencies = sorted(detector_hold.tonight(inputs.funnel)["currency"].drop_nulls().unique().to_list())
+        funnel_currencies = sorted(detector_hold.funnel_points(inputs.funnel)["currency"].drop_nulls().unique().to_list())
         funnel_figs = [Markup(figures.fragment(detector_hold.funnel_figure(inputs.funnel, inputs.funnel_curves, c),
                                                f"fig-hold-{i}")) for i, c in enumerate(funnel_currencies)]
     else:
