@@ -53,3 +53,23 @@ def test_cli_json_and_text_name_the_strategy_and_standard_error():
     render(report, Console(file=buf, width=200))
     text = buf.getvalue()
     assert "std. error" in text and "strategy basic: fold 2-3 to 2-7 unsuited" in text
+
+
+def test_basic_strategy_folds_exactly_the_five_low_unsuited_classes_and_plays_a_pair_of_twos():
+    """The ``basic`` strategy's stated pre-flop rule: fold 2-3 to 2-7 unsuited, play every other hand.
+    Over all 1,326 two-card holdings that is 5 classes x 12 unsuited combinations = 60 folds; a pair of
+    twos (whose suits always differ) is played (it was once folded as if it were "2-2 unsuited")."""
+    import itertools
+
+    import numpy as np
+
+    from rulebook.holdem_bonus.odds import strategy_decisions
+    from rulebook.holdem_bonus.strategy import PREFLOP_FOLD, starting_hand
+
+    holdings = list(itertools.combinations(range(52), 2))
+    cards = np.array([[a, b, *[c for c in range(52) if c not in (a, b)][:5]] for a, b in holdings], dtype=np.int64)
+    _, _, fold = strategy_decisions(cards, "basic")
+    folded = {starting_hand(a, b) for (a, b), f in zip(holdings, fold) if f}
+    assert int(fold.sum()) == 60 and folded == set(PREFLOP_FOLD)
+    twos = [i for i, (a, b) in enumerate(holdings) if a // 4 == b // 4 == 1]
+    assert len(twos) == 6 and not fold[twos].any()

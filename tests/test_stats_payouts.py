@@ -102,11 +102,13 @@ def test_holdem_main_game_distribution():
 @pytest.mark.slow
 def test_frozen_records_are_reproduced_and_the_holdem_main_mean_is_the_engines():
     from pipelines.stats import payouts_frozen
-    from pipelines.stats.freeze_payouts import blackjack_records, holdem_records
+    from pipelines.stats.freeze_payouts import blackjack_records, blackjack_seat_pairs, holdem_records, holdem_seat_pairs
     from rulebook.holdem_bonus.odds import ante_odds
 
     assert blackjack_records() == payouts_frozen.BLACKJACK_MAIN
     assert holdem_records() == payouts_frozen.HOLDEM_MAIN
+    assert holdem_seat_pairs() == payouts_frozen.HOLDEM_SEAT_PAIRS
+    assert blackjack_seat_pairs() == payouts_frozen.BLACKJACK_SEAT_PAIRS
     d = bet_distribution(rs(HOIANA_HB), "main")
     assert -d.mean == pytest.approx(ante_odds(rs(HOIANA_HB).params, 2_000_000, 20261125, "basic").house_edge, abs=1e-12)
 
@@ -244,3 +246,32 @@ def test_a_holdem_seat_with_a_main_wager_off_the_pay_table_is_left_out_whole():
     assert after.height == mains.height - 1
     assert after.filter(pl.all_horizontal(seat)).height == 0
     assert set(mains["k"].to_list()) <= {-5, -4, -3, -1, 0, 2, 3, 4, 5}
+
+
+def test_a_rounds_seats_have_the_variance_of_their_correlation():
+    """One Hold'em round with two seats at Antes of 100 and 200: its net's variance is s2 (100^2 + 200^2) +
+    2 c 100 200 with s2 the main game's variance and c the two seats' covariance (the engine's two-seat
+    simulation); its mean 300 mu. Two Insurance wagers of one round: one draw of 300 (correlation 1). Two Bonus
+    wagers: independent."""
+    from pipelines.stats.hold_games import _draws, seat_correlation
+    from pipelines.stats.payouts_holdem import seat_covariance
+
+    hb, bj = rs(HOIANA_HB), rs(BJ)
+    main = bet_distribution(hb, "main")
+    cov, _ = seat_covariance(hb.name, hb.version)
+    assert 0.2 < cov / main.variance < 0.4
+    assert seat_correlation(bj.name, bj.version, 8, "insurance") == 1 == seat_correlation(bj.name, bj.version, 3, "main")
+    assert 0.3 < seat_correlation(bj.name, bj.version, 8, "main") < 0.42  # two seats on the engine's state machine
+    assert seat_correlation(hb.name, hb.version, 1, "bonus") == 0
+    rows = [(hb, "main", 1, 100), (hb, "main", 1, 200), (bj, "insurance", 8, 100), (bj, "insurance", 8, 200),
+            (hb, "bonus", 1, 100), (hb, "bonus", 1, 200)]
+    base = pl.DataFrame([{"key": "T", "currency": "USD", "game": r.game, "bet": b, "ruleset": r.name, "ruleset_version": r.version,
+                          "decks": d, "amount": a, "rid": 1} for r, b, d, a in rows])
+    summary = pl.DataFrame({"key": ["T"] * 3, "currency": ["USD"] * 3, "game": ["holdem_bonus", "blackjack", "holdem_bonus"],
+                            "level": ["main", "insurance", "bonus"], "ent": [0, 1, 2]})
+    mean, var, _ = _draws(base, summary).moments()
+    assert mean[0] == pytest.approx(300 * main.mean) and var[0] == pytest.approx(main.variance * (100**2 + 200**2) + 2 * cov * 100 * 200)
+    ins = bet_distribution(bj, "insurance", 8)
+    assert var[1] == pytest.approx(ins.variance * 300**2)
+    bonus = bet_distribution(hb, "bonus")
+    assert var[2] == pytest.approx(bonus.variance * (100**2 + 200**2)) and mean[2] == pytest.approx(300 * bonus.mean)

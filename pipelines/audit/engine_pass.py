@@ -56,9 +56,13 @@ def engine_pass(
     wager_parts: list[pl.DataFrame] = []
     round_parts: list[pl.DataFrame] = []
     irr_parts: list[pl.DataFrame] = []
+    holdem: list[pl.DataFrame] = []
     if ctx.height:
         for (key,), group in ctx.group_by(["ruleset_version"], maintain_order=True):
             rs = rulesets[key]
+            if rs.game == "holdem_bonus" and params.vectorised and params.engine is None:
+                holdem.append(group)  # all Hold'em versions in one pass, after this loop
+                continue
             keys = group.select("table_id", "round_no")
             w = wagers.join(keys, on=["table_id", "round_no"], how="semi")
             if rs.game == "baccarat" and params.vectorised and params.engine is None:
@@ -69,6 +73,11 @@ def engine_pass(
             wager_parts.append(out.wagers)
             round_parts.append(out.rounds)
             irr_parts.append(out.irregularities)
+    if holdem:
+        out = _holdem_vector(pl.concat(holdem), wagers, actions, amount_col, rulesets, params, with_rounds)
+        wager_parts.append(out.wagers)
+        round_parts.append(out.rounds)
+        irr_parts.append(out.irregularities)
     wagers_out = pl.concat(wager_parts) if wager_parts else empty(WAGER_RESULTS_SCHEMA)
     rounds_out = pl.concat(round_parts) if round_parts else empty(ROUND_RESULTS_SCHEMA)
     irr_out = pl.concat(irr_parts) if irr_parts else empty(IRREGULARITIES_SCHEMA)
@@ -260,6 +269,24 @@ def _append_round(r_rows: dict[str, list], i_rows: dict[str, list], row: dict, r
 
 def _int_or_none(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+# --------------------------------------------------------------------------------------------
+# Hold'em Bonus over columns
+
+
+def _holdem_vector(
+    ctx: pl.DataFrame, wagers: pl.DataFrame, actions: pl.DataFrame, amount_col: str, rulesets: dict[str, RuleSet],
+    params: AuditParams, with_rounds: bool,
+) -> EngineOutput:
+    """Every Hold'em round of the pass: ``pipelines.audit.holdem_pass`` settles the clean ones column-wise (one
+    search for all versions' wagers, no join on the text key per version); the rest go through ``_scalar``."""
+    from pipelines.audit.holdem_pass import holdem_pass
+
+    def rest(c: pl.DataFrame, w: pl.DataFrame, a: pl.DataFrame, rs: RuleSet) -> EngineOutput:
+        return _scalar(c, w, a, amount_col, rs, params, with_rounds)
+
+    return holdem_pass(ctx, wagers, actions, amount_col, rulesets, with_rounds, rest)
 
 
 # --------------------------------------------------------------------------------------------

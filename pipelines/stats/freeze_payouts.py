@@ -1,5 +1,5 @@
 """Regenerate ``payouts_frozen.py``, the frozen records of the simulated payout distributions:
-``.venv/bin/python -m pipelines.stats.freeze_payouts > pipelines/stats/payouts_frozen.py`` (about 7 CPU-seconds).
+``.venv/bin/python -m pipelines.stats.freeze_payouts > pipelines/stats/payouts_frozen.py`` (about a minute of CPU).
 
 Why frozen: the blackjack main wager and the Hold'em Bonus main game have no exact distribution in the
 engine, and simulating them in every audit would cost seconds; the counts are data, reproducible from
@@ -37,6 +37,27 @@ def holdem_records() -> dict[tuple, dict[int, int]]:
     return out
 
 
+def holdem_seat_pairs() -> dict[tuple, tuple[int, ...]]:
+    from pipelines.stats.payouts_holdem import main_key, simulate_seat_pairs
+    from rulebook.catalogue import builtin
+
+    out: dict[tuple, tuple[int, ...]] = {}
+    for name in HOLDEM_RULESETS:
+        for rs in builtin().versions(name):
+            key = main_key(rs.params)
+            if key not in out:
+                out[key] = simulate_seat_pairs(rs.params)
+    return out
+
+
+def blackjack_seat_pairs() -> dict[tuple, tuple[int, ...]]:
+    from pipelines.stats.payouts_blackjack import simulate_seat_pairs
+    from rulebook.catalogue import builtin
+
+    return {(rs.name, rs.version, d): simulate_seat_pairs(rs.params, d)
+            for name in BLACKJACK_RULESETS for rs in builtin().versions(name) for d in BLACKJACK_DECKS}
+
+
 def render() -> str:
     def fmt(d: dict[int, int]) -> str:
         return "{" + ", ".join(f"{k}: {v}" for k, v in d.items()) + "}"
@@ -55,6 +76,14 @@ def render() -> str:
         "}",
         "HOLDEM_MAIN: dict[tuple, dict[int, int]] = {",
         *(f"    {k!r}: {fmt(v)}," for k, v in holdem_records().items()),
+        "}",
+        "# two seats of one round: (rounds, sum x, sum y, sum xy, sum x^2, sum y^2) of their main nets (half units)",
+        "BLACKJACK_SEAT_PAIRS: dict[tuple, tuple[int, ...]] = {",
+        *(f"    {k!r}: {v!r}," for k, v in blackjack_seat_pairs().items()),
+        "}",
+        "# two seats of one round: (rounds, sum x, sum y, sum xy, sum x^2, sum y^2) of their main-game nets",
+        "HOLDEM_SEAT_PAIRS: dict[tuple, tuple[int, ...]] = {",
+        *(f"    {k!r}: {v!r}," for k, v in holdem_seat_pairs().items()),
         "}",
         "# fmt: on",
     ]

@@ -10,11 +10,16 @@ as baccarat's (``distributions.batch_two_sided``). Which draws are independent:
 - **Insurance**: every insurance wager of a round is settled on the one card under the dealer's ace, so a
   round's insurance is one draw with the round's whole insurance stake (exact);
 - the **main games**: the seats of a round play against one dealer hand (and at Hold'em one board), so
-  their nets are positively correlated by an amount that depends on the players' play. The round is one
-  draw with its whole main stake: the largest variance the seats' nets can have together (Cauchy-Schwarz),
-  a bound and not the exact figure, so the test is conservative there. Their null assumes a stated
-  strategy (``payouts``), and a player who plays worse than it gives the house more: the test is
-  one-sided, flagging only players winning more than that strategy allows.
+  their nets are positively correlated. A round is one draw of the single-seat distribution with the
+  round's mean (its stake times the mean per unit) and spread about it ``sqrt(sum a_i^2 + rho (A^2 -
+  sum a_i^2))``, the variance of seats of correlation ``rho`` (``seat_correlation``). At Hold'em rho is the
+  engine's two-seat simulation (about 0.31), at blackjack two seats played on the engine's state machine
+  (about 0.36), both under the stated strategy and frozen in ``payouts_frozen``; for a blackjack deck count
+  the record does not hold, rho = 1, the largest variance the seats can have together (Cauchy-Schwarz): a
+  bound, so that test is conservative. The skew of a round is the single seat's
+  (an approximation: the saddle point uses it in the tail). Their null assumes a stated strategy
+  (``payouts``), and a player who plays worse than it gives the house more: the test is one-sided,
+  flagging only players winning more than that strategy allows.
 
 The "all bets" level of baccarat is not formed here: a seat's Bonus and main game depend on the same
 hole cards, in a way the per-bet distributions do not carry.
@@ -63,10 +68,19 @@ def _draws(base: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
     keyed = base.join(summary.select("key", "currency", "game", "level", "ent"),
                       left_on=["key", "currency", "game", "bet"], right_on=["key", "currency", "game", "level"], how="inner")
     dist = ["ruleset", "ruleset_version", "decks", "bet"]
-    single = keyed.filter(~pl.col("bet").is_in(PER_ROUND)).select("ent", *dist, "amount")
-    rounds = keyed.filter(pl.col("bet").is_in(PER_ROUND)).group_by("ent", "rid", *dist).agg(pl.col("amount").sum()).drop("rid")
-    draws = pl.concat([single, rounds]).group_by("ent", *dist, "amount").agg(pl.len().alias("c")).sort("ent", *dist, "amount")
-    kinds = draws.select(dist).unique().sort(dist)
+    kinds = keyed.select(dist).unique().sort(dist)
+    rho = kinds.with_columns(pl.Series("rho", [seat_correlation(r, v, int(d), b) for r, v, d, b in kinds.rows()],
+                                       dtype=pl.Float64))
+    single = keyed.filter(~pl.col("bet").is_in(PER_ROUND)).select(
+        "ent", *dist, pl.col("amount").cast(pl.Float64), pl.col("amount").cast(pl.Float64).alias("scale"))
+    # a round's seats: the round's stake A = sum a_i, and the spread sqrt(sum a_i^2 + rho (A^2 - sum a_i^2)) that gives
+    # the round's net its variance when any two seats' nets have correlation rho
+    rounds = keyed.filter(pl.col("bet").is_in(PER_ROUND)).group_by("ent", "rid", *dist).agg(
+        pl.col("amount").cast(pl.Float64).sum(), (pl.col("amount").cast(pl.Float64) ** 2).sum().alias("a2")).join(
+        rho, on=dist).select("ent", *dist, "amount", (pl.col("a2") + pl.col("rho") * (pl.col("amount") ** 2 - pl.col("a2")))
+                             .sqrt().alias("scale"))
+    draws = pl.concat([single, rounds]).group_by("ent", *dist, "amount", "scale").agg(pl.len().alias("c")).sort(
+        "ent", *dist, "amount", "scale")
     pays = [distribution_of(r, v, int(d), b) for r, v, d, b in kinds.rows()]
     width = max(len(p.values) for p in pays)
     values = np.zeros((len(pays), width))
@@ -74,10 +88,38 @@ def _draws(base: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
     for i, p in enumerate(pays):
         values[i, :len(p.values)] = [float(v) for v in p.values]
         probs[i, :len(p.probs)] = [float(q) for q in p.probs]
+    means = np.array([p.mean for p in pays])
     idx = draws.join(kinds.with_row_index("kind"), on=dist, how="left")["kind"].to_numpy()
-    amount = draws["amount"].to_numpy().astype(float)
-    return MoneySums(draws["ent"].to_numpy().astype(np.int64), amount[:, None] * values[idx], probs[idx],
-                     np.ones(draws.height), draws["c"].to_numpy().astype(float), summary.height)
+    amount = draws["amount"].to_numpy()[:, None]
+    scale = draws["scale"].to_numpy()[:, None]
+    mu = means[idx][:, None]
+    # the mean is the stake's (A mu), the spread about it the round's; with rho = 1 this is A times the net per unit
+    x = np.where(probs[idx] > 0, amount * mu + scale * (values[idx] - mu), 0.0)
+    return MoneySums(draws["ent"].to_numpy().astype(np.int64), x, probs[idx], np.ones(draws.height),
+                     draws["c"].to_numpy().astype(float), summary.height)
+
+
+def seat_correlation(name: str, version: str, decks: int, bet: str) -> float:
+    """The correlation of two seats' nets in one round: Insurance 1 (one card settles them all); the main games the
+    engine's two-seat simulations (Hold'em about 0.31, blackjack about 0.36; frozen), or 1, the upper bound, for a
+    blackjack rule set or deck count the record does not hold; independent bets 0."""
+    if bet == "main":
+        variance = distribution_of(name, version, decks, bet).variance
+        if _game(name, version) == "holdem_bonus":
+            from pipelines.stats.payouts_holdem import seat_covariance
+
+            return seat_covariance(name, version)[0] / variance
+        from pipelines.stats.payouts_blackjack import seat_covariance as blackjack_covariance
+
+        cov = blackjack_covariance(name, version, decks)
+        return 1.0 if cov is None else min(1.0, cov[0] / variance)
+    return 1.0 if bet in PER_ROUND else 0.0
+
+
+def _game(name: str, version: str) -> str:
+    from pipelines.stats.distributions import ruleset_of
+
+    return ruleset_of(name, version).game
 
 
 def _grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -130,7 +172,7 @@ def _grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: 
                     "sd": round(float(sd[i]), 1), "skew": round(float(g[i]), 3), "tables": r["tables"],
                     "rounds_range": [r["first_round"], r["last_round"]], "tail": "Lugannani-Rice saddle point",
                     "one_sided": bool(r["one_sided"]),
-                    "variance": ("a round's seats as one draw (an upper bound: they share the dealer's hand)"
+                    "variance": ("a round's seats correlated as in the engine's two-seat simulation"
                                  if r["level"] == "main" else "exact")}
         rows.append({"kind": "hold_anomaly", "test": f"hold_{kind_label}", "entity": f"{kind_label} {r['key']} x {bet}",
                      "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],

@@ -97,7 +97,8 @@ def bet_distribution(ruleset, bet: str, decks: int | None = None) -> BetDistribu
         counts = {Fraction(v, pay.grid): q for v, q in zip(pay.values, pay.probs)}
         return BetDistribution(ruleset.name, ruleset.version, bet, int(d), tuple(counts),
                                tuple(Fraction(q).limit_denominator(10**15) for q in counts.values()), "exact",
-                               "every first six cards of the shoe through the engine's resolver (distributions.baccarat_payouts)")
+                               "every first six cards of the shoe through the engine's resolver (distributions.baccarat_payouts); "
+                               "the probabilities are float sums of the enumeration's integer weights, as fractions")
     raise KeyError(f"no payout distributions for the game {game!r}")
 
 

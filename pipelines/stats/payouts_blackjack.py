@@ -100,3 +100,45 @@ def simulate_main_counts(params, decks: int, rounds: int = MAIN_ROUNDS, seed: in
             counts[int(v)] = counts.get(int(v), 0) + int(k)
         done += n
     return dict(sorted(counts.items()))
+
+
+PAIR_SEED, PAIR_ROUNDS = 20261126, 100_000
+
+
+def simulate_seat_pairs(params, decks: int, rounds: int = PAIR_ROUNDS, seed: int = PAIR_SEED) -> tuple[int, ...]:
+    """Two seats of one round against one dealer, each playing basic strategy, on the engine's state machine
+    (``rulebook.blackjack.play.play_round`` and ``settle``, a fresh shuffled shoe each round): (rounds, sum x,
+    sum y, sum xy, sum x^2, sum y^2) of their main nets in half units of the initial wager."""
+    import numpy as np
+
+    from rulebook.blackjack.play import play_round
+    from rulebook.blackjack.settle import settle
+    from rulebook.round import Wager
+
+    rng = np.random.default_rng(seed)
+    stake = 1000
+    wagers = [Wager("A", 1, "main", stake), Wager("B", 2, "main", stake)]
+    deck = np.tile(np.arange(52), decks)
+    sums = [0, 0, 0, 0, 0, 0]
+    for _ in range(rounds):
+        shoe = rng.permutation(deck)[:60].tolist()
+        nets = settle(play_round(params, shoe, wagers).state)[0]
+        x, y = 2 * nets["A"].net // stake, 2 * nets["B"].net // stake
+        for k, v in enumerate((1, x, y, x * y, x * x, y * y)):
+            sums[k] += v
+    return tuple(sums)
+
+
+@lru_cache(maxsize=64)
+def seat_covariance(name: str, version: str, decks: int) -> tuple[float, str] | None:
+    """The covariance of two seats' main nets in one round (per unit squared) and its source; None for a rule set
+    or deck count the frozen record does not hold (the detectors then take the correlation-1 bound)."""
+    from pipelines.stats.payouts_frozen import BLACKJACK_SEAT_PAIRS
+
+    sums = BLACKJACK_SEAT_PAIRS.get((name, version, decks))
+    if sums is None:
+        return None
+    n, sx, sy, sxy, _, _ = sums
+    cov = (Fraction(sxy, n) - Fraction(sx, n) * Fraction(sy, n)) / 4
+    return float(cov), (f"two seats against one dealer, basic strategy, the engine's state machine, {n:,} rounds, "
+                        f"seed {PAIR_SEED}, {decks} decks")

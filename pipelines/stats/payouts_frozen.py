@@ -17,4 +17,17 @@ HOLDEM_MAIN: dict[tuple, dict[int, int]] = {
     ('straight', '1:1', '1:1', '1:1', '1:1', True): {-5: 194616, -4: 72063, -3: 631370, -1: 99700, 0: 75827, 2: 239335, 3: 144313, 4: 455932, 5: 86844},
     ('flush', '1:1', '1:1', '1:1', '1:1', True): {-5: 194616, -4: 72063, -3: 631370, -1: 99700, 0: 75827, 2: 271726, 3: 133850, 4: 450588, 5: 70260},
 }
+# two seats of one round: (rounds, sum x, sum y, sum xy, sum x^2, sum y^2) of their main nets (half units)
+BLACKJACK_SEAT_PAIRS: dict[tuple, tuple[int, ...]] = {
+    ('hoiana-blackjack', '01/13.06.2020', 1): (100000, 1067, 897, 180390, 498903, 499165),
+    ('hoiana-blackjack', '01/13.06.2020', 2): (100000, 1302, 267, 185199, 503706, 505249),
+    ('hoiana-blackjack', '01/13.06.2020', 4): (100000, 8, 1071, 185912, 509984, 512163),
+    ('hoiana-blackjack', '01/13.06.2020', 6): (100000, 976, 914, 185727, 509578, 509764),
+    ('hoiana-blackjack', '01/13.06.2020', 8): (100000, -1143, -480, 184283, 506985, 505670),
+}
+# two seats of one round: (rounds, sum x, sum y, sum xy, sum x^2, sum y^2) of their main-game nets
+HOLDEM_SEAT_PAIRS: dict[tuple, tuple[int, ...]] = {
+    ('straight', '1:1', '1:1', '1:1', '1:1', True): (1000000, -40693, -40262, 3656273, 11771747, 11775712),
+    ('flush', '1:1', '1:1', '1:1', '1:1', True): (1000000, -76106, -75729, 3630034, 11539762, 11544007),
+}
 # fmt: on

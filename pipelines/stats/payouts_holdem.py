@@ -136,3 +136,57 @@ def _hit(name: str, version: str) -> tuple[Fraction, str]:
 def jackpot_hit_probability(ruleset) -> tuple[Fraction, str]:
     """P(a jackpot wager wins a line), exact, and how it is counted. The stake and the meter are not needed."""
     return _hit(ruleset.name, ruleset.version)
+
+
+COV_SEED, COV_ROUNDS = 20261126, 1_000_000
+
+
+def simulate_seat_pairs(params, rounds: int = COV_ROUNDS, seed: int = COV_SEED, chunk: int = 250_000) -> tuple[int, int, int, int, int, int]:
+    """Two seats of one round (the same board and dealer's cards, their own hole cards from the same deck), each
+    playing the ``basic`` strategy, settled by the engine's kernels: (rounds, sum x, sum y, sum xy, sum x^2, sum y^2)
+    of their main-game nets per unit of Ante, for the covariance a round's seats have."""
+    import numpy as np
+
+    from rulebook import poker
+    from rulebook.holdem_bonus.odds import deal_cards, strategy_decisions
+    from rulebook.holdem_bonus.vector import BET_CODES, main_game
+
+    rng = np.random.default_rng(seed)
+    sums = [0, 0, 0, 0, 0, 0]
+    done = 0
+    while done < rounds:
+        n = min(chunk, rounds - done)
+        cards = deal_cards(rng, n, 11)  # seat A 0-1, community 2-6, dealer 7-8, seat B 9-10
+        community, dealer = cards[:, 2:7], cards[:, 7:9]
+        nets = []
+        for hole in (cards[:, 0:2], cards[:, 9:11]):
+            seat = np.concatenate([hole, community, dealer], axis=1)
+            turn, river, folded = strategy_decisions(seat, MAIN_STRATEGY)
+            strength = poker.evaluate7(np.concatenate([np.concatenate([hole, community], axis=1),
+                                                       np.concatenate([dealer, community], axis=1)]))
+            pl_, dl_ = strength[:n], strength[n:]
+            played = (~folded).astype(np.int64)
+            status = folded.astype(np.int64)
+            net = np.zeros(n, dtype=np.int64)
+            for bet, amount in (("ante", np.ones(n, dtype=np.int64)), ("flop", 2 * played),
+                                ("turn", turn.astype(np.int64) * played), ("river", river.astype(np.int64) * played)):
+                net += main_game(params, np.full(n, BET_CODES[bet]), status, pl_, dl_, amount)[0]
+            nets.append(net)
+        x, y = nets
+        for k, v in enumerate((n, x.sum(), y.sum(), (x * y).sum(), (x * x).sum(), (y * y).sum())):
+            sums[k] += int(v)
+        done += n
+    return tuple(sums)
+
+
+@lru_cache(maxsize=16)
+def seat_covariance(name: str, version: str) -> tuple[float, str]:
+    """The covariance of two seats' main-game nets in one round, per unit of Ante squared, and its source."""
+    from pipelines.stats.payouts_frozen import HOLDEM_SEAT_PAIRS
+
+    params = _ruleset(name, version).params
+    sums = HOLDEM_SEAT_PAIRS.get(main_key(params)) or simulate_seat_pairs(params)
+    n, sx, sy, sxy, _, _ = sums
+    cov = Fraction(sxy, n) - Fraction(sx, n) * Fraction(sy, n)
+    return float(cov), (f"two seats of one round sharing the board and the dealer's cards, the engine's '{MAIN_STRATEGY}' "
+                        f"strategy, {n:,} simulated rounds, seed {COV_SEED}")

@@ -250,3 +250,20 @@ def deal_events(
             events.extend(DeviceCard(x) for x in dealer[d : d + count])
             d += count
     return tuple(events)
+
+
+def early_stops(procedure: tuple[str, ...], n_seats: int) -> tuple[int, ...]:
+    """Event counts at which a deal may stop short after every seat folded: the step boundaries after the
+    last hole card, before the end (the scalar engine's "the deal stopped after every seat folded")."""
+    total = 0
+    ends: list[int] = []
+    last_seats = -1
+    for k, step in enumerate(procedure):
+        kind, count = _parse_step(step)
+        total += n_seats * count if kind == "seats" else count
+        ends.append(total)
+        if kind == "seats":
+            last_seats = k
+    if last_seats < 0:
+        return ()
+    return tuple(e for e in ends[last_seats:] if e < total)

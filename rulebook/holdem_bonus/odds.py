@@ -195,7 +195,8 @@ def strategy_decisions(cards: np.ndarray, strategy: str) -> tuple[np.ndarray, np
     made_turn = poker.category(poker.evaluate(cards[:, :6])) >= poker.STRAIGHT  # four on the board: a hole card plays
     four_suited = np.maximum((suits[:, :5] == suits[:, 0:1]).sum(axis=1), (suits[:, :5] == suits[:, 1:2]).sum(axis=1)) >= 4
     high = np.where(ranks[:, :2] == 0, 13, ranks[:, :2])  # the ace high
-    low_two = (high.min(axis=1) == 1) & (high.max(axis=1) <= 6) & (suits[:, 0] != suits[:, 1])  # 2-3 .. 2-7 unsuited
+    # 2-3 .. 2-7 unsuited: a pair of twos is no such hand (its suits always differ, so the pair must be excluded)
+    low_two = (high.min(axis=1) == 1) & (high.max(axis=1) <= 6) & (suits[:, 0] != suits[:, 1]) & ~pocket
     return pocket | on_flop | made_flop | four_suited, pocket | on_turn | made_turn, low_two
 
 

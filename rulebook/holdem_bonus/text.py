@@ -21,36 +21,54 @@ def hand(strength: int) -> str:
     return poker.describe(int(strength))
 
 
+# The sentences of the common settlements as templates: the scalar functions below fill them in one
+# round at a time, and the audit's array path (pipelines/audit/holdem_pass.py) fills the same templates
+# column-wise, so the two cannot word a result differently. Fields: {bet}, {seat}, {player}/{dealer}
+# (a hand in words, :func:`hand`), {odds} ("1 to 1"), {qualifier}, {card1} {card2}, {label}.
+WIN = "{bet}: the player's {player} beats the dealer's {dealer}; pays {odds}"
+ANTE_STAND_OFF = "ante: the player's {player} beats the dealer's {dealer} but is below {qualifier}: stand-off"
+LOSE = "{bet}: the player's {player} loses to the dealer's {dealer}"
+STAND_OFF = "{bet}: the player's {player} ties the dealer's: stand-off, returned"
+FOLDED = "{bet}: seat {seat} folded: lost"
+CONCEDED = "{bet}: seat {seat} conceded (declined the comparison): lost"
+BONUS_WIN = "bonus: hole cards {card1} {card2}, {label}, pay {odds}"
+BONUS_LOSE = "bonus: hole cards {card1} {card2} are not on the Bonus pay table: lost"
+
+
+def odds_words(odds: str) -> str:
+    return odds.replace(":", " to ")
+
+
 def win(bet: str, player: int, dealer: int, odds: str) -> str:
-    return f"{bet}: the player's {hand(player)} beats the dealer's {hand(dealer)}; pays {odds.replace(':', ' to ')}"
+    return WIN.format(bet=bet, player=hand(player), dealer=hand(dealer), odds=odds_words(odds))
 
 
 def ante_stand_off(player: int, dealer: int, qualifier: str) -> str:
-    return f"ante: the player's {hand(player)} beats the dealer's {hand(dealer)} but is below {QUALIFIER_NAMES[qualifier]}: stand-off"
+    return ANTE_STAND_OFF.format(player=hand(player), dealer=hand(dealer), qualifier=QUALIFIER_NAMES[qualifier])
 
 
 def lose(bet: str, player: int, dealer: int) -> str:
-    return f"{bet}: the player's {hand(player)} loses to the dealer's {hand(dealer)}"
+    return LOSE.format(bet=bet, player=hand(player), dealer=hand(dealer))
 
 
 def stand_off(bet: str, player: int) -> str:
-    return f"{bet}: the player's {hand(player)} ties the dealer's: stand-off, returned"
+    return STAND_OFF.format(bet=bet, player=hand(player))
 
 
 def folded(bet: str, seat: int) -> str:
-    return f"{bet}: seat {seat} folded: lost"
+    return FOLDED.format(bet=bet, seat=seat)
 
 
 def conceded(bet: str, seat: int) -> str:
-    return f"{bet}: seat {seat} conceded (declined the comparison): lost"
+    return CONCEDED.format(bet=bet, seat=seat)
 
 
 def bonus_win(hole: tuple[int, int], hand_name: str, odds: str) -> str:
-    return f"bonus: hole cards {card_text(hole[0])} {card_text(hole[1])}, {BONUS_LABELS[hand_name]}, pay {odds.replace(':', ' to ')}"
+    return BONUS_WIN.format(card1=card_text(hole[0]), card2=card_text(hole[1]), label=BONUS_LABELS[hand_name], odds=odds_words(odds))
 
 
 def bonus_lose(hole: tuple[int, int]) -> str:
-    return f"bonus: hole cards {card_text(hole[0])} {card_text(hole[1])} are not on the Bonus pay table: lost"
+    return BONUS_LOSE.format(card1=card_text(hole[0]), card2=card_text(hole[1]))
 
 
 def jackpot_win(line_desc: str, payout: int, wager_on_win: str, envy: int) -> str:

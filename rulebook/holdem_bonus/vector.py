@@ -1,4 +1,8 @@
-"""Settle many Hold'em Bonus rounds at once: the nightly audit's path (~100,000 rounds a night).
+"""Settle many Hold'em Bonus rounds at once, from ``RoundInput``s (the simulator's and the benchmarks' batch path).
+
+The nightly audit goes further: ``pipelines/audit/holdem_pass.py`` reads its frames as columns, with no
+``RoundInput`` or ``RoundResult`` per round, and uses this module's array kernels (:func:`main_game`,
+:func:`bonus`, :func:`jackpot_lines`) and its decision reader (:func:`read_status`).
 
 The clean round -- every card readable and where the procedure puts it, every decision legal -- is
 the common case, and it is settled here over arrays: the rounds are grouped by rule set, deal mode
@@ -279,11 +283,13 @@ def _clean_status(memo: dict, params: HoldemBonusParams, mode: str, actions: str
     """
     key = f"{id(params)}|{mode}|{actions}|{bets}"
     if key not in memo:
-        memo[key] = _read_status(params, mode, tuple(actions.split(",")[:-1]), tuple(engine.BETS[int(c)] for c in bets))
+        memo[key] = read_status(params, mode, tuple(actions.split(",")[:-1]), tuple(engine.BETS[int(c)] for c in bets))
     return memo[key]
 
 
-def _read_status(params: HoldemBonusParams, mode: str, actions: tuple[str, ...], bets: tuple[str, ...]) -> str | None:
+def read_status(params: HoldemBonusParams, mode: str, actions: tuple[str, ...], bets: tuple[str, ...]) -> str | None:
+    """A seat's status (played, folded, conceded) from its action names and the bets it placed, read by the
+    engine's own decision reader; None if anything in them needs the scalar engine's judgement."""
     wagers = [Wager(f"w{k}", 1, b, 1) for k, b in enumerate(bets)]
     play = read_seat(1, [Action(1, 1, a) for a in actions], wagers, params.decisions(mode), params.showdown)
     if play.irregularities or play.refused or play.status not in STATUS_CODES:

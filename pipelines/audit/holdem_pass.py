@@ -1,0 +1,719 @@
+"""Hold'em Bonus rounds re-settled over columns: the audit's frames in, its result frames out.
+
+Why a path of its own: the scalar engine, and even ``rulebook.holdem_bonus.vector.settle_many``, want a
+``RoundInput`` per round and give back a ``RoundResult`` with a ``Settlement`` per wager -- a dozen Python
+objects a round, which cost ten times the settlement itself. Here the context, wager and action frames
+are read as numpy columns: each wager's round by one int64 search, the seats dealt and the bets placed as
+bits, each seat's decisions coded as one integer and read once per distinct shape (a night has a few
+dozen), the cards gathered at the fixed positions of the rule set's deal procedure (``deal.layout``, and
+``deal.early_stops`` for a deal stopped after every seat folded), every hand through the vectorised
+evaluator in one call, the wagers settled by the array kernels of ``rulebook.holdem_bonus.vector`` (a
+jackpot win by the scalar engine's own ``lines_met`` and ``jackpot_payout``), and the clauses, sentences
+and round outcomes built column-wise from the same templates the scalar engine fills
+(``rulebook.holdem_bonus.text``), so an investigator reads the same words whichever path settled.
+
+A round goes to the scalar engine, which stays the reference (``tests/test_holdem_pass.py`` holds the two
+equal), when anything in it asks for judgement: an irregularity of any kind (a foreign, unread, missing or
+duplicated card, a burn out of place, a card count off the procedure, another number of decks), a
+decision or wager the rules do not allow, a seat with no Ante or beyond seat 9, a second wager on an area,
+a jackpot wager off the stated stake, a royal or straight flush where the guide's Bonus Jackpot (envy) is
+due, a jackpot payout the round's record cannot give (no meter, another currency), or a deal stopped early
+with a jackpot wager on the table. ``benchmarks/holdem_pass.py`` prints how many.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import polars as pl
+
+from pipelines.audit.frames import IRREGULARITIES_SCHEMA, ROUND_RESULTS_SCHEMA, WAGER_RESULTS_SCHEMA, conform, empty
+from rulebook import poker
+from rulebook.cards import FOREIGN, NO_CARD, card_text
+from rulebook.holdem_bonus import text, vector
+from rulebook.holdem_bonus.deal import early_stops, layout
+from rulebook.holdem_bonus.decisions import ACTIONS, CONCEDED, FOLDED, PLAYED
+from rulebook.holdem_bonus.hands import (
+    BONUS_LABELS,
+    JackpotStrengths,
+    MissingEvidence,
+    is_royal_or_straight_flush_line,
+    jackpot_payout,
+    lines_met,
+)
+from rulebook.holdem_bonus.params import HoldemBonusParams, stated
+from rulebook.ruleset import RuleSet
+
+MODES = ("shoe", "device")
+# seats 0..9: their names sort as their numbers, as the outcome's JSON keys must (json.dumps sort_keys)
+SEATS = 10
+# a seat decides at most four times (flop, turn, river, concede): more is illegal, and the scalar engine says so
+MAX_ACTIONS = 4
+POPCOUNT = np.array([bin(k).count("1") for k in range(256)], dtype=np.int64)
+STATUS_NAMES = (PLAYED, FOLDED, CONCEDED)
+PROGRESSIVE = vector.BET_CODES["progressive"]
+BONUS = vector.BET_CODES["bonus"]
+
+
+# --------------------------------------------------------------------------------------------
+# lookup columns, built once
+
+
+@cache
+def _hand_texts() -> pl.Series:
+    """The hand in words by strength (index 0 unused)."""
+    return pl.Series("hand", ["", *(text.hand(s) for s in range(1, poker.N_STRENGTHS + 1))], dtype=pl.String)
+
+
+@cache
+def _hand_json() -> pl.Series:
+    return pl.Series("hand", ["", *(json.dumps(text.hand(s)) for s in range(1, poker.N_STRENGTHS + 1))], dtype=pl.String)
+
+
+@cache
+def _card_texts(quoted: bool) -> pl.Series:
+    return pl.Series("card", [json.dumps(card_text(c)) if quoted else card_text(c) for c in range(52)], dtype=pl.String)
+
+
+def _fill(template: str, fields: dict[str, pl.Series | str], height: int) -> pl.Series:
+    """The template of ``text`` filled column-wise: literal parts as they are, each field from its column."""
+    columns: dict[str, pl.Series] = {}
+    parts: list[pl.Expr] = []
+    for literal, field, _, _ in string.Formatter().parse(template):
+        if literal:
+            parts.append(pl.lit(literal))
+        if field is not None:
+            value = fields[field]
+            if isinstance(value, str):
+                parts.append(pl.lit(value))
+            else:
+                columns[field] = value
+                parts.append(pl.col(field))
+    if not columns:  # a sentence with no field from the rows
+        return pl.Series("detail", [template.format(**fields)] * height, dtype=pl.String)
+    return pl.DataFrame(columns).select(pl.concat_str(parts).alias("detail")).to_series()
+
+
+# --------------------------------------------------------------------------------------------
+# the pass
+
+
+def holdem_pass(
+    ctx: pl.DataFrame,
+    wagers: pl.DataFrame,
+    actions: pl.DataFrame,
+    amount_col: str,
+    rulesets: dict[str, RuleSet],
+    with_rounds: bool,
+    scalar: Callable[[pl.DataFrame, pl.DataFrame, pl.DataFrame, RuleSet], object],
+):
+    """Settle the rounds of ``ctx`` (any Hold'em rule-set versions, ``ruleset_version`` the key into ``rulesets``);
+    ``scalar(ctx, wagers, actions, rs)`` settles the rest, one version at a time.
+
+    Returns an ``EngineOutput`` of the same frames the scalar pass gives (``pipelines.audit.engine_pass``).
+    """
+    from pipelines.audit.engine_pass import EngineOutput
+
+    c = ctx.select(*CONTEXT).with_row_index("_ri")
+    n = c.height
+    wri, wrows = _round_rows(wagers, c, "wager_order")
+    ari, arows = _round_rows(actions, c, "action_order")
+    if wri is None or ari is None:  # a round twice in the context: the scalar pass says what it does with it
+        return _concat(EngineOutput, [
+            scalar(ctx.filter(pl.col("ruleset_version") == key), wagers, actions, rulesets[key])
+            for key in ctx["ruleset_version"].unique(maintain_order=True).to_list()
+        ], with_rounds)
+    columns = _Columns(
+        wri=wri,
+        seat=wagers["seat"].fill_null(-1).to_numpy().astype(np.int64)[wrows],
+        bet=_names(wagers["bet"], tuple(vector.BET_CODES), 0, -1)[wrows],
+        amount=wagers[amount_col].fill_null(-1).to_numpy().astype(np.int64)[wrows],
+        ari=ari,
+        aseat=actions["seat"].fill_null(-1).to_numpy().astype(np.int64)[arows],
+        # 1..6: the names decisions.py knows; 7: any other (null included), which no state of its reader allows
+        acode=_names(actions["action"], ACTIONS, 1, 7)[arows],
+    )
+    every_round = _Rounds.of(c)
+    version_keys = c["ruleset_version"].unique(maintain_order=True).to_list()
+    version = c["ruleset_version"].replace_strict({k: i for i, k in enumerate(version_keys)}, return_dtype=pl.Int64).to_numpy()
+    rest = np.zeros(n, dtype=bool)
+    parts: list[_Settled] = []
+    classes: list[tuple[str, str, dict[str, str]]] = []
+    for k, key in enumerate(version_keys):
+        rows = np.flatnonzero(version == k)
+        local = np.full(n, -1, dtype=np.int64)
+        local[rows] = np.arange(len(rows))
+        wi = np.flatnonzero(version[wri] == k)
+        ai = np.flatnonzero(version[ari] == k)
+        p = rulesets[key].params
+        done = _settle_version(p, every_round.take(rows), wi, columns.take(local, wi, ai), len(classes))
+        classes += _classes(p)
+        rest[rows[~done.ok]] = True
+        parts.append(done)
+    outputs = [EngineOutput(
+        _wager_frame(wagers, wrows, parts, classes),
+        _round_frame(c, parts) if with_rounds else empty(ROUND_RESULTS_SCHEMA),
+        empty(IRREGULARITIES_SCHEMA),
+    )]
+    for k, key in enumerate(version_keys):
+        handed = rest & (version == k)
+        if handed.any():
+            outputs.append(scalar(
+                ctx.filter(pl.Series(handed)),
+                wagers.filter(pl.Series(_rows_mask(wagers.height, wrows[handed[wri]]))),
+                actions.filter(pl.Series(_rows_mask(actions.height, arows[handed[ari]]))),
+                rulesets[key],
+            ))
+    return _concat(EngineOutput, outputs, with_rounds)
+
+
+# what the pass reads of the context frame
+CONTEXT = ("table_id", "round_no", "ruleset_version", "deal_mode", "decks", "codes", "burns", "jackpot_meter", "currency")
+
+
+def _concat(EngineOutput, outputs: list, with_rounds: bool):
+    return EngineOutput(
+        pl.concat([o.wagers for o in outputs]) if outputs else empty(WAGER_RESULTS_SCHEMA),
+        pl.concat([o.rounds for o in outputs]) if outputs and with_rounds else empty(ROUND_RESULTS_SCHEMA),
+        pl.concat([o.irregularities for o in outputs]) if outputs else empty(IRREGULARITIES_SCHEMA),
+    )
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """The wager and action columns the settlement reads, as numpy; ``wri``/``ari``: the round (context row) of each."""
+
+    wri: np.ndarray
+    seat: np.ndarray
+    bet: np.ndarray
+    amount: np.ndarray
+    ari: np.ndarray
+    aseat: np.ndarray
+    acode: np.ndarray
+
+    def take(self, local: np.ndarray, wi: np.ndarray, ai: np.ndarray) -> "_Columns":
+        """The wagers ``wi`` and actions ``ai``, their rounds renumbered by ``local``."""
+        return _Columns(local[self.wri[wi]], self.seat[wi], self.bet[wi], self.amount[wi],
+                        local[self.ari[ai]], self.aseat[ai], self.acode[ai])
+
+
+ROUND_BITS = 40  # (table, round number) as one int64: the table's index above 40 bits of round number
+
+
+def _round_rows(frame: pl.DataFrame, c: pl.DataFrame, order: str) -> tuple[np.ndarray | None, np.ndarray]:
+    """The rows of ``frame`` whose round is in ``c``, each round's rows together and in ``order``, and each one's
+    round (the row of ``c``): ``(rounds, rows)``, or ``(None, ...)`` if a round appears twice in ``c``.
+
+    A numpy search over one int64 key (the table's index and the round number), without a join on the text
+    key or a copy of the frame: those cost more than the settlement."""
+    # the tables numbered in name order: frames sorted by table and round give ascending keys (a fast search)
+    tables = sorted(c["table_id"].unique().drop_nulls().to_list())
+    index = {t: k for k, t in enumerate(tables)}
+    rn = c["round_no"]
+    if c.height == 0 or rn.null_count() or c["table_id"].null_count() or rn.min() < 0 or rn.max() >= 1 << ROUND_BITS:
+        return _joined_round_rows(frame, c, order)
+    ck = (_codes(c["table_id"], index, -1) << ROUND_BITS) | rn.to_numpy()
+    by_key = np.argsort(ck, kind="stable")
+    sk = ck[by_key]
+    if (sk[1:] == sk[:-1]).any():
+        return None, np.zeros(0, dtype=np.int64)
+    ft = _codes(frame["table_id"], index, -1)
+    fr = frame["round_no"].fill_null(-1).to_numpy()
+    fine = (ft >= 0) & (fr >= 0) & (fr < 1 << ROUND_BITS)
+    fk = (np.where(fine, ft, 0) << ROUND_BITS) | np.where(fine, fr, 0)
+    pos = np.minimum(np.searchsorted(sk, fk), len(sk) - 1)
+    ri = np.where(fine & (sk[pos] == fk), by_key[pos], -1)
+    rows = np.flatnonzero(ri >= 0)
+    ri, fk = ri[rows], fk[rows]
+    o = frame[order].fill_null(-1).to_numpy().astype(np.int64)[rows]
+    # each round's rows together and in their order (the rounds themselves may come in any order)
+    if len(ri) > 1 and not ((fk[1:] > fk[:-1]) | ((fk[1:] == fk[:-1]) & (o[1:] >= o[:-1]))).all():
+        by = np.lexsort((o, fk))
+        rows, ri = rows[by], ri[by]
+    return ri, rows
+
+
+def _joined_round_rows(frame: pl.DataFrame, c: pl.DataFrame, order: str) -> tuple[np.ndarray | None, np.ndarray]:
+    """The same by a join, for keys the int64 form cannot hold (negative or huge round numbers, a null)."""
+    if c.select("table_id", "round_no").is_duplicated().any():
+        return None, np.zeros(0, dtype=np.int64)
+    out = frame.select("table_id", "round_no", order).with_row_index("_row").join(
+        c.select("table_id", "round_no", pl.col("_ri").cast(pl.Int64)), on=["table_id", "round_no"], how="inner"
+    ).sort(["_ri", order, "_row"])
+    return out["_ri"].to_numpy(), out["_row"].to_numpy().astype(np.int64)
+
+
+def _codes(s: pl.Series, index: dict, default: int) -> np.ndarray:
+    """``index[value]`` for every value of ``s`` (``default`` for any other, null included), as int64. Read run
+    by run: the frames come sorted by table and round, so a text column has few runs (a dictionary look-up per
+    run, not per row); a column of many runs goes through polars' own replace."""
+    runs = s.rle_id().to_numpy()
+    if not len(runs):
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate([[True], runs[1:] != runs[:-1]]))
+    if len(starts) > len(runs) // 8:
+        return s.replace_strict(index, default=default, return_dtype=pl.Int64).fill_null(default).to_numpy()
+    values = s.gather(pl.Series(starts)).to_list()
+    return np.array([index.get(v, default) if v is not None else default for v in values], dtype=np.int64)[runs]
+
+
+def _names(s: pl.Series, names: tuple[str, ...], first: int, default: int) -> np.ndarray:
+    """``first + k`` where ``s`` holds ``names[k]``, ``default`` elsewhere (null included), as int64."""
+    physical = s.cast(pl.Enum(list(names)), strict=False).to_physical().fill_null(len(names)).to_numpy()
+    return np.array([*range(first, first + len(names)), default], dtype=np.int64)[physical]
+
+
+def _rows_mask(height: int, rows: np.ndarray) -> np.ndarray:
+    mask = np.zeros(height, dtype=bool)
+    mask[rows] = True
+    return mask
+
+
+@dataclass(frozen=True)
+class _Rounds:
+    """The context columns the settlement reads, as numpy: the cards flat, with each round's offset and length."""
+
+    frame: pl.DataFrame  # the pass's context (its jackpot meter and currency are read for a jackpot win only)
+    rows: np.ndarray  # these rounds' rows in ``frame``
+    mode: np.ndarray  # 0 shoe, 1 device, -1 anything else
+    decks: np.ndarray  # -1: not recorded
+    codes: np.ndarray  # every round's card codes, one after another (a null or empty list: one NO_CARD)
+    burns: np.ndarray
+    code_at: np.ndarray  # where each round's codes start in ``codes``
+    burn_at: np.ndarray
+    n_codes: np.ndarray  # -1: no list
+    n_burns: np.ndarray  # -2: no list
+
+    @classmethod
+    def of(cls, c: pl.DataFrame) -> "_Rounds":
+        n_codes = c["codes"].list.len().fill_null(-1).to_numpy().astype(np.int64)
+        n_burns = c["burns"].list.len().fill_null(-2).to_numpy().astype(np.int64)
+        return cls(
+            frame=c,
+            rows=np.arange(c.height),
+            mode=c["deal_mode"].replace_strict({"shoe": 0, "device": 1}, default=-1, return_dtype=pl.Int8).fill_null(-1).to_numpy(),
+            decks=c["decks"].fill_null(-1).to_numpy().astype(np.int64),
+            codes=c["codes"].explode().fill_null(NO_CARD).to_numpy().astype(np.int16),
+            burns=c["burns"].explode().fill_null(False).to_numpy().astype(bool),
+            code_at=np.concatenate([[0], np.cumsum(np.maximum(n_codes, 1))])[:-1],
+            burn_at=np.concatenate([[0], np.cumsum(np.maximum(n_burns, 1))])[:-1],
+            n_codes=n_codes,
+            n_burns=n_burns,
+        )
+
+    def take(self, rows: np.ndarray) -> "_Rounds":
+        return _Rounds(self.frame, self.rows[rows], self.mode[rows], self.decks[rows], self.codes, self.burns,
+                       self.code_at[rows], self.burn_at[rows], self.n_codes[rows], self.n_burns[rows])
+
+    def cards(self, rows: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, burns) of ``rows``, each ``length`` events long (as the caller has checked)."""
+        span = np.arange(length)
+        return self.codes[self.code_at[rows][:, None] + span], self.burns[self.burn_at[rows][:, None] + span]
+
+
+@dataclass
+class _Settled:
+    """What the columns settled of one rule-set version, in the rows of the pass (``rows`` of the context,
+    ``wagers`` of the wager frame); ``cls`` indexes the pass's outcome classes (:func:`_classes`), -1 = ``won``."""
+
+    ok: np.ndarray  # per round of the version: settled here
+    rounds: np.ndarray  # the context rows settled
+    early: np.ndarray  # per settled round: every seat folded and the deal stopped short
+    dealer: np.ndarray  # per settled round: the dealer's strength
+    community: np.ndarray  # per settled round: (5,) cards
+    seat_round: np.ndarray  # per seat of a settled round: its context row
+    seat_no: np.ndarray
+    seat_status: np.ndarray
+    seat_strength: np.ndarray
+    n_seats: np.ndarray  # per settled round
+    wagers: np.ndarray  # the wager rows settled
+    net: np.ndarray
+    cls: np.ndarray
+    bet: np.ndarray  # per wager: the seat number, the two strengths, the hole cards (the sentences' fields)
+    seat: np.ndarray
+    player: np.ndarray
+    dealer_w: np.ndarray
+    hole: np.ndarray
+    won: dict[int, tuple[str, str]]
+
+
+def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols: _Columns, class_offset: int) -> _Settled:
+    """The rounds of one rule-set version (``rounds``, numbered 0..n-1 here; ``cols`` their wagers and actions,
+    ``wi`` the wagers' rows in the pass): which the columns settle, and how."""
+    n = len(rounds.rows)
+    ctx_rows = rounds.rows
+    ok = np.ones(n, dtype=bool)
+    mode = rounds.mode
+    ok &= mode >= 0
+    ok &= (rounds.decks == -1) | (rounds.decks == p.decks)
+    wri, seat, bet, amount = cols.wri, cols.seat, cols.bet, cols.amount
+
+    # the wagers: the seats dealt (those with an Ante, HTB-4.7, 4.11.1) as bits of the round, and each wager's seat
+    # among them (a second Ante on a seat carries into the next bit: its round fails the area check below)
+    seat_ok = (seat >= 0) & (seat < SEATS)
+    ante = (bet == 0) & seat_ok
+    dealt_bits = np.bincount(wri[ante], weights=np.left_shift(1, seat[ante]).astype(np.float64), minlength=n).astype(np.int64)
+    seat_keys = np.flatnonzero(((dealt_bits[:, None] >> np.arange(SEATS)) & 1).ravel())  # round * SEATS + seat, sorted
+    n_total = len(seat_keys)
+    seat_row = np.full(n * SEATS, -1, dtype=np.int64)
+    seat_row[seat_keys] = np.arange(n_total)
+    wpos = seat_row[wri * SEATS + np.where(seat_ok, seat, 0)]
+    found = seat_ok & (wpos >= 0)
+    wpos = np.maximum(wpos, 0)
+    bad = ~found | (bet < 0) | (amount < 0)
+    prog = p.progressive
+    if prog is None:
+        bad |= bet == PROGRESSIVE
+    elif stated(prog.stake):
+        bad |= (bet == PROGRESSIVE) & (amount != prog.stake)
+    ok[wri[bad]] = False
+    good_w = ~bad
+    # each seat's bets as bits; a second wager of a kind on one area (HTB-4.7.2) shows as fewer bits than wagers
+    bet_sum = np.bincount(wpos[good_w], weights=np.left_shift(1, bet[good_w]).astype(np.float64), minlength=n_total).astype(np.int64)
+    placed = np.bincount(wpos[good_w], minlength=n_total)
+    twice = POPCOUNT[bet_sum & 255] != placed
+    bets_mask = bet_sum & 63
+    seat_ri = seat_keys // SEATS
+    seat_no = seat_keys % SEATS
+    ok[seat_ri[twice | (bet_sum > 63)]] = False
+    n_seats = np.bincount(seat_ri, minlength=n)
+    ok &= n_seats > 0
+    first_seat = np.concatenate([[0], np.cumsum(n_seats)])
+
+    # the decisions, read once per distinct shape (seat's actions, its wagers, the deal mode)
+    seat_status = _seat_status(p, cols, seat_keys, bets_mask, mode[seat_ri] if n_total else np.zeros(0, np.int8), ok)
+    ok[seat_ri[seat_status < 0]] = False
+    folded = np.bincount(seat_ri, weights=seat_status == 1, minlength=n).astype(np.int64)
+    all_folded = (folded == n_seats) & (n_seats > 0)
+    has_jackpot = np.zeros(n, dtype=bool)
+    has_jackpot[wri[bet == PROGRESSIVE]] = True
+    has_bonus = np.zeros(n, dtype=bool)
+    has_bonus[wri[bet == BONUS]] = True
+
+    # the cards, at the fixed positions of the deal procedure
+    hole = np.zeros((n_total, 2), dtype=np.uint8)
+    community = np.zeros((n, 5), dtype=np.uint8)
+    dealer = np.zeros((n, 2), dtype=np.uint8)
+    early = np.zeros(n, dtype=bool)  # every seat folded and the deal stopped after the hole cards
+    dealt = np.zeros(n, dtype=bool)
+    lens = rounds.n_codes
+    ok &= lens == rounds.n_burns
+    for m, name in enumerate(MODES):
+        procedure, clauses = p.deal(name)
+        of_mode = ok & (mode == m)
+        for ns in np.unique(n_seats[of_mode]).tolist():
+            lay = layout(procedure, clauses, ns)
+            of_shape = of_mode & (n_seats == ns)
+            stops = [(lay.length, of_shape)]
+            may_stop = of_shape & all_folded & ~has_jackpot & (p.folded_bonus_loses | ~has_bonus)
+            stops += [(length, may_stop) for length in early_stops(procedure, ns)]
+            for length, allowed in stops:
+                rows = np.flatnonzero(allowed & (lens == length))
+                if not rows.size:
+                    continue
+                codes, burns = rounds.cards(rows, length)
+                fine = _clean_cards(codes, burns, lay.is_burn[:length])
+                rows, codes = rows[fine], codes[fine]
+                seat_rows = first_seat[rows][:, None] + np.arange(ns)
+                hole[seat_rows] = codes[:, lay.hole]
+                dealt[rows] = True
+                if length == lay.length:
+                    community[rows] = codes[:, lay.community]
+                    dealer[rows] = codes[:, lay.dealer]
+                else:
+                    early[rows] = True
+    ok &= dealt
+
+    # every hand of the rounds dealt in full, in one evaluator call
+    full = ok & ~early
+    seat_full = full[seat_ri]
+    fr = np.flatnonzero(full)
+    players = np.concatenate([hole[seat_full], community[seat_ri[seat_full]]], axis=1)
+    dealers = np.concatenate([dealer[fr], community[fr]], axis=1)
+    strengths = poker.evaluate7(np.ascontiguousarray(np.concatenate([players, dealers]), dtype=np.uint8))
+    p7 = np.ones(n_total, dtype=np.int64)
+    d7 = np.ones(n, dtype=np.int64)
+    p7[seat_full] = strengths[: len(players)]
+    d7[fr] = strengths[len(players):]
+
+    # the wagers settled (kernels of rulebook.holdem_bonus.vector)
+    sel = np.flatnonzero(ok[wri])
+    ws, wr, wb, wa = wpos[sel], wri[sel], bet[sel], amount[sel]
+    status = seat_status[ws]
+    player, dealer_s = p7[ws], d7[wr]
+    net = np.zeros(len(sel), dtype=np.int64)
+    kind = np.zeros(len(sel), dtype=np.int64)
+    line_b = np.full(len(sel), -1, dtype=np.int64)
+    is_bonus = wb == BONUS
+    is_jp = wb == PROGRESSIVE
+    main = ~is_bonus & ~is_jp
+    net[main], kind[main] = vector.main_game(p, wb[main], status[main], player[main], dealer_s[main], wa[main])
+    net[is_bonus], kind[is_bonus], line_b[is_bonus] = vector.bonus(
+        p, status[is_bonus], hole[ws[is_bonus]], dealer[wr[is_bonus]], wa[is_bonus])
+    won: dict[int, tuple[str, str]] = {}  # wager row -> (clause, sentence) of a jackpot wager that wins
+    if is_jp.any():
+        jp = np.flatnonzero(is_jp)  # every round with a jackpot wager was dealt in full (see `may_stop`)
+        cards = np.ascontiguousarray(np.concatenate([hole[ws[jp]], community[wr[jp]]], axis=1))
+        hf = poker.evaluate(np.ascontiguousarray(cards[:, :5]))
+        ht = poker.evaluate(np.ascontiguousarray(cards[:, :6]))
+        comm = poker.evaluate(np.ascontiguousarray(cards[:, 2:]))
+        st = np.where((status[jp] == 2) & prog.checked_after_concede, 1, status[jp])
+        met = vector.jackpot_lines(p, st, hf, ht, player[jp], comm).any(axis=1)
+        conceded_lost = (status[jp] == 2) & (not prog.checked_after_concede)
+        met &= ~conceded_lost
+        net[jp] = -wa[jp]
+        kind[jp] = np.where(conceded_lost, vector.CONCEDE, np.where(status[jp] != 0, _JP_LOSE_AFTER_FOLD, _JP_LOSE))
+        if met.any():
+            _jackpot_wins(prog, rounds, jp[met], hf[met], ht[met], comm[met], wi[sel], wr, wa, status, player, net, kind, ok, won)
+        keep = ok[wr]
+        sel, ws, wr, wb, wa = sel[keep], ws[keep], wr[keep], wb[keep], wa[keep]
+        status, player, dealer_s, net, kind, line_b = status[keep], player[keep], dealer_s[keep], net[keep], kind[keep], line_b[keep]
+
+    cls = _class_of(kind, wb, line_b, mode[wr])
+    rounds = np.flatnonzero(ok)
+    seats = np.flatnonzero(ok[seat_ri])
+    return _Settled(
+        ok=ok, rounds=ctx_rows[rounds], early=early[rounds], dealer=d7[rounds], community=community[rounds],
+        seat_round=ctx_rows[seat_ri[seats]], seat_no=seat_no[seats], seat_status=seat_status[seats],
+        seat_strength=p7[seats], n_seats=n_seats[rounds],
+        wagers=wi[sel], net=np.where((kind == vector.ANTE_STAND_OFF) | (kind == vector.STAND_OFF), 0, net),
+        cls=np.where(cls >= 0, cls + class_offset, -1), bet=wb, seat=seat_no[ws], player=player, dealer_w=dealer_s,
+        hole=hole[ws], won=won,
+    )
+
+
+# outcome kinds beyond vector's: a jackpot wager that meets no line (a hand in play, a folded one), one that wins
+_JP_LOSE, _JP_LOSE_AFTER_FOLD, _JP_WIN = 100, 101, 102
+
+
+def _jackpot_wins(prog, rounds, rows, hf, ht, comm, sel, wr, wa, status, player, net, kind, ok, won) -> None:
+    """The jackpot wagers whose hands meet a line (a few a night), paid by the scalar engine's own functions
+    (``hands.lines_met``, ``hands.jackpot_payout``); a round where the guide's Bonus Jackpot (envy) is due,
+    or where the record lacks what a payout needs (a meter, the currency), goes to the scalar engine whole."""
+    by_round: dict[int, list[tuple[int, tuple]]] = {}
+    for k, i in enumerate(rows.tolist()):
+        js = JackpotStrengths(int(hf[k]), int(ht[k]), int(player[i]), int(comm[k]))
+        by_round.setdefault(int(wr[i]), []).append((i, lines_met(prog, js, bool(status[i] != 0))))
+    for r, items in by_round.items():
+        if prog.envy_offered() and any(is_royal_or_straight_flush_line(l) for _, met in items for l in met):
+            ok[r] = False
+            continue
+        meter, currency = rounds.frame["jackpot_meter"][int(rounds.rows[r])], rounds.frame["currency"][int(rounds.rows[r])]
+        try:
+            paid = [(i, *jackpot_payout(prog, met, meter, currency)) for i, met in items]
+        except MissingEvidence:
+            ok[r] = False
+            continue
+        for i, payout, line in paid:
+            if payout == 0:
+                continue  # the loss already written
+            net[i] = payout - int(wa[i]) if prog.wager_on_win == "collected" else payout
+            kind[i] = _JP_WIN
+            won[int(sel[i])] = (line.clause, text.jackpot_win(text.line_description(line), payout, prog.wager_on_win, 0))
+
+
+def _seat_status(p: HoldemBonusParams, cols: _Columns, seat_keys: np.ndarray, bets_mask: np.ndarray,
+                 seat_mode: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """Per seat dealt: 0 played, 1 folded, 2 conceded, -1 anything the scalar engine must judge.
+
+    A seat's decisions are coded as one integer (its action names, in order, as base-8 digits), so that
+    the decision reader (``decisions.read_seat``) runs once per distinct shape -- a few dozen a night --
+    and not once per seat. Marks ``ok`` False for a round with an action on a seat that has no Ante."""
+    n_total = len(seat_keys)
+    ari, aseat, code = cols.ari, cols.aseat, cols.acode
+    aok = (aseat >= 0) & (aseat < SEATS)
+    akey = ari * SEATS + np.where(aok, aseat, 0)
+    apos = np.minimum(np.searchsorted(seat_keys, akey), max(n_total - 1, 0))
+    aok &= (n_total > 0) & (seat_keys[apos] == akey if n_total else False)
+    ok[ari[~aok]] = False
+    apos, code = apos[aok], code[aok]
+    by_seat = np.argsort(apos, kind="stable")  # each seat's actions together, in the order they happened
+    count = np.bincount(apos, minlength=n_total)
+    starts = np.concatenate([[0], np.cumsum(count)])[:-1]
+    k = np.empty(len(apos), dtype=np.int64)
+    k[by_seat] = np.arange(len(apos)) - starts[apos[by_seat]]
+    k = np.minimum(k, MAX_ACTIONS)
+    shape = np.bincount(apos, weights=code * 8.0 ** k, minlength=n_total).astype(np.int64)
+    too_many = count > MAX_ACTIONS  # more decisions than a seat can legally make: some must be illegal
+    key = ((shape * 8 + np.minimum(count, 7)) * 64 + bets_mask) * 2 + seat_mode.astype(np.int64)
+    uniq, inverse = np.unique(key, return_inverse=True)
+    status = np.array([_shape_status(p, int(u)) for u in uniq.tolist()], dtype=np.int64)[inverse]
+    return np.where(too_many, -1, status)
+
+
+def _shape_status(p: HoldemBonusParams, key: int) -> int:
+    """The status of one shape of seat (see :func:`_seat_status`), read by ``decisions.read_seat`` itself."""
+    mode, key = MODES[key & 1], key >> 1
+    mask, key = key & 63, key >> 6
+    count, shape = key & 7, key >> 3
+    names = tuple(ACTIONS[(shape >> (3 * j) & 7) - 1] if (shape >> (3 * j) & 7) <= len(ACTIONS) else "?" for j in range(count))
+    bets = tuple(b for j, b in enumerate(vector.engine.BETS) if mask >> j & 1)
+    status = vector.read_status(p, mode, names, bets)
+    return -1 if status is None else STATUS_NAMES.index(status)
+
+
+def _clean_cards(codes: np.ndarray, burns: np.ndarray, is_burn: np.ndarray) -> np.ndarray:
+    """Rows whose burns are where the procedure has them, every dealt card readable, no foreign card, no card twice."""
+    fine = (burns == is_burn).all(axis=1)
+    fine &= ((codes[:, ~is_burn] >= 0) & (codes[:, ~is_burn] <= 51)).all(axis=1)
+    fine &= (codes != FOREIGN).all(axis=1) & (codes <= 51).all(axis=1)
+    srt = np.sort(np.where(codes < 0, 1000 + np.arange(codes.shape[1]), codes), axis=1)
+    fine &= (np.diff(srt, axis=1) != 0).all(axis=1)
+    return fine
+
+
+# --------------------------------------------------------------------------------------------
+# the frames, column-wise
+
+
+def _classes(p: HoldemBonusParams) -> list[tuple[str, str, dict[str, str]]]:
+    """Every outcome class of a wager: (clause, sentence template, the template's fields that are fixed)."""
+    sd = p.showdown
+    out: list[tuple[str, str, dict[str, str]]] = []
+    for name in MODES:  # 0, 1: a fold, by deal mode (the clauses differ)
+        out.append((p.decisions(name).fold, text.FOLDED, {}))
+    out.append((sd.concede, text.CONCEDED, {}))  # 2
+    for b in ("ante", "flop", "turn", "river"):  # 3..6: a win, by bet
+        payout = getattr(p, b)
+        out.append((payout.clause, text.WIN, {"odds": text.odds_words(str(payout.odds))}))
+    out.append((p.ante_qualifier_clause, text.ANTE_STAND_OFF, {"qualifier": text.QUALIFIER_NAMES[p.ante_qualifier]}))  # 7
+    out.append((sd.lose, text.LOSE, {}))  # 8
+    out.append((sd.stand_off, text.STAND_OFF, {}))  # 9
+    out.append((sd.bonus_lose, text.BONUS_LOSE, {}))  # 10
+    lose_clause = p.progressive.lose_clause if p.progressive else ""
+    out.append((lose_clause, text.jackpot_lose(False), {}))  # 11
+    out.append((lose_clause, text.jackpot_lose(True), {}))  # 12
+    for line in p.bonus_pay_table:  # 13..: a Bonus win, by pay-table line
+        out.append((line.clause, text.BONUS_WIN, {"label": BONUS_LABELS[line.hand], "odds": text.odds_words(line.odds)}))
+    return out
+
+
+def _class_of(kind: np.ndarray, bet: np.ndarray, line: np.ndarray, mode: np.ndarray) -> np.ndarray:
+    """Each wager's outcome class in the version's :func:`_classes` (-1: a jackpot win, worded apart)."""
+    win_class = np.array([3, 3, 4, 5, 6, 3], dtype=np.int64)  # by bet code: ante, (bonus), flop, turn, river
+    return np.select(
+        [kind == vector.FOLD, kind == vector.CONCEDE, kind == vector.WIN, kind == vector.ANTE_STAND_OFF,
+         kind == vector.LOSE, kind == vector.STAND_OFF, kind == vector.BONUS_LOSE, kind == _JP_LOSE,
+         kind == _JP_LOSE_AFTER_FOLD, kind == vector.BONUS_WIN],
+        [mode, 2, win_class[bet], 7, 8, 9, 10, 11, 12, 13 + line],
+        -1,
+    )
+
+
+def _wager_frame(w: pl.DataFrame, wrows: np.ndarray, parts: list[_Settled], classes: list[tuple[str, str, dict[str, str]]]) -> pl.DataFrame:
+    """The wager results: net, clause and sentence of every wager settled, the sentences filled one template
+    at a time for all rule-set versions together (a class's fixed fields, e.g. its odds, as a column)."""
+    cat = lambda name: np.concatenate([getattr(x, name) for x in parts])  # noqa: E731
+    rows, net, cls = cat("wagers"), cat("net"), cat("cls")
+    seat, player, dealer, hole = cat("seat"), cat("player"), cat("dealer_w"), np.concatenate([x.hole for x in parts])
+    won = {k: v for x in parts for k, v in x.won.items()}
+    take_rows = pl.Series(wrows[rows])
+    bet_names = w["bet"].gather(take_rows)
+    order: list[np.ndarray] = []
+    details: list[pl.Series] = []
+    by_template: dict[str, list[int]] = {}
+    for k, (_, template, _) in enumerate(classes):
+        by_template.setdefault(template, []).append(k)
+    template_of = np.full(len(classes) + 1, -1, dtype=np.int64)  # by class (the last: a jackpot win)
+    for t, members in enumerate(by_template.values()):
+        template_of[members] = t
+    tid = template_of[cls]
+    for t, (template, members) in enumerate(by_template.items()):
+        picked = np.flatnonzero(tid == t)
+        if not picked.size:
+            continue
+        fields: dict[str, pl.Series | str] = {}
+        fixed_names = set(classes[members[0]][2])
+        for name in fixed_names:  # one value per class: a lookup column
+            values = pl.Series([classes[k][2][name] if k in members else "" for k in range(len(classes))], dtype=pl.String)
+            fields[name] = values.gather(pl.Series(cls[picked]))
+        if "{bet}" in template:
+            fields["bet"] = bet_names.gather(pl.Series(picked))
+        if "{seat}" in template:
+            fields["seat"] = pl.Series(seat[picked]).cast(pl.String)
+        if "{player}" in template:
+            fields["player"] = _hand_texts().gather(pl.Series(player[picked]))
+        if "{dealer}" in template:
+            fields["dealer"] = _hand_texts().gather(pl.Series(dealer[picked]))
+        if "{card1}" in template:
+            fields["card1"] = _card_texts(False).gather(pl.Series(hole[picked, 0].astype(np.int64)))
+            fields["card2"] = _card_texts(False).gather(pl.Series(hole[picked, 1].astype(np.int64)))
+        order.append(picked)
+        details.append(_fill(template, fields, len(picked)))
+    clause_table = pl.Series([*(c for c, _, _ in classes), None], dtype=pl.String)
+    clause = clause_table.gather(pl.Series(np.where(cls >= 0, cls, len(classes))))
+    special = np.flatnonzero(cls < 0)
+    if special.size:
+        paid = [won[int(rows[i])] for i in special]
+        clause = clause.scatter(special, pl.Series([c for c, _ in paid], dtype=pl.String))
+        order.append(special)
+        details.append(pl.Series("detail", [d for _, d in paid], dtype=pl.String))
+    position = np.empty(len(rows), dtype=np.int64)  # where each wager's sentence sits in the concatenation
+    if order:
+        position[np.concatenate(order)] = np.arange(len(rows))
+    detail = pl.concat(details, rechunk=True).gather(pl.Series(position)) if details else pl.Series("detail", [], dtype=pl.String)
+    out = w.select("table_id", "round_no", "wager_id").gather(take_rows)
+    out = out.with_columns(
+        pl.Series("net", net, dtype=pl.Int64),
+        clause.alias("pay_clause"),
+        detail.alias("detail"),
+        pl.lit(None, dtype=pl.String).alias("unsettled_reason"),
+    )
+    return conform(out, WAGER_RESULTS_SCHEMA)
+
+
+def _round_frame(c: pl.DataFrame, parts: list[_Settled]) -> pl.DataFrame:
+    """The round results: not void, the outcome in the scalar engine's JSON (sorted keys), nothing else."""
+    cat = lambda name: np.concatenate([getattr(x, name) for x in parts])  # noqa: E731
+    rows, early, d7, n_seats = cat("rounds"), cat("early"), cat("dealer"), cat("n_seats")
+    community = np.concatenate([x.community for x in parts]).astype(np.int64).reshape(-1, 5)
+    seat_round, seat_no, st, p7 = cat("seat_round"), cat("seat_no"), cat("seat_status"), cat("seat_strength")
+    # each round's seats are consecutive, in seat order (as the rounds are): the j-th seat of round r
+    first = np.concatenate([[0], np.cumsum(n_seats)])[:-1]
+    in_full = ~np.repeat(early, n_seats)
+    seat_d7 = np.repeat(d7, n_seats)
+    result = np.where(p7 > seat_d7, 0, np.where(p7 < seat_d7, 1, 2))
+    seats = pl.DataFrame({
+        "key": pl.Series(seat_no).cast(pl.String),
+        "h": _hand_json().gather(pl.Series(np.where(in_full, p7, 0))),
+        "result": pl.Series(['"result": "win", ', '"result": "lose", ', '"result": "stand_off", ', ""]).gather(
+            pl.Series(np.where((st == 0) & in_full, result, 3))),
+        "status": pl.Series([f'"status": "{s}"}}' for s in STATUS_NAMES]).gather(pl.Series(st)),
+    }).select(
+        pl.concat_str([
+            pl.lit('"'), pl.col("key"), pl.lit('": {'),
+            pl.when(pl.col("h") != "").then(pl.concat_str([pl.lit('"hand": '), pl.col("h"), pl.lit(", ")])).otherwise(pl.lit("")),
+            pl.col("result"), pl.col("status"),
+        ]).alias("entry"),
+    ).to_series()
+    most = int(n_seats.max()) if len(n_seats) else 0
+    entries = {
+        f"s{j}": seats.gather(pl.Series(np.where(n_seats > j, first + j, 0))).set(pl.Series(n_seats <= j), None)
+        for j in range(most)
+    }
+    quoted = _card_texts(True)
+    frame = pl.DataFrame({
+        "full": ~early,
+        "dealer": _hand_json().gather(pl.Series(np.where(early, 0, d7))),
+        **{f"c{k}": quoted.gather(pl.Series(community[:, k])) for k in range(5)},
+        **entries,
+    })
+    outcome = pl.concat_str([
+        pl.when(pl.col("full")).then(pl.concat_str([
+            pl.lit('{"community": ['), pl.col("c0"), pl.lit(", "), pl.col("c1"), pl.lit(", "), pl.col("c2"), pl.lit(", "),
+            pl.col("c3"), pl.lit(", "), pl.col("c4"), pl.lit('], "dealer_hand": '), pl.col("dealer"), pl.lit(", "),
+        ])).otherwise(pl.lit("{")),
+        pl.lit('"seats": {'),
+        pl.concat_str([pl.col(f"s{j}") for j in range(most)], separator=", ", ignore_nulls=True) if most else pl.lit(""),
+        pl.lit("}}"),
+    ])
+    out = c.select("table_id", "round_no", "ruleset_version").gather(pl.Series(rows)).with_columns(
+        pl.lit(False).alias("engine_void"),
+        frame.select(outcome.alias("outcome")).to_series(),
+    )
+    return conform(out, ROUND_RESULTS_SCHEMA)
