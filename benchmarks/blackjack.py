@@ -1,11 +1,17 @@
 """Blackjack speed: settle_round on realistic rounds, and the odds simulation.
 
-Run: ``.venv/bin/python -m benchmarks.blackjack [--rounds N] [--sim-rounds N]``
+Run: ``.venv/bin/python -m benchmarks.blackjack [--rounds N] [--sim-rounds N] [--db AUDIT.duckdb [--profile]]``
 
 Realistic rounds: 1 to 7 occupied seats (3.5 on average), a back bettor on one seat in five, a
 pair wager on one seat in four, insurance sometimes against an ace, every hand played by basic
 strategy (rulebook/blackjack/play.py) from a shuffled 8-deck shoe. The audit settles about
 300,000 blackjack rounds a night: the figure printed is what that costs on one core.
+
+``--db``: the audit's own blackjack path on a database ``pitaudit audit`` wrote, e.g. a simulated night
+(``pitaudit simulate --out night --rounds 100000 && pitaudit audit --input night --db night.duckdb --out out``):
+every blackjack round of it through ``pipelines.audit.engine_pass`` in this process, once on the scalar
+engine and once over arrays (``rulebook/blackjack/vector.py``), in CPU seconds (the machine may be shared),
+with the share of rounds the array path handed to the scalar engine. ``--profile`` prints where the time goes.
 """
 
 from __future__ import annotations
@@ -90,11 +96,83 @@ def bench_sim(n: int) -> float:
     return n / cpu
 
 
+def bench_audit_path(db: str, profile: bool = False) -> None:
+    """Every blackjack round of ``db`` through the audit's engine pass, scalar and over arrays (CPU seconds)."""
+    import cProfile
+    import dataclasses
+    import pstats
+
+    import polars as pl
+
+    from pipelines.audit.engine_pass import engine_pass
+    from pipelines.audit.load import load_partition, partition_keys
+    from pipelines.audit.params import AuditParams
+    from pipelines.audit.partition import reconstruct_partition
+    from pipelines.audit.settle import resolve_rulesets
+    from pipelines.db import open_reader
+
+    params = AuditParams(workers=1)
+    con = open_reader(db)
+    try:
+        keys = partition_keys(con, params)
+        tables = con.sql("SELECT DISTINCT table_id FROM core_rounds WHERE game = 'blackjack'").pl()
+        keys = keys.join(tables, on="table_id", how="semi")
+        part = load_partition(con, tuple(keys.select("gaming_day", "table_id").iter_rows()), params)
+    finally:
+        con.close()
+    recon = reconstruct_partition(part, params)
+    rounds, rulesets = resolve_rulesets(part.rounds, params)
+    ctx = rounds.join(recon.select("table_id", "round_no", "complete", "codes", "burns", "dealt", "foreign_burn", "decks"),
+                      on=["table_id", "round_no"], how="left")
+    ctx = ctx.filter(pl.col("complete").fill_null(False) & pl.col("ruleset_key").is_not_null()).with_columns(
+        pl.col("ruleset_key").alias("ruleset_version"))
+    n = ctx.height
+    print(f"the audit's blackjack path on {db}: {n:,} rounds, {part.wagers.height:,} wagers, {part.actions.height:,} actions")
+    outs = {}
+    for label, vectorised, runs in (("scalar", False, 1), ("arrays", True, 5)):
+        p = dataclasses.replace(params, vectorised=vectorised)
+        if runs > 1:  # a first call pays for imports and polars' first plans: not the night's cost
+            engine_pass(ctx, part.wagers, part.actions, "amount", rulesets, p, with_rounds=True)
+        prof = cProfile.Profile() if profile else None
+        cpus = []
+        for _ in range(runs):
+            c0 = time.process_time()
+            if prof:
+                prof.enable()
+            outs[label] = engine_pass(ctx, part.wagers, part.actions, "amount", rulesets, p, with_rounds=True)
+            if prof:
+                prof.disable()
+            cpus.append(time.process_time() - c0)
+        cpu = sorted(cpus)[len(cpus) // 2]
+        print(f"  {label:7}: {cpu:6.2f} CPU s = {n / cpu:>9,.0f} rounds per CPU-second"
+              + (f" (median of {runs}; best {n / min(cpus):,.0f})" if runs > 1 else ""))
+        if prof:
+            pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
+    from rulebook.blackjack import vector
+
+    rs = rulesets[ctx["ruleset_version"][0]]
+    handed = vector.scalar_share(ctx, part.wagers, part.actions, "amount", rs)
+    print(f"  rounds the array path hands to the scalar engine: {handed.height:,} of {n:,} ({100 * handed.height / max(1, n):.2f} %)")
+    for why, count in handed.group_by("why").len().sort("len", descending=True).iter_rows():
+        print(f"    {count:>7,}  {why}")
+    a, b = outs["scalar"], outs["arrays"]
+    key = ["table_id", "round_no", "wager_id"]
+    same = a.wagers.sort(key).equals(b.wagers.sort(key))
+    same_rounds = a.rounds.sort(key[:2]).equals(b.rounds.sort(key[:2]))
+    same_irr = a.irregularities.sort(key[:2] + ["idx"]).equals(b.irregularities.sort(key[:2] + ["idx"]))
+    print(f"  identical to the scalar engine's: wager results {same}, round results {same_rounds}, irregularities {same_irr}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5_000, help="realistic rounds to settle")
     ap.add_argument("--sim-rounds", type=int, default=1_000_000, help="rounds for the odds simulation")
+    ap.add_argument("--db", default=None, help="the audit's blackjack path on this audited database instead")
+    ap.add_argument("--profile", action="store_true", help="with --db: print cProfile's top functions")
     args = ap.parse_args()
+    if args.db:
+        bench_audit_path(args.db, args.profile)
+        return
     bench_settle(args.rounds)
     bench_sim(args.sim_rounds)
 

@@ -1,10 +1,11 @@
 """One pass of the rules engine over a partition's rounds: what each wager nets by its cards and decisions.
 
 Baccarat, most of the floor, goes through ``rulebook.baccarat.vector`` (numpy over all rounds of a
-rule-set version at once); every other game, and any round a caller wants with a hand-made engine,
-through the scalar ``settle_round`` one round at a time. Both yield the same two frames: per wager
-(net, pay clause, a sentence, or why it cannot be settled) and per round (void, outcome in the
-``recorded_result`` vocabulary, irregularities with their finding kind and clause).
+rule-set version at once), blackjack through ``rulebook.blackjack.vector`` (which hands the rounds it
+does not model back to the scalar engine); every other game, and any round a caller wants with a
+hand-made engine, through the scalar ``settle_round`` one round at a time. Both yield the same two
+frames: per wager (net, pay clause, a sentence, or why it cannot be settled) and per round (void,
+outcome in the ``recorded_result`` vocabulary, irregularities with their finding kind and clause).
 
 This module never decides a rule: it only moves rounds between frames and the engine.
 """
@@ -64,6 +65,13 @@ def engine_pass(
                 holdem.append(group)  # all Hold'em versions in one pass, after this loop
                 continue
             keys = group.select("table_id", "round_no")
+            if rs.game == "blackjack" and params.vectorised and params.engine is None:
+                # it joins the wagers and actions to its rounds itself
+                out = _blackjack_vector(group, wagers, actions, amount_col, rs, params, with_rounds)
+                wager_parts.append(out.wagers)
+                round_parts.append(out.rounds)
+                irr_parts.append(out.irregularities)
+                continue
             w = wagers.join(keys, on=["table_id", "round_no"], how="semi")
             if rs.game == "baccarat" and params.vectorised and params.engine is None:
                 out = _baccarat_vector(group, w, amount_col, rs, with_rounds)
@@ -389,3 +397,20 @@ def _baccarat_vector(ctx: pl.DataFrame, wagers: pl.DataFrame, amount_col: str, r
     rounds = rounds.with_columns(pl.lit(None, dtype=pl.String).alias("engine_error"))
     irregular = pl.DataFrame(i_rows, schema=IRREGULARITIES_SCHEMA)
     return EngineOutput(wagers_out, conform(rounds, ROUND_RESULTS_SCHEMA), irregular)
+
+
+# --------------------------------------------------------------------------------------------
+# blackjack over arrays, the rounds the arrays hand back through the scalar engine
+
+
+def _blackjack_vector(ctx: pl.DataFrame, wagers: pl.DataFrame, actions: pl.DataFrame, amount_col: str, rs: RuleSet,
+                      params: AuditParams, with_rounds: bool) -> EngineOutput:
+    from rulebook.blackjack.vector import settle_frames
+
+    done = settle_frames(ctx, wagers, actions, amount_col, rs.params, with_rounds=with_rounds)
+    rest = _scalar(done.handed_ctx, done.handed_wagers, done.handed_actions, amount_col, rs, params, with_rounds)
+    wagers_out = pl.concat([conform(done.wagers, WAGER_RESULTS_SCHEMA), rest.wagers])
+    if not with_rounds:
+        return EngineOutput(wagers_out, empty(ROUND_RESULTS_SCHEMA), empty(IRREGULARITIES_SCHEMA))
+    rounds = done.rounds.with_columns(pl.lit(False).alias("engine_void"))
+    return EngineOutput(wagers_out, pl.concat([conform(rounds, ROUND_RESULTS_SCHEMA), rest.rounds]), rest.irregularities)

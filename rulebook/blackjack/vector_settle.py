@@ -1,0 +1,330 @@
+"""Blackjack over arrays, the settlement: each stake, Pair and insurance wager of the rounds ``vector.py``
+played, with the clause and the sentence the scalar engine (``settle.py``) gives, and the round's outcome.
+
+Kept apart from the play so that each module has one job: ``vector.py`` reconstructs the rounds (the deal,
+the decisions, the dealer's draws) into arrays; this module reads those arrays and writes the frames.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from rulebook.blackjack.params import BlackjackParams
+from rulebook.cards import card_text
+from rulebook.money import Odds, Rounding
+
+# why a round goes to the scalar engine
+HANDED: dict[int, str] = {
+    1: "a hole-card rule set (the scalar engine says why it is not supported)",
+    2: "a card unreadable, foreign or missing from the log, or more copies of a card than the shoe holds",
+    3: "a wager the arrays do not take (another bet, no positive amount or a huge one, a hand named on a main or "
+       "insurance wager, a repeated id, more than the seat allows, a side bet on a seat without a main wager)",
+    4: "a decision the arrays do not take (unknown, naming wagers, on a seat without a main wager, "
+       "even money twice, insurance without an insurance wager)",
+    5: "a decision the rules refuse, or one out of the order of play",
+    6: "the device log has fewer or more cards than the decisions and the dealer's draws (BJ-4.14)",
+    7: "a wager the cards cannot settle",
+}
+
+# Hand.done as codes
+D_STAND, D_BUST, D_21, D_BJ, D_DOUBLE, D_SPLIT_ACES, D_SURRENDER = 1, 2, 3, 4, 5, 6, 7
+
+_TEXTS = [card_text(c) for c in range(52)]
+_CARD = pl.Series(_TEXTS, dtype=pl.String)  # a card's text by code
+_NEXT_CARD = pl.Series(['", "' + t for t in _TEXTS] + [""], dtype=pl.String)  # code 52: no card
+
+
+@dataclass(frozen=True)
+class VectorOutput:
+    """``wagers``: table_id, round_no, wager_id, net, pay_clause, detail, unsettled_reason (every wager of an
+    accepted round); ``rounds``: table_id, round_no, ruleset_version (when ``ctx`` has it), outcome (JSON, the
+    scalar engine's ``outcome``); ``handed``: table_id, round_no, why (the rounds for the scalar engine), and
+    those rounds' own rows of the three inputs (``handed_ctx``, ``handed_wagers``, ``handed_actions``)."""
+
+    wagers: pl.DataFrame
+    rounds: pl.DataFrame
+    handed: pl.DataFrame
+    handed_ctx: pl.DataFrame
+    handed_wagers: pl.DataFrame
+    handed_actions: pl.DataFrame
+
+
+def _odds_win(amount: np.ndarray, odds: Odds, p: BlackjackParams) -> np.ndarray:
+    return _round(amount * odds.num, odds.den, p)
+
+
+def _round(numer: np.ndarray, den: int, p: BlackjackParams) -> np.ndarray:
+    """``rulebook.money.round_amount`` over arrays (non-negative numerators)."""
+    unit = p.rounding_unit
+    step = den * unit
+    whole, rest = np.divmod(numer, step)
+    if p.rounding is Rounding.DOWN:
+        return whole * unit
+    if p.rounding is Rounding.UP:
+        return (whole + (rest > 0)) * unit
+    return (whole + (2 * rest >= step)) * unit
+
+
+def _total(hard: np.ndarray, ace: np.ndarray) -> np.ndarray:
+    """BJ-4.2.1: an ace counts 11 unless that passes 21."""
+    return np.where(ace & (hard <= 11), hard + 10, hard)
+
+
+def _texts(kind: np.ndarray, cols: dict[str, np.ndarray], pt) -> tuple[np.ndarray, pl.Series]:
+    """Each part's sentence, as ``settle.settle_stake`` writes it: the rows in the order returned, and the texts.
+
+    Formatted kind by kind on the columns that kind needs: cheaper than one chain of conditions that
+    formats every sentence for every row."""
+    where = pl.format("seat {} hand {}", "seat", "number")
+    dbl = pl.col("doubled") > 0
+    texts = {
+        1: pl.format("{} surrendered: half of {} returned, {} lost", where, "amount", pl.col("amount") - pl.col("back")),
+        2: pl.format("{} blackjack takes even money: +{}", where, "won_em"),
+        3: pl.format("{} bust: -{}", where, "risked"),
+        4: pl.format("{} bust, then the dealer's blackjack takes only the original wager: -{}, {} returned", where, "lost", "extra"),
+        5: pl.format("{} blackjack against dealer blackjack: stand-off", where),
+        6: pl.format("{} blackjack pays {}: +{}", where, pl.lit(str(pt.blackjack.odds)), "won_bj"),
+        7: pl.format("{} loses to dealer blackjack: -{}", where, "risked"),
+        8: pl.format("{} {} loses the original wager to dealer blackjack: -{}{}", where, "mine", "amount",
+                     pl.when(dbl).then(pl.format(", the double of {} returned", "doubled")).otherwise(pl.lit(""))),
+        9: pl.format("{} {}: dealer blackjack collects only the original wager; the split wager {}{} returned", where, "mine",
+                     "amount", pl.when(dbl).then(pl.format(" and the double {}", "doubled")).otherwise(pl.lit(""))),
+        10: pl.format("{} {} beats {}: +{}", where, "mine",
+                      pl.when(pl.col("d") > 21).then(pl.lit("dealer bust")).otherwise(pl.format("dealer {}", "d")), "won"),
+        11: pl.format("{} {} loses to dealer {}: -{}", where, "mine", "d", "risked"),
+        12: pl.format("{} {} ties dealer {}: stand-off", where, "mine", "d"),
+    }
+    needs = {1: ("amount", "back"), 2: ("won_em",), 3: ("risked",), 4: ("lost", "extra"), 5: (), 6: ("won_bj",),
+             7: ("risked",), 8: ("mine", "amount", "doubled"), 9: ("mine", "amount", "doubled"), 10: ("mine", "d", "won"),
+             11: ("mine", "d", "risked"), 12: ("mine", "d")}
+    order = np.argsort(kind.astype(np.int8), kind="stable")  # small integers: numpy's radix sort
+    bounds = np.searchsorted(kind[order], np.arange(14))
+    pieces = []
+    for k in range(1, 13):
+        idx = order[bounds[k]:bounds[k + 1]]
+        if idx.size:
+            frame = pl.DataFrame({c: cols[c][idx] for c in ("seat", "number") + needs[k]})
+            pieces.append(frame.select(texts[k]).to_series())
+    text = pl.concat(pieces) if pieces else pl.Series([], dtype=pl.String)
+    return order[bounds[1]:bounds[13]], text
+
+class Settlement:
+    """The settlement half of ``vector._Night``: reads the arrays its play filled (see there)."""
+
+    def _settle(self) -> VectorOutput:
+        p = self.p
+        pt = p.pay_table
+        MH = self.MH
+        ok_r = self.why == 0
+        ok_u = ok_r[self.u_ri]
+        # the stakes: the controlling wager on every hand of its seat, back bettors on the first hand
+        uu = np.repeat(np.arange(self.U), MH)
+        slot = np.tile(np.arange(MH), self.U)
+        hands = np.flatnonzero(ok_u[uu] & (slot < self.u_nh[uu]))
+        back_rows = np.flatnonzero((self.w_bet == 0) & ~self.w_ctrl & ok_r[self.w_ri])
+        s_h = np.concatenate([hands, self.w_u[back_rows] * MH])
+        s_w = np.concatenate([self.u_ctrl[uu[hands]], back_rows])
+        s_ctrl = np.concatenate([np.ones(len(hands), bool), np.zeros(len(back_rows), bool)])
+        s_u = s_h // MH
+        s_slot = s_h % MH
+        s_r = self.u_ri[s_u]
+        amount = np.where(s_ctrl, self.h_amount[s_h], self.w_amount[s_w])
+        doubled = np.where(s_ctrl, self.h_doubled[s_h], 0)
+        risked = amount + doubled
+        original = s_slot == 0
+        surrendered = np.where(s_ctrl, original & (self.u_surr[s_u] > 0), self.w_stake[s_w] < self.u_surr[s_u])
+        even = s_ctrl & original & self.u_even_money[s_u]
+        hard, ace = self.h_hard[s_h], self.h_ace[s_h]
+        mine = _total(hard, ace)
+        busted = hard > 21
+        from_split = self.h_split[s_h]
+        hand_bj = original & ~from_split & self.u_bj[s_u]
+        d_bj, d_total = self.d_bj[s_r], self.d_total[s_r]
+        up = self.up[s_r]
+        up_ten_or_ace = (up < 4) | (up >= 36)
+        extra = risked - np.where(original, amount, 0)
+        oo_bust = (p.bust_before_dealer_blackjack != "loses_all") & p.dealer_blackjack_takes_original_only & (extra != 0)
+
+        K = np.select(
+            [surrendered, even, busted & ~oo_bust, busted & (d_bj == -1), busted & (d_bj == 0), busted,
+             hand_bj & (d_bj == -1), hand_bj & (d_bj == 1), hand_bj, d_bj == -1,
+             (d_bj == 1) & (not p.dealer_blackjack_takes_original_only), (d_bj == 1) & original, d_bj == 1,
+             (d_total > 21) | (mine > d_total), mine < d_total],
+            [1, 2, 3, 0, 3, 4, 0, 5, 6, 0, 7, 8, 9, 10, 11], 12)
+        back = _round(amount, 2, p)
+        won_em = _odds_win(amount, pt.even_money.odds, p)
+        won_bj = _odds_win(amount, pt.blackjack.odds, p)
+        won = _odds_win(risked, pt.win.odds, p)
+        lost = np.where(original, amount, 0)
+        net = np.choose(K, [0, back - amount, won_em, -risked, -lost, 0, won_bj, -risked, -amount, 0, won, -risked, 0])
+        self._mark(np.unique(s_r[K == 0]), 7)
+        ok_r = self.why == 0
+        # the clause of each part, as an index into `names` (settle.settle_stake's clauses)
+        names = ["", "BJ-4.12.1", pt.even_money.clause, "BJ-4.13.3", "BJ-4.9.5", "BJ-4.10.8", "BJ-6.2.3", "BJ-4.15.2",
+                 "BJ-6.2.3.1", pt.blackjack.clause, "BJ-6.2.2", pt.win.clause]
+        dbl_or_split = np.where(doubled > 0, 4, 5)
+        bj_clause = np.where(~up_ten_or_ace, 7, np.where(d_total == 21, 8, 9))
+        orig_clause = np.where(doubled > 0, 4, np.where(from_split, 5, 10))
+        clause = np.choose(K, [0, 1, 2, 3, dbl_or_split, 6, bj_clause, 10, orig_clause, dbl_or_split, 11, 10, 6])
+        seat = self.u_seat[s_u]
+        number = s_slot + 1
+        # the order of a wager's parts: its hands in play order (settle.settle walks state.hands)
+        posn = self.pos_of[s_h]
+        sel = np.flatnonzero(ok_r[s_r])
+        cols = {"seat": seat, "number": number, "amount": amount, "doubled": doubled, "risked": risked, "mine": mine,
+                "d": d_total, "back": back, "won_em": won_em, "won_bj": won_bj, "won": won, "lost": lost, "extra": extra}
+        if len(sel) < len(K):
+            cols = {k: v[sel] for k, v in cols.items()}
+        order, text = _texts(K[sel], cols, pt)
+        at = sel[order]
+        s_w, posn, net, clause = s_w[at], posn[at], net[at], clause[at]
+        # a wager on one hand is its part; one on several (a split) sums them, its clauses listed once each
+        many = (np.bincount(s_w, minlength=len(self.w_ri)) > 1)[s_w]
+        names_s = pl.Series(names, dtype=pl.String)
+        one = np.flatnonzero(~many)
+        pieces = [pl.DataFrame({"_w": s_w[one], "net": net[one], "pay_clause": names_s.gather(clause[one]),
+                                "detail": text.gather(one)})]
+        if many.any():  # few (splits): joined in Python, cheaper than a group-by of strings
+            sev = np.flatnonzero(many)
+            sev = sev[np.lexsort((posn[sev], s_w[sev]))]
+            ws, nets, cls, txt = s_w[sev].tolist(), net[sev].tolist(), clause[sev].tolist(), text.gather(sev).to_list()
+            rows: dict[int, list] = {}
+            for w_, n_, c_, t_ in zip(ws, nets, cls, txt):
+                row = rows.get(w_)
+                if row is None:
+                    rows[w_] = [n_, [names[c_]], [t_]]
+                else:
+                    row[0] += n_
+                    if names[c_] not in row[1]:
+                        row[1].append(names[c_])
+                    row[2].append(t_)
+            pieces.append(pl.DataFrame({"_w": list(rows), "net": [r[0] for r in rows.values()],
+                                        "pay_clause": [", ".join(r[1]) for r in rows.values()],
+                                        "detail": ["; ".join(r[2]) for r in rows.values()]},
+                                       schema={"_w": pl.Int64, "net": pl.Int64, "pay_clause": pl.String, "detail": pl.String}))
+        pieces.append(self._pairs(ok_r))
+        pieces.append(self._split_pairs(ok_r))
+        pieces.append(self._insured(ok_r))
+        settled = pl.concat([o.select("_w", pl.col("net").cast(pl.Int64), "pay_clause", "detail") for o in pieces])
+        wrows = settled["_w"].to_numpy()
+        wagers = pl.DataFrame({
+            "table_id": self.w["table_id"].gather(wrows),
+            "round_no": self.w["round_no"].gather(wrows),
+            "wager_id": self.w["wager_id"].gather(wrows),
+            "net": settled["net"],
+            "pay_clause": settled["pay_clause"],
+            "detail": settled["detail"],
+        }).with_columns(pl.lit(None, dtype=pl.String).alias("unsettled_reason"))
+        back = np.flatnonzero(~ok_r)
+        handed = self.ctx.select("table_id", "round_no")[back].with_columns(
+            pl.Series("why", [HANDED[int(c)] for c in self.why[back]], dtype=pl.String))
+        rounds = self._outcomes(ok_r) if self.with_rounds else pl.DataFrame()
+        a_ri = self.a["_ri"].to_numpy()
+        return VectorOutput(wagers, rounds, handed, self.ctx_in[back],
+                            self.w.filter(pl.Series(~ok_r[self.w_ri])).drop("_ri"),
+                            self.a.filter(pl.Series(~ok_r[a_ri])).drop("_ri"))
+
+    def _pairs(self, ok_r: np.ndarray) -> pl.DataFrame:
+        """The Pair wager on the seat's first two cards (BJ-6.3, 4.2.3.1)."""
+        p = self.p
+        rows = np.flatnonzero((self.w_bet == 1) & (self.w_hand == 0) & ok_r[self.w_ri])
+        u = self.w_u[rows]
+        a, b = self.first0[u], self.first1[u]
+        pair = (a // 4 == b // 4) if p.pair_by == "rank" else (a == b)
+        amount = self.w_amount[rows]
+        won = _odds_win(amount, p.pay_table.pair.odds, p)
+        shown = _CARD.gather(a) + " " + _CARD.gather(b)
+        df = pl.DataFrame({"_w": rows, "pair": pair, "seat": self.u_seat[u], "shown": shown, "won": won, "amount": amount,
+                           "tens": (a >= 36) & (b >= 36)})
+        return df.select(
+            "_w",
+            pl.when("pair").then(pl.col("won")).otherwise(-pl.col("amount")).alias("net"),
+            pl.when("pair").then(pl.lit("BJ-6.3.1")).when("tens").then(pl.lit("BJ-4.2.3.1")).otherwise(pl.lit("BJ-6.3.2"))
+            .alias("pay_clause"),
+            pl.when("pair").then(pl.format("seat {} {} is a pair: pays {}, +{}", "seat", "shown", pl.lit(str(p.pay_table.pair.odds)), "won"))
+            .otherwise(pl.format("seat {} {} is not a pair: -{}", "seat", "shown", "amount")).alias("detail"),
+        )
+
+    def _split_pair_checks(self) -> None:
+        """``engine._split_pair_checks``: a split-time Pair wager on a hand no split formed, or formed from cards
+        that are not identical, is an irregularity: those rounds go to the scalar engine."""
+        rows = np.flatnonzero((self.w_bet == 1) & (self.w_hand != 0) & (self.why[self.w_ri] == 0))
+        u, slot = self.w_u[rows], self.w_hand[rows] - 1
+        there = (slot >= 0) & (slot < self.u_nh[u])
+        hi = u * self.MH + np.clip(slot, 0, self.MH - 1)
+        bad = ~there | (self.f_first[hi] < 0) | ~self.f_ident[hi] | (self.f_second[hi] < 0)
+        self._bad_units(u[bad])
+        self.sp_rows, self.sp_hi = rows, hi
+
+    def _split_pairs(self, ok_r: np.ndarray) -> pl.DataFrame:
+        """The Pair wager placed when splitting: the hand's second card against its first (BJ-4.10.1.2)."""
+        p = self.p
+        pair = p.pay_table.pair
+        keep = ok_r[self.w_ri[self.sp_rows]]
+        rows, hi = self.sp_rows[keep], self.sp_hi[keep]
+        first, second = self.f_first[hi], self.f_second[hi]
+        win = (first // 4 == second // 4) if p.pair_by == "rank" else (first == second)
+        amount = self.w_amount[rows]
+        df = pl.DataFrame({"_w": rows, "win": win, "seat": self.w_seat[rows], "hand": self.w_hand[rows],
+                           "shown": _CARD.gather(first) + " " + _CARD.gather(second),
+                           "won": _odds_win(amount, pair.odds, p), "amount": amount})
+        return df.select(
+            "_w",
+            pl.when("win").then(pl.col("won")).otherwise(-pl.col("amount")).alias("net"),
+            pl.when("win").then(pl.lit(f"BJ-4.10.1.2, {pair.clause}")).otherwise(pl.lit("BJ-4.10.1.2")).alias("pay_clause"),
+            pl.when("win").then(pl.format("seat {} hand {} {}: the second card dealt to the split hand is identical: pays {}, +{}",
+                                          "seat", "hand", "shown", pl.lit(str(pair.odds)), "won"))
+            .otherwise(pl.format("seat {} hand {} {}: the second card dealt to the split hand is not identical: -{}",
+                                 "seat", "hand", "shown", "amount")).alias("detail"),
+        )
+
+    def _insured(self, ok_r: np.ndarray) -> pl.DataFrame:
+        """Insurance: void against the seat's own blackjack (BJ-4.15.3), else the dealer's second card (BJ-4.14.4)."""
+        p = self.p
+        ins = p.pay_table.insurance
+        rows = self.ins_rows[ok_r[self.w_ri[self.ins_rows]]]
+        u = self.w_u[rows]
+        second = np.maximum(self.d_second[self.w_ri[rows]], 0)
+        ten = second >= 36
+        amount = self.w_amount[rows]
+        won = _odds_win(amount, ins.odds, p)
+        df = pl.DataFrame({"_w": rows, "own_bj": self.u_bj[u], "ten": ten, "seat": self.u_seat[u], "won": won, "amount": amount,
+                           "card": _CARD.gather(second)})
+        return df.select(
+            "_w",
+            pl.when("own_bj").then(0).when("ten").then(pl.col("won")).otherwise(-pl.col("amount")).alias("net"),
+            pl.when("own_bj").then(pl.lit("BJ-4.15.3")).when("ten").then(pl.lit(ins.clause)).otherwise(pl.lit("BJ-4.14.4"))
+            .alias("pay_clause"),
+            pl.when("own_bj").then(pl.format("seat {} holds a blackjack: insurance void, returned", "seat"))
+            .when("ten").then(pl.format("dealer's second card {} is a ten: insurance pays {}, +{}", "card", pl.lit(str(ins.odds)), "won"))
+            .otherwise(pl.format("dealer's second card {} is not a ten: insurance loses -{}", "card", "amount")).alias("detail"),
+        )
+
+    def _outcomes(self, ok_r: np.ndarray) -> pl.DataFrame:
+        """``settle.outcome`` as the JSON text the scalar path writes (keys sorted)."""
+        rows = np.flatnonzero(ok_r)
+        m = self.d_n[rows] - 1
+        # the dealer's cards: the up card, then what was drawn
+        W = self.cards.shape[1]
+        cols = [_CARD.gather(self.up[rows])]
+        for k in range(int(m.max()) if len(m) else 0):
+            c = self.cards[rows, np.minimum(self.r_dealer0[rows] + k, W - 1)]
+            cols.append(_NEXT_CARD.gather(np.where(k < m, np.maximum(c, 0), 52)))
+        info = pl.DataFrame({
+            **{c: self.ctx[c].gather(rows) for c in self.ctx.columns},
+            **{f"c{i}": c for i, c in enumerate(cols)},
+            "bj": self.d_bj[rows],
+            "points": self.d_total[rows],
+        })
+        word = {1: "true", 0: "false", -1: "null"}
+        return info.select(
+            *self.ctx.columns,
+            pl.concat_str([pl.lit('{"dealer_blackjack": '), pl.col("bj").replace_strict(word, return_dtype=pl.String),
+                           pl.lit(', "dealer_bust": '),
+                           pl.when(pl.col("points") > 21).then(pl.lit("true")).otherwise(pl.lit("false")),
+                           pl.lit(', "dealer_cards": ["'), *[pl.col(f"c{i}") for i in range(len(cols))],
+                           pl.lit('"], "dealer_points": '), pl.col("points").cast(pl.String), pl.lit("}")]).alias("outcome"),
+        )
