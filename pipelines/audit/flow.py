@@ -53,7 +53,7 @@ from pipelines.audit.tasks import (
 
 # partitions run on a pool of WORKERS threads or processes (pipelines.audit.runner), in at least a few groups each
 # so that they finish together, and in groups of at most about GROUP_ROUNDS rounds, so that what a worker holds at
-# once stays small on a big night; on threads, the games settled one round at a time (blackjack) use WORKERS processes
+# once stays small on a big night; on threads, the rounds the scalar engine settles use WORKERS processes
 GROUPS_PER_WORKER = 4
 GROUP_ROUNDS = 50_000
 
