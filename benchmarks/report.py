@@ -15,6 +15,9 @@ per-bet handle, the findings' hours, the files, the trend) and :func:`pipelines.
 (hold against theory, the figures, the page). The house edges of the shipped rule sets are stored
 (``pipelines/report/theory_figures.json``); ``--cold`` also times computing them (about 6 CPU-seconds,
 the simulated blackjack and Hold'em main games most of it), the price of a rule set of the user's own.
+The report is given what the audit gives it besides: which finding rounds have an evidence pack (the
+findings table's flag) and a hold-detector funnel (one row per baccarat table; :func:`with_audit_pages`).
+Writing the packs themselves is measured apart (``benchmarks/packs.py``).
 Goal (issue 12): under 15 s and under 10 MB. Prints figures; asserts nothing.
 """
 
@@ -171,6 +174,7 @@ def main() -> None:
     out = work / "report.html"
     t, c = time.perf_counter(), time.process_time()
     inputs = report_inputs(db, keys, findings, totals, quarantine)
+    inputs = with_audit_pages(inputs)  # as the audit gives them: the packs written, the hold detector's funnel
     gathered = time.perf_counter() - t
     write_report(out, inputs)
     wall, cpu = time.perf_counter() - t, time.process_time() - c
@@ -182,6 +186,35 @@ def main() -> None:
     print(f"report written to {out}")
     if args.browser:
         in_browser(out)
+
+
+def with_audit_pages(inputs):
+    """What the audit adds to the report's inputs: which finding rounds have an evidence pack (the first
+    ``Settings.evidence_packs`` of the ranking, the rest over the bound: the findings table then carries a
+    flag per row) and the hold detector's funnel (here one row per baccarat table, from the report's own
+    per-table hold: the detector is not run on a synthetic night) with its band lines."""
+    import dataclasses
+
+    import polars as pl
+
+    from pipelines.evidence.batch import PackIndex
+    from pipelines.report.theory import hold_by_table
+    from pipelines.settings import Settings
+    from pipelines.stats.hold import funnel_curves
+
+    bound = Settings.defaults().evidence_packs
+    rounds = inputs.findings.filter(pl.col("round_no").is_not_null() & pl.col("p_value").is_null()).select(
+        "gaming_day", "table_id", "round_no").unique(maintain_order=True)
+    index = PackIndex(bound=bound, rounds=rounds.height, over_bound=max(0, rounds.height - bound))
+    index.written = {(t, r): d for d, t, r in rounds.head(bound).iter_rows()}
+    hold = hold_by_table(inputs.bets).filter((pl.col("game") == "baccarat") & pl.col("theo_pct").is_not_null())
+    funnel = hold.select(
+        pl.lit(DAY).alias("night"), pl.lit("table").alias("entity_type"), pl.col("table_id").alias("entity"),
+        pl.lit("all").alias("bet"), "currency", pl.lit(1).alias("window_days"), pl.col("handle").cast(pl.Int64),
+        pl.col("house_win").cast(pl.Int64), pl.col("hold_pct").alias("hold"), pl.col("theo_pct").alias("theoretical_hold"),
+        pl.col("band_lo_pct").alias("hold_low_95"), pl.col("band_hi_pct").alias("hold_high_95"),
+        (pl.col("sd") / pl.col("handle").cast(pl.Float64).sqrt()).alias("sd_per_unit"), pl.lit(0.5).alias("p_value"))
+    return dataclasses.replace(inputs, packs=index, funnel=funnel, funnel_curves=funnel_curves(funnel))
 
 
 def in_browser(path: Path) -> None:

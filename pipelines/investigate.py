@@ -17,9 +17,12 @@ import polars as pl
 
 def _frame(con: duckdb.DuckDBPyConnection, sql: str, params: list) -> pl.DataFrame:
     df = pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
-    # DuckDB hands TIMESTAMPTZ back in the session's zone name (e.g. Etc/UTC): one zone, UTC, everywhere
-    return df.with_columns(pl.col(c).dt.convert_time_zone("UTC") for c, t in df.schema.items()
-                           if isinstance(t, pl.Datetime) and t.time_zone)
+    # DuckDB hands TIMESTAMPTZ back in the session's zone name (e.g. Etc/UTC): one zone, UTC, everywhere; money
+    # sums come as DECIMAL(38,0) (a night of large legal amounts overflows BIGINT) and are read as Int128
+    return df.with_columns(*(pl.col(c).dt.convert_time_zone("UTC") for c, t in df.schema.items()
+                             if isinstance(t, pl.Datetime) and t.time_zone),
+                           *(pl.col(c).cast(pl.Int128) for c, t in df.schema.items()
+                             if isinstance(t, pl.Decimal) and t.scale == 0))
 
 
 def player_by_day(con: duckdb.DuckDBPyConnection, player_id: str) -> pl.DataFrame:
@@ -157,8 +160,8 @@ def subject_rounds(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
         per_round AS (
             SELECT gaming_day, table_id, round_no, any_value(game) AS game, any_value(dealer_id) AS dealer_id,
                    any_value(currency) AS currency, any_value(status) AS status, count(*) AS wagers,
-                   CAST(sum(amount) AS BIGINT) AS wagered, CAST(sum(recorded_net) AS BIGINT) AS recorded_net, CAST(sum(expected_net) AS BIGINT) AS expected_net,
-                   CAST(sum(difference) AS BIGINT) AS difference, count(*) FILTER (WHERE expected_net IS NULL) AS wagers_not_settleable
+                   CAST(sum(amount) AS DECIMAL(38,0)) AS wagered, CAST(sum(recorded_net) AS DECIMAL(38,0)) AS recorded_net, CAST(sum(expected_net) AS DECIMAL(38,0)) AS expected_net,
+                   CAST(sum(difference) AS DECIMAL(38,0)) AS difference, count(*) FILTER (WHERE expected_net IS NULL) AS wagers_not_settleable
             FROM w GROUP BY gaming_day, table_id, round_no
         ),
         f AS (
@@ -212,8 +215,8 @@ def dealers_of(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
     return _frame(con, f"""
         SELECT coalesce(dealer_id, '(none recorded)') AS dealer_id, currency,
                count(DISTINCT table_id || '#' || round_no || '#' || gaming_day) AS rounds, count(*) AS wagers,
-               CAST(sum(amount) AS BIGINT) AS wagered, CAST(sum(recorded_net) AS BIGINT) AS recorded_net, CAST(sum(expected_net) AS BIGINT) AS expected_net,
-               CAST(sum(greatest(difference, 0)) AS BIGINT) AS overpaid, CAST(sum(least(difference, 0)) AS BIGINT) AS underpaid,
+               CAST(sum(amount) AS DECIMAL(38,0)) AS wagered, CAST(sum(recorded_net) AS DECIMAL(38,0)) AS recorded_net, CAST(sum(expected_net) AS DECIMAL(38,0)) AS expected_net,
+               CAST(sum(greatest(difference, 0)) AS DECIMAL(38,0)) AS overpaid, CAST(sum(least(difference, 0)) AS DECIMAL(38,0)) AS underpaid,
                count(*) FILTER (WHERE difference <> 0) AS wrong_settlements
         FROM out_settlements WHERE {cond}
         GROUP BY ALL ORDER BY overpaid DESC, rounds DESC, dealer_id
@@ -232,8 +235,8 @@ def played_with(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
         WITH my_rounds AS (SELECT DISTINCT me.gaming_day, me.table_id, me.round_no FROM out_settlements me WHERE {cond})
         SELECT coalesce(o.player_id, '(unrated)') AS player_id, o.currency,
                count(DISTINCT o.table_id || '#' || o.round_no || '#' || o.gaming_day) AS rounds_together,
-               count(*) AS wagers, CAST(sum(o.amount) AS BIGINT) AS wagered, CAST(sum(o.recorded_net) AS BIGINT) AS recorded_net,
-               CAST(sum(o.expected_net) AS BIGINT) AS expected_net, CAST(sum(greatest(o.difference, 0)) AS BIGINT) AS overpaid,
+               count(*) AS wagers, CAST(sum(o.amount) AS DECIMAL(38,0)) AS wagered, CAST(sum(o.recorded_net) AS DECIMAL(38,0)) AS recorded_net,
+               CAST(sum(o.expected_net) AS DECIMAL(38,0)) AS expected_net, CAST(sum(greatest(o.difference, 0)) AS DECIMAL(38,0)) AS overpaid,
                count(DISTINCT o.dealer_id) AS dealers
         FROM out_settlements o JOIN my_rounds m USING (gaming_day, table_id, round_no)
         WHERE true {exclude}

@@ -87,6 +87,9 @@ class Settings(BaseSettings):
     cameras: Path | None = Field(
         None, description="the table-to-camera map (TOML) an evidence pack names the cameras from (docs/evidence.md); "
                           "unset: the video window with no camera id")
+    evidence_packs: int = Field(
+        2_000, ge=0, description="at most how many finding rounds' evidence packs an audit writes beside its report "
+                                 "(the worst first); the others' rows show the command that makes theirs")
     notebook_db: Path | None = Field(
         None, description="the database the notebooks read; unset: out/pitaudit.readonly.duckdb if there, else the "
                           "sample night audited into a temporary folder")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 
 import polars as pl
 import pytest
@@ -133,8 +134,9 @@ def test_the_statistical_findings_about_the_subject_come_with_their_probabilitie
 
 
 def test_baccarat_theory_is_exact_and_the_rest_the_floors_estimate(audited_sample):
-    """TBAC-5.1.1 Banker pays 19:20: its exact edge is 1.06 % (8 decks, the Banker's variance about 0.86); a
-    blackjack bet keeps the floor's estimate."""
+    """TBAC-5.1.1 Banker pays 19:20: its exact edge is 1.06 % (8 decks, the Banker's variance about 0.86); the
+    blackjack main wager is the engine's simulation of basic strategy, the Pair exact (BJ-5.1 pays 11:1: 31/415
+    of pairs in 8 decks), the Hold'em Ante carries the main game per unit of Ante and the Flop nothing of its own."""
     from pipelines.investigate import bet_moments
     from pipelines.investigation.theory import exact_where_known
 
@@ -147,4 +149,26 @@ def test_baccarat_theory_is_exact_and_the_rest_the_floors_estimate(audited_sampl
     assert banker["method"] == "exact"
     assert banker["mean_per_unit"] == pytest.approx(-0.01058, abs=5e-5) and banker["var_per_unit"] == pytest.approx(0.86, abs=0.01)
     main = m.filter((pl.col("ruleset") == "hoiana-blackjack") & (pl.col("bet") == "main")).row(0, named=True)
-    assert main["method"] == "floor estimate" and main["n"] > 100
+    assert main["method"] == "simulation" and main["n"] > 100
+    assert main["mean_per_unit"] == pytest.approx(-0.0014, abs=5e-4) and main["var_per_unit"] == pytest.approx(1.27, abs=0.05)
+    pair = m.filter((pl.col("ruleset") == "hoiana-blackjack") & (pl.col("bet") == "pair")).row(0, named=True)
+    p = 31 / 415  # BJ-4.2.3.1 a pair of the first two cards, 8 decks; pays 11:1
+    assert pair["method"] == "exact" and pair["mean_per_unit"] == pytest.approx(12 * p - 1, abs=1e-12)
+    assert pair["var_per_unit"] == pytest.approx(144 * p * (1 - p), rel=1e-9)
+    holdem = m.filter(pl.col("ruleset") == "hoiana-holdem-bonus")
+    methods = dict(zip(holdem["bet"].to_list(), holdem["method"].to_list()))
+    assert methods.get("ante") == "simulation" and methods.get("bonus") == "exact"
+    assert methods.get("flop") in (None, "in the Ante's figure")
+    flop = holdem.filter(pl.col("bet") == "flop")
+    assert flop.height == 0 or (flop["mean_per_unit"][0] == 0 and flop["var_per_unit"][0] == 0)
+
+
+def test_the_page_says_which_bets_theory_is_exact_and_which_simulated(audited_sample, tmp_path):
+    from pipelines.investigate import Subject
+    from pipelines.investigation.command import write_investigation
+
+    page = write_investigation(audited_sample / "pitaudit.duckdb", Subject("table", "BJ-01"), tmp_path / "inv").read_text(
+        encoding="utf-8")
+    table = page.split('id="theory"', 1)[1].split("</table>", 1)[0]
+    rows = {re.sub(r"<[^>]+>", "|", tr).split("|")[3]: tr for tr in table.split("<tr>")[2:]}
+    assert "simulation" in rows["main"] and "exact" in rows["pair"]

@@ -53,7 +53,7 @@ from pipelines.audit.tasks import (
 
 # partitions run on a pool of WORKERS threads or processes (pipelines.audit.runner), in at least a few groups each
 # so that they finish together, and in groups of at most about GROUP_ROUNDS rounds, so that what a worker holds at
-# once stays small on a big night; on threads, the games settled one round at a time (blackjack) use WORKERS processes
+# once stays small on a big night; on threads, the rounds the scalar engine settles use WORKERS processes
 GROUPS_PER_WORKER = 4
 GROUP_ROUNDS = 50_000
 
@@ -165,12 +165,13 @@ def _on_failure(flow_, flow_run, state) -> None:
 def audit_flow(
     input_dir: str, db_path: str, out_dir: str, gaming_day_start: str = "06:00",
     gaming_day: str | None = None, from_day: str | None = None, to_day: str | None = None,
-    progress: bool = False, settings: dict | None = None,
+    progress: bool = False, settings: dict | None = None, ingested: str | None = None,
 ) -> AuditOutcome:
     """Audit the night(s) of ``input_dir`` into ``db_path`` and publish into ``out_dir`` (module docstring).
 
     ``gaming_day`` or ``from_day``/``to_day`` (``YYYY-MM-DD``) choose the days; ``settings`` overrides fields of
-    the environment's ``PITAUDIT_*`` settings (``pipelines.settings.Settings``, as a dict).
+    the environment's ``PITAUDIT_*`` settings (``pipelines.settings.Settings``, as a dict). ``ingested``: the key of
+    an ingest this process ran before the flow, under the writer lock it still holds (``pipelines.audit.ahead``).
     """
     from pipelines.audit.artifacts import publish_artifacts
     from pipelines.audit.notify import notify_high_findings
@@ -188,10 +189,15 @@ def audit_flow(
     check_can_run(input_path, db, out, gaming_day_start)
     params = group_params(AuditParams(gaming_day_start=gaming_day_start, workers=WORKERS, settings=run_settings),
                           1 if where_groups_run() in ("worker processes", "a Dask cluster") else 0)
+    from contextlib import nullcontext
+
+    from pipelines.audit.ahead import take
+
+    ahead = take(ingested, db)  # the caller holds the lock and has ingested
     try:
-        with writer_lock(db, run_settings.lock_wait, say):
+        with nullcontext() if ahead else writer_lock(db, run_settings.lock_wait, say):
             check_database(db)
-            outcome = _audit_locked(input_path, db, out, params, chosen, say)
+            outcome = _audit_locked(input_path, db, out, params, chosen, say, ahead)
     except WriterBusy as exc:
         raise AuditError(str(exc)) from None
     if outcome.audited:
@@ -201,12 +207,12 @@ def audit_flow(
 
 
 def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, chosen: Scope | None,
-                  say: Say) -> AuditOutcome:
-    """Steps 2-7 of the module docstring, under the writer lock."""
+                  say: Say, ahead=None) -> AuditOutcome:
+    """Steps 2-7 of the module docstring, under the writer lock (``ahead``: the ingest done before the flow)."""
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    ingest = ingest_task(input_dir, db, params.gaming_day_start, params.settings)
-    timings["ingest"] = time.perf_counter() - t
+    ingest = ahead.summary if ahead else ingest_task(input_dir, db, params.gaming_day_start, params.settings)
+    timings["ingest"] = ahead.seconds if ahead else time.perf_counter() - t
 
     t = time.perf_counter()
     scope = chosen or scope_task(input_dir, ingest, params.day_start_minutes)

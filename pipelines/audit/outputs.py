@@ -7,6 +7,12 @@ Only when every file is complete are they moved into place, one rename each, one
 nothing in between that could fail for want of space. A run that fails (a full disk, an error, a kill)
 leaves the previous run's files as they were and no partial file among them; its temporary folder is
 removed, or, after a kill, by the next run (:func:`clear_leftovers`, under the writer lock).
+
+A folder of the run (``evidence/``, ``investigations/``: the pages the report links to) replaces the previous
+run's folder of that name whole: the old one is first renamed into the temporary folder (removed with it),
+then the new one takes its name; two renames, before report.html is moved, so a report never links to a page
+of another run. The folders' files are not fsynced one by one (thousands of packs): a pack cut short by a
+power cut fails ``pitaudit evidence --verify``, naming the file.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 PARTIAL_PREFIX = ".pitaudit-partial-"
+OLD_PREFIX = ".previous-"  # inside the temporary folder: the previous run's folder it replaced
 
 
 def _alive(pid: int) -> bool:
@@ -55,7 +62,13 @@ def output_folder(out_dir: Path) -> Iterator[Path]:
             if path.is_file():
                 with open(path, "rb") as fh:
                     os.fsync(fh.fileno())
-        for path in sorted(partial.iterdir()):
-            os.replace(path, out_dir / path.name)
+        # the folders first (the pages the report links to), then the files, report.html among them
+        for path in sorted(partial.iterdir(), key=lambda p: (not p.is_dir(), p.name)):
+            if path.name.startswith(OLD_PREFIX):
+                continue
+            target = out_dir / path.name
+            if path.is_dir() and target.is_dir() and not target.is_symlink():
+                os.replace(target, partial / f"{OLD_PREFIX}{path.name}")
+            os.replace(path, target)
     finally:
         shutil.rmtree(partial, ignore_errors=True)

@@ -19,9 +19,10 @@ class AuditParams:
     catalogue: Catalogue = field(default_factory=builtin)
     # the per-round engine; tests may hand in one that returns hand-made RoundResults
     engine: Callable[[RoundInput], RoundResult] | None = None
-    # use rulebook.<game>.vector where a game offers it (baccarat); False forces the scalar engine
+    # settle over arrays where the game's array path takes the round (baccarat, blackjack, Hold'em: the irregular
+    # rounds still go to the scalar engine); False forces the scalar engine for every round
     vectorised: bool = True
-    # processes for the games settled one round at a time (blackjack); 1 = this process only
+    # processes for the rounds the scalar engine settles (irregular rounds, vectorised=False); 1 = this process only
     workers: int = 1
     # fewer rounds than this stay in this process (a pool costs a second or two to start)
     pool_min_rounds: int = 2000

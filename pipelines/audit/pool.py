@@ -1,6 +1,8 @@
-"""The scalar engine on every core: a process pool for games settled one round at a time (blackjack).
+"""The scalar engine on every core: a process pool for the rounds settled one at a time.
 
-A round of blackjack is a chain of decisions the engine walks in Python; the interpreter runs one
+Since every game has an array path, those are the irregular rounds and every round under
+``vectorised=False`` (the reference run); a pool of fewer than ``pool_min_rounds`` never starts.
+A round is a chain of decisions the engine walks in Python; the interpreter runs one
 thread at a time, so threads do not help and processes do. The pool is started once per process,
 on first use, with the ``spawn`` method (the flow runs threads; forking a threaded process is
 unsafe), and rounds travel to it in chunks. Results come back without their steps (the

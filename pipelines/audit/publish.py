@@ -236,15 +236,18 @@ def write_files(out_dir: Path, findings: pl.DataFrame, quarantine: pl.DataFrame,
 
 
 def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple[dt.date, str]], scope,
-                  settlements_partial: Path | None, memory_limit: str | None = None) -> dict:
+                  settlements_partial: Path | None, memory_limit: str | None = None, settings=None) -> dict:
     """Every file of the output contract for the audited partitions ``keys`` into ``folder``, from the database:
     the findings and settlements of those partitions, the quarantined lines and file list of this run's input, the
-    report with the trend of the nights before (pipelines.audit.trend)."""
+    report with the trend of the nights before (pipelines.audit.trend), and the pages it links to: the finding
+    rounds' evidence packs and the flagged subjects' investigations (pipelines.report.linked)."""
     from pipelines.audit.load import load_quarantine_of, load_source_files_of, quarantine_as_in_files
     from pipelines.audit.trend import night_totals
     from pipelines.ingest.discover import discover
     from pipelines.report import ReportInputs, write_report
     from pipelines.report.gather import gather_from
+    from pipelines.report.detector_hold import read_funnel
+    from pipelines.report.linked import write_linked_pages
 
     found = discover(input_dir)
     files_of_input = [f.rel for f in found]
@@ -256,10 +259,13 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
         source_files = load_source_files_of(con, files_of_input)
         trend = night_totals(con, scope.days)
         report_frames = gather_from(con, keys)  # per-bet handle for hold against theory, the findings' hours
+        funnel, funnel_curves = read_funnel(con, scope.days)  # the hold detector's rows: the report's funnel
         if settlements_partial is None:
             settlements_partial = export_settlements_of(con, keys, folder / ".settlements.parquet.partial")
         create_keys_table(con, "_keys", keys)
         rounds = con.execute(f"SELECT count(*) FROM core_rounds WHERE {_in_keys(_window(keys))}").fetchall()[0][0]
+        con.execute("DROP TABLE _keys")
+        linked = write_linked_pages(con, folder, keys, findings, str(Path(db_path).resolve()), settings)
     finally:
         con.close()
     quarantine = quarantine_as_in_files(quarantine, {f.rel: f.path for f in found if f.kind is not None})
@@ -272,11 +278,12 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
         findings=findings, totals=totals, days=tuple(scope.days), tables=len({k[1] for k in keys}),
         quarantined=quarantine.height, input_files=files, trend=trend, bets=report_frames["bets"],
         quarantine=quarantine, source_files=source_files, finding_times=report_frames["times"],
-        database=str(Path(db_path).resolve()),
+        database=str(Path(db_path).resolve()), packs=linked.packs, investigations=linked.investigations,
+        funnel=funnel, funnel_curves=funnel_curves,
     )
     paths["report"] = write_report(folder / "report.html", report)
     return {"paths": paths, "findings": findings, "totals": totals, "trend": trend, "quarantined": quarantine.height,
-            "rounds": int(rounds)}
+            "rounds": int(rounds), "linked": linked}
 
 
 def clear_stage(stage_dir: Path) -> None:

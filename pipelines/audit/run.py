@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 
 import polars as pl
@@ -142,27 +143,53 @@ def run_audit(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: s
         except ConnectionError as exc:
             raise AuditError(str(exc)) from None
     prefect_defaults()
+    from pipelines.audit.server import EarlyServer
+
+    # Prefect's server takes seconds to answer: its process starts now, and this one ingests meanwhile
+    # (pipelines.audit.ahead), under the writer lock the flow then keeps (issue 13)
+    early = EarlyServer()
+    held = ExitStack()
+    try:
+        with held:
+            early.launch()
+            return _run_flow(input_dir, db_path, out_dir, gaming_day_start, progress, settings, gaming_day, from_day,
+                             to_day, dask, early, held)
+    finally:
+        early.close()
+
+
+def _run_flow(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: str, progress: bool, settings,
+              gaming_day, from_day, to_day, dask, early, held):
+    """:func:`run_audit` once the server's process is launched (``early``): the ingest first (it imports nothing of
+    Prefect, which takes seconds), then the flow; ``held`` keeps the writer lock of the ingest run ahead until the
+    flow is done."""
+    from pipelines.audit.ahead import ingest_ahead
     from pipelines.audit.collector import tuned_gc
-    from pipelines.audit.flow import audit_flow
-    from pipelines.audit.runner import group_processes, task_runner
-    from pipelines.audit.server import embedded_server
     from pipelines.ingest.run import IngestError
     from pipelines.settings import Settings, SettingsError, load_settings
 
     settings = settings or load_settings()
-    if dask is not None:
-        from pipelines.audit.runner import dask_task_runner
-
-        # a local cluster of PITAUDIT_AUDIT_PROCESSES worker processes (default one per core), one group each
-        flow_fn = audit_flow.with_options(task_runner=dask_task_runner(dask, settings.audit_processes))
-    else:
-        processes = group_processes(input_dir, settings.audit_processes)
-        flow_fn = audit_flow.with_options(task_runner=task_runner(processes)) if processes else audit_flow
     try:
-        with embedded_server(), tuned_gc():
+        with tuned_gc():
+            ingested = ingest_ahead(held, input_dir, db_path, gaming_day_start, settings) \
+                if early.launched is not None and isinstance(settings, Settings) else None
+        from pipelines.audit.flow import audit_flow
+        from pipelines.audit.runner import group_processes, task_runner
+        from pipelines.audit.server import embedded_server
+
+        if dask is not None:
+            from pipelines.audit.runner import dask_task_runner
+
+            # a local cluster of PITAUDIT_AUDIT_PROCESSES worker processes (default one per core), one group each
+            flow_fn = audit_flow.with_options(task_runner=dask_task_runner(dask, settings.audit_processes))
+        else:
+            processes = group_processes(input_dir, settings.audit_processes)
+            flow_fn = audit_flow.with_options(task_runner=task_runner(processes)) if processes else audit_flow
+        with embedded_server(early), tuned_gc():
             outcome = flow_fn(str(input_dir), str(db_path), str(out_dir), gaming_day_start, gaming_day=gaming_day,
                               from_day=from_day, to_day=to_day, progress=progress,
-                              settings=settings.model_dump(exclude_unset=False) if isinstance(settings, Settings) else None)
+                              settings=settings.model_dump(exclude_unset=False) if isinstance(settings, Settings) else None,
+                              ingested=ingested)
     except AuditError:
         raise
     except (IngestError, SettingsError) as exc:

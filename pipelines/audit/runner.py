@@ -114,7 +114,7 @@ def runs_on_dask() -> bool:
 
 
 def group_params(params: AuditParams, processes: int) -> AuditParams:
-    """In worker processes the groups already fill the cores: the engine's own pool (blackjack) stays off."""
+    """In worker processes the groups already fill the cores: the scalar engine's own pool stays off."""
     if processes and params.workers > 1:
         from dataclasses import replace
 

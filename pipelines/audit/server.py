@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 log = logging.getLogger("prefect.pitaudit")
 PR_SET_PDEATHSIG = 1
@@ -90,29 +91,37 @@ def _flush_logs() -> None:
 START_ATTEMPTS = 3
 
 
-def _start(settings) -> tuple[subprocess.Popen, str]:
-    """Start the server and wait until it answers; try again on a new port when it fails at start (two audits
-    starting at once against one Prefect home race to prepare its database: uvicorn's status 3)."""
-    import prefect
+def _launch(settings=None) -> tuple[subprocess.Popen, str]:
+    """The server's process, started and not waited for (it takes seconds to answer). ``settings``: this process's
+    Prefect settings, passed on; without them (Prefect not imported yet) the server reads the same environment and
+    profile itself."""
+    import importlib.util
 
     env = {
         **os.environ,
         "PREFECT_UI_ENABLED": "0",
         "PREFECT__SERVER_EPHEMERAL": "1",
         "PREFECT__SERVER_FINAL": "1",
-        **settings.to_environment_variables(exclude_unset=True),
+        **(settings.to_environment_variables(exclude_unset=True) if settings is not None else {}),
     }
     env.pop("PREFECT_API_URL", None)
+    prefect_dir = Path(importlib.util.find_spec("prefect").origin).parent  # without importing it (seconds)
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect_dir.parent), "--factory",
+         "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port), "--log-level",
+         "error", "--lifespan", "on"],
+        env=env, preexec_fn=_die_with_parent, stdin=subprocess.DEVNULL,
+    )
+    return proc, f"http://127.0.0.1:{port}/api"
+
+
+def _start(settings, launched: tuple[subprocess.Popen, str] | None = None) -> tuple[subprocess.Popen, str]:
+    """Wait until the server (``launched`` earlier, or started now) answers; try again on a new port when it fails at
+    start (two audits starting at once against one Prefect home race to prepare its database: uvicorn's status 3)."""
     for attempt in range(1, START_ATTEMPTS + 1):
-        port = _free_port()
-        url = f"http://127.0.0.1:{port}/api"
-        log.info("Starting temporary server on http://127.0.0.1:%s", port)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent), "--factory",
-             "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port), "--log-level",
-             "error", "--lifespan", "on"],
-            env=env, preexec_fn=_die_with_parent, stdin=subprocess.DEVNULL,
-        )
+        proc, url = launched if launched is not None and attempt == 1 else _launch(settings)
+        log.info("Starting temporary server on %s", url.removesuffix("/api"))  # (said once Prefect's logging is set)
         try:
             _wait_healthy(proc, url, float(settings.server.ephemeral.startup_timeout_seconds))
             return proc, url
@@ -147,17 +156,60 @@ def _in_every_thread() -> Iterator[None]:
         prefect.context.GLOBAL_SETTINGS_CONTEXT = before
 
 
+class EarlyServer:
+    """The embedded server started ahead of its use (issue 13): :meth:`launch` starts its process and returns at once,
+    without importing Prefect (seconds by itself), so that this process ingests while the server prepares
+    (pipelines.audit.ahead); :func:`embedded_server` then waits for it, or stops it when Prefect's settings turn out
+    to name a server of their own (a profile). Its process dies with this one (``PR_SET_PDEATHSIG``) like any other;
+    :meth:`close` stops one that was never used."""
+
+    def __init__(self) -> None:
+        self.launched: tuple[subprocess.Popen, str] | None = None
+
+    def launch(self) -> bool:
+        """Start the server's process when this run is to have one: Linux, and no server named in the environment
+        (or, when Prefect is imported already, in its settings: a test harness). True if it was started."""
+        if self.launched is None and sys.platform.startswith("linux") and "PREFECT_API_URL" not in os.environ:
+            settings = None
+            if "prefect.settings" in sys.modules:
+                from prefect.settings import get_current_settings
+
+                settings = get_current_settings()
+                if settings.api.url:
+                    return False
+            self.launched = _launch(settings)
+        return self.launched is not None
+
+    def take(self) -> tuple[subprocess.Popen, str] | None:
+        launched, self.launched = self.launched, None
+        return launched
+
+    def close(self) -> None:
+        launched = self.take()
+        if launched is not None:
+            _stop(launched[0])
+
+
 @contextlib.contextmanager
-def embedded_server() -> Iterator[str | None]:
+def embedded_server(early: EarlyServer | None = None) -> Iterator[str | None]:
     """A temporary Prefect server for the ``with`` block, ended with it or with this process; yields its API URL,
-    or None when a server is already configured (``PREFECT_API_URL``, a test harness) or this is not Linux."""
+    or None when a server is already configured (``PREFECT_API_URL``, a test harness) or this is not Linux.
+    ``early``: the server this run launched ahead (:class:`EarlyServer`), waited for here instead of a new one."""
     from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
 
     settings = get_current_settings()
+    launched = early.take() if early is not None else None
     if settings.api.url or not sys.platform.startswith("linux"):
+        if launched is not None:
+            _stop(launched[0])
         yield None
         return
-    proc, url = _start(settings)
+    try:
+        proc, url = _start(settings, launched)
+    except BaseException:
+        if launched is not None and launched[0].poll() is None:
+            _stop(launched[0])
+        raise
     before = os.environ.get("PREFECT_API_URL")
     try:
         os.environ["PREFECT_API_URL"] = url  # the worker processes this run spawns report here too

@@ -210,7 +210,7 @@ def publish_task(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple[
     from pipelines.audit.publish import publish_night
 
     return publish_night(Path(folder), Path(db_path), Path(input_dir), keys, scope, settlements_partial,
-                         settings.reader_memory if settings is not None else None)
+                         settings.reader_memory if settings is not None else None, settings)
 
 
 @task(name="read-only snapshot", **IO_TASK)

@@ -119,6 +119,64 @@ def _db_frame(con: duckdb.DuckDBPyConnection, sql: str, params: list) -> pl.Data
     return pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
 
 
+class Recorded:
+    """What the database recorded that night, looked up per round: one query each (the ``pitaudit evidence``
+    command); :class:`pipelines.evidence.batch.PrefetchedRecord` answers the same questions from frames read in
+    one batch (the audit's packs)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.has_settlements = _has_table(con, "out_settlements")
+        self.has_findings = _has_table(con, "out_findings")
+
+    def settlements(self, table_id: str, round_no: int, day: dt.date) -> list[dict]:
+        if not self.has_settlements:
+            return []
+        return list(_db_frame(self.con, "SELECT * FROM out_settlements WHERE table_id = ? AND round_no = ? AND gaming_day = ?",
+                              [table_id, round_no, day]).iter_rows(named=True))
+
+    def findings(self, table_id: str, round_no: int, day: dt.date) -> list[dict]:
+        if not self.has_findings:
+            return []
+        return _rows(_db_frame(self.con, f"""
+            SELECT {RECORDED_FINDING_COLUMNS}
+            FROM out_findings WHERE table_id = ? AND round_no = ? AND gaming_day = ? ORDER BY kind, wager_id, finding_id""",
+            [table_id, round_no, day]))
+
+    def finding_counts(self, table_id: str, day: dt.date, lo: int, hi: int) -> dict[int, int]:
+        if not self.has_findings:
+            return {}
+        return dict(self.con.execute(
+            "SELECT round_no, count(*) FROM out_findings WHERE table_id = ? AND gaming_day = ? AND round_no BETWEEN ? AND ? "
+            "GROUP BY round_no", [table_id, day, lo, hi]).fetchall())
+
+    def source_file(self, name: str) -> tuple | None:
+        rows = self.con.execute("SELECT sha256, size_bytes, input_root FROM core_source_files WHERE source_file = ?", [name]).fetchall()
+        return rows[0] if rows else None
+
+    def disk_sha256(self, path: Path) -> str | None:
+        return sha256_file(path) if path.is_file() else None
+
+
+RECORDED_FINDING_COLUMNS = """finding_id, kind, severity, wager_id, seat, player_id, dealer_id, expected_net, recorded_net, difference,
+                   rule_ref, detail, source_file, source_line"""
+
+
+@dataclass(frozen=True)
+class Frames:
+    """The frames a round's evidence is assembled from: the loaded partition (or the rounds of it wanted), its
+    reconstruction, its settlement and the findings the detectors raise on it."""
+
+    rounds: pl.DataFrame
+    wagers: pl.DataFrame
+    actions: pl.DataFrame
+    events: pl.DataFrame
+    recon: pl.DataFrame
+    settled_rounds: pl.DataFrame
+    settled_wagers: pl.DataFrame
+    fresh: pl.DataFrame  # FINDINGS_SCHEMA
+
+
 def gather_round(
     con: duckdb.DuckDBPyConnection, table_id: str, round_no: int, gaming_day: dt.date | None = None,
     params: AuditParams | None = None,
@@ -130,18 +188,25 @@ def gather_round(
     recon = reconstruct_partition(part, params)
     settled = settle_partition(part, recon, params)
     fresh = detect_in_partition(recon, settled, params)
+    frames = Frames(part.rounds, part.wagers, part.actions, part.events, recon, settled.rounds, settled.wagers, fresh)
+    return assemble_round(frames, Recorded(con), table_id, round_no, day, params)
 
+
+def assemble_round(frames: Frames, recorded: "Recorded", table_id: str, round_no: int, day: dt.date,
+                   params: AuditParams) -> RoundEvidence:
+    """One round's evidence from ``frames`` and what the database recorded (``recorded``)."""
+    recon, part_rounds = frames.recon, frames.rounds
     rec = _of_round(recon, table_id, round_no)
-    table_rec = _of_round(part.rounds, table_id, round_no)
+    table_rec = _of_round(part_rounds, table_id, round_no)
     if rec.height == 0 and table_rec.height == 0:
         raise EvidenceError(f"no round {round_no} of table {table_id!r} on gaming day {day.isoformat()}")
-    ctx = _of_round(settled.rounds, table_id, round_no)
+    ctx = _of_round(frames.settled_rounds, table_id, round_no)
     ctx_row = ctx.row(0, named=True) if ctx.height else None
     recon_row = rec.row(0, named=True) if rec.height else {}
     table_row = table_rec.row(0, named=True) if table_rec.height else {}
-    wagers_in = _of_round(part.wagers, table_id, round_no).sort("wager_order")
-    actions_in = _of_round(part.actions, table_id, round_no).sort("action_order")
-    events = _of_round(part.events, table_id, round_no).sort(["device_id", "event_seq"])
+    wagers_in = _of_round(frames.wagers, table_id, round_no).sort("wager_order")
+    actions_in = _of_round(frames.actions, table_id, round_no).sort("action_order")
+    events = _of_round(frames.events, table_id, round_no).sort(["device_id", "event_seq"])
     notes: list[str] = []
     if recon_row.get("note"):
         notes.append(recon_row["note"])
@@ -162,12 +227,8 @@ def gather_round(
     cards = card_rows(events.to_dicts(), steps)
 
     # settlements: re-settled now (the audit's functions) beside what the audit recorded that night
-    now = _of_round(settled.wagers, table_id, round_no).sort("wager_order")
-    recorded_audit: dict[str, dict] = {}
-    if _has_table(con, "out_settlements"):
-        for r in _db_frame(con, "SELECT * FROM out_settlements WHERE table_id = ? AND round_no = ? AND gaming_day = ?",
-                           [table_id, round_no, day]).iter_rows(named=True):
-            recorded_audit[r["wager_id"]] = r
+    now = _of_round(frames.settled_wagers, table_id, round_no).sort("wager_order")
+    recorded_audit: dict[str, dict] = {r["wager_id"]: r for r in recorded.settlements(table_id, round_no, day)}
     wagers = []
     for w in now.iter_rows(named=True):
         then = recorded_audit.get(w["wager_id"])
@@ -195,14 +256,8 @@ def gather_round(
         {"kind": x.kind, "clause": x.clause, "detail": x.detail, "voids_round": bool(x.voids_round)}
         for x in (result.irregularities if result else ())
     ]
-    findings = []
-    if _has_table(con, "out_findings"):
-        findings = _rows(_db_frame(con, """
-            SELECT finding_id, kind, severity, wager_id, seat, player_id, dealer_id, expected_net, recorded_net, difference,
-                   rule_ref, detail, source_file, source_line
-            FROM out_findings WHERE table_id = ? AND round_no = ? AND gaming_day = ? ORDER BY kind, wager_id, finding_id""",
-            [table_id, round_no, day]))
-    findings_now = _rows(_of_round(fresh, table_id, round_no).select(
+    findings = recorded.findings(table_id, round_no, day)
+    findings_now = _rows(_of_round(frames.fresh, table_id, round_no).select(
         "finding_id", "kind", "severity", "wager_id", "expected_net", "recorded_net", "difference", "rule_ref", "detail"))
 
     engine_outcome = dict(result.outcome) if result and result.outcome else {}
@@ -234,8 +289,8 @@ def gather_round(
     return RoundEvidence(
         round=round_info, cards=cards, steps=steps, outcome=outcome, wagers=wagers, irregularities=irregularities,
         findings=findings, findings_now=findings_now,
-        neighbours=_neighbours(con, recon, part.rounds, table_id, round_no, day, recon_row.get("device_shoe_id") or table_row.get("shoe_id")),
-        sources=source_files(con, table_row, wagers_in, actions_in, events),
+        neighbours=_neighbours(recorded, recon, part_rounds, table_id, round_no, day, recon_row.get("device_shoe_id") or table_row.get("shoe_id")),
+        sources=source_files(recorded, table_row, wagers_in, actions_in, events),
         source_lines=_source_lines(table_row, wagers_in, actions_in, events),
         notes=notes,
     )
@@ -253,7 +308,7 @@ def _amount_clause(w: dict) -> str | None:
     return w.get("limit_clause") or w.get("clause")
 
 
-def _neighbours(con, recon: pl.DataFrame, rounds: pl.DataFrame, table_id: str, round_no: int, day: dt.date,
+def _neighbours(recorded: Recorded, recon: pl.DataFrame, rounds: pl.DataFrame, table_id: str, round_no: int, day: dt.date,
                 shoe: str | None) -> list[dict]:
     """Up to :data:`NEIGHBOURS` rounds of the same shoe either side, with their cards and the audit's finding count."""
     if shoe is None:
@@ -265,10 +320,8 @@ def _neighbours(con, recon: pl.DataFrame, rounds: pl.DataFrame, table_id: str, r
     i = numbers.index(round_no)
     window = same.slice(max(0, i - NEIGHBOURS), 2 * NEIGHBOURS + 1)
     counts: dict[int, int] = {}
-    if _has_table(con, "out_findings") and window.height:
-        counts = dict(con.execute(
-            "SELECT round_no, count(*) FROM out_findings WHERE table_id = ? AND gaming_day = ? AND round_no BETWEEN ? AND ? "
-            "GROUP BY round_no", [table_id, day, min(window["round_no"]), max(window["round_no"])]).fetchall())
+    if window.height:
+        counts = recorded.finding_counts(table_id, day, min(window["round_no"]), max(window["round_no"]))
     table = {r["round_no"]: r for r in rounds.filter(pl.col("table_id") == table_id).iter_rows(named=True)}
     out = []
     for r in window.iter_rows(named=True):
@@ -294,7 +347,7 @@ def _source_lines(table_row: dict, wagers: pl.DataFrame, actions: pl.DataFrame, 
     return out
 
 
-def source_files(con, table_row: dict, wagers: pl.DataFrame, actions: pl.DataFrame, events: pl.DataFrame) -> list[dict]:
+def source_files(record: Recorded, table_row: dict, wagers: pl.DataFrame, actions: pl.DataFrame, events: pl.DataFrame) -> list[dict]:
     """Each source file of the round: the hash the ingest recorded, and the hash of what is on disk now (if it is)."""
     names = set()
     if table_row:
@@ -303,11 +356,10 @@ def source_files(con, table_row: dict, wagers: pl.DataFrame, actions: pl.DataFra
         names |= set(df["source_file"].drop_nulls().to_list())
     out = []
     for name in sorted(names):
-        rows = con.execute("SELECT sha256, size_bytes, input_root FROM core_source_files WHERE source_file = ?", [name]).fetchall()
-        row = rows[0] if rows else None
+        row = record.source_file(name)
         recorded, size, root = row if row else (None, None, None)
         disk_path = Path(root) / name if root else None
-        on_disk = sha256_file(disk_path) if disk_path is not None and disk_path.is_file() else None
+        on_disk = record.disk_sha256(disk_path) if disk_path is not None else None
         status = ("not recorded by the ingest" if recorded is None else "missing on disk" if on_disk is None
                   else "unchanged" if on_disk == recorded else "CHANGED since the ingest")
         out.append({"source_file": name, "recorded_sha256": recorded, "recorded_size_bytes": size,

@@ -9,6 +9,7 @@ round written twice gives the same seal. The format is in ``docs/evidence.md``.
 from __future__ import annotations
 
 import datetime as dt
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version as package_version
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from pipelines.evidence.rule_text import ClauseText, clause_texts, no_text
 PACK_FILES = ("index.html", "round.json")
 
 
+@cache
 def pitaudit_version() -> str:
     try:
         return package_version("pitaudit")
@@ -40,22 +42,30 @@ def database_for_readers(db: Path) -> Path:
     return db
 
 
-def _source_text(evidence: RoundEvidence) -> list[dict]:
-    """The round's lines as they read now, from the source files still on disk and unchanged since the ingest."""
+def read_lines(path: Path, numbers: set[int]) -> dict[int, str]:
+    """The lines ``numbers`` (1-based) of the file at ``path``, read once up to the last one wanted."""
+    out: dict[int, str] = {}
+    last = max(numbers)
+    with path.open("rb") as f:
+        for n, raw in enumerate(f, start=1):
+            if n in numbers:
+                out[n] = raw.rstrip(b"\r\n").decode("utf-8", errors="replace")
+            if n >= last:
+                break
+    return out
+
+
+def _source_text(evidence: RoundEvidence, read: dict[tuple[str, int], str] | None = None) -> list[dict]:
+    """The round's lines as they read now, from the source files still on disk and unchanged since the ingest
+    (``read``: those lines already read, by (file, line); the audit's packs read each file once for all)."""
     usable = {s["source_file"]: Path(s["path_on_disk"]) for s in evidence.sources if s["status"] == "unchanged"}
     wanted: dict[str, set[int]] = {}
     for line in evidence.source_lines:
-        if line["source_file"] in usable:
+        if line["source_file"] in usable and (read is None or (line["source_file"], int(line["source_line"])) not in read):
             wanted.setdefault(line["source_file"], set()).add(int(line["source_line"]))
-    texts: dict[tuple[str, int], str] = {}
+    texts: dict[tuple[str, int], str] = read if read is not None else {}
     for name, numbers in wanted.items():
-        last = max(numbers)
-        with usable[name].open("rb") as f:
-            for n, raw in enumerate(f, start=1):
-                if n in numbers:
-                    texts[(name, n)] = raw.rstrip(b"\r\n").decode("utf-8", errors="replace")
-                if n >= last:
-                    break
+        texts.update({(name, n): text for n, text in read_lines(usable[name], numbers).items()})
     out = []
     for line in evidence.source_lines:
         key = (line["source_file"], int(line["source_line"]))
@@ -74,14 +84,15 @@ def _clauses_of(data: dict) -> set[str]:
 
 
 def pack_document(evidence: RoundEvidence, cameras: CameraMap, clause_text: ClauseText = no_text,
-                  clause_note: str | None = None, database: str | None = None) -> dict:
+                  clause_note: str | None = None, database: str | None = None,
+                  source_text: dict[tuple[str, int], str] | None = None) -> dict:
     """The pack's JSON document (``round.json``): the gathered evidence, the video window, the clauses' texts."""
     data = {
         "format": FORMAT, "pitaudit_version": pitaudit_version(), "database": database,
         "round": evidence.round, "outcome": evidence.outcome, "cards": evidence.cards, "steps": evidence.steps,
         "wagers": evidence.wagers, "irregularities": evidence.irregularities, "findings": evidence.findings,
         "findings_now": evidence.findings_now, "neighbours": evidence.neighbours, "sources": evidence.sources,
-        "source_lines": _source_text(evidence), "notes": list(evidence.notes),
+        "source_lines": _source_text(evidence, source_text), "notes": list(evidence.notes),
         "video": video_window(evidence.round, evidence.cards, cameras), "clause_note": clause_note,
     }
     data["clause_texts"] = {cid: clause_text(cid) for cid in sorted(_clauses_of(data))}
@@ -123,12 +134,24 @@ def write_pack(db: Path, table_id: str, round_no: int, out: Path, gaming_day: dt
         evidence = gather_round(con, table_id, round_no, gaming_day)
     finally:
         con.close()
-    data = pack_document(evidence, camera_map, clause_text, clause_note, database=str(source))
-    files = {"index.html": render_html(data, clause_text).encode("utf-8"), "round.json": render_json(data).encode("utf-8")}
+    files, _ = build_pack_files(evidence, camera_map, clause_text, clause_note, str(source))
     _prepare_folder(out)
     key = {"table_id": table_id, "round_no": round_no, "gaming_day": evidence.round["gaming_day"]}
-    the_seal = seal(out, files, key, evidence.sources, pitaudit_version())
-    return out, the_seal
+    return out, seal_pack(out, files, key, evidence.sources)
+
+
+def build_pack_files(evidence: RoundEvidence, cameras: CameraMap, clause_text: ClauseText = no_text,
+                     clause_note: str | None = None, database: str | None = None,
+                     source_text: dict[tuple[str, int], str] | None = None) -> tuple[dict[str, bytes], dict]:
+    """The pack's files (name -> bytes, before the manifest and the sums) and its JSON document."""
+    data = pack_document(evidence, cameras, clause_text, clause_note, database, source_text)
+    files = {"index.html": render_html(data, clause_text).encode("utf-8"), "round.json": render_json(data).encode("utf-8")}
+    return files, data
+
+
+def seal_pack(out: Path, files: dict[str, bytes], key: dict, sources: list[dict]) -> str:
+    """Write ``files`` with their manifest and SHA256SUMS into ``out``; the seal."""
+    return seal(out, files, key, sources, pitaudit_version())
 
 
 def verify(folder: Path, expected_seal: str | None = None) -> Verdict:

@@ -9,12 +9,14 @@ from escaped parts.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from importlib import resources
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from pipelines.evidence.rule_text import ClauseText, no_text
+from pipelines.evidence.step_money import step_in_major_units
 
 
 def format_money(amount: int | None, currency: str | None, signed: bool = False) -> str:
@@ -42,7 +44,9 @@ def _templates_dir() -> str:
     return str(resources.files("pipelines.evidence") / "templates")
 
 
+@lru_cache(maxsize=8)
 def environment(clause_text: ClauseText = no_text) -> Environment:
+    """The page's Jinja2 environment for ``clause_text`` (cached: the audit renders thousands of pages with one)."""
     env = Environment(loader=FileSystemLoader(_templates_dir()), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 
@@ -57,13 +61,20 @@ def environment(clause_text: ClauseText = no_text) -> Environment:
 
     env.filters["clause"] = clause
     env.filters["money"] = lambda amount, currency, signed=False: format_money(amount, currency, signed)
+    # the engine's step texts with their amounts in major units (round.json keeps the engine's integers)
+    env.filters["step_money"] = step_in_major_units
     return env
+
+
+@lru_cache(maxsize=1)
+def _css() -> str:
+    return (resources.files("pipelines.evidence") / "templates" / "evidence.css").read_text(encoding="utf-8")
 
 
 def render_html(data: dict, clause_text: ClauseText = no_text) -> str:
     """``index.html`` for ``data`` (the pack's JSON document, see :func:`pipelines.evidence.pack.pack_document`)."""
     env = environment(clause_text)
-    css = (resources.files("pipelines.evidence") / "templates" / "evidence.css").read_text(encoding="utf-8")
+    css = _css()
     now = {f["finding_id"] for f in data["findings_now"]}
     recorded = {f["finding_id"] for f in data["findings"]}
     return env.get_template("evidence.html.j2").render(

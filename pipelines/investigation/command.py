@@ -22,9 +22,12 @@ from pipelines.investigation.render import MAX_HTML_ROWS, render_page, table_row
 from pipelines.investigation.theory import exact_where_known
 
 TABLES = ("rounds", "wagers", "findings", "results_over_time", "bet_vs_count", "dealers", "played_with")
-MOMENTS_NOTE = ("exact for the baccarat bets (their payout distributions enumerated through the rules engine); for "
-                "the other games estimated from every wager of the floor in the range as the rules settle it (a "
-                "rare-hit side bet seen a few hundred times has a rough estimate)")
+MOMENTS_NOTE = ("from each bet's payout distribution: exact for every baccarat bet, the Hold'em Bonus bet and the "
+                "blackjack Pair and Insurance; the Hold'em main game (Ante, Flop, Turn and River per unit of Ante, "
+                "given to the Ante) and the blackjack main wager from the engine's simulation of its stated strategy "
+                "(a player who plays worse holds less than the line); a jackpot wager, whose stake the rule set "
+                "leaves unstated, from every wager of the floor in the range as the rules settle it. The table "
+                "below says which each bet is")
 
 
 class InvestigationError(RuntimeError):
@@ -64,6 +67,11 @@ def write_investigation(db: Path, subject: q.Subject, out: Path) -> Path:
         frames = gather(con, subject)
     finally:
         con.close()
+    return write_pages(frames, subject, out, str(source))
+
+
+def write_pages(frames: dict, subject: q.Subject, out: Path, source: str) -> Path:
+    """The investigation's files from its gathered frames (:func:`gather`); the audit calls it with its own reader."""
     rounds, wagers, findings = frames["rounds"], frames["wagers"], frames["findings"]
     if rounds.height == 0 and findings.height == 0:
         raise InvestigationError(f"nothing about {subject.label} in {source}: no wager and no finding names it")
@@ -103,13 +111,16 @@ def write_investigation(db: Path, subject: q.Subject, out: Path) -> Path:
     page = render_page({
         "subject": {"kind": subject.kind, "id": subject.id},
         "span": f"{subject.first or rounds['gaming_day'].min() or ''} to {subject.last or rounds['gaming_day'].max() or ''}",
-        "database": str(source), "version": pitaudit_version(), "files": [f"{t}.csv" for t in TABLES] + ["(and .parquet)"],
+        "database": source, "version": pitaudit_version(), "files": [f"{t}.csv" for t in TABLES] + ["(and .parquet)"],
         "notes": notes,
         "counts": {"rounds": rounds.height, "wagers": wagers.height, "findings": findings.height,
                    "days": rounds["gaming_day"].n_unique(), "tables": rounds["table_id"].n_unique()},
         "summary": summary_rows, "moments_note": MOMENTS_NOTE, "figures": figs, "ramp": ramp, "count_source": count_source(),
         "findings": table_rows(findings), "dealers": table_rows(dealers), "players": table_rows(frames["played_with"]),
         "rounds": table_rows(rounds),
+        "theory": [r for r in table_rows(frames["moments"].join(
+            wagers.select("ruleset", "bet", "currency").unique(), on=["ruleset", "bet", "currency"], how="semi").sort(
+            "ruleset", "bet", "currency"))],
         "unit_note": money_unit_note(currencies[0] if len(currencies) == 1 else ", ".join(sorted(currencies)) or None),
     })
     (out / "index.html").write_text(page, encoding="utf-8")

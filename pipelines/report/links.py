@@ -41,3 +41,17 @@ def evidence_command(table_id: str, round_no: int, db: str = "pitaudit.duckdb") 
     out = evidence_relpath(table_id, round_no).as_posix()
     return (f"pitaudit evidence --db {shlex.quote(db)} --table {shlex.quote(table_id)} --round {int(round_no)} "
             f"--out {shlex.quote(out)}")
+
+
+INVESTIGATIONS_DIR = "investigations"
+
+
+def investigation_relpath(kind: str, subject_id: str, first: str, last: str) -> PurePosixPath:
+    """``investigations/<player|dealer|table>/<id segment>/<first>_<last>``: the investigation of a statistical
+    finding's subject over its window, relative to the report's folder (the id made safe as a table's is)."""
+    return PurePosixPath(INVESTIGATIONS_DIR, kind, table_segment(subject_id), f"{first}_{last}")
+
+
+def investigation_href(kind: str, subject_id: str, first: str, last: str) -> str:
+    """The relative link from report.html to that investigation's index.html."""
+    return f"{INVESTIGATIONS_DIR}/{kind}/{quote(table_segment(subject_id), safe='')}/{first}_{last}/index.html"

@@ -68,12 +68,23 @@ def _column(series: pl.Series, how: str) -> dict:
     return {"v": series.cast(pl.String).to_list()}
 
 
-def findings_payload(findings: pl.DataFrame, database: str = "pitaudit.duckdb") -> dict:
-    """The findings (sorted as published; with ``closed_local`` and optional ``p_value``/``q_value``) as the table's data."""
+def findings_payload(findings: pl.DataFrame, database: str = "pitaudit.duckdb", packs=None,
+                     investigations: dict[str, str] | None = None) -> dict:
+    """The findings (sorted as published; with ``closed_local`` and optional ``p_value``/``q_value``) as the table's data.
+
+    ``packs`` (:class:`pipelines.evidence.batch.PackIndex`, when the audit wrote the packs) adds ``pack`` (1: the
+    round's pack was written, 0: not; the page then shows the command instead of a link); ``investigations``
+    (finding_id -> link) adds ``inv``, the investigation page of a statistical finding's subject."""
     cols = {}
     for key, name, how in COLUMNS:
         if name in findings.columns:
             cols[key] = _column(findings[name], how)
+    if packs is not None:
+        cols["pack"] = {"v": [int(packs.has_pack(t, r, d)) for t, r, d in zip(
+            findings["table_id"].to_list(), findings["round_no"].to_list(), findings["gaming_day"].to_list())]}
+    if investigations:
+        cols["inv"] = _column(pl.Series([investigations.get(f) for f in findings["finding_id"].to_list()], dtype=pl.String),
+                              "dict")
     tables = sorted(findings["table_id"].drop_nulls().unique().to_list()) if findings.height else []
     rounds = findings.filter(pl.col("table_id").is_not_null() & pl.col("round_no").is_not_null())
     # per table: [the link to its packs' folder, the command before the round number, after it]: report.js appends

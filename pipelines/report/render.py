@@ -18,7 +18,7 @@ import plotly.offline
 import polars as pl
 from markupsafe import Markup
 
-from pipelines.report import figures, sections
+from pipelines.report import detector_hold, figures, sections
 from pipelines.report.links import evidence_href
 from pipelines.currency import format_money, minor_units
 from pipelines.report.payload import findings_payload, pack
@@ -60,6 +60,15 @@ class ReportInputs:
     source_files: pl.DataFrame | None = None
     finding_times: pl.DataFrame | None = None  # finding_id, hour, closed_local
     database: str = "pitaudit.duckdb"  # named in the evidence command the report suggests
+    # the pages the audit wrote beside the report (pipelines.report.linked): which rounds have an evidence pack
+    # (pipelines.evidence.batch.PackIndex; None: the report links every round where `pitaudit evidence` writes)
+    # and each statistical finding's investigation (finding_id -> relative link)
+    packs: object = None
+    investigations: dict | None = None
+    # the hold detector's rows (pipelines.stats.run.funnel_frame, funnel_curves_frame of the audited nights): the
+    # funnel is drawn from them and the tables they judge take their band (pipelines.report.detector_hold)
+    funnel: pl.DataFrame | None = None
+    funnel_curves: pl.DataFrame | None = None
 
 
 @cache
@@ -101,7 +110,7 @@ def _files(inputs: ReportInputs) -> pl.DataFrame:
 
 
 def _summary(f: pl.DataFrame, totals: pl.DataFrame, hold: pl.DataFrame, files: pl.DataFrame, quarantined: int,
-             stat: sections.Table | None) -> dict:
+             stat: sections.Table | None, packs=None) -> dict:
     """The top of the report: what went wrong, how much, where to look, in sentences and short lists."""
     by_sev = dict(f.group_by("severity").len().iter_rows()) if f.height else {}
     money = f.filter(pl.col("difference").is_not_null() & (pl.col("difference") != 0))
@@ -122,7 +131,8 @@ def _summary(f: pl.DataFrame, totals: pl.DataFrame, hold: pl.DataFrame, files: p
             "amount": format_money(r["difference"], r["currency"], signed=True), "kind": r["kind"],
             "table": r["table_id"], "round": r["round_no"], "player": r["player_id"], "dealer": r["dealer_id"],
             "rule": r["rule_ref"],
-            "href": evidence_href(r["table_id"], r["round_no"]) if r["table_id"] and r["round_no"] is not None else None,
+            "href": evidence_href(r["table_id"], r["round_no"]) if r["table_id"] and r["round_no"] is not None and (
+                packs is None or packs.has_pack(r["table_id"], r["round_no"], r["gaming_day"])) else None,
         })
     outside = hold.filter(pl.col("outside").fill_null(False)).sort("house_win") if hold.height else hold
     unreadable = files.filter(pl.col("status") == "unreadable") if files.height else files
@@ -165,7 +175,7 @@ def render_report(inputs: ReportInputs) -> str:
     files = _files(inputs)
     quarantine = inputs.quarantine
     quarantined = quarantine.height if quarantine is not None else inputs.quarantined
-    stat = sections.statistical(f)
+    stat = sections.statistical(f, investigations=inputs.investigations if inputs.packs is not None else None)
     currencies = sorted(set(t["currency"].drop_nulls().to_list()) | set(f["currency"].drop_nulls().to_list()))
     money_currencies = sorted(f.filter(pl.col("difference").is_not_null() & (pl.col("difference") != 0))[
         "currency"].drop_nulls().unique().to_list())
@@ -182,8 +192,15 @@ def render_report(inputs: ReportInputs) -> str:
     }
     money_figs = [Markup(figures.fragment(figures.money_by_kind(f, c), f"fig-money-{i}"))
                   for i, c in enumerate(money_currencies)]
-    funnel_figs = [Markup(figures.fragment(figures.hold_funnel(hold_tables, c), f"fig-hold-{i}"))
-                   for i, c in enumerate(hold_currencies)]
+    detector = inputs.funnel is not None and detector_hold.funnel_points(inputs.funnel).height > 0
+    if detector:
+        hold_tables = detector_hold.with_detector_bands(hold_tables, inputs.funnel) if hold_tables is not None else None
+        funnel_currencies = sorted(detector_hold.funnel_points(inputs.funnel)["currency"].drop_nulls().unique().to_list())
+        funnel_figs = [Markup(figures.fragment(detector_hold.funnel_figure(inputs.funnel, inputs.funnel_curves, c),
+                                               f"fig-hold-{i}")) for i, c in enumerate(funnel_currencies)]
+    else:
+        funnel_figs = [Markup(figures.fragment(figures.hold_funnel(hold_tables, c), f"fig-hold-{i}"))
+                       for i, c in enumerate(hold_currencies)]
     trend_figs = [Markup(figures.fragment(figures.trend(nights, c), f"fig-trend-{i}"))
                   for i, c in enumerate(trend_currencies)]
     if hold_tables is not None and hold_tables.height:
@@ -202,7 +219,7 @@ def render_report(inputs: ReportInputs) -> str:
         currencies=currencies,
         decimals={c: minor_units(c) for c in currencies},
         summary=_summary(f, t, hold_tables if hold_tables is not None else pl.DataFrame(
-            schema={"outside": pl.Boolean, "house_win": pl.Int64}), files, quarantined, stat),
+            schema={"outside": pl.Boolean, "house_win": pl.Int64}), files, quarantined, stat, inputs.packs),
         extra=inputs.extra,
         money_table=sections.money_by_currency(f, t),
         figs={k: Markup(v) for k, v in figs.items()},
@@ -212,6 +229,7 @@ def render_report(inputs: ReportInputs) -> str:
         hold_games=sections.hold_table(hold_games, False) if hold_games is not None else None,
         hold_tables=sections.hold_table(hold_tables_sorted, True) if hold_tables_sorted is not None else None,
         hold_from_detector=inputs.hold is not None,
+        funnel_from_detector=detector,
         pairs=sections.pairs_table(f),
         stat=stat,
         has_p="p_value" in f.columns,
@@ -224,7 +242,8 @@ def render_report(inputs: ReportInputs) -> str:
         data_findings=sections.data_findings_table(f),
         nights=nights,
         trend_table=sections.trend_table(nights) if nights is not None else None,
-        findings_data=pack(findings_payload(f, inputs.database)),
+        findings_data=pack(findings_payload(f, inputs.database, inputs.packs, inputs.investigations)),
+        packs=inputs.packs,
         n_findings=f.height,
     )
     return page

@@ -26,6 +26,7 @@ class Cell:
     text: str
     num: bool = False
     cls: str = ""
+    href: str | None = None  # a relative link (the pages the audit wrote beside the report)
 
 
 def num(value, text: str | None = None, cls: str = "") -> Cell:
@@ -118,10 +119,12 @@ def hold_table(hold: pl.DataFrame, with_table: bool) -> Table:
             pct(r["hold_pct"]), pct(r["theo_pct"]), Cell(band, True),
             Cell(status, False, "bad" if r["outside"] else ""),
             money(r.get("handle_unrated") or 0, c)]
+        if "band_from" in hold.columns:
+            row.append(text(r["band_from"]))
         rows.append(row)
     headers = ["game"] + (["table"] if with_table else []) + [
         "currency", "wagers", "handle", "house win", "theory", "hold", "theory hold", "95 % band", "",
-        "handle with no figure"]
+        "handle with no figure"] + (["band from"] if "band_from" in hold.columns else [])
     return Table(headers, rows)
 
 
@@ -141,8 +144,9 @@ def pairs_table(findings: pl.DataFrame, top: int = 50) -> Table:
                  note=f"{over.height:,} overpaid wagers with both a dealer and a player; the {top} pairs with the most.")
 
 
-def statistical(findings: pl.DataFrame, top: int = 200) -> Table | None:
-    """The statistical findings with their probabilities; None when no detector has written any."""
+def statistical(findings: pl.DataFrame, top: int = 200, investigations: dict[str, str] | None = None) -> Table | None:
+    """The statistical findings with their probabilities (and the link to each subject's investigation, when the
+    audit wrote them); None when no detector has written any."""
     has_p = "p_value" in findings.columns
     cond = pl.col("kind").is_in(STATISTICAL_KINDS)
     if has_p:
@@ -155,10 +159,14 @@ def statistical(findings: pl.DataFrame, top: int = 200) -> Table | None:
     rows = []
     for r in stat.iter_rows(named=True):
         p, q = r.get("p_value"), r.get("q_value")
-        rows.append([text(r["kind"]), text(r["table_id"]), text(r["dealer_id"]), text(r["player_id"]),
-                     num(p, "" if p is None else f"{p:.2g}"), num(q, "" if q is None else f"{q:.2g}"),
-                     text(r["detail"])])
-    return Table(["kind", "table", "dealer", "player", "p", "q (false discovery rate)", "detail"], rows)
+        row = [text(r["kind"]), text(r["table_id"]), text(r["dealer_id"]), text(r["player_id"]),
+               num(p, "" if p is None else f"{p:.2g}"), num(q, "" if q is None else f"{q:.2g}"), text(r["detail"])]
+        if investigations is not None:
+            href = investigations.get(r["finding_id"])
+            row.append(Cell("investigation" if href else "", False, "", href))
+        rows.append(row)
+    headers = ["kind", "table", "dealer", "player", "p", "q (false discovery rate)", "detail"]
+    return Table(headers + (["subject's page"] if investigations is not None else []), rows)
 
 
 def files_table(files: pl.DataFrame) -> Table:

@@ -163,13 +163,36 @@
     return out;
   }
 
+  // a finding's page: its round's evidence pack when the audit wrote it (D.cols.pack: 1 written, 0 not; absent:
+  // the report was built without the packs, the link is where `pitaudit evidence` writes), or the investigation
+  // of a statistical finding's subject (D.cols.inv)
+  function packWritten(i) {
+    var p = raw("pack", i);
+    return p === null ? !C.pack : p === 1;
+  }
   function evidenceCell(td, i) {
+    var inv = raw("inv", i);
+    if (inv) {
+      var b = document.createElement("a");
+      b.href = inv;
+      b.textContent = "investigation";
+      b.title = "the investigation of this finding's subject over its window";
+      b.addEventListener("click", function (e) { e.stopPropagation(); });
+      td.appendChild(b);
+      return;
+    }
     var t = raw("table", i), r = raw("round", i);
     if (t === null || r === null || !D.links[t]) { td.textContent = ""; return; }
+    if (!packWritten(i)) {
+      td.textContent = "not written";
+      td.className = "note";
+      td.title = "beyond this night's bound of evidence packs: click the row for the command that makes it";
+      return;
+    }
     var a = document.createElement("a");
     a.href = D.links[t][0] + r + "/index.html";
     a.textContent = "evidence";
-    a.title = "the round's evidence pack; if it does not open, click the row for the command that makes it";
+    a.title = "the round's evidence pack";
     a.addEventListener("click", function (e) { e.stopPropagation(); });
     td.appendChild(a);
   }
@@ -198,9 +221,11 @@
     }
     add("source", shown("src", i));
     var t = raw("table", i), r = raw("round", i);
+    if (raw("inv", i)) add("investigation", raw("inv", i));
     if (t !== null && r !== null && D.links[t]) {
-      add("evidence pack", D.links[t][0] + r + "/index.html");
-      add("no pack yet? run in this report's folder", D.links[t][1] + r + D.links[t][2] + r);
+      if (packWritten(i)) add("evidence pack", D.links[t][0] + r + "/index.html");
+      add(packWritten(i) ? "to make it again, run in this report's folder" : "no pack written tonight: run in this report's folder",
+          D.links[t][1] + r + D.links[t][2] + r);
     }
     td.appendChild(dl);
     tr.appendChild(td);

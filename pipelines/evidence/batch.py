@@ -1,0 +1,287 @@
+"""The audit's evidence packs: every round with a deterministic finding, written beside the report in one pass.
+
+``pitaudit evidence`` rebuilds one round by re-auditing its whole partition, which is right for a dispute days
+later and far too slow for thirteen thousand rounds a night. Here the audit has just settled and written the
+night, so the packs are assembled from what it wrote and from one read of the rounds concerned:
+
+- **which rounds**: one query over ``out_findings`` of the audited partitions (a finding with a round and no
+  ``p_value``: the statistical findings name subjects, not rounds, and link to an investigation instead);
+  ranked by their worst severity, then how many findings, then key; at most ``Settings.evidence_packs``
+  (README, Settings) are written, the rest keep the command that makes their pack
+  (:class:`PackIndex` tells the report which is which);
+- **their evidence**: the audit's own loader (:func:`pipelines.audit.load.load_partition`) over the
+  partitions concerned, a group of about ``group_rounds`` rounds at a time (one query set per group), cut down
+  to the finding rounds and their shoe neighbours; reconstructed with the audit's function; the finding rounds
+  alone settled again, only to build the engine's input and narrate the round card by card (the steps the
+  nightly run skips); the wagers' settlements and the findings are the ones the audit recorded
+  (``out_settlements``, ``out_findings``, read in one query each), so "re-settled now" is "as audited";
+- the source files' on-disk hashes are computed once per file and their lines read in one pass per file.
+
+The pack's files are the ones :func:`pipelines.evidence.pack.write_pack` writes (same document, same page,
+same manifest and seal): ``pitaudit evidence --verify`` checks either.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from pipelines.audit.frames import FINDINGS_SCHEMA
+from pipelines.audit.load import Partition, load_partition
+from pipelines.audit.params import AuditParams
+from pipelines.audit.partition import reconstruct_partition
+from pipelines.audit.settle import settle
+from pipelines.db import create_keys_table
+from pipelines.evidence.cameras import CameraMap
+from pipelines.evidence.gather import (
+    NEIGHBOURS, RECORDED_FINDING_COLUMNS, EvidenceError, Frames, _rows, assemble_round, audit_params,
+)
+from pipelines.evidence.manifest import sha256_file
+from pipelines.evidence.pack import build_pack_files, read_lines, seal_pack
+from pipelines.evidence.rule_text import ClauseText, no_text
+from pipelines.report.links import evidence_relpath
+
+SEVERITY_RANK = "CASE severity WHEN 'high' THEN 0 WHEN 'medium' THEN 1 WHEN 'low' THEN 2 ELSE 3 END"
+
+
+@dataclass
+class PackIndex:
+    """Which finding rounds got a pack (``written``: (table_id, round_no) -> gaming day) and which did not:
+    beyond the bound (``over_bound``) or a round number its table used on another audited day too
+    (``same_number``: the folder ``evidence/<table>/<round>`` holds one of them). The report reads it."""
+
+    written: dict[tuple[str, int], dt.date] = field(default_factory=dict)
+    over_bound: int = 0
+    same_number: int = 0
+    bound: int = 0
+    rounds: int = 0  # finding rounds of the audited partitions
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)  # rounds whose pack could not be made, and why
+
+    def has_pack(self, table_id: str | None, round_no: int | None, gaming_day: dt.date | None = None) -> bool:
+        """Whether the round's pack was written (of that gaming day, when given)."""
+        if table_id is None or round_no is None:
+            return False
+        day = self.written.get((table_id, int(round_no)))
+        return day is not None and (gaming_day is None or day == gaming_day)
+
+
+def finding_rounds(con: duckdb.DuckDBPyConnection, keys: list[tuple[dt.date, str]]) -> pl.DataFrame:
+    """The rounds of the audited partitions with a deterministic finding, ranked (module docstring); one query."""
+    create_keys_table(con, "_pack_keys", keys)
+    try:
+        return con.sql(f"""
+            SELECT gaming_day, table_id, round_no, min({SEVERITY_RANK}) AS worst, count(*) AS findings
+            FROM out_findings
+            WHERE round_no IS NOT NULL AND table_id IS NOT NULL AND p_value IS NULL
+              AND (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _pack_keys)
+            GROUP BY ALL ORDER BY worst, findings DESC, gaming_day, table_id, round_no""").pl()
+    finally:
+        con.execute("DROP TABLE _pack_keys")
+
+
+def choose(ranked: pl.DataFrame, bound: int) -> tuple[pl.DataFrame, PackIndex]:
+    """The rounds to write: the first ``bound`` of the ranking, one per (table, round number)."""
+    index = PackIndex(bound=bound, rounds=ranked.height)
+    unique = ranked.unique(["table_id", "round_no"], keep="first", maintain_order=True)
+    index.same_number = ranked.height - unique.height
+    chosen = unique.head(bound)
+    index.over_bound = unique.height - chosen.height
+    return chosen, index
+
+
+class PrefetchedRecord:
+    """What the database recorded for the chosen rounds, read in one query per table, answered per round
+    (the questions of :class:`pipelines.evidence.gather.Recorded`)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, chosen: pl.DataFrame) -> None:
+        rounds = chosen.select("gaming_day", "table_id", "round_no")
+        # bound as list parameters, not a registered frame (pipelines.db.create_keys_table says why)
+        con.execute("CREATE OR REPLACE TEMP TABLE _pack_rounds AS SELECT unnest($1::DATE[]) AS gaming_day, "
+                    "unnest($2::VARCHAR[]) AS table_id, unnest($3::BIGINT[]) AS round_no",
+                    [rounds["gaming_day"].to_list(), rounds["table_id"].to_list(), rounds["round_no"].to_list()])
+        try:
+            join = "JOIN _pack_rounds k USING (gaming_day, table_id, round_no)"
+            sett = con.sql(f"SELECT s.* FROM out_settlements s {join} ORDER BY table_id, round_no, wager_order").pl()
+            self._settlements = {k: v.to_dicts() for k, v in sett.partition_by(
+                ["gaming_day", "table_id", "round_no"], as_dict=True, maintain_order=True).items()} if sett.height else {}
+            find = con.sql(f"""SELECT gaming_day, table_id, round_no, {RECORDED_FINDING_COLUMNS} FROM out_findings f {join}
+                               ORDER BY table_id, round_no, kind, wager_id, finding_id""").pl()
+            self._findings = {k: v for k, v in find.partition_by(
+                ["gaming_day", "table_id", "round_no"], as_dict=True, maintain_order=True).items()} if find.height else {}
+            # the neighbours' finding counts: every round of the chosen rounds' tables and days (a few per round)
+            counts = con.sql("""SELECT gaming_day, table_id, round_no, count(*) AS n FROM out_findings
+                                WHERE (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _pack_rounds)
+                                  AND round_no IS NOT NULL GROUP BY ALL""").pl()
+            self._counts: dict[tuple, dict[int, int]] = {}
+            for day, table, rnd, n in counts.iter_rows():
+                self._counts.setdefault((day, table), {})[rnd] = n
+            self._sources = {r[0]: r[1:] for r in con.execute(
+                "SELECT source_file, sha256, size_bytes, input_root FROM core_source_files").fetchall()}
+        finally:
+            con.execute("DROP TABLE IF EXISTS _pack_rounds")
+        self._disk: dict[Path, str | None] = {}
+
+    def settlements(self, table_id: str, round_no: int, day: dt.date) -> list[dict]:
+        return self._settlements.get((day, table_id, round_no), [])
+
+    def findings(self, table_id: str, round_no: int, day: dt.date) -> list[dict]:
+        df = self._findings.get((day, table_id, round_no))
+        return [] if df is None else _rows(df.drop("gaming_day", "table_id", "round_no"))
+
+    def finding_frame(self, table_id: str, round_no: int, day: dt.date) -> pl.DataFrame | None:
+        return self._findings.get((day, table_id, round_no))
+
+    def finding_counts(self, table_id: str, day: dt.date, lo: int, hi: int) -> dict[int, int]:
+        return {r: n for r, n in self._counts.get((day, table_id), {}).items() if lo <= r <= hi}
+
+    def source_file(self, name: str) -> tuple | None:
+        return self._sources.get(name)
+
+    def disk_sha256(self, path: Path) -> str | None:
+        if path not in self._disk:
+            self._disk[path] = sha256_file(path) if path.is_file() else None
+        return self._disk[path]
+
+
+def _round_groups(chosen: pl.DataFrame, per_group: int) -> list[list[tuple[dt.date, str]]]:
+    """The partitions of the chosen rounds, in key order, cut into groups of about ``per_group`` finding rounds
+    (the loader reads whole partitions; a group bounds what is held at once)."""
+    parts = chosen.group_by("gaming_day", "table_id").len().sort("gaming_day", "table_id")
+    groups, current, size = [], [], 0
+    for day, table, n in parts.iter_rows():
+        current.append((day, table))
+        size += n
+        if size >= per_group:
+            groups.append(current)
+            current, size = [], 0
+    if current:
+        groups.append(current)
+    return groups
+
+
+def _wanted(chosen: pl.DataFrame) -> pl.DataFrame:
+    """The chosen rounds and the round numbers either side that may be their shoe neighbours."""
+    spread = pl.int_ranges(pl.col("round_no") - 2 * NEIGHBOURS, pl.col("round_no") + 2 * NEIGHBOURS + 1)
+    return chosen.select("gaming_day", "table_id", spread.alias("round_no")).explode("round_no").unique()
+
+
+def _frames_of_group(con, keys: list[tuple[dt.date, str]], chosen: pl.DataFrame, params: AuditParams):
+    """Load the group's partitions, keep the chosen rounds and their neighbours, reconstruct, settle the chosen."""
+    part = load_partition(con, tuple(keys), params)
+    near = _wanted(chosen).select("table_id", "round_no")
+    this = chosen.select("table_id", "round_no")
+
+    def keep(df: pl.DataFrame, which: pl.DataFrame) -> pl.DataFrame:
+        return df.join(which, on=["table_id", "round_no"], how="semi")
+
+    rounds, events = keep(part.rounds, near), keep(part.events, near)
+    recon = reconstruct_partition(Partition(keys=part.keys, rounds=rounds, wagers=part.wagers, actions=part.actions,
+                                            events=events), params)
+    wagers, actions = keep(part.wagers, this), keep(part.actions, this)
+    settled = settle(keep(recon, this), keep(rounds, this), wagers, actions, params)
+    return rounds, wagers, actions, events, recon, settled
+
+
+def _by_round(df: pl.DataFrame) -> dict[tuple[str, int], pl.DataFrame]:
+    if df.height == 0:
+        return {}
+    return df.partition_by(["table_id", "round_no"], as_dict=True, maintain_order=True)
+
+
+def _by_table(df: pl.DataFrame) -> dict[tuple[str], pl.DataFrame]:
+    if df.height == 0:
+        return {}
+    return df.partition_by(["table_id"], as_dict=True, maintain_order=True)
+
+
+def _as_audited(settled_wagers: pl.DataFrame, recorded: list[dict]) -> pl.DataFrame:
+    """The round's wagers with the audit's recorded settlement in place of this pass's (which saw only the
+    finding rounds: a player's first under-minimum wager, TBAC-7.17, or a Free Hand needs the whole partition)."""
+    if not recorded or settled_wagers.height == 0:
+        return settled_wagers
+    cols = ["settled_amount", "cards_net", "pay_clause", "recorded_net", "expected_net", "difference", "clause",
+            "adjustment", "detail", "unsettled_reason"]
+    rec = pl.DataFrame(recorded, infer_schema_length=None).select(
+        "wager_id", *[pl.col(c).cast(settled_wagers.schema[c]) for c in cols])
+    return settled_wagers.drop(cols).join(rec, on="wager_id", how="left").select(settled_wagers.columns)
+
+
+def write_packs(con: duckdb.DuckDBPyConnection, keys: list[tuple[dt.date, str]], folder: Path, *, bound: int,
+                database: str, cameras: CameraMap | None = None, clause_text: ClauseText = no_text,
+                clause_note: str | None = None, params: AuditParams | None = None, per_group: int = 20_000) -> PackIndex:
+    """Write the packs of the audited partitions ``keys`` under ``folder/evidence/`` (the report's layout,
+    :func:`pipelines.report.links.evidence_relpath`), reading with the connection ``con``."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    params = params or audit_params(con)
+    chosen, index = choose(finding_rounds(con, keys), bound)
+    if chosen.height == 0:
+        return index
+    record = PrefetchedRecord(con, chosen)
+    camera_map = cameras if cameras is not None else CameraMap()
+    sources_text: dict[tuple[str, int], str] = {}
+    pending = []
+    for group in _round_groups(chosen, per_group):
+        group_keys = pl.DataFrame({"gaming_day": [k[0] for k in group], "table_id": [k[1] for k in group]},
+                                  schema={"gaming_day": pl.Date, "table_id": pl.String})
+        these = chosen.join(group_keys, on=["gaming_day", "table_id"], how="semi", maintain_order="left")
+        rounds, wagers, actions, events, recon, settled = _frames_of_group(con, group, these, params)
+        w_by, a_by, e_by = _by_round(wagers), _by_round(actions), _by_round(events)
+        sw_by, sr_by = _by_round(settled.wagers), _by_round(settled.rounds)
+        recon_t, rounds_t = _by_table(recon), _by_table(rounds)
+        empty = {name: df.head(0) for name, df in (("w", wagers), ("a", actions), ("e", events),
+                                                   ("sw", settled.wagers), ("sr", settled.rounds))}
+        for day, table_id, round_no in these.select("gaming_day", "table_id", "round_no").iter_rows():
+            k = (table_id, round_no)
+            recorded_findings = record.finding_frame(table_id, round_no, day)
+            frames = Frames(
+                rounds=rounds_t.get((table_id,), rounds.head(0)), wagers=w_by.get(k, empty["w"]),
+                actions=a_by.get(k, empty["a"]), events=e_by.get(k, empty["e"]),
+                recon=recon_t.get((table_id,), recon.head(0)), settled_rounds=sr_by.get(k, empty["sr"]),
+                settled_wagers=_as_audited(sw_by.get(k, empty["sw"]), record.settlements(table_id, round_no, day)),
+                fresh=(recorded_findings if recorded_findings is not None else pl.DataFrame(schema=FINDINGS_SCHEMA)),
+            )
+            try:
+                evidence = assemble_round(frames, record, table_id, round_no, day, params)
+            except EvidenceError as exc:
+                index.errors.append(f"{table_id} round {round_no}: {exc}")
+                continue
+            except Exception as exc:  # noqa: BLE001 - one round that cannot be shown must not stop the night's audit
+                index.errors.append(f"{table_id} round {round_no}: the pack could not be made ({type(exc).__name__}: {exc})")
+                continue
+            pending.append(evidence)
+            index.written[k] = day
+        # the pages of this group: their source lines first (each file read once for all of them)
+        _read_source_lines(pending, sources_text)
+        for evidence in pending:
+            files, data = build_pack_files(evidence, camera_map, clause_text, clause_note, database, sources_text)
+            out = folder / evidence_relpath(evidence.round["table_id"], evidence.round["round_no"])
+            key = {"table_id": evidence.round["table_id"], "round_no": evidence.round["round_no"],
+                   "gaming_day": evidence.round["gaming_day"]}
+            seal_pack(out, files, key, evidence.sources)
+        pending.clear()
+    index.seconds = time.perf_counter() - wall
+    index.cpu_seconds = time.process_time() - cpu
+    return index
+
+
+def _read_source_lines(evidences: list, texts: dict[tuple[str, int], str]) -> None:
+    """The lines the packs cite, from the source files still on disk and unchanged since the ingest: each file
+    read once, up to its last line wanted."""
+    wanted: dict[str, set[int]] = {}
+    paths: dict[str, Path] = {}
+    for ev in evidences:
+        usable = {s["source_file"]: Path(s["path_on_disk"]) for s in ev.sources if s["status"] == "unchanged"}
+        for line in ev.source_lines:
+            name = line["source_file"]
+            if name in usable and (name, int(line["source_line"])) not in texts:
+                wanted.setdefault(name, set()).add(int(line["source_line"]))
+                paths[name] = usable[name]
+    for name, numbers in wanted.items():
+        texts.update({(name, n): text for n, text in read_lines(paths[name], numbers).items()})

@@ -1,0 +1,124 @@
+"""The pages the report links to, written with it by the audit: each finding round's evidence pack and each
+flagged subject's investigation.
+
+A report opened from a file cannot ask whether a file beside it exists, so the links must be right when the
+page is written: the audit writes the pages first, into the same temporary output folder as the report
+(:mod:`pipelines.audit.outputs` moves them into place with it), and tells the report which exist.
+
+- **Evidence packs** (:mod:`pipelines.evidence.batch`): every round with a deterministic finding, up to
+  ``Settings.evidence_packs``; links ``evidence/<table>/<round>/index.html``.
+- **Investigations** (:mod:`pipelines.investigation.command`): each statistical finding's subject (the player
+  when it names one, else the dealer, else the table) over the finding's window (its ``window_days`` gaming
+  days to its night); links ``investigations/<kind>/<id>/<first>_<last>/index.html``.
+
+All links are relative, so the output folder can be copied elsewhere and still opens.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.evidence.batch import PackIndex, write_packs
+from pipelines.report.links import investigation_href, investigation_relpath
+
+
+@dataclass
+class LinkedPages:
+    packs: PackIndex
+    investigations: dict[str, str] = field(default_factory=dict)  # finding_id -> href of its subject's page
+    investigation_errors: list[str] = field(default_factory=list)
+    investigation_seconds: float = 0.0
+
+
+def subject_of(finding: dict) -> tuple[str, str, dt.date, dt.date] | None:
+    """(kind, id, first day, last day) of a statistical finding's investigation, or None (no subject, no window)."""
+    kind, ident = next(((k, finding[c]) for k, c in (("player", "player_id"), ("dealer", "dealer_id"),
+                                                     ("table", "table_id")) if finding.get(c)), (None, None))
+    night = finding.get("gaming_day")
+    if kind is None or night is None:
+        return None
+    days = 1
+    detail = finding.get("detail") or ""
+    start = detail.find('{"sentence"')
+    if start >= 0:
+        try:
+            days = int(json.loads(detail[start:]).get("window_days") or 1)
+        except (ValueError, TypeError):
+            days = 1
+    return kind, ident, night - dt.timedelta(days=days - 1), night
+
+
+def write_investigations(con, folder: Path, findings: pl.DataFrame, database: str) -> tuple[dict[str, str], list[str]]:
+    """One investigation per (subject, window) of the statistical findings; finding_id -> its page's link."""
+    from pipelines import investigate as q
+    from pipelines.investigation.command import InvestigationError, gather, write_pages
+
+    stat = findings.filter(pl.col("p_value").is_not_null()) if "p_value" in findings.columns else findings.head(0)
+    links: dict[str, str] = {}
+    errors: list[str] = []
+    done: dict[tuple, str | None] = {}
+    for f in stat.iter_rows(named=True):
+        subject = subject_of(f)
+        if subject is None:
+            continue
+        if subject not in done:
+            kind, ident, first, last = subject
+            try:
+                frames = gather(con, q.Subject(kind, ident, first, last))
+                write_pages(frames, q.Subject(kind, ident, first, last),
+                            folder / investigation_relpath(kind, ident, first.isoformat(), last.isoformat()), database)
+                done[subject] = investigation_href(kind, ident, first.isoformat(), last.isoformat())
+            except InvestigationError as exc:
+                errors.append(f"{kind} {ident}: {exc}")
+                done[subject] = None
+            except Exception as exc:  # noqa: BLE001 - a page that cannot be made must not stop the night's audit
+                errors.append(f"{kind} {ident}: the investigation could not be written ({type(exc).__name__}: {exc})")
+                done[subject] = None
+        if done[subject]:
+            links[f["finding_id"]] = done[subject]
+    return links, errors
+
+
+def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findings: pl.DataFrame, database: str,
+                       settings=None) -> LinkedPages:
+    """Write the night's evidence packs and investigations into ``folder`` (the run's temporary output folder)."""
+    from pipelines.evidence.cameras import load_camera_map
+    from pipelines.evidence.rule_text import clause_texts
+    from pipelines.settings import Settings
+
+    from pipelines.evidence.cameras import CameraMap, CameraMapError
+    from pipelines.evidence.rule_text import no_text
+    from pipelines.rule_texts import RuleDocsError
+
+    from pipelines.report.links import EVIDENCE_DIR, INVESTIGATIONS_DIR
+
+    settings = settings or Settings.defaults()
+    problems = []
+    # both folders always, even empty: each replaces the previous run's whole (pipelines.audit.outputs), so no
+    # pack or investigation of another night stays beside tonight's report
+    for name in (EVIDENCE_DIR, INVESTIGATIONS_DIR):
+        (folder / name).mkdir(parents=True, exist_ok=True)
+    # a bad rule-document folder or camera map must not stop the night's audit: the packs say what is missing
+    try:
+        clause_text, clause_note = clause_texts(settings.rule_docs)
+    except RuleDocsError as exc:
+        clause_text, clause_note = no_text, f"the rule documents could not be read ({exc}): clauses are shown by id"
+        problems.append(clause_note)
+    try:
+        cameras = load_camera_map(settings.cameras)
+    except CameraMapError as exc:
+        cameras = CameraMap()
+        problems.append(f"the camera map could not be read ({exc}): video windows without camera ids")
+    packs = write_packs(con, keys, folder, bound=settings.evidence_packs, database=database, cameras=cameras,
+                        clause_text=clause_text, clause_note=clause_note, per_group=settings.group_rounds)
+    packs.errors[:0] = problems
+    t = time.perf_counter()
+    links, errors = write_investigations(con, folder, findings, database)
+    packs.errors.extend(f"the investigation of {e}" for e in errors)  # the report lists what it could not link
+    return LinkedPages(packs, links, errors, time.perf_counter() - t)

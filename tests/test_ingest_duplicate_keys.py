@@ -1,0 +1,74 @@
+"""rounds_jsonl.duplicate_keys: the screen that clears most lines before the exact check never clears a line
+that spells a key twice, however the repeat is written (spacing, an escape, deep in a nested object, a value that
+looks like a key), and says the same as the exact check (``json.loads`` with a hook) on every line."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipelines.ingest.rounds_jsonl import _DuplicateKey, _no_duplicates, duplicate_keys
+
+KEYS = st.sampled_from(["a", "b", "seat", "net", "a b", ":", '"', "\\", "é", "a:"])
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.sampled_from(["", " :", '":', "x\\y", "ü"]))
+
+
+def _encode_key(key: str, escaped: bool) -> str:
+    """A key as JSON text: plainly, or with its first letter written as a \\u escape (the same key once decoded)."""
+    if escaped and key:
+        return '"\\u%04x' % ord(key[0]) + json.dumps(key[1:])[1:]
+    return json.dumps(key)
+
+
+@st.composite
+def objects(draw, depth: int = 0) -> str:
+    """A JSON object as text, its pairs drawn with keys that may repeat, separators with or without spaces."""
+    pairs = []
+    for _ in range(draw(st.integers(0, 4))):
+        key = _encode_key(draw(KEYS), draw(st.booleans()))
+        colon = draw(st.sampled_from([":", " :", ": ", "\t:", ":\n"]))
+        if depth < 2 and draw(st.integers(0, 3)) == 0:
+            value = draw(objects(depth + 1))
+        elif depth < 2 and draw(st.integers(0, 4)) == 0:
+            value = "[" + ", ".join(draw(st.lists(objects(depth + 1), max_size=2))) + "]"
+        else:
+            value = json.dumps(draw(SCALARS))
+        pairs.append(f"{key}{colon}{value}")
+    return "{" + draw(st.sampled_from([",", ", "])).join(pairs) + "}"
+
+
+def _exact(raw: str) -> bool:
+    try:
+        json.loads(raw, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey:
+        return True
+    return False
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(objects(), min_size=1, max_size=20))
+def test_the_screened_check_finds_exactly_the_lines_with_a_repeated_key(lines) -> None:
+    frame = pl.DataFrame({"source_line": list(range(1, len(lines) + 1)), "raw": lines})
+    found = set(duplicate_keys(frame)["source_line"].to_list())
+    assert found == {i for i, raw in enumerate(lines, 1) if _exact(raw)}
+
+
+def test_a_repeat_in_each_place_the_contract_knows_is_found_and_a_clean_line_is_not() -> None:
+    clean = ('{"table_id": "BAC-01", "round_no": 7, "limits": {"min": 100, "max": 5000}, "recorded_result": '
+             '{"winner": "banker"}, "wagers": [{"wager_id": "W1", "net": 5}, {"wager_id": "W2", "net": -5}], '
+             '"actions": [{"seat": 1, "hand": 1}]}')
+    repeats = [
+        clean.replace('"round_no": 7', '"round_no": 7, "round_no" : 8'),
+        clean.replace('"max": 5000', '"max": 5000, "min": null'),
+        clean.replace('"winner": "banker"', '"winner": "banker", "w\\u0069nner": "player"'),
+        clean.replace('"net": -5', '"net": -5,"net":5'),
+        clean.replace('"hand": 1', '"hand": 1, "seat"\t:2'),
+    ]
+    frame = pl.DataFrame({"source_line": list(range(1, 7)), "raw": [clean, *repeats]})
+    got = duplicate_keys(frame).sort("source_line")
+    assert got["source_line"].to_list() == [2, 3, 4, 5, 6]
+    assert got["detail"].to_list() == [f"key {k!r} appears twice in one object"
+                                       for k in ("round_no", "min", "winner", "net", "seat")]
