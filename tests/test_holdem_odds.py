@@ -85,7 +85,7 @@ def basic_decisions(c: list[int]) -> tuple[bool, bool, bool]:
 
     ranks, suits = [x // 4 for x in c], [x % 4 for x in c]
     values = sorted(13 if r == 0 else r for r in ranks[:2])  # the ace high; a two is 1
-    fold = values[0] == 1 and values[1] <= 6 and suits[0] != suits[1]
+    fold = values[0] == 1 and 2 <= values[1] <= 6 and suits[0] != suits[1]  # 2-3 .. 2-7 unsuited (a pair of twos plays)
     paired_flop = ranks[0] == ranks[1] or bool({ranks[0], ranks[1]} & set(ranks[2:5]))
     paired_turn = ranks[0] == ranks[1] or bool({ranks[0], ranks[1]} & set(ranks[2:6]))
     straight_or_better = lambda cards: poker.category(poker.evaluate_hand(cards)) >= poker.STRAIGHT  # noqa: E731

@@ -24,6 +24,12 @@ import pytest
 
 CLI = [sys.executable, "-m", "pipelines.cli"]
 FILES = ("findings.csv", "quarantine.csv", "report.html", "settlements.parquet")
+FOLDERS = ("evidence", "investigations")  # the audit's evidence packs and investigation pages, moved in whole
+
+
+def _tree(out: Path) -> dict[str, bytes]:
+    """Every output file under ``out`` (folders included) by its relative path, with its bytes."""
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file() and p.name != "filler"}
 
 
 def _env(tmp: Path, **extra: str) -> dict[str, str]:
@@ -142,7 +148,7 @@ def test_a_full_output_disk_leaves_the_previous_files_whole_and_no_partial_file(
         first = _audit(night / "night", db, out, _env(tmp_path))
         _o, err = first.communicate(timeout=600)
         assert first.returncode == 0, err[-2000:]
-        before = {name: (out / name).read_bytes() for name in FILES}
+        before = _tree(out)
         # fill the disk but a little, then audit again (a changed code version would not matter: the report alone
         # is bigger than what is left)
         free = os.statvfs(out).f_bavail * os.statvfs(out).f_frsize
@@ -153,8 +159,8 @@ def test_a_full_output_disk_leaves_the_previous_files_whole_and_no_partial_file(
         assert second.returncode == 2, second.stderr[-2000:]
         lines = [line for line in second.stderr.splitlines() if line.strip() and not line.startswith("audit: ")]
         assert len(lines) == 1 and "No space left on device" in lines[0], second.stderr[-2000:]
-        assert sorted(p.name for p in out.iterdir()) == sorted([*FILES, "filler"])  # no partial file or folder
-        assert {name: (out / name).read_bytes() for name in FILES} == before
+        assert sorted(p.name for p in out.iterdir()) == sorted([*FILES, *FOLDERS, "filler"])  # no partial file or folder
+        assert _tree(out) == before
     finally:
         subprocess.run(["umount", str(out)], capture_output=True)
 
@@ -166,7 +172,8 @@ def test_a_failed_write_leaves_the_previous_files_whole(night, tmp_path, monkeyp
 
     out = tmp_path / "out"
     run_audit(night / "night", tmp_path / "a.duckdb", out, progress=False)
-    before = {name: (out / name).read_bytes() for name in FILES}
+    before = _tree(out)
+    assert any(name.startswith("evidence/") for name in before)  # the night has finding rounds: packs to keep whole
 
     def full(path, inputs):
         Path(path).write_text("<html>half a rep", encoding="utf-8")
@@ -175,8 +182,8 @@ def test_a_failed_write_leaves_the_previous_files_whole(night, tmp_path, monkeyp
     monkeypatch.setattr("pipelines.report.write_report", full)
     with pytest.raises(AuditError, match="No space left on device"):
         run_audit(night / "night", tmp_path / "a.duckdb", out, progress=False)
-    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
-    assert {name: (out / name).read_bytes() for name in FILES} == before
+    assert sorted(p.name for p in out.iterdir()) == sorted([*FILES, *FOLDERS])
+    assert _tree(out) == before
     assert publish  # the module under test
 
 
