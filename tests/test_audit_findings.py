@@ -136,7 +136,7 @@ def test_over_the_maximum_paid_in_full_is_flagged_with_the_capped_settlement_TBA
     row = one(f, "limit_breach", "W1")
     assert (row["expected_net"], row["recorded_net"], row["difference"]) == (500000, 600000, 100000)
     assert row["rule_ref"] == "TBAC-7.18" and row["severity"] == "high"
-    assert "excess 100,000 returned" in row["detail"]
+    assert "excess 1,000.00 returned" in row["detail"]  # 100,000 cents, in major units as the report shows money
 
 
 def test_over_the_maximum_collected_up_to_the_maximum_is_a_procedure_finding_TBAC_7_18():
@@ -231,7 +231,7 @@ def test_differential_exceeded_and_paid_in_full_is_a_breach_and_payout_mismatche
     assert (a["expected_net"], a["difference"], a["rule_ref"]) == (94525, 380000 - 94525, "TBAC-7.19")  # 0.95 x 99,500
     breach = one(f, "differential_breach")
     assert breach["wager_id"] is None and "2 of them were not" in breach["detail"]
-    assert "Banker 801,000 v Player 100,000" in breach["detail"]
+    assert "Banker 8,010.00 v Player 1,000.00" in breach["detail"]
     # the under-minimum Banker wager is paid as placed (TBAC-7.19.1) but is a limit breach of its own
     assert one(f, "limit_breach", "C1")["difference"] == 0
 

@@ -75,7 +75,7 @@ def check(settlements: pl.DataFrame, findings: pl.DataFrame) -> None:
     paid = findings.filter(pl.col("kind") == "payout_mismatch").row(0, named=True)
     assert (paid["expected_net"], paid["recorded_net"], paid["difference"]) == (-1000, 11000, 12000)
     assert paid["rule_ref"] == "BJ-4.10.1.2" and paid["severity"] == "high"
-    assert "8s 3h" in paid["detail"] and "overpaid 12,000" in paid["detail"]
+    assert "8s 3h" in paid["detail"] and "overpaid 120.00 USD" in paid["detail"]  # 12,000 cents
     illegal = findings.filter(pl.col("kind") == "illegal_action").row(0, named=True)
     assert illegal["rule_ref"] == "BJ-4.10.1.2" and "PX" in illegal["detail"]
 

@@ -8,7 +8,7 @@ import re
 
 from hypothesis import given, settings, strategies as st
 
-from pipelines.evidence.step_money import money_spans, step_in_major_units
+from pipelines.step_money import money_spans, step_in_major_units
 
 COMMISSION = "Wager W-7 (banker 39500): Player 1 v Banker 4: the Banker wins: paid 19:20 = 37525, net 37525"
 

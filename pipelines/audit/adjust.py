@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from pipelines.currency import format_amount
+
 from pipelines.audit.clauses import CLAUSES, DECISION_BETS, LIMIT_SIGN, SIDE_BETS
 
 # columns prescribe() needs on each wager row
@@ -150,20 +152,21 @@ def _sentences(w: pl.DataFrame) -> pl.DataFrame:
     return w.join(frame, on="_row", how="left")
 
 
-def _n(v: int | None) -> str:
-    return "?" if v is None else f"{v:,}"
+def _n(v: int | None, currency: str | None) -> str:
+    """An amount of a sentence in the currency's major units (the report and the pack show money so)."""
+    return "?" if v is None else format_amount(v, currency)
 
 
 def _limit_sentence(r: dict) -> str | None:
     bet, amount = r["bet"], r["amount"]
     if r["_over"]:
-        head = f"{bet} {_n(amount)} over the table maximum {_n(r['_hi'])}"
+        head = f"{bet} {_n(amount, r['currency'])} over the table maximum {_n(r['_hi'], r['currency'])}"
         if r["_over_clause"]:
-            return (f"{head}: paid or collected up to the maximum only, the excess {_n(amount - r['_hi'])} returned "
+            return (f"{head}: paid or collected up to the maximum only, the excess {_n(amount - r['_hi'], r['currency'])} returned "
                     f"({r['_over_clause']})")
         return f"{head}: the rule text has no limit clause; settled as placed"
     if r["_under"]:
-        head = f"{bet} {_n(amount)} under the table minimum {_n(r['_lo'])}"
+        head = f"{bet} {_n(amount, r['currency'])} under the table minimum {_n(r['_lo'], r['currency'])}"
         clause = r["_under_clause"]
         if r["_under_repeat"]:
             return (f"{head}: the player's under-minimum wagers were settled once already (round "
@@ -176,10 +179,10 @@ def _limit_sentence(r: dict) -> str | None:
     if r["_ratio_off"]:
         target, clause = r["_ratio_target"], r["_ratio_clause"]
         should = "twice the Ante" if bet == "flop" else "equal to the Ante"
-        head = f"{bet} {_n(amount)} is not {should} (Ante {_n(r['_ante'])})"
+        head = f"{bet} {_n(amount, r['currency'])} is not {should} (Ante {_n(r['_ante'], r['currency'])})"
         if amount > target:
             if r["_excess_returned"]:
-                return f"{head}: the excess {_n(amount - target)} is returned and the wager settled at {_n(target)} ({clause})"
+                return f"{head}: the excess {_n(amount - target, r['currency'])} is returned and the wager settled at {_n(target, r['currency'])} ({clause})"
             return f"{head}: the rule text prescribes no correction; settled as placed ({clause})"
         if r["_excess_returned"]:
             return f"{head}: collected or paid as placed ({clause})"
@@ -190,11 +193,11 @@ def _limit_sentence(r: dict) -> str | None:
 def _differential_sentence(r: dict) -> str | None:
     if not (r["_prorated"] or r["_exempt"]):
         return None
-    totals = (f"Banker {_n(r['_banker_total'])} v Player {_n(r['_player_total'])}, over the table differential "
-              f"{_n(r['_diff'])} by {_n(r['_larger_total'] - r['_smaller_total'] - r['_diff'])}")
+    totals = (f"Banker {_n(r['_banker_total'], r['currency'])} v Player {_n(r['_player_total'], r['currency'])}, over the table differential "
+              f"{_n(r['_diff'], r['currency'])} by {_n(r['_larger_total'] - r['_smaller_total'] - r['_diff'], r['currency'])}")
     if r["_prorated"]:
-        return (f"{totals}: the {r['_larger']} side is settled pro rata, this wager on {_n(r['_settled'])} of its "
-                f"{_n(r['_capped'])} ({r['differential_clause']})")
+        return (f"{totals}: the {r['_larger']} side is settled pro rata, this wager on {_n(r['_settled'], r['currency'])} of its "
+                f"{_n(r['_capped'], r['currency'])} ({r['differential_clause']})")
     return f"{totals}: this wager is under the table minimum and is paid and taken as placed ({r['differential_clause']})"
 
 

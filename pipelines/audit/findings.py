@@ -11,6 +11,8 @@ import hashlib
 
 import polars as pl
 
+from pipelines.currency import format_amount
+
 from pipelines.audit.frames import FINDINGS_SCHEMA, conform, empty
 
 # the contract's kinds (formats.md) and the ones this audit adds (docs/findings.md)
@@ -55,12 +57,15 @@ def sort_findings(df: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def money(amount: int | None, currency: str | None = None) -> str:
-    """An amount for a sentence: thousands separated, sign kept, currency when known (smallest unit)."""
+def money(amount: int | None, currency: str | None) -> str:
+    """An amount for a sentence, in the currency's major units (ISO 4217 decimals), sign kept: ``-90.00``.
+
+    A finding's sentence sits beside the report's and the pack's money columns, which are in major units:
+    an integer of the smallest unit there ("overpaid 1,975" for 19.75 USD) read as a hundred times the money.
+    The columns of the files keep the integers (docs/formats.md)."""
     if amount is None:
         return "nothing"
-    text = f"{amount:+,}" if amount < 0 else f"{amount:,}"
-    return f"{text} {currency}" if currency else text
+    return format_amount(amount, currency)
 
 
 

@@ -16,7 +16,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from pipelines.evidence.rule_text import ClauseText, no_text
-from pipelines.evidence.step_money import step_in_major_units
+from pipelines.step_money import step_in_major_units
 
 
 def format_money(amount: int | None, currency: str | None, signed: bool = False) -> str:

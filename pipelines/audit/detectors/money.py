@@ -22,32 +22,37 @@ import polars as pl
 
 from pipelines.audit.clauses import CLAUSES
 from pipelines.audit.findings import money, with_ids
+from pipelines.currency import format_money
+from pipelines.step_money import step_in_major_units
 
 ROUND_INFO = ("table_id", "round_no", "dealer_id", "game", "ruleset", "ruleset_version", "currency")
 
 
-def paid_as(recorded: int | None, amount: int | None) -> str:
-    """What the table did with a wager, in words: ``paid 12:1 (120,000)``, ``collected 10,000``, ``returned``."""
+def paid_as(recorded: int | None, amount: int | None, currency: str | None) -> str:
+    """What the table did with a wager, in words and major units: ``paid 12:1 (1,200.00)``, ``collected 100.00``,
+    ``returned``."""
     if recorded is None:
         return "nothing recorded"
     if recorded == 0:
         return "returned (0)"
     if recorded < 0:
-        return f"collected {-recorded:,}"
+        return f"collected {money(-recorded, currency)}"
     if amount:
         ratio = Fraction(recorded, amount)
         if ratio.denominator <= 40:
-            return f"paid {ratio.numerator}:{ratio.denominator} ({recorded:,})"
-    return f"paid {recorded:,}"
+            return f"paid {ratio.numerator}:{ratio.denominator} ({money(recorded, currency)})"
+    return f"paid {money(recorded, currency)}"
 
 
 def _sentence(r: dict) -> str:
-    exp, rec = r["expected_net"], r["recorded_net"]
+    """The engine's own words (its amounts put in major units, pipelines.step_money), then what the table did."""
+    exp, rec, cur = r["expected_net"], r["recorded_net"], r["currency"]
     diff = rec - exp
     who = "overpaid" if diff > 0 else "underpaid"
+    why = step_in_major_units(r["detail"], cur) if r["detail"] else r["clause"]
     return (
-        f"{r['detail'] or r['clause']}; {paid_as(rec, r['amount'])}, expected {money(exp)}: "
-        f"the player was {who} {abs(diff):,}"
+        f"{why}; {paid_as(rec, r['amount'], cur)}, expected {money(exp, cur)}: "
+        f"the player was {who} {format_money(abs(diff), cur)}"
     )
 
 
@@ -104,11 +109,11 @@ def detect_money(wagers: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFrame:
             detail = _sentence(r)
             severity = "high"
         elif r["expected_net"] is None:
-            detail = (f"{r['limit_issue'] or r['override_detail']}; {paid_as(r['recorded_net'], r['amount'])}; "
+            detail = (f"{r['limit_issue'] or r['override_detail']}; {paid_as(r['recorded_net'], r['amount'], r['currency'])}; "
                       f"the settlement cannot be checked: {r['unsettled_reason']}")
             severity = "medium"
         else:
-            detail = f"{r['limit_issue'] or r['override_detail'] or r['detail']}; settled as the rules prescribe ({paid_as(r['recorded_net'], r['amount'])})"
+            detail = f"{r['limit_issue'] or r['override_detail'] or r['detail']}; settled as the rules prescribe ({paid_as(r['recorded_net'], r['amount'], r['currency'])})"
             severity = "medium"
         rows.append({**r, "detail": detail, "severity": severity})
     out = pl.DataFrame(rows, schema=flagged.schema | {"severity": pl.String}) if rows else flagged.with_columns(

@@ -16,7 +16,7 @@ import datetime as dt
 import polars as pl
 
 from pipelines.audit.clauses import CLAUSES
-from pipelines.audit.findings import with_ids
+from pipelines.audit.findings import money, with_ids
 
 
 def _local(ts: dt.datetime | None, offset_minutes: int | None) -> str:
@@ -53,7 +53,7 @@ def detect_late_wagers(wagers: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFra
         if r["first_card_at"] is not None and r["placed_at"] > r["first_card_at"]:
             secs = (r["placed_at"] - r["first_card_at"]).total_seconds()
             why.append(f"{secs:.3f} s after the first card at {_local(r['first_card_at'], off)}")
-        settled = "" if r["recorded_net"] is None else f"; the table settled it at {r['recorded_net']:,}"
+        settled = "" if r["recorded_net"] is None else f"; the table settled it at {money(r['recorded_net'], r.get('currency'))}"
         rows.append({
             **r,
             "kind": "late_wager",
@@ -62,7 +62,7 @@ def detect_late_wagers(wagers: pl.DataFrame, rounds: pl.DataFrame) -> pl.DataFra
             "expected_net": None,
             "difference": None,
             "detail": (
-                f"{r['bet']} {r['amount']:,} placed at {_local(r['placed_at'], off)}, " + " and ".join(why)
+                f"{r['bet']} {money(r['amount'], r.get('currency'))} placed at {_local(r['placed_at'], off)}, " + " and ".join(why)
                 + f": the rules require it to be refused ({ref}){settled}"
             ),
         })
