@@ -188,6 +188,30 @@ def test_a_schema_3_database_is_upgraded_in_place_with_the_summary_tables(tmp_pa
         con.close()
 
 
+def test_a_schema_4_database_gets_the_games_summary_tables_and_its_days_are_summarised_again(tmp_path):
+    """Schema 5 adds the Hold'em Bonus and blackjack summaries: a schema-4 file gains their tables, and a day stored in
+    the summaries' earlier format counts as not summarised (a window summarises it again from the evidence)."""
+    from pipelines.db import get_meta, open_writer
+    from pipelines.stats.summary_store import summarised_days
+
+    db = tmp_path / "four.duckdb"
+    con = open_writer(db)
+    for table in ("stat_day_games_hold", "stat_day_games_draws", "stat_day_games_luck", "stat_day_games_luck_parts",
+                  "stat_day_games_jackpot"):
+        con.execute(f"DROP TABLE {table}")
+    con.execute("UPDATE meta_schema SET value = '4' WHERE name = 'schema_version'")
+    con.execute("INSERT INTO stat_days VALUES (?, 1)", [FIRST])
+    con.close()
+    con = open_writer(db)
+    try:
+        assert get_meta(con, "schema_version") == "5"
+        have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        assert "stat_day_games_draws" in have and "stat_day_games_jackpot" in have
+        assert summarised_days(con, FIRST, FIRST) == set()
+    finally:
+        con.close()
+
+
 def test_the_summary_frames_match_their_tables():
     """Every DaySummaries frame has a table of the same columns (schemas.derived) and back."""
     from pipelines.stats.summaries import empty_summaries
