@@ -18,7 +18,7 @@ from schemas.tables import CANONICAL_TABLES
 # 2: core_wagers.hand (a blackjack Pair wager placed when splitting)
 # 3: files known by content (core_source_files one row per read, grown files); core_source_changes replaces the
 #    conflicting-duplicate flags
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 def _quote(text: str) -> str:
@@ -98,6 +98,9 @@ def upgrade_sql(version: int) -> list[str]:
 
     Version 4 adds the statistical detectors' per-gaming-day summaries (``schemas.derived``): :func:`all_ddl`
     creates them empty; they are derived, and a window summarises the days it finds missing.
+
+    Version 5 adds the Hold'em Bonus and blackjack bets' summaries (``stat_day_games_*``), created empty the same
+    way; the summaries' format changed with them, so the days summarised before are summarised again when read.
     """
     if version >= 3:
         return []

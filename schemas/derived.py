@@ -1,4 +1,5 @@
-"""Derived tables: the statistical detectors' per-gaming-day summaries (schema 4).
+"""Derived tables: the statistical detectors' per-gaming-day summaries (schema 4; the Hold'em Bonus and blackjack
+bets' since schema 5).
 
 Written by the audit's one writer when a gaming day is audited (``pipelines.stats.summary_store``), read by
 the rolling windows instead of every wager and card event of their days (``pipelines.stats.summaries``
@@ -60,12 +61,42 @@ STAT_DAY_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("n_bet", "BIGINT"), ("sum_all", "DOUBLE"), ("m2_all", "DOUBLE"), ("sum_bet", "DOUBLE"), ("first_day", "DATE"),
         ("last_day", "DATE"), ("ruleset", "VARCHAR"), ("expected_net", "BIGINT"), ("recorded_net", "BIGINT"), _TABLES,
     ),
+    # the Hold'em Bonus and blackjack bets (``hold_games``, ``luck_games``): their entities' sums, their independent
+    # draws per distribution, stake and spread with a count; per player and bet the luck sums and parts, the jackpot hits
+    "stat_day_games_hold": (
+        _DAY, ("grouping", "VARCHAR"), ("key", "VARCHAR"), ("currency", "VARCHAR"), ("game", "VARCHAR"), ("level", "VARCHAR"),
+        ("wagers", "BIGINT"), ("rounds", "BIGINT"), ("handle", "BIGINT"), ("theo", "DOUBLE"), ("recorded", "BIGINT"),
+        ("one_sided", "BOOLEAN"), ("first_day", "DATE"), ("last_day", "DATE"), _TABLES, ("ruleset", "VARCHAR"),
+        ("first_round", "BIGINT"), ("last_round", "BIGINT"),
+    ),
+    "stat_day_games_draws": (
+        _DAY, ("grouping", "VARCHAR"), ("key", "VARCHAR"), ("currency", "VARCHAR"), ("game", "VARCHAR"), ("ruleset", "VARCHAR"),
+        ("ruleset_version", "VARCHAR"), ("decks", "BIGINT"), ("bet", "VARCHAR"), ("amount", "DOUBLE"), ("scale", "DOUBLE"),
+        ("c", "BIGINT"),
+    ),
+    "stat_day_games_luck": (
+        _DAY, ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("game", "VARCHAR"), ("bet", "VARCHAR"), ("wagers", "BIGINT"),
+        ("rounds", "BIGINT"), ("wins", "BIGINT"), ("wins_expected", "DOUBLE"), ("theo", "DOUBLE"), ("recorded", "BIGINT"),
+        ("cards", "BIGINT"), ("first_day", "DATE"), ("last_day", "DATE"), ("ruleset", "VARCHAR"), _TABLES,
+    ),
+    "stat_day_games_luck_parts": (
+        _DAY, ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("game", "VARCHAR"), ("bet", "VARCHAR"), ("ruleset", "VARCHAR"),
+        ("ruleset_version", "VARCHAR"), ("decks", "BIGINT"), ("grid", "BIGINT"), ("n", "BIGINT"), ("k", "BIGINT"),
+        ("score", "BIGINT"),
+    ),
+    "stat_day_games_jackpot": (
+        _DAY, ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("ruleset", "VARCHAR"), ("ruleset_version", "VARCHAR"),
+        ("wagers", "BIGINT"), ("hits", "BIGINT"), ("p_hit", "DOUBLE"), ("how", "VARCHAR"), ("recorded", "BIGINT"),
+        ("first_day", "DATE"), ("last_day", "DATE"), _TABLES, ("rounds", "BIGINT"),
+    ),
 }
 
 _FRAME_OF = {"stat_day_hold": "hold_entities", "stat_day_hold_rows": "hold_rows", "stat_day_hold_nets": "hold_nets",
              "stat_day_hold_probs": "hold_probs", "stat_day_luck": "luck_entities",
              "stat_day_luck_parts": "luck_parts", "stat_day_dealers": "dealers", "stat_day_pairs": "pairs",
-             "stat_day_hands": "hands", "stat_day_side": "side"}
+             "stat_day_hands": "hands", "stat_day_side": "side", "stat_day_games_hold": "games_hold",
+             "stat_day_games_draws": "games_draws", "stat_day_games_luck": "games_lines",
+             "stat_day_games_luck_parts": "games_parts", "stat_day_games_jackpot": "games_jackpot"}
 
 
 def summary_frame_of(table: str) -> str | None:

@@ -252,7 +252,7 @@ def test_a_rounds_seats_have_the_variance_of_their_correlation():
     2 c 100 200 with s2 the main game's variance and c the two seats' covariance (the engine's two-seat
     simulation); its mean 300 mu. Two Insurance wagers of one round: one draw of 300 (correlation 1). Two Bonus
     wagers: independent."""
-    from pipelines.stats.hold_games import _draws, seat_correlation
+    from pipelines.stats.hold_games import _draw_rows, _draws, seat_correlation
     from pipelines.stats.payouts_holdem import seat_covariance
 
     hb, bj = rs(HOIANA_HB), rs(BJ)
@@ -265,10 +265,11 @@ def test_a_rounds_seats_have_the_variance_of_their_correlation():
     rows = [(hb, "main", 1, 100), (hb, "main", 1, 200), (bj, "insurance", 8, 100), (bj, "insurance", 8, 200),
             (hb, "bonus", 1, 100), (hb, "bonus", 1, 200)]
     base = pl.DataFrame([{"key": "T", "currency": "USD", "game": r.game, "bet": b, "ruleset": r.name, "ruleset_version": r.version,
-                          "decks": d, "amount": a, "rid": 1} for r, b, d, a in rows])
+                          "decks": d, "amount": a, "rid": 1, "gaming_day": dt.date(2026, 11, 1), "grouping": "table_id"}
+                         for r, b, d, a in rows])
     summary = pl.DataFrame({"key": ["T"] * 3, "currency": ["USD"] * 3, "game": ["holdem_bonus", "blackjack", "holdem_bonus"],
                             "level": ["main", "insurance", "bonus"], "ent": [0, 1, 2]})
-    mean, var, _ = _draws(base, summary).moments()
+    mean, var, _ = _draws(_draw_rows(base), summary).moments()
     assert mean[0] == pytest.approx(300 * main.mean) and var[0] == pytest.approx(main.variance * (100**2 + 200**2) + 2 * cov * 100 * 200)
     ins = bet_distribution(bj, "insurance", 8)
     assert var[1] == pytest.approx(ins.variance * 300**2)

@@ -2,7 +2,8 @@
 must not slow down as history grows; pipelines/stats/summaries.py, windows.py, summary_store.py).
 
 A database is built from simulated nights (the statistical detectors' own simulator: shuffled shoes, the rules
-engine's resolver; a counter, a lucky Big Tiger bettor and a colluding dealer planted). Each night is summarised
+engine's resolver; a counter, a lucky Big Tiger bettor and a colluding dealer planted; a Hold'em Bonus table with a
+lucky Bonus bettor, blackjack with Pair and Insurance wagers). Each night is summarised
 and written as the audit does, one night after the other; the windows of the last night read only the stored
 summaries. The reference is today's full re-read: every detector over every wager and card event of each
 window (``run.run_windows`` over ``load.load_inputs``). The statistics that are exact (the luck convolution,
@@ -75,7 +76,8 @@ def _write_evidence(db: Path, wagers: pl.DataFrame, cards: pl.DataFrame, errors:
 @pytest.fixture(scope="module")
 def history(tmp_path_factory):
     floor = Floor(baccarat_tables=3, baccarat_rounds=150, blackjack_tables=1, blackjack_rounds=120, players=40,
-                  counter_units=8, counter_hands=60, luck_multiple=5, luck_bets=40, colluder=True, collusion_rate=0.05)
+                  counter_units=8, counter_hands=60, luck_multiple=5, luck_bets=40, colluder=True, collusion_rate=0.05,
+                  holdem_tables=1, holdem_rounds=60, holdem_luck_multiple=5, holdem_luck_bets=30, blackjack_side=True)
     w, c, e = nights(floor, FIRST, DAYS, seed=11)
     db = tmp_path_factory.mktemp("windows") / "h.duckdb"
     _write_evidence(db, w, c, e)
@@ -116,6 +118,12 @@ def test_the_windows_summed_from_stored_summaries_give_the_full_re_reads_p_value
     assert {k[3] for k in ref} == {1, 7, 30}
     assert {k[0] for k in ref} >= {"hold_table", "hold_dealer", "hold_shoe", "dealer_error_rate", "luck", "bet_vs_count",
                                    "pair_count", "tiger_count", "overpaid_pair"}
+    # the Hold'em Bonus and blackjack bets' hold and luck are summed from their own summaries (hold_games, luck_games)
+    games = {(k[0], e) for k in ref for e in ("Hold'em Bonus", "Hold'em main-game", "blackjack Pair", "Insurance",
+                                              "blackjack main-game") if e in k[1]}
+    assert {("hold_table", "Hold'em Bonus"), ("hold_table", "Hold'em main-game"), ("hold_dealer", "blackjack Pair"),
+            ("hold_table", "blackjack main-game"), ("luck", "Hold'em Bonus"),
+            ("luck", "blackjack Pair")} <= games, games
     for key, p in ref.items():
         if key[0] in EXACT:
             assert new[key] == p, key
@@ -173,9 +181,33 @@ def test_a_schema_3_database_is_upgraded_in_place_with_the_summary_tables(tmp_pa
     con.close()
     con = open_writer(db)
     try:
-        assert get_meta(con, "schema_version") == "4"
+        assert get_meta(con, "schema_version") == "5"
         have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         assert set(STAT_DAY_TABLES) <= have
+    finally:
+        con.close()
+
+
+def test_a_schema_4_database_gets_the_games_summary_tables_and_its_days_are_summarised_again(tmp_path):
+    """Schema 5 adds the Hold'em Bonus and blackjack summaries: a schema-4 file gains their tables, and a day stored in
+    the summaries' earlier format counts as not summarised (a window summarises it again from the evidence)."""
+    from pipelines.db import get_meta, open_writer
+    from pipelines.stats.summary_store import summarised_days
+
+    db = tmp_path / "four.duckdb"
+    con = open_writer(db)
+    for table in ("stat_day_games_hold", "stat_day_games_draws", "stat_day_games_luck", "stat_day_games_luck_parts",
+                  "stat_day_games_jackpot"):
+        con.execute(f"DROP TABLE {table}")
+    con.execute("UPDATE meta_schema SET value = '4' WHERE name = 'schema_version'")
+    con.execute("INSERT INTO stat_days VALUES (?, 1)", [FIRST])
+    con.close()
+    con = open_writer(db)
+    try:
+        assert get_meta(con, "schema_version") == "5"
+        have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        assert "stat_day_games_draws" in have and "stat_day_games_jackpot" in have
+        assert summarised_days(con, FIRST, FIRST) == set()
     finally:
         con.close()
 

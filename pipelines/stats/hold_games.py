@@ -45,42 +45,98 @@ GAME_LABEL = {"holdem_bonus": "Hold'em", "blackjack": "blackjack"}
 BET_LABEL = {"bonus": "Bonus", "pair": "Pair", "insurance": "Insurance", "main": "main-game"}
 
 
+#: an entity of the games' hold: a grouping's key, per currency, game and bet type (``level``)
+ENTITY = ("grouping", "key", "currency", "game", "level")
+DIST = ["ruleset", "ruleset_version", "decks", "bet"]
+_SUMS = ("wagers", "rounds", "handle", "theo", "recorded")
+
+
 def games_hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
                      settled: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(test rows, funnel rows) of every Hold'em Bonus and blackjack table, dealer and shoe, per bet type."""
+    """(test rows, funnel rows) of every Hold'em Bonus and blackjack table, dealer and shoe, per bet type: the sum of
+    the per-day aggregates (``games_hold_aggregates``), as a window of summaries gives them."""
     w = settled_games(wagers) if settled is None else settled
+    ents, draws = games_hold_aggregates(w, params)
+    return games_hold_rows(ents, draws, params, window_days)
+
+
+def games_hold_aggregates(w: pl.DataFrame, params: StatsParams) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per gaming day (a round is a day's): (each entity's counts and sums, its independent draws: one row per
+    distinct distribution, stake and spread with its count ``c``). Both add up over days (``combine_hold``)."""
     if w.height == 0:
-        return tests_frame([]), pl.DataFrame()
+        return pl.DataFrame(), pl.DataFrame()
     w = w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"),
                        pl.struct("gaming_day", "table_id", "round_no").rank("dense").cast(pl.Int64).alias("rid"))
+    ents, draws = [], []
+    for grouping in params.hold_groupings:
+        base = w.filter(pl.col(grouping).is_not_null()).with_columns(pl.col(grouping).alias("key"),
+                                                                      pl.lit(grouping).alias("grouping"))
+        if base.height == 0:
+            continue
+        ents.append(base.group_by("gaming_day", "grouping", "key", "currency", "game", "bet").agg(
+            pl.len().alias("wagers"), pl.col("rid").n_unique().alias("rounds"), pl.col("amount").cast(pl.Int128).sum().alias("handle"),
+            pl.col("theo").sum(), pl.col("recorded_net").cast(pl.Int128).sum().alias("recorded"), pl.col("one_sided").any(),
+            pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
+            pl.col("table_id").unique().sort().alias("tables"), pl.col("ruleset").first(),
+            pl.col("round_no").min().alias("first_round"), pl.col("round_no").max().alias("last_round"),
+        ).rename({"bet": "level"}))
+        draws.append(_draw_rows(base))
+    if not ents:
+        return pl.DataFrame(), pl.DataFrame()
+    return pl.concat(ents), pl.concat(draws)
+
+
+def _draw_rows(base: pl.DataFrame) -> pl.DataFrame:
+    """The independent draws of a grouping's entities per day: one per wager (Bonus, Pair), one per round (Insurance,
+    main games), kept once per distinct (distribution, stake, spread) with a count."""
+    keys = ["gaming_day", "grouping", "key", "currency", "game"]
+    kinds = base.select(DIST).unique()
+    rho = kinds.with_columns(pl.Series("rho", [seat_correlation(r, v, int(d), b) for r, v, d, b in kinds.rows()],
+                                       dtype=pl.Float64))
+    single = base.filter(~pl.col("bet").is_in(PER_ROUND)).select(
+        *keys, *DIST, pl.col("amount").cast(pl.Float64), pl.col("amount").cast(pl.Float64).alias("scale"))
+    # a round's seats: the round's stake A = sum a_i, and the spread sqrt(sum a_i^2 + rho (A^2 - sum a_i^2)) that gives
+    # the round's net its variance when any two seats' nets have correlation rho
+    rounds = base.filter(pl.col("bet").is_in(PER_ROUND)).group_by(*keys, "rid", *DIST).agg(
+        pl.col("amount").cast(pl.Float64).sum(), (pl.col("amount").cast(pl.Float64) ** 2).sum().alias("a2")).join(
+        rho, on=DIST).select(*keys, *DIST, "amount", (pl.col("a2") + pl.col("rho") * (pl.col("amount") ** 2 - pl.col("a2")))
+                             .sqrt().alias("scale"))
+    return pl.concat([single, rounds]).group_by(*keys, *DIST, "amount", "scale").agg(pl.len().cast(pl.Int64).alias("c"))
+
+
+def combine_hold(ents: pl.DataFrame, draws: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Several days' aggregates as one: counts and money add, the tables unite, the rule set is the earliest day's,
+    a draw's counts add."""
+    e = ents.group_by(list(ENTITY)).agg(
+        *[pl.col(c).sum() for c in _SUMS], pl.col("one_sided").any(), pl.col("first_day").min(), pl.col("last_day").max(),
+        pl.col("tables").list.explode(keep_nulls=False, empty_as_null=False).unique().sort(),
+        pl.col("ruleset").sort_by("gaming_day").first(), pl.col("first_round").min(), pl.col("last_round").max())
+    d = draws.group_by(*ENTITY[:4], *DIST, "amount", "scale").agg(pl.col("c").sum())
+    return e, d
+
+
+def games_hold_rows(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams,
+                    window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(test rows, funnel rows) from days' aggregates (``games_hold_aggregates``, any number of days)."""
+    if ents.height == 0:
+        return tests_frame([]), pl.DataFrame()
+    ents, draws = combine_hold(ents, draws)
     tests, funnels = [], []
     for grouping in params.hold_groupings:
-        t, f = _grouping(w, grouping, params, window_days)
+        t, f = _grouping(ents.filter(pl.col("grouping") == grouping), draws.filter(pl.col("grouping") == grouping),
+                         params, window_days)
         tests.append(t)
         if f.height:
             funnels.append(f)
     return pl.concat(tests), (pl.concat(funnels) if funnels else pl.DataFrame())
 
 
-def _draws(base: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
-    """The entities' independent draws: one per wager (Bonus, Pair), one per round (Insurance, main games),
-    kept once per distinct (stake, distribution) with a count."""
-    keyed = base.join(summary.select("key", "currency", "game", "level", "ent"),
-                      left_on=["key", "currency", "game", "bet"], right_on=["key", "currency", "game", "level"], how="inner")
-    dist = ["ruleset", "ruleset_version", "decks", "bet"]
-    kinds = keyed.select(dist).unique().sort(dist)
-    rho = kinds.with_columns(pl.Series("rho", [seat_correlation(r, v, int(d), b) for r, v, d, b in kinds.rows()],
-                                       dtype=pl.Float64))
-    single = keyed.filter(~pl.col("bet").is_in(PER_ROUND)).select(
-        "ent", *dist, pl.col("amount").cast(pl.Float64), pl.col("amount").cast(pl.Float64).alias("scale"))
-    # a round's seats: the round's stake A = sum a_i, and the spread sqrt(sum a_i^2 + rho (A^2 - sum a_i^2)) that gives
-    # the round's net its variance when any two seats' nets have correlation rho
-    rounds = keyed.filter(pl.col("bet").is_in(PER_ROUND)).group_by("ent", "rid", *dist).agg(
-        pl.col("amount").cast(pl.Float64).sum(), (pl.col("amount").cast(pl.Float64) ** 2).sum().alias("a2")).join(
-        rho, on=dist).select("ent", *dist, "amount", (pl.col("a2") + pl.col("rho") * (pl.col("amount") ** 2 - pl.col("a2")))
-                             .sqrt().alias("scale"))
-    draws = pl.concat([single, rounds]).group_by("ent", *dist, "amount", "scale").agg(pl.len().alias("c")).sort(
-        "ent", *dist, "amount", "scale")
+def _draws(draws: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
+    """The entities' independent draws (``_draw_rows``, summed over days) as a ``MoneySums``."""
+    draws = draws.join(summary.select("key", "currency", "game", "level", "ent"),
+                       left_on=["key", "currency", "game", "bet"], right_on=["key", "currency", "game", "level"],
+                       how="inner").sort("ent", *DIST, "amount", "scale")
+    kinds = draws.select(DIST).unique().sort(DIST)
     pays = [distribution_of(r, v, int(d), b) for r, v, d, b in kinds.rows()]
     width = max(len(p.values) for p in pays)
     values = np.zeros((len(pays), width))
@@ -89,7 +145,7 @@ def _draws(base: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
         values[i, :len(p.values)] = [float(v) for v in p.values]
         probs[i, :len(p.probs)] = [float(q) for q in p.probs]
     means = np.array([p.mean for p in pays])
-    idx = draws.join(kinds.with_row_index("kind"), on=dist, how="left")["kind"].to_numpy()
+    idx = draws.join(kinds.with_row_index("kind"), on=DIST, how="left")["kind"].to_numpy()
     amount = draws["amount"].to_numpy()[:, None]
     scale = draws["scale"].to_numpy()[:, None]
     mu = means[idx][:, None]
@@ -122,20 +178,12 @@ def _game(name: str, version: str) -> str:
     return ruleset_of(name, version).game
 
 
-def _grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    base = w.filter(pl.col(grouping).is_not_null()).with_columns(pl.col(grouping).alias("key"))
-    summary = base.group_by("key", "currency", "game", "bet").agg(
-        pl.len().alias("wagers"), pl.col("rid").n_unique().alias("rounds"), pl.col("amount").cast(pl.Int128).sum().alias("handle"),
-        pl.col("theo").sum(), pl.col("recorded_net").cast(pl.Int128).sum().alias("recorded"), pl.col("one_sided").any(),
-        pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
-        pl.col("table_id").unique().sort().alias("tables"), pl.col("ruleset").first(),
-        pl.col("round_no").min().alias("first_round"), pl.col("round_no").max().alias("last_round"),
-    ).rename({"bet": "level"}).filter(pl.col("wagers") >= params.hold_min_wagers).with_columns(
-        pl.lit(grouping).alias("grouping")).sort("key", "game", "level", "currency").with_row_index("ent").with_columns(
-        pl.col("ent").cast(pl.Int64))
+def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    summary = ents.filter(pl.col("wagers") >= params.hold_min_wagers).sort("key", "game", "level", "currency").with_row_index(
+        "ent").with_columns(pl.col("ent").cast(pl.Int64))
     if summary.height == 0:
         return tests_frame([]), pl.DataFrame()
-    ms = _draws(base, summary)
+    ms = _draws(draws, summary)
     s = summary["recorded"].cast(pl.Float64).to_numpy()
     mean, var, k3 = ms.moments()
     p = batch_two_sided(ms, s, moments=(mean, var, k3))

@@ -72,34 +72,69 @@ def games_luck_p_value(parts: tuple[Part, ...], observed: int) -> float:
 
 def detect_games_luck(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
                       settled: pl.DataFrame | None = None) -> pl.DataFrame:
-    """One test row per (player, currency, game, bet) of the Bonus, Pair and Insurance, and per player's jackpot."""
+    """One test row per (player, currency, game, bet) of the Bonus, Pair and Insurance, and per player's jackpot: the
+    sum of the per-day aggregates (``games_luck_aggregates``), as a window of summaries gives them."""
     w = settled_games(wagers) if settled is None else settled
-    rows = []
+    return games_luck_rows(*games_luck_aggregates(wagers, w), params, window_days)
+
+
+ENTITY = ["player_id", "currency", "game", "bet"]
+JACKPOT = ["player_id", "currency", "ruleset", "ruleset_version"]
+
+
+def games_luck_aggregates(wagers: pl.DataFrame, settled: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Per gaming day: (each player's and bet's sums, his wagers' parts: per distribution the count ``n``, the net on
+    the grid ``k`` and the rarity score; his jackpot wagers and hits). All add up over days (``games_luck_rows``)."""
+    lines = parts = pl.DataFrame()
+    w = settled.filter(pl.col("player_id").is_not_null() & pl.col("bet").is_in(LUCK_BETS)) if settled.height else settled
     if w.height:
-        rows += _line_tests(w.filter(pl.col("player_id").is_not_null() & pl.col("bet").is_in(LUCK_BETS)), params, window_days)
-    rows += _jackpot_tests(jackpot_wagers(wagers).filter(pl.col("player_id").is_not_null()) if wagers.height else wagers,
-                           params, window_days)
+        scores = pl.DataFrame([{"ruleset": r, "ruleset_version": v, "decks": d, "bet": b, "k": k, "score": sc}
+                               for r, v, d, b in w.select("ruleset", "ruleset_version", "decks", "bet").unique().rows()
+                               for k, sc in rarity_scores(r, v, d, b)[0].items()],
+                              schema={"ruleset": pl.String, "ruleset_version": pl.String, "decks": pl.Int64, "bet": pl.String,
+                                      "k": pl.Int64, "score": pl.Int64})
+        w = w.join(scores, on=["ruleset", "ruleset_version", "decks", "bet", "k"], how="inner")
+        parts = w.group_by("gaming_day", *ENTITY, "ruleset", "ruleset_version", "decks", "grid").agg(
+            pl.len().alias("n"), pl.col("k").sum(), pl.col("score").sum())
+        lines = w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"), (pl.col("k") > 0).alias("won")).group_by(
+            "gaming_day", *ENTITY).agg(
+            pl.len().alias("wagers"), pl.struct("table_id", "round_no").n_unique().alias("rounds"),
+            pl.col("won").sum().alias("wins"), pl.col("p_win").sum().alias("wins_expected"), pl.col("theo").sum(),
+            pl.col("recorded_net").sum().alias("recorded"), pl.col("cards_net").sum().alias("cards"),
+            pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
+            pl.col("ruleset").first(), pl.col("table_id").unique().sort().alias("tables"))
+    j = jackpot_wagers(wagers).filter(pl.col("player_id").is_not_null()) if wagers.height else wagers
+    jack = j.group_by("gaming_day", *JACKPOT).agg(
+        pl.len().alias("wagers"), pl.col("hit").sum().alias("hits"), pl.col("p_hit").first(), pl.col("how").first(),
+        pl.col("recorded_net").sum().alias("recorded"), pl.col("gaming_day").min().alias("first_day"),
+        pl.col("gaming_day").max().alias("last_day"), pl.col("table_id").unique().sort().alias("tables"),
+        pl.struct("table_id", "round_no").n_unique().alias("rounds"),
+    ) if j.height else pl.DataFrame()
+    return lines, parts, jack
+
+
+def _union() -> pl.Expr:
+    return pl.col("tables").list.explode(keep_nulls=False, empty_as_null=False).unique().sort()
+
+
+def games_luck_rows(lines: pl.DataFrame, parts: pl.DataFrame, jack: pl.DataFrame, params: StatsParams,
+                    window_days: int) -> pl.DataFrame:
+    """The test rows from days' aggregates (``games_luck_aggregates``, any number of days)."""
+    rows = []
+    if lines.height:
+        rows += _line_tests(lines, parts, params, window_days)
+    if jack.height:
+        rows += _jackpot_tests(jack, params, window_days)
     return tests_frame(rows)
 
 
-def _line_tests(w: pl.DataFrame, params: StatsParams, window_days: int) -> list[dict]:
-    if w.height == 0:
-        return []
-    ent = ["player_id", "currency", "game", "bet"]
-    scores = pl.DataFrame([{"ruleset": r, "ruleset_version": v, "decks": d, "bet": b, "k": k, "score": sc}
-                           for r, v, d, b in w.select("ruleset", "ruleset_version", "decks", "bet").unique().rows()
-                           for k, sc in rarity_scores(r, v, d, b)[0].items()],
-                          schema={"ruleset": pl.String, "ruleset_version": pl.String, "decks": pl.Int64, "bet": pl.String,
-                                  "k": pl.Int64, "score": pl.Int64})
-    w = w.join(scores, on=["ruleset", "ruleset_version", "decks", "bet", "k"], how="inner")
-    parts = w.group_by([*ent, "ruleset", "ruleset_version", "decks", "grid"]).agg(
-        pl.len().alias("n"), pl.col("k").sum(), pl.col("score").sum())
-    summary = w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"), (pl.col("k") > 0).alias("won")).group_by(ent).agg(
-        pl.len().alias("wagers"), pl.struct("table_id", "round_no", "gaming_day").n_unique().alias("rounds"),
-        pl.col("won").sum().alias("wins"), pl.col("p_win").sum().alias("wins_expected"), pl.col("theo").sum(),
-        pl.col("recorded_net").sum().alias("recorded"), pl.col("cards_net").sum().alias("cards"),
-        pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
-        pl.col("ruleset").first(), pl.col("table_id").unique().sort().alias("tables"),
+def _line_tests(lines: pl.DataFrame, parts: pl.DataFrame, params: StatsParams, window_days: int) -> list[dict]:
+    ent = ENTITY
+    parts = parts.group_by([*ent, "ruleset", "ruleset_version", "decks", "grid"]).agg(
+        pl.col("n").sum(), pl.col("k").sum(), pl.col("score").sum())
+    summary = lines.group_by(ent).agg(
+        *[pl.col(c).sum() for c in ("wagers", "rounds", "wins", "wins_expected", "theo", "recorded", "cards")],
+        pl.col("first_day").min(), pl.col("last_day").max(), pl.col("ruleset").sort_by("gaming_day").first(), _union(),
     ).filter(pl.col("wagers") >= params.luck_min_wagers).sort(ent)
     by_entity: dict[tuple, list[dict]] = {}
     for q in parts.sort([*ent, "ruleset", "ruleset_version", "decks"]).iter_rows(named=True):
@@ -133,16 +168,11 @@ def _line_tests(w: pl.DataFrame, params: StatsParams, window_days: int) -> list[
     return rows
 
 
-def _jackpot_tests(j: pl.DataFrame, params: StatsParams, window_days: int) -> list[dict]:
-    if j.height == 0:
-        return []
-    ent = ["player_id", "currency", "ruleset", "ruleset_version"]
-    summary = j.group_by(ent).agg(
-        pl.len().alias("wagers"), pl.col("hit").sum().alias("hits"), pl.col("p_hit").first(), pl.col("how").first(),
-        pl.col("recorded_net").sum().alias("recorded"), pl.col("gaming_day").min().alias("first_day"),
-        pl.col("gaming_day").max().alias("last_day"), pl.col("table_id").unique().sort().alias("tables"),
-        pl.struct("table_id", "round_no", "gaming_day").n_unique().alias("rounds"),
-    ).filter(pl.col("wagers") >= params.luck_min_wagers).sort(ent)
+def _jackpot_tests(jack: pl.DataFrame, params: StatsParams, window_days: int) -> list[dict]:
+    summary = jack.group_by(JACKPOT).agg(
+        *[pl.col(c).sum() for c in ("wagers", "hits", "recorded", "rounds")], pl.col("p_hit").first(), pl.col("how").first(),
+        pl.col("first_day").min(), pl.col("last_day").max(), _union(),
+    ).filter(pl.col("wagers") >= params.luck_min_wagers).sort(JACKPOT)
     rows = []
     for r in summary.iter_rows(named=True):
         p = max(P_FLOOR, binom_sf(int(r["hits"]), int(r["wagers"]), float(r["p_hit"])))

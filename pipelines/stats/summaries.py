@@ -25,6 +25,12 @@ window adds the summaries of its days (``pipelines.stats.windows``):
   of all the wagers takes it on every day of the window once some player bet the family 20 times: the two
   differ only over a day on which no rated player bet that family at all).
 
+- **Hold'em Bonus and blackjack** (``hold_games``, ``luck_games``): per entity and day the sums, and its independent
+  draws (a wager's or a round's stake and spread per distribution) with their counts, which add; per player and
+  bet the luck sums and the parts of the exact convolution of rarity scores (count, net, score per distribution);
+  per player the jackpot wagers and hits. Their detectors run on the summed aggregates in ``detect_all`` too.
+  Mid-shoe entry (``wonging``) is not summarised: a window reads its blackjack wagers and card events.
+
 A bet type with a pay-table distribution reaches these summaries through ``settled_wagers`` (the luck
 detector's frame of settled wagers with their payout grid, mean and ``k``) and ``hold._round_sums`` (the
 outcome nets and probabilities of each row): no summary names a game.
@@ -42,12 +48,15 @@ import polars as pl
 from pipelines.stats.advantage import FAMILIES, blackjack_hands, side_bet_aggregates
 from pipelines.stats.collusion import dealer_player_graph
 from pipelines.stats.config import StatsParams
+from pipelines.stats.games import settled_games
 from pipelines.stats.hold import _round_sums, dealer_error_aggregates, entity_aggregates, hold_base, with_theory
 from pipelines.stats.load import StatsInputs
+from pipelines.stats.hold_games import games_hold_aggregates
 from pipelines.stats.luck import luck_aggregates, settled_baccarat
+from pipelines.stats.luck_games import games_luck_aggregates
 
 #: the version of the summaries' content: a day summarised by an earlier one is summarised again when read
-SUMMARY_FORMAT = 1
+SUMMARY_FORMAT = 2
 
 HOLD_KEYS = ("grouping", "key", "currency", "level")
 
@@ -68,6 +77,11 @@ class DaySummaries:
     pairs: pl.DataFrame
     hands: pl.DataFrame
     side: pl.DataFrame
+    games_hold: pl.DataFrame  # Hold'em Bonus and blackjack: per entity, its sums (``hold_games``)
+    games_draws: pl.DataFrame  # ... and its independent draws with their counts
+    games_lines: pl.DataFrame  # per player and bet, the luck sums (``luck_games``)
+    games_parts: pl.DataFrame  # ... and per distribution the wagers, the net on the grid, the rarity score
+    games_jackpot: pl.DataFrame  # per player and jackpot rule set, the wagers and hits
 
     def frames(self) -> dict[str, pl.DataFrame]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "days"}
@@ -88,7 +102,7 @@ def polars_schemas() -> dict[str, dict[str, pl.DataType]]:
     from schemas.derived import STAT_DAY_TABLES, summary_frame_of
 
     types = {"DATE": pl.Date, "VARCHAR": pl.String, "BIGINT": pl.Int64, "DOUBLE": pl.Float64,
-             "VARCHAR[]": pl.List(pl.String), "DOUBLE[]": pl.List(pl.Float64)}
+             "BOOLEAN": pl.Boolean, "VARCHAR[]": pl.List(pl.String), "DOUBLE[]": pl.List(pl.Float64)}
     return {summary_frame_of(table): {c: types[t] for c, t in cols} for table, cols in STAT_DAY_TABLES.items()
             if summary_frame_of(table)}
 
@@ -135,7 +149,11 @@ def summarise(inputs: StatsInputs, params: StatsParams, days: tuple[dt.date, ...
     families = {name for name, bets, *_ in FAMILIES if bac.height and bac["bet"].is_in(list(bets)).any()}
     side = (side_bet_aggregates(bac, inputs.cards, families, by)
             if families and inputs.cards.height else pl.DataFrame())
-    frames = {"hold_entities": hold_ents, "hold_rows": hold_rows, "hold_nets": hold_nets, "hold_probs": hold_probs,
+    games = settled_games(wagers)
+    games_hold, games_draws = games_hold_aggregates(games, params)
+    games_lines, games_parts, games_jackpot = games_luck_aggregates(wagers, games)
+    frames = {"games_hold": games_hold, "games_draws": games_draws, "games_lines": games_lines, "games_parts": games_parts,
+              "games_jackpot": games_jackpot, "hold_entities": hold_ents, "hold_rows": hold_rows, "hold_nets": hold_nets, "hold_probs": hold_probs,
               "luck_entities": luck_ents, "luck_parts": luck_parts,
               "dealers": dealers, "pairs": pairs, "hands": hands, "side": side}
     return DaySummaries(tuple(days), **{name: _conform(df, schemas[name]) if df.height else pl.DataFrame(schema=schemas[name])

@@ -29,12 +29,13 @@ from pipelines.stats.tests_frame import tests_frame
 
 #: (days, far entities: grouping, key, currency, level) -> their rows of ``stat_day_hold_rows`` in those days
 HoldRowsReader = Callable[[dt.date, dt.date, pl.DataFrame], pl.DataFrame]
-#: (first, last) -> the frames of the days' Hold'em Bonus and blackjack rounds (``load.load_inputs`` of those games)
+#: (first, last) -> the frames of the days' blackjack rounds (``load.load_inputs`` of that game)
 GamesReader = Callable[[dt.date, dt.date], StatsInputs]
 
-#: the games whose detectors (``hold_games``, ``luck_games``, ``wonging``) are not summarised yet: a window reads
-#: their wagers and card events
-UNSUMMARISED_GAMES = ("blackjack", "holdem_bonus")
+#: the games whose detectors are not all summarised yet: a window reads their wagers and card events for mid-shoe
+#: entry (``wonging``: an entry is a shoe's, and a shoe may run past midnight). The Hold'em Bonus and blackjack hold
+#: and luck are summarised (``games_*`` summaries).
+UNSUMMARISED_GAMES = ("blackjack",)
 
 
 def in_memory_rows(summaries: DaySummaries) -> HoldRowsReader:
@@ -62,23 +63,21 @@ def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsPa
                  games_for: GamesReader | None = None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Every detector over the days ``first..last`` of ``s``: (tests, funnel, graph), as ``run.detect_all``.
 
-    ``games_for``: the window's Hold'em Bonus and blackjack frames for the detectors not summarised yet (the games'
-    hold and luck, mid-shoe entry); without it they are not run."""
-    from pipelines.stats.hold_games import games_hold_tests
-    from pipelines.stats.luck_games import detect_games_luck
+    ``games_for``: the window's blackjack frames for mid-shoe entry, not summarised yet; without it it is not run."""
+    from pipelines.stats.hold_games import games_hold_rows
+    from pipelines.stats.luck_games import games_luck_rows
     from pipelines.stats.wonging import mid_shoe_entry_tests
 
     s = s.only(first, last)
     read_rows = hold_rows_for or in_memory_rows(s)
     hold, funnel = _hold(s.hold_entities, first, last, params, window_days, read_rows)
-    games = []
+    games_hold, games_funnel = games_hold_rows(s.games_hold, s.games_draws, params, window_days)
+    if games_funnel.height:
+        funnel = pl.concat([f for f in (funnel, games_funnel) if f.height], how="diagonal_relaxed")
+    games = [games_hold, games_luck_rows(s.games_lines, s.games_parts, s.games_jackpot, params, window_days)]
     if games_for is not None:
         g = games_for(first, last)
-        games_hold, games_funnel = games_hold_tests(g.wagers, params, window_days)
-        games = [games_hold, detect_games_luck(g.wagers, params, window_days),
-                 mid_shoe_entry_tests(g.wagers, g.cards, params, window_days)]
-        funnel = pl.concat([f for f in (funnel, games_funnel) if f.height], how="diagonal_relaxed") if (
-            funnel.height or games_funnel.height) else funnel
+        games.append(mid_shoe_entry_tests(g.wagers, g.cards, params, window_days))
     graph = _graph(s.pairs, window_days)
     collusion = collusion_tests(graph, params, window_days)
     tests = pl.concat([
