@@ -11,6 +11,8 @@ from schema 3 starts with these tables empty and fills them as windows read thei
 
 from __future__ import annotations
 
+# sums of money are HUGEINT (128 bits, read as polars Int128): a night's handle may pass 2**63 (pipelines.money)
+
 _DAY = ("gaming_day", "DATE")
 _TABLES = ("tables", "VARCHAR[]")
 
@@ -18,7 +20,7 @@ STAT_DAY_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "stat_days": (_DAY, ("format", "BIGINT")),
     "stat_day_hold": (
         _DAY, ("grouping", "VARCHAR"), ("key", "VARCHAR"), ("currency", "VARCHAR"), ("level", "VARCHAR"),
-        ("wagers", "BIGINT"), ("rounds", "BIGINT"), ("handle", "BIGINT"), ("theo", "DOUBLE"), ("recorded", "BIGINT"),
+        ("wagers", "BIGINT"), ("rounds", "BIGINT"), ("handle", "HUGEINT"), ("theo", "DOUBLE"), ("recorded", "HUGEINT"),
         ("first_day", "DATE"), ("last_day", "DATE"), _TABLES, ("ruleset", "VARCHAR"), ("first_round", "BIGINT"),
         ("last_round", "BIGINT"), ("m_mean", "DOUBLE"), ("m_var", "DOUBLE"), ("m_k3", "DOUBLE"),
     ),
@@ -32,8 +34,8 @@ STAT_DAY_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "stat_day_hold_probs": (_DAY, ("pid", "BIGINT"), ("p", "DOUBLE[]")),
     "stat_day_luck": (
         _DAY, ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("entity_bet", "VARCHAR"), ("wagers", "BIGINT"),
-        ("rounds", "BIGINT"), ("wins", "BIGINT"), ("wins_expected", "DOUBLE"), ("theo", "DOUBLE"), ("recorded", "BIGINT"),
-        ("cards", "BIGINT"), ("first_day", "DATE"), ("last_day", "DATE"), ("ruleset", "VARCHAR"), _TABLES,
+        ("rounds", "BIGINT"), ("wins", "BIGINT"), ("wins_expected", "DOUBLE"), ("theo", "DOUBLE"), ("recorded", "HUGEINT"),
+        ("cards", "HUGEINT"), ("first_day", "DATE"), ("last_day", "DATE"), ("ruleset", "VARCHAR"), _TABLES,
     ),
     "stat_day_luck_parts": (
         _DAY, ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("entity_bet", "VARCHAR"), ("ruleset", "VARCHAR"),
@@ -46,9 +48,9 @@ STAT_DAY_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "stat_day_pairs": (
         _DAY, ("dealer_id", "VARCHAR"), ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("rounds", "BIGINT"),
-        ("wagers", "BIGINT"), ("overpaid_wagers", "BIGINT"), ("overpaid_rounds", "BIGINT"), ("overpaid_amount", "BIGINT"),
-        ("underpaid_wagers", "BIGINT"), ("underpaid_amount", "BIGINT"), ("wagered", "BIGINT"), ("expected_net", "BIGINT"),
-        ("recorded_net", "BIGINT"), ("first_day", "DATE"), ("last_day", "DATE"), _TABLES, ("game", "VARCHAR"),
+        ("wagers", "BIGINT"), ("overpaid_wagers", "BIGINT"), ("overpaid_rounds", "BIGINT"), ("overpaid_amount", "HUGEINT"),
+        ("underpaid_wagers", "BIGINT"), ("underpaid_amount", "HUGEINT"), ("wagered", "HUGEINT"), ("expected_net", "HUGEINT"),
+        ("recorded_net", "HUGEINT"), ("first_day", "DATE"), ("last_day", "DATE"), _TABLES, ("game", "VARCHAR"),
         ("ruleset", "VARCHAR"),
     ),
     "stat_day_hands": (
@@ -59,13 +61,13 @@ STAT_DAY_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     "stat_day_side": (
         _DAY, ("family", "VARCHAR"), ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("n_all", "BIGINT"),
         ("n_bet", "BIGINT"), ("sum_all", "DOUBLE"), ("m2_all", "DOUBLE"), ("sum_bet", "DOUBLE"), ("first_day", "DATE"),
-        ("last_day", "DATE"), ("ruleset", "VARCHAR"), ("expected_net", "BIGINT"), ("recorded_net", "BIGINT"), _TABLES,
+        ("last_day", "DATE"), ("ruleset", "VARCHAR"), ("expected_net", "HUGEINT"), ("recorded_net", "HUGEINT"), _TABLES,
     ),
     # the Hold'em Bonus and blackjack bets (``hold_games``, ``luck_games``): their entities' sums, their independent
     # draws per distribution, stake and spread with a count; per player and bet the luck sums and parts, the jackpot hits
     "stat_day_games_hold": (
         _DAY, ("grouping", "VARCHAR"), ("key", "VARCHAR"), ("currency", "VARCHAR"), ("game", "VARCHAR"), ("level", "VARCHAR"),
-        ("wagers", "BIGINT"), ("rounds", "BIGINT"), ("handle", "BIGINT"), ("theo", "DOUBLE"), ("recorded", "BIGINT"),
+        ("wagers", "BIGINT"), ("rounds", "BIGINT"), ("handle", "HUGEINT"), ("theo", "DOUBLE"), ("recorded", "HUGEINT"),
         ("one_sided", "BOOLEAN"), ("first_day", "DATE"), ("last_day", "DATE"), _TABLES, ("ruleset", "VARCHAR"),
         ("first_round", "BIGINT"), ("last_round", "BIGINT"),
     ),
@@ -76,8 +78,8 @@ STAT_DAY_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "stat_day_games_luck": (
         _DAY, ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("game", "VARCHAR"), ("bet", "VARCHAR"), ("wagers", "BIGINT"),
-        ("rounds", "BIGINT"), ("wins", "BIGINT"), ("wins_expected", "DOUBLE"), ("theo", "DOUBLE"), ("recorded", "BIGINT"),
-        ("cards", "BIGINT"), ("first_day", "DATE"), ("last_day", "DATE"), ("ruleset", "VARCHAR"), _TABLES,
+        ("rounds", "BIGINT"), ("wins", "BIGINT"), ("wins_expected", "DOUBLE"), ("theo", "DOUBLE"), ("recorded", "HUGEINT"),
+        ("cards", "HUGEINT"), ("first_day", "DATE"), ("last_day", "DATE"), ("ruleset", "VARCHAR"), _TABLES,
     ),
     "stat_day_games_luck_parts": (
         _DAY, ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("game", "VARCHAR"), ("bet", "VARCHAR"), ("ruleset", "VARCHAR"),
@@ -86,7 +88,7 @@ STAT_DAY_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "stat_day_games_jackpot": (
         _DAY, ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("ruleset", "VARCHAR"), ("ruleset_version", "VARCHAR"),
-        ("wagers", "BIGINT"), ("hits", "BIGINT"), ("p_hit", "DOUBLE"), ("how", "VARCHAR"), ("recorded", "BIGINT"),
+        ("wagers", "BIGINT"), ("hits", "BIGINT"), ("p_hit", "DOUBLE"), ("how", "VARCHAR"), ("recorded", "HUGEINT"),
         ("first_day", "DATE"), ("last_day", "DATE"), _TABLES, ("rounds", "BIGINT"),
     ),
 }

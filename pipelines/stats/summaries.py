@@ -101,7 +101,7 @@ def polars_schemas() -> dict[str, dict[str, pl.DataType]]:
     """Each summary frame's columns in the polars types of the tables of ``schemas.derived``."""
     from schemas.derived import STAT_DAY_TABLES, summary_frame_of
 
-    types = {"DATE": pl.Date, "VARCHAR": pl.String, "BIGINT": pl.Int64, "DOUBLE": pl.Float64,
+    types = {"DATE": pl.Date, "VARCHAR": pl.String, "BIGINT": pl.Int64, "HUGEINT": pl.Int128, "DOUBLE": pl.Float64,
              "BOOLEAN": pl.Boolean, "VARCHAR[]": pl.List(pl.String), "DOUBLE[]": pl.List(pl.Float64)}
     return {summary_frame_of(table): {c: types[t] for c, t in cols} for table, cols in STAT_DAY_TABLES.items()
             if summary_frame_of(table)}

@@ -96,7 +96,8 @@ def write_summaries(con, folder: Path, summaries: DaySummaries) -> None:
         if df.height == 0:
             continue
         path = folder / f"{table_of(frame)}.parquet"
-        df.write_parquet(path)
+        # Parquet has no 128-bit integer DuckDB reads: sums of money travel as DECIMAL(38,0) into HUGEINT
+        df.with_columns(pl.col(pl.Int128).cast(pl.Decimal(38, 0))).write_parquet(path)
         source = "read_parquet('" + path.as_posix().replace("'", "''") + "')"
         con.execute(f"INSERT INTO {table_of(frame)} BY NAME SELECT * FROM {source}")
     con.execute("INSERT INTO stat_days SELECT unnest($1::DATE[]), ?", [days, SUMMARY_FORMAT])
