@@ -169,22 +169,11 @@ def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.n
     p = batch_two_sided(sums_for(far), s, saddle_beyond=SADDLE_BEYOND, moments=(mean, var, k3))
     g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
 
-    def quantile(z: float) -> np.ndarray:  # of S, Cornish-Fisher with the skew
-        return mean + sd * (z + (z * z - 1) * g / 6.0)
+    def quantile(z: float) -> np.ndarray:
+        return sum_quantile(mean, sd, g, z)
 
     handle = summary["handle"].cast(pl.Float64).to_numpy()
-    funnel = summary.select(
-        pl.col("grouping").replace_strict(GROUP_LABEL, default=pl.col("grouping")).alias("entity_type"),
-        pl.col("key").alias("entity"), pl.col("level").alias("bet"), "currency", "first_day", "last_day",
-        "rounds", "wagers", pl.col("handle").cast(pl.Int64, strict=False),  # null beyond 64 bits (the column is BIGINT)
-    ).with_columns(
-        pl.lit(window_days).alias("window_days"),
-        summary.select((-pl.col("recorded").cast(pl.Int64, strict=False)).alias("house_win")).to_series(),
-        pl.Series("hold", -s / handle), pl.Series("theoretical_hold", -mean / handle),
-        pl.Series("hold_low_95", -quantile(Z95) / handle), pl.Series("hold_high_95", -quantile(-Z95) / handle),
-        pl.Series("hold_low_997", -quantile(Z997) / handle), pl.Series("hold_high_997", -quantile(-Z997) / handle),
-        pl.Series("sd_per_unit", sd / np.sqrt(handle)), pl.Series("p_value", p),
-    )
+    funnel = funnel_rows(summary, s, mean, sd, g, p, window_days)
     rows = []
     for i, r in enumerate(summary.iter_rows(named=True)):
         kind_label = GROUP_LABEL[r["grouping"]]
@@ -205,6 +194,31 @@ def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.n
                      "p_value": float(p[i]), "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
     return tests_frame(rows), funnel
 
+
+def sum_quantile(mean: np.ndarray, sd: np.ndarray, g: np.ndarray, z: float) -> np.ndarray:
+    """The quantile of an entity's sum at standard normal ``z``, Cornish-Fisher with the skew ``g``."""
+    return mean + sd * (z + (z * z - 1) * g / 6.0)
+
+
+def funnel_rows(summary: pl.DataFrame, s: np.ndarray, mean: np.ndarray, sd: np.ndarray, g: np.ndarray,
+                p: np.ndarray, window_days: int) -> pl.DataFrame:
+    """The funnel plot's rows (``out_stat_funnel``) of one grouping's entities: hold against handle, the theory
+    and the 95 % and 99.7 % bands, from the entities' recorded sums ``s`` and their sums' moments."""
+    handle = summary["handle"].cast(pl.Float64).to_numpy()
+    return summary.select(
+        pl.col("grouping").replace_strict(GROUP_LABEL, default=pl.col("grouping")).alias("entity_type"),
+        pl.col("key").alias("entity"), pl.col("level").alias("bet"), "currency", "first_day", "last_day",
+        "rounds", "wagers", pl.col("handle").cast(pl.Int64, strict=False),  # null beyond 64 bits (the column is BIGINT)
+    ).with_columns(
+        pl.lit(window_days).alias("window_days"),
+        summary.select((-pl.col("recorded").cast(pl.Int64, strict=False)).alias("house_win")).to_series(),
+        pl.Series("hold", -s / handle), pl.Series("theoretical_hold", -mean / handle),
+        pl.Series("hold_low_95", -sum_quantile(mean, sd, g, Z95) / handle),
+        pl.Series("hold_high_95", -sum_quantile(mean, sd, g, -Z95) / handle),
+        pl.Series("hold_low_997", -sum_quantile(mean, sd, g, Z997) / handle),
+        pl.Series("hold_high_997", -sum_quantile(mean, sd, g, -Z997) / handle),
+        pl.Series("sd_per_unit", sd / np.sqrt(handle)), pl.Series("p_value", p),
+    )
 
 def dealer_error_rates(wagers: pl.DataFrame, dealer_errors: pl.DataFrame, params: StatsParams,
                        window_days: int = 1) -> pl.DataFrame:

@@ -36,7 +36,7 @@ from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import MoneySums, batch_two_sided
 from pipelines.stats.games import distribution_of, settled_games
-from pipelines.stats.hold import GROUP_LABEL, Z95, Z997, _int64
+from pipelines.stats.hold import GROUP_LABEL, Z95, _int64, funnel_rows, sum_quantile
 from pipelines.stats.tests_frame import fmt_p, tests_frame
 
 #: bets whose wagers of one round are settled together (one draw per round with the round's stake)
@@ -193,20 +193,10 @@ def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, wind
     g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
 
     def quantile(z: float) -> np.ndarray:
-        return mean + sd * (z + (z * z - 1) * g / 6.0)
+        return sum_quantile(mean, sd, g, z)
 
     handle = summary["handle"].cast(pl.Float64).to_numpy()
-    funnel = summary.select(
-        pl.col("grouping").replace_strict(GROUP_LABEL, default=pl.col("grouping")).alias("entity_type"),
-        pl.col("key").alias("entity"), pl.col("level").alias("bet"), "currency", "first_day", "last_day",
-        "rounds", "wagers", pl.col("handle").cast(pl.Int64, strict=False),  # null beyond 64 bits (the column is BIGINT)
-    ).with_columns(
-        pl.lit(window_days).alias("window_days"), summary.select((-pl.col("recorded").cast(pl.Int64, strict=False)).alias("house_win")).to_series(),
-        pl.Series("hold", -s / handle), pl.Series("theoretical_hold", -mean / handle),
-        pl.Series("hold_low_95", -quantile(Z95) / handle), pl.Series("hold_high_95", -quantile(-Z95) / handle),
-        pl.Series("hold_low_997", -quantile(Z997) / handle), pl.Series("hold_high_997", -quantile(-Z997) / handle),
-        pl.Series("sd_per_unit", sd / np.sqrt(handle)), pl.Series("p_value", p),
-    )
+    funnel = funnel_rows(summary, s, mean, sd, g, p, window_days)
     rows = []
     for i, r in enumerate(summary.iter_rows(named=True)):
         kind_label = GROUP_LABEL[r["grouping"]]
