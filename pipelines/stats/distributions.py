@@ -438,3 +438,13 @@ def unit_nets_by_outcome(ruleset_name: str, ruleset_version: str) -> dict[str, n
         else:
             out[bet] = np.array([net(V.Reason(int(main[code, c]))) for c in cls])
     return out
+
+
+def tail_at(sf: np.ndarray, j: int) -> float:
+    """P(S >= offset + j) from a survival array ``sf`` over S - offset: 1 at or below the support, the floor
+    beyond it, and never below ``P_FLOOR`` (a float's tail is no finer than that)."""
+    if j <= 0:
+        return 1.0
+    if j >= len(sf):
+        return P_FLOOR
+    return float(min(1.0, max(P_FLOOR, sf[j])))

@@ -22,7 +22,7 @@ import polars as pl
 
 from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
-from pipelines.stats.distributions import P_FLOOR, Payout, baccarat_payouts, sum_distribution
+from pipelines.stats.distributions import Payout, baccarat_payouts, sum_distribution, tail_at
 from pipelines.stats.tests_frame import BET_LABEL, fmt_p, tests_frame
 
 SIDE_BETS = ("tie", "player_pair", "banker_pair", "tiger", "small_tiger", "big_tiger")
@@ -63,11 +63,7 @@ def luck_p_value(parts: tuple[tuple[str, str, int, str, int], ...], observed: di
     grid, offset, sf = _survival(parts)
     s = sum(k * (grid // g) for g, k in observed.items())
     j = s - offset
-    if j <= 0:
-        return 1.0
-    if j >= len(sf):
-        return P_FLOOR
-    return float(min(1.0, max(P_FLOOR, sf[j])))
+    return tail_at(sf, j)
 
 
 def _above_mean(parts: tuple[tuple[str, str, int, str, int], ...], observed: dict[int, int]) -> bool:

@@ -24,7 +24,7 @@ import polars as pl
 
 from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
-from pipelines.stats.distributions import P_FLOOR, Payout, binom_sf, sum_distribution
+from pipelines.stats.distributions import P_FLOOR, Payout, binom_sf, sum_distribution, tail_at
 from pipelines.stats.games import distribution_of, jackpot_wagers, settled_games
 from pipelines.stats.tests_frame import fmt_p, tests_frame
 
@@ -57,17 +57,12 @@ def _survival(parts: tuple[Part, ...]) -> tuple[int, np.ndarray]:
 def games_luck_p_value(parts: tuple[Part, ...], observed: int) -> float:
     """P(S >= observed) for the sum ``S`` of the parts' wagers' rarity scores (exact convolution). Below the
     expected score the p-value is written 1 (conservative: no convolution spent on it)."""
-    mean = sum(float(np.dot(rarity_scores(r, v, d, b)[1].values, rarity_scores(r, v, d, b)[1].probs)) * n
-               for r, v, d, b, n in parts)
+    scores = [(rarity_scores(r, v, d, b)[1], n) for r, v, d, b, n in parts]
+    mean = sum(float(np.dot(payout.values, payout.probs)) * n for payout, n in scores)
     if observed <= mean:
         return 1.0
     offset, sf = _survival(parts)
-    j = observed - offset
-    if j <= 0:
-        return 1.0
-    if j >= len(sf):
-        return P_FLOOR
-    return float(min(1.0, max(P_FLOOR, sf[j])))
+    return tail_at(sf, observed - offset)
 
 
 def detect_games_luck(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
