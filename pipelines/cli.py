@@ -116,11 +116,12 @@ def simulate(
     workers: int = typer.Option(0, "--workers", min=0, help="Processes playing the tables; 0 = one per core. The output does not depend on it."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace simulated logs already in --out (only shoe_*.csv, rounds_*.jsonl, ground_truth.csv)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary."),
+    game_shares: Optional[str] = typer.Option(None, "--game-shares", metavar="GAME=SHARE,...", help="The night's share of rounds per game, e.g. baccarat=40,holdem_bonus=40,blackjack=20 (relative weights; a game left out gets no table); default: the floor's usual mix, about 77 % baccarat, 15 % blackjack, 8 % Hold'em."),
 ) -> None:
     """Write a casino night's logs, exactly as the devices and the table system do, with planted faults and their ground truth."""
     import datetime as dt
 
-    from pipelines.simulate.config import Behaviours
+    from pipelines.simulate.config import Behaviours, parse_game_shares
     from pipelines.simulate.run import SimulationError, run_simulation
 
     try:
@@ -128,9 +129,13 @@ def simulate(
     except ValueError:
         fail(f"--start-day must be a date like 2026-11-24, got {start_day!r}")
     try:
+        mix = parse_game_shares(game_shares) if game_shares is not None else None
+    except ValueError as exc:
+        fail(f"--game-shares: {exc}")
+    try:
         run_simulation(out=out, tables=tables, rounds=rounds, days=days, seed=seed, fault_rate=fault_rate,
                        start_day=first, behaviours=Behaviours(counter, luck, collusion, drift), workers=workers,
-                       overwrite=overwrite, quiet=quiet)
+                       overwrite=overwrite, quiet=quiet, game_shares=mix)
     except (SimulationError, OSError) as exc:
         fail(str(exc))
 

@@ -60,6 +60,9 @@ class SimConfig:
     start_day: dt.date = dt.date(2026, 11, 24)  # the first gaming day
     behaviours: Behaviours = field(default_factory=Behaviours)
     workers: int = 0  # processes; 0 = one per core
+    # the night's share of rounds per game, e.g. (("baccarat", 40.0), ("holdem_bonus", 40.0), ("blackjack", 20.0));
+    # None: the floor's usual mix (RULESET_SHARES). Relative weights: they need not sum to 100.
+    game_shares: tuple[tuple[str, float], ...] | None = None
 
     def __post_init__(self) -> None:
         if self.rounds < 1:
@@ -72,6 +75,13 @@ class SimConfig:
             raise ValueError(f"fault rate must be within 0..1, got {self.fault_rate}")
         if self.seed < 0:
             raise ValueError(f"seed must not be negative, got {self.seed}")
+        if self.game_shares is not None:
+            check_game_shares(self.game_shares)
+
+    @property
+    def ruleset_shares(self) -> tuple[tuple[str, float], ...]:
+        """Table shares per rule set: the usual floor, or the one that deals ``game_shares`` of the rounds."""
+        return RULESET_SHARES if self.game_shares is None else shares_for_games(dict(self.game_shares))
 
 
 # ---- the floor ---------------------------------------------------------------------------------
@@ -88,6 +98,64 @@ RULESET_SHARES: Final[tuple[tuple[str, float], ...]] = (
     ("mbs-holdem-bonus-progressive", 0.05),
     ("guide-holdem-bonus-progressive", 0.05),
 )
+
+#: The game each rule set plays (the catalogue says the same; written here so the floor's mix is data).
+RULESET_GAME: Final[dict[str, str]] = {
+    "hoiana-tiger-baccarat/commission": "baccarat",
+    "hoiana-tiger-baccarat/no-commission": "baccarat",
+    "hoiana-blackjack": "blackjack",
+    "hoiana-holdem-bonus": "holdem_bonus",
+    "mbs-holdem-bonus-progressive": "holdem_bonus",
+    "guide-holdem-bonus-progressive": "holdem_bonus",
+}
+
+GAMES: Final[tuple[str, ...]] = ("baccarat", "blackjack", "holdem_bonus")
+
+
+def check_game_shares(shares: tuple[tuple[str, float], ...]) -> None:
+    """A game mix names known games once each, with shares that are not negative and not all zero."""
+    names = [g for g, _ in shares]
+    unknown = sorted(set(names) - set(GAMES))
+    if unknown:
+        raise ValueError(f"unknown game {unknown[0]!r} in the game shares (games: {', '.join(GAMES)})")
+    if len(set(names)) != len(names):
+        raise ValueError("a game is named twice in the game shares")
+    if any(not (v >= 0.0) or v == float("inf") for _, v in shares):
+        raise ValueError("game shares must be finite numbers of 0 or more")
+    if sum(v for _, v in shares) <= 0:
+        raise ValueError("at least one game needs a share above 0")
+
+
+def parse_game_shares(text: str) -> tuple[tuple[str, float], ...]:
+    """``"baccarat=40,holdem_bonus=40,blackjack=20"`` -> the pairs, checked; a game left out gets no table."""
+    pairs = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        name, eq, value = part.partition("=")
+        if not eq:
+            raise ValueError(f"game shares are GAME=SHARE pairs separated by commas, got {part.strip()!r}")
+        try:
+            share = float(value)
+        except ValueError:
+            raise ValueError(f"the share of {name.strip()!r} must be a number, got {value.strip()!r}") from None
+        pairs.append((name.strip(), share))
+    out = tuple(pairs)
+    check_game_shares(out)
+    return out
+
+
+def shares_for_games(game_shares: dict[str, float]) -> tuple[tuple[str, float], ...]:
+    """Table shares per rule set that deal about ``game_shares`` of the night's rounds per game.
+
+    A table deals rounds at its game's ``PACE``, so a game's tables are its share of the rounds over its pace;
+    within a game its rule sets keep their usual proportions (``RULESET_SHARES``). A game with no share (or left
+    out) gets no table."""
+    total = sum(game_shares.values())
+    within = {g: sum(s for r, s in RULESET_SHARES if RULESET_GAME[r] == g) for g in GAMES}
+    return tuple((r, (game_shares.get(RULESET_GAME[r], 0.0) / total) / PACE[RULESET_GAME[r]] * s / within[RULESET_GAME[r]])
+                 for r, s in RULESET_SHARES)
+
 
 #: Where each rule set's tables are: currency (integer cents) and UTC offset in minutes. The guide
 #: is a New South Wales text: Sydney in November keeps daylight time (+11:00); the simulator uses a

@@ -1,6 +1,7 @@
 """The casino floor: which tables exist, what they play, their limits, devices and pits.
 
-A floor mixes all six rule sets in fixed shares (``config.RULESET_SHARES``); each table has one
+A floor mixes all six rule sets in fixed shares (``config.RULESET_SHARES``, or a game mix the user asked for,
+``SimConfig.game_shares``); each table has one
 card device for its life, a limit sign, a deal mode (Hold'em) and a deck count (blackjack), and
 belongs to a pit of at most ``PIT_SIZE`` tables of one game at one venue, whose dealers rotate
 among its tables. Built once per run from the planner's random generator.
@@ -44,32 +45,42 @@ class Table:
     reads_hidden_burns: bool  # baccarat devices on some tables only read the exposed burn card
 
 
-def ruleset_counts(n_tables: int) -> list[tuple[str, int]]:
-    """Tables per rule set: the shares by largest remainder, every rule set present from six tables on."""
-    shares = np.array([s for _, s in RULESET_SHARES])
-    names = [n for n, _ in RULESET_SHARES]
-    if n_tables >= len(names):
+def ruleset_counts(n_tables: int, ruleset_shares: tuple[tuple[str, float], ...] = RULESET_SHARES) -> list[tuple[str, int]]:
+    """Tables per rule set: the shares by largest remainder, every rule set with a share present once the floor
+    has a table for each (``ruleset_shares``: the usual floor, or a game mix's, ``SimConfig.ruleset_shares``).
+
+    The usual floor first gives each rule set one table and shares out the rest (as it always has: the same seed
+    writes the same night). A game mix shares out every table and then lends a table to any rule set left with
+    none, from the largest: one table each up front would tilt a mix towards its small games."""
+    shares = np.array([s for _, s in ruleset_shares if s > 0])
+    names = [n for n, s in ruleset_shares if s > 0]
+    usual = tuple(ruleset_shares) == RULESET_SHARES
+    if usual and n_tables >= len(names):
         base = np.ones(len(names), dtype=np.int64)
         rest = n_tables - len(names)
-        raw = shares / shares.sum() * rest
     else:
         base = np.zeros(len(names), dtype=np.int64)
         rest = n_tables
-        raw = shares / shares.sum() * rest
+    raw = shares / shares.sum() * rest
     whole = np.floor(raw).astype(np.int64)
     left = rest - int(whole.sum())
     order = np.argsort(-(raw - whole), kind="stable")
     whole[order[:left]] += 1
     counts = base + whole
+    if not usual and n_tables >= len(names):
+        for i in np.flatnonzero(counts == 0):
+            counts[int(np.argmax(counts))] -= 1
+            counts[i] = 1
     return [(n, int(c)) for n, c in zip(names, counts) if c > 0]
 
 
-def build_floor(n_tables: int, rng: np.random.Generator) -> tuple[Table, ...]:
+def build_floor(n_tables: int, rng: np.random.Generator,
+                ruleset_shares: tuple[tuple[str, float], ...] = RULESET_SHARES) -> tuple[Table, ...]:
     """The floor's tables in a fixed order: by rule set (the shares' order), then by number."""
     catalogue = builtin()
     tables: list[Table] = []
     pit = -1
-    for ruleset, count in ruleset_counts(n_tables):
+    for ruleset, count in ruleset_counts(n_tables, ruleset_shares):
         game = catalogue.game_of(ruleset)
         currency, offset = VENUE[ruleset]
         tiers = LIMIT_TIERS[game]

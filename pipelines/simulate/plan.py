@@ -91,34 +91,35 @@ LUCKY_PROFILE = Profile(unit=1.5, p_banker=0.6, p_side=1.0, p_progressive=0.0, p
 COLLUDER_PROFILE = Profile(unit=4.0, p_banker=0.6, p_side=0.05, p_progressive=0.0, p_sit_out=0.03, hunch=False)
 
 
-def mix_pace() -> float:
-    """Rounds per table-hour of the floor's mix of games."""
+def mix_pace(shares: tuple[tuple[str, float], ...] = RULESET_SHARES) -> float:
+    """Rounds per table-hour of the floor's mix of games (``shares``: table shares per rule set)."""
     cat = builtin()
-    return sum(share * PACE[cat.game_of(name)] for name, share in RULESET_SHARES)
+    return sum(share * PACE[cat.game_of(name)] for name, share in shares) / sum(s for _, s in shares)
 
 
-def floor_pace(n_tables: int) -> float:
-    """Rounds per hour the whole floor deals with ``n_tables`` tables in the usual mix."""
+def floor_pace(n_tables: int, shares: tuple[tuple[str, float], ...] = RULESET_SHARES) -> float:
+    """Rounds per hour the whole floor deals with ``n_tables`` tables in the mix ``shares``."""
     cat = builtin()
-    return sum(count * PACE[cat.game_of(name)] for name, count in ruleset_counts(n_tables))
+    return sum(count * PACE[cat.game_of(name)] for name, count in ruleset_counts(n_tables, shares))
 
 
-def tables_needed(rounds: int, hours: float) -> int:
+def tables_needed(rounds: int, hours: float, shares: tuple[tuple[str, float], ...] = RULESET_SHARES) -> int:
     """The fewest tables that deal ``rounds`` with no table busier than ``hours`` (10 % spread allowed)."""
-    n = max(1, math.ceil(rounds / (mix_pace() * hours)))
-    while rounds * 1.1 / floor_pace(n) > hours:
+    n = max(1, math.ceil(rounds / (mix_pace(shares) * hours)))
+    while rounds * 1.1 / floor_pace(n, shares) > hours:
         n += 1
     return n
 
 
-def tables_for(rounds: int, tables: int) -> int:
+def tables_for(rounds: int, tables: int, shares: tuple[tuple[str, float], ...] = RULESET_SHARES) -> int:
     """The floor size: as given, or enough tables to deal ``rounds`` in about ``PLANNED_HOURS`` each."""
     if tables > 0:
         return tables
-    return max(MIN_AUTO_TABLES, tables_needed(rounds, PLANNED_HOURS))
+    return max(MIN_AUTO_TABLES, tables_needed(rounds, PLANNED_HOURS, shares))
 
 
-def allocate_rounds(rng: np.random.Generator, floor: tuple[Table, ...], rounds: int) -> np.ndarray:
+def allocate_rounds(rng: np.random.Generator, floor: tuple[Table, ...], rounds: int,
+                    shares: tuple[tuple[str, float], ...] = RULESET_SHARES) -> np.ndarray:
     """Rounds per table for one day: proportional to the game's pace, give or take 10 %, summing exactly."""
     pace = np.array([PACE[t.game] for t in floor])
     weight = pace * rng.uniform(0.9, 1.1, len(floor))
@@ -129,7 +130,7 @@ def allocate_rounds(rng: np.random.Generator, floor: tuple[Table, ...], rounds: 
     hours = whole / pace
     worst = int(np.argmax(hours))
     if hours[worst] > MAX_HOURS:
-        need = tables_needed(rounds, MAX_HOURS)
+        need = tables_needed(rounds, MAX_HOURS, shares)
         raise PlanError(
             f"{rounds} rounds a day do not fit on {len(floor)} tables: table {floor[worst].table_id} would deal "
             f"for {hours[worst]:.0f} hours at {PACE[floor[worst].game]:.0f} rounds/hour; use --tables {need} or more "
@@ -163,8 +164,9 @@ def make_plan(cfg: SimConfig) -> NightPlan:
 def _make_plan(cfg: SimConfig) -> NightPlan:
     ss = np.random.SeedSequence(cfg.seed, spawn_key=(0,))
     rng = np.random.default_rng(ss)
-    n_tables = tables_for(cfg.rounds, cfg.tables)
-    floor = build_floor(n_tables, rng)
+    shares = cfg.ruleset_shares
+    n_tables = tables_for(cfg.rounds, cfg.tables, shares)
+    floor = build_floor(n_tables, rng, shares)
     _check_rule_sets(floor, cfg.start_day, cfg.days)
     rosters = build_rosters(floor)
     games = {t.index: t.game for t in floor}
@@ -176,7 +178,7 @@ def _make_plan(cfg: SimConfig) -> NightPlan:
     day_rows = []
     for day_no in range(cfg.days):
         day = cfg.start_day + dt.timedelta(days=day_no)
-        counts = allocate_rounds(rng, floor, cfg.rounds)
+        counts = allocate_rounds(rng, floor, cfg.rounds, shares)
         sessions: list[Session] = []
         windows: dict[int, tuple[int, int]] = {}
         opens: dict[int, int] = {}

@@ -175,11 +175,12 @@ def run_simulation(
     workers: int = 0,
     overwrite: bool = False,
     quiet: bool = False,
+    game_shares: tuple[tuple[str, float], ...] | None = None,
 ) -> Summary:
     """The CLI's entry point: simulate and print a one-paragraph summary."""
     cfg = SimConfig(out=str(out), rounds=rounds, tables=tables, days=days, seed=seed, fault_rate=fault_rate,
                     start_day=start_day, behaviours=behaviours if behaviours is not None else Behaviours(),
-                    workers=workers)
+                    workers=workers, game_shares=game_shares)
     summary = simulate(cfg, overwrite=overwrite, progress=not quiet)
     if not quiet:
         from rich.console import Console
