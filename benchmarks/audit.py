@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.audit                       # a 1,000,000-round night (simulated once, cached)
     .venv/bin/python -m benchmarks.audit --input night/        # an existing night
     .venv/bin/python -m benchmarks.audit --rounds 100000       # a smaller one
+    .venv/bin/python -m benchmarks.audit --rounds 300000 --game-shares baccarat=40,holdem_bonus=40,blackjack=20  # a mixed night
     .venv/bin/python -m benchmarks.audit --stages-of audit.duckdb   # the stages after ingest, on a loaded database
 
 Measured in the same run, on the same files:
@@ -45,14 +46,17 @@ CACHE = Path(tempfile.gettempdir()) / "pitaudit-bench"
 def _night(args) -> Path:
     if args.input:
         return Path(args.input)
-    folder = CACHE / f"night-{args.rounds}-{args.seed}"
+    mix = f"-{args.game_shares.replace('=', '').replace(',', '-')}" if args.game_shares else ""
+    folder = CACHE / f"night-{args.rounds}-{args.seed}{mix}"
     if (folder / "ground_truth.csv").exists():
         return folder
-    tables = args.tables or max(24, -(-args.rounds // 1050))  # ~1,050 rounds a table-day fit in 18 hours
-    print(f"simulating {args.rounds:,} rounds on {tables} tables into {folder} (once; cached) ...", flush=True)
+    # ~1,050 rounds a table-day fit in 18 hours in the usual mix; a mix of slower games sizes its own floor
+    tables = args.tables or (0 if args.game_shares else max(24, -(-args.rounds // 1050)))
+    print(f"simulating {args.rounds:,} rounds on {tables or "enough"} tables into {folder} (once; cached) ...", flush=True)
     t = time.perf_counter()
     subprocess.run([str(_cli()), "simulate", "--out", str(folder), "--rounds", str(args.rounds), "--tables", str(tables),
-                    "--seed", str(args.seed)], check=True, stdout=subprocess.DEVNULL)
+                    "--seed", str(args.seed), *(["--game-shares", args.game_shares] if args.game_shares else [])],
+                   check=True, stdout=subprocess.DEVNULL)
     print(f"  simulated in {time.perf_counter() - t:.0f} s", flush=True)
     return folder
 
@@ -286,6 +290,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rounds", type=int, default=1_000_000)
     ap.add_argument("--tables", type=int, default=0, help="tables for the simulated night (default: sized from the rounds)")
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--game-shares", metavar="GAME=SHARE,...", default=None,
+                    help="simulate a night with these shares of rounds per game (pitaudit simulate --game-shares), "
+                         "e.g. baccarat=40,holdem_bonus=40,blackjack=20 (issue 13's mixed night)")
     ap.add_argument("--keep", action="store_true", help="keep the databases and outputs (printed)")
     ap.add_argument("--no-dask", action="store_true", help="skip the run on a local Dask cluster")
     ap.add_argument("--stages-of", metavar="DB", help="only the stages after ingest, on a database an audit loaded")
