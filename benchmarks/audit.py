@@ -52,7 +52,7 @@ def _night(args) -> Path:
         return folder
     # ~1,050 rounds a table-day fit in 18 hours in the usual mix; a mix of slower games sizes its own floor
     tables = args.tables or (0 if args.game_shares else max(24, -(-args.rounds // 1050)))
-    print(f"simulating {args.rounds:,} rounds on {tables or "enough"} tables into {folder} (once; cached) ...", flush=True)
+    print(f"simulating {args.rounds:,} rounds on {tables or 'enough'} tables into {folder} (once; cached) ...", flush=True)
     t = time.perf_counter()
     subprocess.run([str(_cli()), "simulate", "--out", str(folder), "--rounds", str(args.rounds), "--tables", str(tables),
                     "--seed", str(args.seed), *(["--game-shares", args.game_shares] if args.game_shares else [])],
