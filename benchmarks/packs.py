@@ -4,7 +4,7 @@
     .venv/bin/python -m benchmarks.packs --rounds 40000               # simulate (5 % faults) and audit a night first
 
 Times :func:`pipelines.evidence.batch.write_packs` over every audited partition of the database, with no
-bound (every round with a deterministic finding gets its pack), in wall and CPU seconds of this process,
+bound (every round with a deterministic finding gets its pack) unless ``--bound N`` (the audit's default is 2,000), in wall and CPU seconds of this process,
 per 1,000 packs; the packs' size on disk; then checks every pack with ``verify_pack`` (not timed).
 Prints figures; asserts nothing.
 """
@@ -37,6 +37,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--db", type=Path, default=None, help="an audited database (default: simulate and audit one)")
     ap.add_argument("--rounds", type=int, default=40_000, help="without --db: the rounds of the night to simulate")
+    ap.add_argument("--bound", type=int, default=10**9,
+                    help="write at most this many packs, worst rounds first (the audit's PITAUDIT_EVIDENCE_PACKS: 2000); "
+                         "default: every finding round")
+    ap.add_argument("--profile", type=Path, default=None, help="write a cProfile (CPU time) of the packs' writing here")
     ap.add_argument("--keep", type=Path, default=None, help="write the packs here (default: a temporary folder)")
     args = ap.parse_args()
 
@@ -52,8 +56,16 @@ def main() -> None:
     try:
         keys = [tuple(r) for r in con.execute("SELECT DISTINCT gaming_day, table_id FROM out_settlements ORDER BY ALL").fetchall()]
         rounds = con.execute("SELECT count(*) FROM core_rounds").fetchall()[0][0]
+        import cProfile
+
+        prof = cProfile.Profile(time.process_time) if args.profile else None
         t, c = time.perf_counter(), time.process_time()
-        index = write_packs(con, keys, out, bound=10**9, database=str(db))
+        if prof:
+            prof.enable()
+        index = write_packs(con, keys, out, bound=args.bound, database=str(db))
+        if prof:
+            prof.disable()
+            prof.dump_stats(str(args.profile))
         wall, cpu = time.perf_counter() - t, time.process_time() - c
     finally:
         con.close()

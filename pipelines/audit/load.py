@@ -290,18 +290,29 @@ def one_reader() -> Iterator[None]:
         yield
 
 
-def load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...], params: AuditParams) -> Partition:
-    """Every frame of a group of partitions, read with the connection ``con`` (see the module docstring)."""
+def load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...], params: AuditParams,
+                   only_rounds: pl.DataFrame | None = None) -> Partition:
+    """Every frame of a group of partitions, read with the connection ``con`` (see the module docstring).
+
+    ``only_rounds`` (``table_id``, ``round_no``): keep only those rounds of the partitions (the evidence packs want
+    a few rounds of each). Their rows are the same as in a whole load: the events are still annotated over their
+    devices' whole streams (gaps, a card's copies in its shoe) before the rounds are picked."""
     with READ_LOCK:
-        return _load_partition(con, keys, params)
+        return _load_partition(con, keys, params, only_rounds)
 
 
-def _load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...], params: AuditParams) -> Partition:
+def _load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...], params: AuditParams,
+                    only_rounds: pl.DataFrame | None = None) -> Partition:
     cur = con.cursor()
     window = Window(tuple(sorted({k[0] for k in keys})))
     try:
         create_keys_table(cur, "_audit_keys", keys)
         in_keys = f"{window.rounds()} AND (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _audit_keys)"
+        if only_rounds is not None:
+            cur.execute("CREATE OR REPLACE TEMP TABLE _audit_only AS SELECT unnest($1::VARCHAR[]) AS table_id, "
+                        "unnest($2::BIGINT[]) AS round_no",
+                        [only_rounds["table_id"].to_list(), only_rounds["round_no"].to_list()])
+            in_keys += " AND (table_id, round_no) IN (SELECT (table_id, round_no) FROM _audit_only)"
         rounds = _frame(cur, f"""
             SELECT {', '.join(ROUND_COLUMNS)} FROM core_rounds WHERE {in_keys} ORDER BY table_id, round_no""")
         of_rounds = f"""JOIN (SELECT table_id, round_no FROM core_rounds WHERE {in_keys}) k USING (table_id, round_no)"""
@@ -327,6 +338,8 @@ def _load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, s
             WHERE round_no IS NOT NULL AND {in_keys}
             ORDER BY device_id, event_seq""")
         cur.execute("DROP TABLE _audit_keys")
+        if only_rounds is not None:
+            cur.execute("DROP TABLE _audit_only")
     finally:
         cur.close()
     return Partition(keys=tuple(keys), rounds=rounds, wagers=wagers, actions=actions, events=events)

@@ -32,7 +32,7 @@ import duckdb
 import polars as pl
 
 from pipelines.audit.frames import FINDINGS_SCHEMA
-from pipelines.audit.load import Partition, load_partition
+from pipelines.audit.load import Partition, Window, load_partition
 from pipelines.audit.params import AuditParams
 from pipelines.audit.partition import reconstruct_partition
 from pipelines.audit.settle import settle
@@ -150,10 +150,17 @@ class PrefetchedRecord:
         return self._disk[path]
 
 
-def _round_groups(chosen: pl.DataFrame, per_group: int) -> list[list[tuple[dt.date, str]]]:
-    """The partitions of the chosen rounds, in key order, cut into groups of about ``per_group`` finding rounds
-    (the loader reads whole partitions; a group bounds what is held at once)."""
+def _round_groups(chosen: pl.DataFrame, per_group: int, sizes: pl.DataFrame | None = None) -> list[list[tuple[dt.date, str]]]:
+    """The partitions of the chosen rounds, in key order, cut into groups of about ``per_group`` rounds of those
+    partitions (``sizes``: gaming_day, table_id, rounds; without it, the chosen rounds are counted). The loader
+    annotates the device events of whole partitions inside DuckDB's memory limit, so a group is bounded by its
+    partitions' rounds, as the audit's groups are, not by how few of them get a pack: counted by packs, the
+    1,000,000-round night's 2,000 packs were one group of every partition, and DuckDB ran out of memory."""
     parts = chosen.group_by("gaming_day", "table_id").len().sort("gaming_day", "table_id")
+    if sizes is not None:
+        parts = parts.select("gaming_day", "table_id").join(
+            sizes.select("gaming_day", "table_id", pl.col("rounds").alias("len")), on=["gaming_day", "table_id"],
+            how="left").with_columns(pl.col("len").fill_null(1)).sort("gaming_day", "table_id")
     groups, current, size = [], [], 0
     for day, table, n in parts.iter_rows():
         current.append((day, table))
@@ -166,6 +173,19 @@ def _round_groups(chosen: pl.DataFrame, per_group: int) -> list[list[tuple[dt.da
     return groups
 
 
+def _partition_sizes(con, chosen: pl.DataFrame) -> pl.DataFrame:
+    """Rounds of each partition of the chosen rounds (what loading it costs)."""
+    keys = chosen.select("gaming_day", "table_id").unique()
+    create_keys_table(con, "_pack_sizes", list(keys.iter_rows()))
+    window = Window(tuple(sorted(set(keys["gaming_day"].to_list()))))
+    try:
+        return con.sql(f"""SELECT gaming_day, table_id, count(*) AS rounds FROM core_rounds
+                           WHERE {window.rounds()} AND (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _pack_sizes)
+                           GROUP BY ALL""").pl()
+    finally:
+        con.execute("DROP TABLE _pack_sizes")
+
+
 def _wanted(chosen: pl.DataFrame) -> pl.DataFrame:
     """The chosen rounds and the round numbers either side that may be their shoe neighbours."""
     spread = pl.int_ranges(pl.col("round_no") - 2 * NEIGHBOURS, pl.col("round_no") + 2 * NEIGHBOURS + 1)
@@ -173,9 +193,9 @@ def _wanted(chosen: pl.DataFrame) -> pl.DataFrame:
 
 
 def _frames_of_group(con, keys: list[tuple[dt.date, str]], chosen: pl.DataFrame, params: AuditParams):
-    """Load the group's partitions, keep the chosen rounds and their neighbours, reconstruct, settle the chosen."""
-    part = load_partition(con, tuple(keys), params)
+    """Load the chosen rounds and their neighbours of the group's partitions, reconstruct, settle the chosen."""
     near = _wanted(chosen).select("table_id", "round_no")
+    part = load_partition(con, tuple(keys), params, only_rounds=near)
     this = chosen.select("table_id", "round_no")
 
     def keep(df: pl.DataFrame, which: pl.DataFrame) -> pl.DataFrame:
@@ -224,10 +244,11 @@ def write_packs(con: duckdb.DuckDBPyConnection, keys: list[tuple[dt.date, str]],
     if chosen.height == 0:
         return index
     record = PrefetchedRecord(con, chosen)
+    sizes = _partition_sizes(con, chosen)
     camera_map = cameras if cameras is not None else CameraMap()
     sources_text: dict[tuple[str, int], str] = {}
     pending = []
-    for group in _round_groups(chosen, per_group):
+    for group in _round_groups(chosen, per_group, sizes):
         group_keys = pl.DataFrame({"gaming_day": [k[0] for k in group], "table_id": [k[1] for k in group]},
                                   schema={"gaming_day": pl.Date, "table_id": pl.String})
         these = chosen.join(group_keys, on=["gaming_day", "table_id"], how="semi", maintain_order="left")
