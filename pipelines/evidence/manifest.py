@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipelines.evidence import exact_json
+
 MANIFEST = "manifest.json"
 SUMS = "SHA256SUMS"
 FORMAT = "pitaudit-evidence/1"
@@ -63,7 +65,7 @@ def seal(folder: Path, files: dict[str, bytes], round_key: dict, sources: list[d
     folder.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
         (folder / name).write_bytes(data)
-    manifest = (json.dumps(manifest_document(files, round_key, sources, version), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    manifest = (exact_json.dumps(manifest_document(files, round_key, sources, version)) + "\n").encode("utf-8")
     (folder / MANIFEST).write_bytes(manifest)
     hashes = {name: sha256_bytes(data) for name, data in files.items()}
     hashes[MANIFEST] = sha256_bytes(manifest)

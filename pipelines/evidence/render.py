@@ -8,13 +8,13 @@ from escaped parts.
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from importlib import resources
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from pipelines.evidence import exact_json
 from pipelines.evidence.rule_text import ClauseText, no_text
 from pipelines.step_money import step_in_major_units
 
@@ -89,4 +89,4 @@ def render_html(data: dict, clause_text: ClauseText = no_text) -> str:
 
 def render_json(data: dict) -> str:
     """``round.json``: the same document, keys sorted, so the same round gives the same bytes."""
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+    return exact_json.dumps(data, sort_keys=True) + "\n"
