@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -235,61 +236,159 @@ def _as_audited(settled_wagers: pl.DataFrame, recorded: list[dict]) -> pl.DataFr
 
 def write_packs(con: duckdb.DuckDBPyConnection, keys: list[tuple[dt.date, str]], folder: Path, *, bound: int,
                 database: str, cameras: CameraMap | None = None, clause_text: ClauseText = no_text,
-                clause_note: str | None = None, params: AuditParams | None = None, per_group: int = 20_000) -> PackIndex:
+                clause_note: str | None = None, params: AuditParams | None = None, per_group: int = 20_000,
+                pool: "PackPool | None" = None, meanwhile: Callable[[], None] | None = None) -> PackIndex:
     """Write the packs of the audited partitions ``keys`` under ``folder/evidence/`` (the report's layout,
-    :func:`pipelines.report.links.evidence_relpath`), reading with the connection ``con``."""
+    :func:`pipelines.report.links.evidence_relpath`), reading with the connection ``con``.
+
+    ``pool``: write the groups on worker processes (:class:`PackPool`), each reading the database file itself;
+    the packs are the same files, byte for byte (``tests/test_evidence_batch.py``). ``meanwhile``: other work of
+    the caller, run in this process while the workers write (else after the packs)."""
     wall, cpu = time.perf_counter(), time.process_time()
     params = params or audit_params(con)
     chosen, index = choose(finding_rounds(con, keys), bound)
     if chosen.height == 0:
+        if meanwhile is not None:
+            meanwhile()
         return index
-    record = PrefetchedRecord(con, chosen)
-    sizes = _partition_sizes(con, chosen)
     camera_map = cameras if cameras is not None else CameraMap()
-    sources_text: dict[tuple[str, int], str] = {}
-    pending = []
-    for group in _round_groups(chosen, per_group, sizes):
+    groups = []
+    for group in _round_groups(chosen, per_group, _partition_sizes(con, chosen)):
         group_keys = pl.DataFrame({"gaming_day": [k[0] for k in group], "table_id": [k[1] for k in group]},
                                   schema={"gaming_day": pl.Date, "table_id": pl.String})
-        these = chosen.join(group_keys, on=["gaming_day", "table_id"], how="semi", maintain_order="left")
-        rounds, wagers, actions, events, recon, settled = _frames_of_group(con, group, these, params)
-        w_by, a_by, e_by = _by_round(wagers), _by_round(actions), _by_round(events)
-        sw_by, sr_by = _by_round(settled.wagers), _by_round(settled.rounds)
-        recon_t, rounds_t = _by_table(recon), _by_table(rounds)
-        empty = {name: df.head(0) for name, df in (("w", wagers), ("a", actions), ("e", events),
-                                                   ("sw", settled.wagers), ("sr", settled.rounds))}
-        for day, table_id, round_no in these.select("gaming_day", "table_id", "round_no").iter_rows():
-            k = (table_id, round_no)
-            recorded_findings = record.finding_frame(table_id, round_no, day)
-            frames = Frames(
-                rounds=rounds_t.get((table_id,), rounds.head(0)), wagers=w_by.get(k, empty["w"]),
-                actions=a_by.get(k, empty["a"]), events=e_by.get(k, empty["e"]),
-                recon=recon_t.get((table_id,), recon.head(0)), settled_rounds=sr_by.get(k, empty["sr"]),
-                settled_wagers=_as_audited(sw_by.get(k, empty["sw"]), record.settlements(table_id, round_no, day)),
-                fresh=(recorded_findings if recorded_findings is not None else pl.DataFrame(schema=FINDINGS_SCHEMA)),
-            )
-            try:
-                evidence = assemble_round(frames, record, table_id, round_no, day, params)
-            except EvidenceError as exc:
-                index.errors.append(f"{table_id} round {round_no}: {exc}")
-                continue
-            except Exception as exc:  # noqa: BLE001 - one round that cannot be shown must not stop the night's audit
-                index.errors.append(f"{table_id} round {round_no}: the pack could not be made ({type(exc).__name__}: {exc})")
-                continue
-            pending.append(evidence)
-            index.written[k] = day
-        # the pages of this group: their source lines first (each file read once for all of them)
-        _read_source_lines(pending, sources_text)
-        for evidence in pending:
-            files, data = build_pack_files(evidence, camera_map, clause_text, clause_note, database, sources_text)
-            out = folder / evidence_relpath(evidence.round["table_id"], evidence.round["round_no"])
-            key = {"table_id": evidence.round["table_id"], "round_no": evidence.round["round_no"],
-                   "gaming_day": evidence.round["gaming_day"]}
-            seal_pack(out, files, key, evidence.sources)
-        pending.clear()
+        groups.append((group, chosen.join(group_keys, on=["gaming_day", "table_id"], how="semi", maintain_order="left")))
+    if pool is not None and pool.worth_it(chosen.height, len(groups)):
+        done = pool.run(groups, folder, params, database, camera_map, clause_note, meanwhile)
+        if any(d is None for d in done):  # a worker could not start or died: its groups here, as without a pool
+            record = PrefetchedRecord(con, chosen)
+            done = [d if d is not None else _write_group(con, record, group, these, folder, params, database, camera_map,
+                                                          clause_text, clause_note, {})
+                    for d, (group, these) in zip(done, groups)]
+    else:
+        record = PrefetchedRecord(con, chosen)
+        sources_text: dict[tuple[str, int], str] = {}
+        done = [_write_group(con, record, group, these, folder, params, database, camera_map, clause_text, clause_note,
+                             sources_text) for group, these in groups]
+        if meanwhile is not None:
+            meanwhile()
+    for written, errors in done:  # in group order, as one process writes them
+        index.written.update(written)
+        index.errors.extend(errors)
     index.seconds = time.perf_counter() - wall
     index.cpu_seconds = time.process_time() - cpu
     return index
+
+
+def _write_group(con, record: PrefetchedRecord, group: list[tuple[dt.date, str]], these: pl.DataFrame, folder: Path,
+                 params: AuditParams, database: str, camera_map: CameraMap, clause_text: ClauseText,
+                 clause_note: str | None, sources_text: dict[tuple[str, int], str]
+                 ) -> tuple[dict[tuple[str, int], dt.date], list[str]]:
+    """The packs of one group's chosen rounds ``these``: (round -> gaming day written, the rounds that could not be)."""
+    written: dict[tuple[str, int], dt.date] = {}
+    errors: list[str] = []
+    pending = []
+    rounds, wagers, actions, events, recon, settled = _frames_of_group(con, group, these, params)
+    w_by, a_by, e_by = _by_round(wagers), _by_round(actions), _by_round(events)
+    sw_by, sr_by = _by_round(settled.wagers), _by_round(settled.rounds)
+    recon_t, rounds_t = _by_table(recon), _by_table(rounds)
+    empty = {name: df.head(0) for name, df in (("w", wagers), ("a", actions), ("e", events),
+                                               ("sw", settled.wagers), ("sr", settled.rounds))}
+    for day, table_id, round_no in these.select("gaming_day", "table_id", "round_no").iter_rows():
+        k = (table_id, round_no)
+        recorded_findings = record.finding_frame(table_id, round_no, day)
+        frames = Frames(
+            rounds=rounds_t.get((table_id,), rounds.head(0)), wagers=w_by.get(k, empty["w"]),
+            actions=a_by.get(k, empty["a"]), events=e_by.get(k, empty["e"]),
+            recon=recon_t.get((table_id,), recon.head(0)), settled_rounds=sr_by.get(k, empty["sr"]),
+            settled_wagers=_as_audited(sw_by.get(k, empty["sw"]), record.settlements(table_id, round_no, day)),
+            fresh=(recorded_findings if recorded_findings is not None else pl.DataFrame(schema=FINDINGS_SCHEMA)),
+        )
+        try:
+            evidence = assemble_round(frames, record, table_id, round_no, day, params)
+        except EvidenceError as exc:
+            errors.append(f"{table_id} round {round_no}: {exc}")
+            continue
+        except Exception as exc:  # noqa: BLE001 - one round that cannot be shown must not stop the night's audit
+            errors.append(f"{table_id} round {round_no}: the pack could not be made ({type(exc).__name__}: {exc})")
+            continue
+        pending.append(evidence)
+        written[k] = day
+    # the pages of this group: their source lines first (each file read once for all of them)
+    _read_source_lines(pending, sources_text)
+    for evidence in pending:
+        files, data = build_pack_files(evidence, camera_map, clause_text, clause_note, database, sources_text)
+        out = folder / evidence_relpath(evidence.round["table_id"], evidence.round["round_no"])
+        key = {"table_id": evidence.round["table_id"], "round_no": evidence.round["round_no"],
+               "gaming_day": evidence.round["gaming_day"]}
+        seal_pack(out, files, key, evidence.sources)
+    return written, errors
+
+
+class PackPool:
+    """The packs' groups on worker processes: a night's 2,000 packs are some 25 CPU seconds of one core (a tenth of
+    it loading their partitions, most of it Python: assembling, rendering, hashing), and by the time the audit
+    publishes nothing else keeps the other cores busy. Each worker opens the database file read-only (nobody writes
+    it while the audit publishes) and writes its groups' pack folders; the index is put together in group order.
+
+    Only worth it for a night with enough packs (``min_packs``): a spawned worker costs about a second of imports.
+    ``rule_docs``: the folder the clause texts come from (each worker opens it again), None for no texts."""
+
+    def __init__(self, db_path: Path, workers: int, rule_docs: Path | None = None, memory_limit: str | None = None,
+                 min_packs: int = 200) -> None:
+        self.db_path, self.workers, self.rule_docs = Path(db_path), workers, rule_docs
+        self.memory_limit, self.min_packs = memory_limit, min_packs
+
+    def worth_it(self, packs: int, groups: int) -> bool:
+        return self.workers > 1 and groups > 1 and packs >= self.min_packs
+
+    def run(self, groups, folder: Path, params: AuditParams, database: str, camera_map: CameraMap,
+            clause_note: str | None, meanwhile: Callable[[], None] | None = None) -> list[tuple[dict, list[str]] | None]:
+        """Each group's (written, errors), in group order; None for a group whose worker broke (not for an error of
+        the group itself, which is raised as it would be in one process)."""
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        jobs = [(str(self.db_path), self.memory_limit, group, these, folder, params, database, camera_map,
+                 self.rule_docs, clause_note) for group, these in groups]
+        with ProcessPoolExecutor(max_workers=min(self.workers, len(groups)), initializer=_start_pack_worker,
+                                 mp_context=multiprocessing.get_context("spawn")) as executor:
+            try:
+                futures = [executor.submit(_pack_job, job) for job in jobs]
+            except (BrokenProcessPool, RuntimeError, OSError):
+                futures = []
+            if meanwhile is not None:
+                meanwhile()
+            out: list[tuple[dict, list[str]] | None] = []
+            for i in range(len(jobs)):
+                try:
+                    out.append(futures[i].result() if i < len(futures) else None)
+                except BrokenProcessPool:
+                    out.append(None)
+            return out
+
+
+def _start_pack_worker() -> None:  # pragma: no cover - runs in the worker
+    from pipelines.audit.collector import tune_gc
+    from pipelines.lifeline import end_with_parent
+
+    end_with_parent()
+    tune_gc()
+
+
+def _pack_job(job) -> tuple[dict, list[str]]:
+    """One group's packs in a worker process (:class:`PackPool`)."""
+    from pipelines.db import open_bounded_reader, open_reader
+    from pipelines.evidence.rule_text import clause_texts
+
+    db_path, memory_limit, group, these, folder, params, database, camera_map, rule_docs, clause_note = job
+    clause_text = clause_texts(rule_docs)[0] if rule_docs is not None else no_text
+    con = open_bounded_reader(db_path, memory_limit) if memory_limit else open_reader(db_path)
+    try:
+        record = PrefetchedRecord(con, these)
+        return _write_group(con, record, group, these, folder, params, database, camera_map, clause_text, clause_note, {})
+    finally:
+        con.close()
 
 
 def _read_source_lines(evidences: list, texts: dict[tuple[str, int], str]) -> None:

@@ -115,10 +115,22 @@ def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findi
     except CameraMapError as exc:
         cameras = CameraMap()
         problems.append(f"the camera map could not be read ({exc}): video windows without camera ids")
+    from pipelines.evidence.batch import PackPool
+    from pipelines.audit.pool import workers_available
+
+    pool = PackPool(Path(database), workers_available(), settings.rule_docs if clause_text is not no_text else None,
+                    settings.reader_memory) if Path(database).is_file() else None
+    investigated: dict = {}
+
+    def investigations() -> None:  # in this process while the pool's workers write the packs
+        t = time.perf_counter()
+        investigated["links"], investigated["errors"] = write_investigations(con, folder, findings, database)
+        investigated["seconds"] = time.perf_counter() - t
+
     packs = write_packs(con, keys, folder, bound=settings.evidence_packs, database=database, cameras=cameras,
-                        clause_text=clause_text, clause_note=clause_note, per_group=settings.group_rounds)
+                        clause_text=clause_text, clause_note=clause_note, per_group=settings.group_rounds, pool=pool,
+                        meanwhile=investigations)
     packs.errors[:0] = problems
-    t = time.perf_counter()
-    links, errors = write_investigations(con, folder, findings, database)
+    links, errors = investigated["links"], investigated["errors"]
     packs.errors.extend(f"the investigation of {e}" for e in errors)  # the report lists what it could not link
-    return LinkedPages(packs, links, errors, time.perf_counter() - t)
+    return LinkedPages(packs, links, errors, investigated["seconds"])
