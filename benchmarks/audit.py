@@ -295,6 +295,7 @@ def main(argv: list[str] | None = None) -> None:
                          "e.g. baccarat=40,holdem_bonus=40,blackjack=20 (issue 13's mixed night)")
     ap.add_argument("--keep", action="store_true", help="keep the databases and outputs (printed)")
     ap.add_argument("--no-dask", action="store_true", help="skip the run on a local Dask cluster")
+    ap.add_argument("--no-throughput", action="store_true", help="skip the per-game re-settlement throughput section")
     ap.add_argument("--stages-of", metavar="DB", help="only the stages after ingest, on a database an audit loaded")
     args = ap.parse_args(argv)
     if args.stages_of:
@@ -318,7 +319,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"Dask (local cluster, 2 worker processes) / default run: {dask_s / e2e:.2f}x (goal: within 1.3x of "
                   f"the process-pool run); peak {dask_peak:.2f} GB")
             shutil.rmtree(work / "dask", ignore_errors=True)
-        throughput(work / "audit.duckdb")
+        if not args.no_throughput:
+            throughput(work / "audit.duckdb")
     finally:
         if args.keep:
             print(f"kept: {work}")
