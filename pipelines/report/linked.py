@@ -9,7 +9,8 @@ page is written: the audit writes the pages first, into the same temporary outpu
   ``Settings.evidence_packs``; links ``evidence/<table>/<round>/index.html``.
 - **Investigations** (:mod:`pipelines.investigation.command`): each statistical finding's subject (the player
   when it names one, else the dealer, else the table) over the finding's window (its ``window_days`` gaming
-  days to its night); links ``investigations/<kind>/<id>/<first>_<last>/index.html``.
+  days to its night); links ``investigations/<kind>/<id>/<first>_<last>/index.html``. The pages share one
+  ``investigations/plotly.min.js``, which each loads by a relative path.
 
 All links are relative, so the output folder can be copied elsewhere and still opens.
 """
@@ -58,11 +59,15 @@ def write_investigations(con, folder: Path, findings: pl.DataFrame, database: st
     """One investigation per (subject, window) of the statistical findings; finding_id -> its page's link."""
     from pipelines import investigate as q
     from pipelines.investigation.command import InvestigationError, gather, write_pages
+    from pipelines.investigation.render import write_plotly_js
+    from pipelines.report.links import INVESTIGATIONS_DIR
 
     stat = findings.filter(pl.col("p_value").is_not_null()) if "p_value" in findings.columns else findings.head(0)
     links: dict[str, str] = {}
     errors: list[str] = []
     done: dict[tuple, str | None] = {}
+    moments: dict[tuple, pl.DataFrame] = {}  # the floor's bet moments per window: one query per window, not per page
+    plotly_js = None  # one plotly.min.js for every page of the folder, written with the first page
     for f in stat.iter_rows(named=True):
         subject = subject_of(f)
         if subject is None:
@@ -70,9 +75,12 @@ def write_investigations(con, folder: Path, findings: pl.DataFrame, database: st
         if subject not in done:
             kind, ident, first, last = subject
             try:
-                frames = gather(con, q.Subject(kind, ident, first, last))
+                frames = gather(con, q.Subject(kind, ident, first, last), moments)
+                if plotly_js is None:
+                    plotly_js = write_plotly_js(folder / INVESTIGATIONS_DIR)
                 write_pages(frames, q.Subject(kind, ident, first, last),
-                            folder / investigation_relpath(kind, ident, first.isoformat(), last.isoformat()), database)
+                            folder / investigation_relpath(kind, ident, first.isoformat(), last.isoformat()), database,
+                            plotly_js)
                 done[subject] = investigation_href(kind, ident, first.isoformat(), last.isoformat())
             except InvestigationError as exc:
                 errors.append(f"{kind} {ident}: {exc}")
