@@ -180,15 +180,7 @@ def _plotly_built(kind: str, *args):
     """The figures as plotly's own objects build them (validated), for the dicts of pipelines.investigation.figures."""
     import plotly.graph_objects as go
 
-    from pipelines.investigation.figures import FONT, unit
-
-    def layout(fig, title, y, x, height=380):
-        fig.update_layout(title={"text": title, "x": 0, "font": {"size": 14}}, font={"family": FONT, "size": 12},
-                          height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h", "y": -0.2},
-                          plot_bgcolor="#fff", paper_bgcolor="#fff", xaxis_title=x, yaxis_title=y)
-        fig.update_xaxes(gridcolor="#eef0f3", automargin=True)
-        fig.update_yaxes(gridcolor="#eef0f3", automargin=True, zerolinecolor="#c5ccd3")
-        return fig
+    from pipelines.investigation.figures import _layout as layout, unit
 
     if kind == "results":
         curve, currency = args

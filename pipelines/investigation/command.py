@@ -39,26 +39,39 @@ def gather(con, subject: q.Subject, moments_of: dict | None = None) -> dict[str,
     """Every frame of the investigation (see the module docstring), read with the read-only connection ``con``.
 
     ``moments_of``: the bets' moments per range already read (the audit's pages of one window share them)."""
+    return gather_many(con, [subject], moments_of)[subject]
+
+
+def gather_many(con, subjects: list[q.Subject], moments_of: dict | None = None) -> dict[q.Subject, dict[str, object]]:
+    """:func:`gather` of several subjects: one query per table for all the subjects of one kind and range (the audit
+    writes a page for each flagged subject of each window: one query per page and table grew with the pages)."""
     have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     if not {"out_settlements", "out_findings"} <= have:
         raise InvestigationError("the database holds no audit results (out_settlements, out_findings): run `pitaudit audit` first")
-    wagers = q.subject_wagers(con, subject)
-    span = (subject.first, subject.last)
-    moments = (moments_of or {}).get(span)
-    if moments is None:
-        moments = exact_where_known(q.bet_moments(con, subject.first, subject.last))
-        if moments_of is not None:
-            moments_of[span] = moments
-    curve = results_over_time(wagers, moments)
-    bj = wagers.filter(pl.col("game") == "blackjack")
-    bj_tables = sorted(bj["table_id"].unique().to_list())
-    counts = true_counts(q.blackjack_cards(con, bj_tables, bj.select("table_id", "shoe_id").unique()))
-    count_rows = bet_vs_count(wagers, counts)
-    return {
-        "rounds": q.subject_rounds(con, subject), "wagers": wagers, "findings": q.subject_findings(con, subject),
-        "results_over_time": curve, "bet_vs_count": count_rows, "dealers": q.dealers_of(con, subject),
-        "played_with": q.played_with(con, subject), "moments": moments,
-    }
+    moments_of = {} if moments_of is None else moments_of
+    groups: dict[tuple, list[q.Subject]] = {}
+    for subject in dict.fromkeys(subjects):
+        groups.setdefault((subject.kind, subject.first, subject.last), []).append(subject)
+    out: dict[q.Subject, dict[str, object]] = {}
+    for (_, first, last), group in groups.items():
+        if (first, last) not in moments_of:
+            moments_of[(first, last)] = exact_where_known(q.bet_moments(con, first, last))
+        moments = moments_of[(first, last)]
+        wagers_of = q.subject_wagers_of(con, group)
+        # the count before each round of the group's blackjack shoes (each shoe's count is its own)
+        bj = pl.concat([w.filter(pl.col("game") == "blackjack") for w in wagers_of.values()])
+        counts = true_counts(q.blackjack_cards(con, sorted(bj["table_id"].unique().to_list()),
+                                               bj.select("table_id", "shoe_id").unique()))
+        rounds, findings = q.subject_rounds_of(con, group), q.subject_findings_of(con, group)
+        dealers, played = q.dealers_of_many(con, group), q.played_with_many(con, group)
+        for subject in group:
+            wagers = wagers_of[subject]
+            out[subject] = {
+                "rounds": rounds[subject], "wagers": wagers, "findings": findings[subject],
+                "results_over_time": results_over_time(wagers, moments), "bet_vs_count": bet_vs_count(wagers, counts),
+                "dealers": dealers[subject], "played_with": played[subject], "moments": moments,
+            }
+    return out
 
 
 def count_source() -> str:

@@ -38,7 +38,18 @@ def _template() -> dict:
     return go.Figure().to_dict()["layout"]["template"]
 
 
-def _layout(title: str, y: str, x: str, height: int = 380) -> dict:
+def _layout(fig: go.Figure, title: str, y: str, x: str, height: int = 380) -> go.Figure:
+    """The investigation's look on a plotly figure (the notebooks' own charts)."""
+    fig.update_layout(title={"text": title, "x": 0, "font": {"size": 14}}, font={"family": FONT, "size": 12}, height=height,
+                      margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h", "y": -0.2},
+                      plot_bgcolor="#fff", paper_bgcolor="#fff", xaxis_title=x, yaxis_title=y)
+    fig.update_xaxes(gridcolor="#eef0f3", automargin=True)
+    fig.update_yaxes(gridcolor="#eef0f3", automargin=True, zerolinecolor="#c5ccd3")
+    return fig
+
+
+def _layout_spec(title: str, y: str, x: str, height: int = 380) -> dict:
+    """What :func:`_layout` gives a new figure's layout, as the dict plotly's validation makes of it."""
     return {"template": _template(), "title": {"font": {"size": 14}, "text": title, "x": 0},
             "font": {"family": FONT, "size": 12}, "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
             "legend": {"orientation": "h", "y": -0.2}, "height": height, "plot_bgcolor": "#fff", "paper_bgcolor": "#fff",
@@ -65,7 +76,7 @@ def results_spec(curve: pl.DataFrame, currency: str) -> dict:
          "type": "scatter"},
     ]
     xlabel = "bets closed (UTC)" if x and not isinstance(x[0], int) else "wager"
-    return {"data": data, "layout": _layout(f"Cumulative net to the player(s), {label}", f"net ({label})", xlabel)}
+    return {"data": data, "layout": _layout_spec(f"Cumulative net to the player(s), {label}", f"net ({label})", xlabel)}
 
 
 def count_spec(rows: pl.DataFrame, ramp: dict) -> dict:
@@ -82,12 +93,12 @@ def count_spec(rows: pl.DataFrame, ramp: dict) -> dict:
     ]
     r = ramp.get("correlation")
     title = "Bet size against the Hi-Lo true count before the round" + (f" (r = {r:.2f})" if r is not None else "")
-    return {"data": data, "layout": _layout(title, f"bet ({label})", "true count before the round")}
+    return {"data": data, "layout": _layout_spec(title, f"bet ({label})", "true count before the round")}
 
 
 def bars_spec(labels: list, values: list, title: str, y: str, colour: str = "#2457a6") -> dict:
     data = [{"marker": {"color": colour}, "x": [str(v) for v in labels], "y": list(values), "type": "bar"}]
-    return {"data": data, "layout": _layout(title, y, "", height=340)}
+    return {"data": data, "layout": _layout_spec(title, y, "", height=340)}
 
 
 def results_figure(curve: pl.DataFrame, currency: str) -> go.Figure:
