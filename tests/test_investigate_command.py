@@ -232,3 +232,78 @@ def test_the_figures_are_the_bytes_plotlys_validated_figures_give(audited_sample
     assert F.fragment(F.count_spec(rows, ramp), "b") == F.fragment(_plotly_built("count", rows, ramp), "b")
     bars = (["payout_mismatch", "<b>x</b>", 3], [5, 2, 1], "Findings by kind", "findings", "#b42318")
     assert F.fragment(F.bars_spec(*bars), "c") == F.fragment(_plotly_built("bars", *bars), "c")
+
+
+def _long_curve(n: int, seed: int = 7) -> pl.DataFrame:
+    """One currency's curve of ``n`` wagers: a random walk of recorded nets around a theory line, with one spike
+    above and one dip below it a single wager wide (which taking every k-th point would miss)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    recorded = np.cumsum(rng.integers(-1000, 1000, n))
+    recorded[n // 3] += 10**7
+    recorded[2 * n // 3 + 1] -= 10**7
+    theory = -12.5 * np.arange(1, n + 1)
+    sd = 900.0 * np.sqrt(np.arange(1, n + 1))
+    return pl.DataFrame({
+        "currency": ["USD"] * n, "n": np.arange(1, n + 1), "at": [None] * n, "cum_recorded": recorded,
+        "cum_rules": recorded - 5, "cum_theory": theory, "band_lo": theory - Z95 * sd, "band_hi": theory + Z95 * sd,
+    }).with_columns(pl.col("at").cast(pl.Datetime("us", "UTC")))
+
+
+def test_a_long_curve_is_thinned_to_the_bound_keeping_its_extremes_and_its_ends():
+    import numpy as np
+
+    from pipelines.investigation import figures as F
+
+    n, bound = 50_001, 2_000
+    curve = _long_curve(n)
+    thin = F.thinned(curve, bound)
+    assert thin.height <= bound and thin.height >= bound - 2
+    assert thin.row(0) == curve.row(0) and thin.row(-1) == curve.row(-1)  # the first and the last wager
+    assert thin["n"].is_sorted() and thin["n"].n_unique() == thin.height  # in order, each point once
+    assert thin.join(curve, on=[c for c in thin.columns if c != "at"], how="anti").height == 0  # every point drawn is a real wager's
+    gap = (curve["cum_recorded"].cast(pl.Float64) - curve["cum_theory"]).to_numpy()
+    kept = set(thin["n"].to_list())
+    assert {n // 3 + 1, 2 * n // 3 + 2} <= kept  # the one-wager spike and dip (n counts from 1)
+    # in every bucket of the wagers between the ends, its farthest above and farthest below theory are drawn
+    buckets = (bound - 2) // 2
+    inner = np.arange(1, n - 1)
+    which = (inner - 1) * buckets // (n - 2)
+    for k in range(buckets):
+        idx = inner[which == k]
+        assert idx[np.argmax(gap[idx])] + 1 in kept and idx[np.argmin(gap[idx])] + 1 in kept
+    # the drawn figure: five traces of the thinned points, the recorded line's extremes as the full curve's
+    spec = F.results_spec(curve, "USD")
+    assert all(len(t["x"]) == thin.height for t in spec["data"])
+    recorded = next(t for t in spec["data"] if t.get("name") == "as recorded (paid)")["y"]
+    assert max(recorded) == pytest.approx(curve["cum_recorded"].max() / 100)
+    assert min(recorded) == pytest.approx(curve["cum_recorded"].min() / 100)
+    assert recorded[-1] == pytest.approx(curve["cum_recorded"][-1] / 100)
+
+
+def test_a_short_curve_is_drawn_whole():
+    from pipelines.investigation import figures as F
+
+    curve = _long_curve(F.MAX_POINTS)
+    assert F.thinned(curve).equals(curve)
+    assert all(len(t["x"]) == curve.height for t in F.results_spec(curve, "USD")["data"])
+    assert F.thinned(curve, F.MAX_POINTS - 1).height < curve.height
+
+
+def test_a_thinned_chart_says_so_and_where_every_point_is(audited_sample, tmp_path):
+    from pipelines.investigation.command import gather, write_pages
+
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    subject = Subject("player", COUNTER)
+    try:
+        frames = gather(con, subject)
+    finally:
+        con.close()
+    points = frames["results_over_time"].height
+    assert points > 60
+    whole = write_pages(frames, subject, tmp_path / "whole", "db").read_text(encoding="utf-8")
+    thin = write_pages(frames, subject, tmp_path / "thin", "db", max_points=50).read_text(encoding="utf-8")
+    assert "thinned" not in whole
+    assert f"thinned to 50 of its {points:,}" in thin and "results_over_time.parquet and results_over_time.csv" in thin
+    assert len(thin) < len(whole)

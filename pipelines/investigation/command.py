@@ -2,7 +2,8 @@
 
 Files written into ``--out``: ``index.html`` (the page), ``plotly.min.js`` (the charts' script, which the page
 loads from beside it), and each table as CSV and Parquet: ``rounds``, ``wagers``, ``findings``,
-``results_over_time``, ``bet_vs_count``, ``dealers``, ``played_with``.
+``results_over_time``, ``bet_vs_count``, ``dealers``, ``played_with``. The audit's pages (:func:`write_pages` with
+:data:`AUDIT_CSV_TABLES`) write the big tables as Parquet only, and say how to get their CSVs.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from pipelines.investigation.render import MAX_HTML_ROWS, render_page, script_hr
 from pipelines.investigation.theory import exact_where_known
 
 TABLES = ("rounds", "wagers", "findings", "results_over_time", "bet_vs_count", "dealers", "played_with")
+# The audit's pages write every table as Parquet and only these as CSV too: rounds, wagers, results_over_time and
+# bet_vs_count grow with the window (a 30-day page's wagers were tens of MB as CSV, written again as Parquet, for
+# every flagged subject of every night). ``pitaudit investigate --out DIR`` writes them all as CSV (the page says).
+AUDIT_CSV_TABLES = ("findings", "dealers", "played_with")
 MOMENTS_NOTE = ("from each bet's payout distribution: exact for every baccarat bet, the Hold'em Bonus bet and the "
                 "blackjack Pair and Insurance; the Hold'em main game (Ante, Flop, Turn and River per unit of Ante, "
                 "given to the Ante) and the blackjack main wager from the engine's simulation of its stated strategy "
@@ -92,21 +97,36 @@ def write_investigation(db: Path, subject: q.Subject, out: Path) -> Path:
     return write_pages(frames, subject, out, str(source))
 
 
-def write_pages(frames: dict, subject: q.Subject, out: Path, source: str, plotly_js: Path | None = None) -> Path:
+def investigate_command(subject: q.Subject) -> str:
+    """The ``pitaudit investigate`` line that writes this subject's page with every table as CSV."""
+    days = "".join(f" --{o} {d.isoformat()}" for o, d in (("from", subject.first), ("to", subject.last)) if d)
+    return f"pitaudit investigate --db DB --{subject.kind} {subject.id}{days} --out DIR"
+
+
+def write_pages(frames: dict, subject: q.Subject, out: Path, source: str, plotly_js: Path | None = None,
+                csv_tables: tuple[str, ...] = TABLES, max_points: int | None = F.MAX_POINTS) -> Path:
     """The investigation's files from its gathered frames (:func:`gather`); the audit calls it with its own reader.
 
     ``plotly_js``: the output folder's shared ``plotly.min.js`` the page loads (``render.write_plotly_js``, written by
-    the caller once for all its pages); None: written into ``out`` beside the page."""
+    the caller once for all its pages); None: written into ``out`` beside the page. Every table is written as
+    Parquet, those of ``csv_tables`` as CSV too (the audit's pages: :data:`AUDIT_CSV_TABLES`). ``max_points``: the
+    results figure's points per trace (:func:`figures.thinned`; None: all)."""
     rounds, wagers, findings = frames["rounds"], frames["wagers"], frames["findings"]
     if rounds.height == 0 and findings.height == 0:
         raise InvestigationError(f"nothing about {subject.label} in {source}: no wager and no finding names it")
     out.mkdir(parents=True, exist_ok=True)
     if plotly_js is None:
         plotly_js = write_plotly_js(out)
+    files = []
     for name in TABLES:
         frame: pl.DataFrame = frames[name]
+        if name in csv_tables:
+            frame.write_csv(out / f"{name}.csv")
+            files.append(f"{name}.csv")
         frame.write_parquet(out / f"{name}.parquet")
-        frame.write_csv(out / f"{name}.csv")
+        files.append(f"{name}.parquet")
+    # the file a person opens for all of a table's rows: its CSV where there is one
+    rows_file = {name: f"{name}.csv" if name in csv_tables else f"{name}.parquet" for name in TABLES}
 
     curve = frames["results_over_time"]
     summary = results_summary(curve)
@@ -117,8 +137,16 @@ def write_pages(frames: dict, subject: q.Subject, out: Path, source: str, plotly
     ]
     ramp = bet_ramp(frames["bet_vs_count"])
     figs: dict[str, str] = {}
+    chart_notes = []
     for i, cur in enumerate(sorted(curve["currency"].drop_nulls().unique().to_list()) if curve.height else []):
-        figs[f"results-{cur}"] = F.fragment(F.results_spec(curve, cur), f"fig-results-{i}")
+        figs[f"results-{cur}"] = F.fragment(F.results_spec(curve, cur, max_points), f"fig-results-{i}")
+        points = int((curve["currency"] == cur).sum())
+        if max_points is not None and points > max_points:
+            chart_notes.append(
+                f"The {cur} results chart is thinned to {max_points:,} of its {points:,} wagers' points per line: the "
+                f"first and the last, and in each stretch between them the wagers where the recorded net is farthest "
+                f"above and below theory, so no peak or dip is lost. Every wager's point is in "
+                f"{' and '.join(f for f in (f'results_over_time.{x}' for x in ('parquet', 'csv')) if f in files)}.")
     if ramp["wagers"]:
         figs["bet-vs-count"] = F.fragment(F.count_spec(frames["bet_vs_count"], ramp), "fig-count")
     if findings.height:
@@ -138,8 +166,9 @@ def write_pages(frames: dict, subject: q.Subject, out: Path, source: str, plotly
     page = render_page({
         "subject": {"kind": subject.kind, "id": subject.id},
         "span": f"{subject.first or rounds['gaming_day'].min() or ''} to {subject.last or rounds['gaming_day'].max() or ''}",
-        "database": source, "version": pitaudit_version(), "files": [f"{t}.csv" for t in TABLES] + ["(and .parquet)"],
-        "notes": notes,
+        "database": source, "version": pitaudit_version(), "files": files, "rows_file": rows_file,
+        "csv_command": None if set(csv_tables) >= set(TABLES) else investigate_command(subject),
+        "notes": notes, "chart_notes": chart_notes,
         "counts": {"rounds": rounds.height, "wagers": wagers.height, "findings": findings.height,
                    "days": rounds["gaming_day"].n_unique(), "tables": rounds["table_id"].n_unique()},
         "summary": summary_rows, "moments_note": MOMENTS_NOTE, "figures": figs, "ramp": ramp, "count_source": count_source(),

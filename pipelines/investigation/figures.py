@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import polars as pl
 
+MAX_POINTS = 2_000  # points drawn per trace of the results figure; the full series is in results_over_time.*
 FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif'
 CONFIG = {"displaylogo": False, "responsive": True}
 
@@ -57,9 +58,37 @@ def _layout_spec(title: str, y: str, x: str, height: int = 380) -> dict:
             "yaxis": {"title": {"text": y}, "gridcolor": "#eef0f3", "automargin": True, "zerolinecolor": "#c5ccd3"}}
 
 
-def results_spec(curve: pl.DataFrame, currency: str) -> dict:
-    """Cumulative net as recorded and as the rules settle it, against theory with its 95 % band."""
+def thinned(c: pl.DataFrame, bound: int = MAX_POINTS) -> pl.DataFrame:
+    """At most ``bound`` rows of one currency's curve (:func:`analysis.results_over_time`), chosen so the drawn shape
+    is honest: the first and the last wager, and in each of ``(bound - 2) // 2`` equal buckets of the wagers between
+    them, the two where the recorded net is farthest above and farthest below theory (min/max decimation: a peak
+    or a dip the full curve has is never smoothed away, as taking every k-th point would). A curve of ``bound``
+    rows or fewer is returned as it is.
+
+    A 30-day curve holds a point per wager (tens of thousands); drawn whole, its five traces made most of each
+    audit page's megabytes and of the publish step's time. The page says when a curve is thinned."""
+    n = c.height
+    if n <= max(bound, 2):
+        return c
+    buckets = max((bound - 2) // 2, 1)
+    inner = c.select("cum_recorded", "cum_theory").slice(1, n - 2).with_row_index("_i", offset=1).with_columns(
+        (pl.col("cum_recorded").cast(pl.Float64) - pl.col("cum_theory")).alias("_gap"),
+        ((pl.col("_i").cast(pl.Int64) - 1) * buckets // (n - 2)).alias("_b"),
+    )
+    picks = inner.group_by("_b").agg(
+        pl.col("_i").sort_by(["_gap", "_i"], nulls_last=True).first().alias("_lo"),
+        pl.col("_i").sort_by([-pl.col("_gap"), "_i"], nulls_last=True).first().alias("_hi"),
+    )
+    keep = sorted({0, n - 1, *picks["_lo"].to_list(), *picks["_hi"].to_list()})
+    return c[keep]
+
+
+def results_spec(curve: pl.DataFrame, currency: str, max_points: int | None = MAX_POINTS) -> dict:
+    """Cumulative net as recorded and as the rules settle it, against theory with its 95 % band; each trace at most
+    ``max_points`` points (:func:`thinned`; None: every wager's point)."""
     c = curve.filter(pl.col("currency") == currency)
+    if max_points is not None:
+        c = thinned(c, max_points)
     div, label = unit(currency)
     x = c["at"].to_list() if c["at"].null_count() == 0 else c["n"].to_list()
     f = lambda col: (c[col].cast(pl.Float64) / div).to_list()  # noqa: E731
@@ -101,8 +130,8 @@ def bars_spec(labels: list, values: list, title: str, y: str, colour: str = "#24
     return {"data": data, "layout": _layout_spec(title, y, "", height=340)}
 
 
-def results_figure(curve: pl.DataFrame, currency: str) -> go.Figure:
-    return go.Figure(results_spec(curve, currency))
+def results_figure(curve: pl.DataFrame, currency: str, max_points: int | None = MAX_POINTS) -> go.Figure:
+    return go.Figure(results_spec(curve, currency, max_points))
 
 
 def count_figure(rows: pl.DataFrame, ramp: dict) -> go.Figure:

@@ -10,7 +10,9 @@ page is written: the audit writes the pages first, into the same temporary outpu
 - **Investigations** (:mod:`pipelines.investigation.command`): each statistical finding's subject (the player
   when it names one, else the dealer, else the table) over the finding's window (its ``window_days`` gaming
   days to its night); links ``investigations/<kind>/<id>/<first>_<last>/index.html``. The pages share one
-  ``investigations/plotly.min.js``, which each loads by a relative path.
+  ``investigations/plotly.min.js``, which each loads by a relative path. Each writes its tables as Parquet, and as
+  CSV only the small ones (``command.AUDIT_CSV_TABLES``), with its results chart thinned to ``figures.MAX_POINTS``
+  points per line: a page over 30 days of a busy subject was tens of MB, written for every flagged subject.
 
 All links are relative, so the output folder can be copied elsewhere and still opens.
 """
@@ -58,7 +60,7 @@ def subject_of(finding: dict) -> tuple[str, str, dt.date, dt.date] | None:
 def write_investigations(con, folder: Path, findings: pl.DataFrame, database: str) -> tuple[dict[str, str], list[str]]:
     """One investigation per (subject, window) of the statistical findings; finding_id -> its page's link."""
     from pipelines import investigate as q
-    from pipelines.investigation.command import InvestigationError, gather_many, write_pages
+    from pipelines.investigation.command import AUDIT_CSV_TABLES, InvestigationError, gather_many, write_pages
     from pipelines.investigation.render import write_plotly_js
     from pipelines.report.links import INVESTIGATIONS_DIR
 
@@ -87,7 +89,8 @@ def write_investigations(con, folder: Path, findings: pl.DataFrame, database: st
             if plotly_js is None:
                 plotly_js = write_plotly_js(folder / INVESTIGATIONS_DIR)
             write_pages(frames_of[q.Subject(*subject)], q.Subject(*subject),
-                        folder / investigation_relpath(kind, ident, first.isoformat(), last.isoformat()), database, plotly_js)
+                        folder / investigation_relpath(kind, ident, first.isoformat(), last.isoformat()), database, plotly_js,
+                        csv_tables=AUDIT_CSV_TABLES)
             done[subject] = investigation_href(kind, ident, first.isoformat(), last.isoformat())
         except InvestigationError as exc:
             errors.append(f"{kind} {ident}: {exc}")
