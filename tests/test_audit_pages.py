@@ -251,3 +251,19 @@ def test_a_rerun_with_no_packs_leaves_none_of_the_last_runs_and_links_the_comman
     assert len(commands) >= 100 and not [h for h in made if h.startswith("evidence/")]
     note = re.search(r'id="packs-note">(.*?)</p>', (out / "report.html").read_text(encoding="utf-8"), re.S).group(1)
     assert "wrote 0 evidence pack" in note and "beyond the bound of 0" in note
+
+
+def test_every_investigation_page_lists_and_links_exactly_the_files_beside_it(audited_sample):
+    """The audit's pages write every table as Parquet and only the small ones as CSV too; each page links every file
+    it lists, each link opens a file of its folder, and it lists every row file there (none it did not write)."""
+    from pipelines.investigation.command import AUDIT_CSV_TABLES, TABLES
+
+    pages = sorted((audited_sample / "out" / "investigations").rglob("index.html"))
+    assert len(pages) >= 2
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        hrefs = [html.unescape(h) for h in re.findall(r'\shref="([^"]*)"', re.sub(r"<script\b.*?</script>", "", text, flags=re.S))]
+        assert _unresolved(page.parent, hrefs) == [] and _inside(page.parent, hrefs) == []
+        beside = {p.name for p in page.parent.iterdir()} - {"index.html"}
+        assert set(hrefs) >= beside and beside == {f"{t}.parquet" for t in TABLES} | {f"{t}.csv" for t in AUDIT_CSV_TABLES}
+        assert "pitaudit investigate --db DB --" in text and "every table as CSV" in text
