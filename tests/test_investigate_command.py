@@ -307,3 +307,14 @@ def test_a_thinned_chart_says_so_and_where_every_point_is(audited_sample, tmp_pa
     assert "thinned" not in whole
     assert f"thinned to 50 of its {points:,}" in thin and "results_over_time.parquet and results_over_time.csv" in thin
     assert len(thin) < len(whole)
+
+
+def test_the_csv_command_a_page_gives_is_one_shell_word_per_value():
+    import shlex
+
+    from pipelines.investigation.command import investigate_command
+
+    hostile = "P'; rm -rf ~ #<b>"
+    line = investigate_command(Subject("player", hostile, dt.date(2026, 11, 1), dt.date(2026, 11, 30)), "/data/my db.duckdb")
+    assert shlex.split(line) == ["pitaudit", "investigate", "--db", "/data/my db.duckdb", "--player", hostile,
+                                 "--from", "2026-11-01", "--to", "2026-11-30", "--out", "DIR"]

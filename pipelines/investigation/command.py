@@ -9,6 +9,7 @@ loads from beside it), and each table as CSV and Parquet: ``rounds``, ``wagers``
 from __future__ import annotations
 
 import datetime as dt
+import shlex
 from pathlib import Path
 
 import polars as pl
@@ -97,10 +98,11 @@ def write_investigation(db: Path, subject: q.Subject, out: Path) -> Path:
     return write_pages(frames, subject, out, str(source))
 
 
-def investigate_command(subject: q.Subject) -> str:
-    """The ``pitaudit investigate`` line that writes this subject's page with every table as CSV."""
+def investigate_command(subject: q.Subject, database: str) -> str:
+    """The ``pitaudit investigate`` line that writes this subject's page with every table as CSV (shell-quoted: an id
+    comes from the logs)."""
     days = "".join(f" --{o} {d.isoformat()}" for o, d in (("from", subject.first), ("to", subject.last)) if d)
-    return f"pitaudit investigate --db DB --{subject.kind} {subject.id}{days} --out DIR"
+    return f"pitaudit investigate --db {shlex.quote(database)} --{subject.kind} {shlex.quote(subject.id)}{days} --out DIR"
 
 
 def write_pages(frames: dict, subject: q.Subject, out: Path, source: str, plotly_js: Path | None = None,
@@ -167,7 +169,7 @@ def write_pages(frames: dict, subject: q.Subject, out: Path, source: str, plotly
         "subject": {"kind": subject.kind, "id": subject.id},
         "span": f"{subject.first or rounds['gaming_day'].min() or ''} to {subject.last or rounds['gaming_day'].max() or ''}",
         "database": source, "version": pitaudit_version(), "files": files, "rows_file": rows_file,
-        "csv_command": None if set(csv_tables) >= set(TABLES) else investigate_command(subject),
+        "csv_command": None if set(csv_tables) >= set(TABLES) else investigate_command(subject, source),
         "notes": notes, "chart_notes": chart_notes,
         "counts": {"rounds": rounds.height, "wagers": wagers.height, "findings": findings.height,
                    "days": rounds["gaming_day"].n_unique(), "tables": rounds["table_id"].n_unique()},
