@@ -56,9 +56,12 @@ def known_sources(con: duckdb.DuckDBPyConnection, names: list[str] | None = None
             SELECT DISTINCT source_file, prefix_bytes, prefix_lines, prefix_sha256 FROM core_source_files
             WHERE status = 'loaded' AND prefix_bytes > 0 {of_names} ORDER BY ALL""", bound).fetchall():
         prefixes.setdefault(rel, []).append((n, lines, sha))
-    unreadable = {(rel, sha): (code, error) for rel, sha, code, error in con.execute(
-        f"SELECT source_file, sha256, reason_code, error FROM core_source_files WHERE status <> 'loaded' {of_names}",
-        bound).fetchall()}
+    # only a name's latest read counts: a file unreadable on night 1, read on night 2 and unreadable again on night 3
+    # is recorded again on night 3 (its outputs show this input's reads only, pipelines.audit.load)
+    unreadable = {(rel, sha): (code, error) for rel, sha, code, error, status in con.execute(f"""
+        SELECT source_file, sha256, reason_code, error, status FROM core_source_files WHERE true {of_names}
+        QUALIFY row_number() OVER (PARTITION BY source_file ORDER BY ingested_at DESC, status = 'loaded') = 1""",
+        bound).fetchall() if status != "loaded"}
     return Loaded(contents, {k: tuple(v) for k, v in prefixes.items()}, unreadable)
 
 
