@@ -135,7 +135,8 @@ def _model_of(table: Table, failing: tuple[str, ...]):
     )
 
 
-def checked(frame: pl.DataFrame, table: Table, prefix: str = "", order_col: str | None = None) -> pl.DataFrame:
+def checked(frame: pl.DataFrame, table: Table, prefix: str = "", order_col: str | None = None,
+            passing: pl.Series | None = None) -> pl.DataFrame:
     """The failures of ``frame`` against ``table``'s pandera model, found cheaply.
 
     One vectorised pass of the model's own check expressions (``schemas.rules.passes_all``, the
@@ -145,13 +146,14 @@ def checked(frame: pl.DataFrame, table: Table, prefix: str = "", order_col: str 
     on them (a second vectorised pass over those few rows tells which): pandera's fixed cost is a
     check per column and call, so a chunk with one bad wager no longer pays for every column. The
     frame's columns and dtypes are compared with the model's here; a mismatch (a loader defect)
-    goes to pandera whole, which raises.
+    goes to pandera whole, which raises. ``passing``: that first pass, when the caller already made it
+    (the shoe CSV judges every other check before the sequence's).
     """
     if frame.schema != pl.Schema(polars_schema(table)):
         return from_validation(validate_frame(frame, model(table.name)), frame, table, prefix, order_col)
     if frame.is_empty():
         return empty_failures()
-    ok = frame.select(_passes(table)).to_series()
+    ok = frame.select(_passes(table)).to_series() if passing is None else passing
     if ok.all():
         return empty_failures()
     bad = frame.filter(~ok)
