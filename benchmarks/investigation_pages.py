@@ -46,15 +46,12 @@ def main() -> None:
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir(parents=True)
             t, c = time.perf_counter(), time.process_time()
-            links, errors = write_investigations(con, folder, findings, str(source))
+            _, errors = write_investigations(con, folder, findings, str(source))
             cpu.append(time.process_time() - c)
             wall.append(time.perf_counter() - t)
-            files = [p for p in folder.rglob("*") if p.is_file()]
+            sizes = [(p.relative_to(folder), p.stat().st_size) for p in folder.rglob("*") if p.is_file()]
             if args.keep is None:
-                sizes = [(p.relative_to(folder), p.stat().st_size) for p in files]
                 shutil.rmtree(folder, ignore_errors=True)
-            else:
-                sizes = [(p.relative_to(folder), p.stat().st_size) for p in files]
     finally:
         con.close()
     pages = [p for p, _ in sizes if p.name == "index.html"]
