@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from pipelines import investigate as q
+from pipelines.csv_safe import write_csv
 from pipelines.db import DatabaseError, open_reader
 from pipelines.evidence.pack import database_for_readers, pitaudit_version
 from pipelines.evidence.render import money_unit_note
@@ -123,7 +124,7 @@ def write_pages(frames: dict, subject: q.Subject, out: Path, source: str, plotly
     for name in TABLES:
         frame: pl.DataFrame = frames[name]
         if name in csv_tables:
-            frame.write_csv(out / f"{name}.csv")
+            write_csv(frame, out / f"{name}.csv")
             files.append(f"{name}.csv")
         frame.write_parquet(out / f"{name}.parquet")
         files.append(f"{name}.parquet")
