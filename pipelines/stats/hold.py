@@ -83,8 +83,7 @@ def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.n
     p = batch_two_sided(sums_for(far), s, saddle_beyond=SADDLE_BEYOND, moments=(mean, var, k3))
     g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
 
-    def quantile(z: float) -> np.ndarray:
-        return sum_quantile(mean, sd, g, z)
+    band_low, band_high = sum_quantile(mean, sd, g, Z95), sum_quantile(mean, sd, g, -Z95)  # once, not per entity
 
     handle = summary["handle"].cast(pl.Float64).to_numpy()
     funnel = funnel_rows(summary, s, mean, sd, g, p, window_days)
@@ -95,7 +94,7 @@ def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.n
         hold, theo_hold = -s[i] / handle[i], -mean[i] / handle[i]
         sentence = (f"{kind_label} {r['key']} held {hold:+.1%} of {format_money(r['handle'], r['currency'])} wagered on {bet} "
                     f"({r['wagers']:,} wagers, {r['rounds']:,} rounds), theory {theo_hold:+.1%}; 95 % band "
-                    f"{-quantile(Z95)[i] / handle[i]:+.1%} to {-quantile(-Z95)[i] / handle[i]:+.1%}; p = {fmt_p(float(p[i]))}")
+                    f"{-band_low[i] / handle[i]:+.1%} to {-band_high[i] / handle[i]:+.1%}; p = {fmt_p(float(p[i]))}")
         evidence = {"handle": r["handle"], "hold": round(hold, 5), "theoretical_hold": round(theo_hold, 5),
                     "sd": round(float(sd[i]), 1), "skew": round(float(g[i]), 3), "tables": r["tables"],
                     "rounds_range": [r["first_round"], r["last_round"]], "tail": "Lugannani-Rice saddle point"}

@@ -135,7 +135,10 @@ def summarise(inputs: StatsInputs, params: StatsParams, days: tuple[dt.date, ...
     schemas = polars_schemas()
     by = ("gaming_day",)
     wagers = inputs.wagers
-    settled = settled_baccarat(wagers)
+    # each game's detectors read its own wagers (each used to filter every wager of the night again)
+    baccarat = wagers.filter(pl.col("game") == "baccarat")
+    others = wagers.filter(pl.col("game") != "baccarat")
+    settled = settled_baccarat(baccarat)
     hold_ents, hold_rows, hold_nets, hold_probs = _hold_summaries(settled, params)
     players = settled.filter(pl.col("player_id").is_not_null())
     if players.height:
@@ -145,16 +148,16 @@ def summarise(inputs: StatsInputs, params: StatsParams, days: tuple[dt.date, ...
     dealers = dealer_error_aggregates(wagers, inputs.dealer_errors, by)
     pairs = dealer_player_graph(wagers, 1, by).drop("window_days")
     shoes = shoe_rounds(inputs.cards)  # the shoes' rounds and running rank counts, for the counters and the side bets
-    hands = blackjack_hands(wagers, inputs.cards, shoes)
-    bac = wagers.filter((pl.col("game") == "baccarat") & pl.col("player_id").is_not_null() & (pl.col("status") == "settled"))
+    hands = blackjack_hands(others, inputs.cards, shoes)
+    bac = baccarat.filter(pl.col("player_id").is_not_null() & (pl.col("status") == "settled"))
     # a family's shoe-left measure for the days some rated player bet it at all (the Tigers' effects of removal
     # cost an enumeration per process): a window's players are compared over the days their family was played
     families = {name for name, bets, *_ in FAMILIES if bac.height and bac["bet"].is_in(list(bets)).any()}
     side = (side_bet_aggregates(bac, inputs.cards, families, by, shoes)
             if families and inputs.cards.height else pl.DataFrame())
-    games = settled_games(wagers)
+    games = settled_games(others)
     games_hold, games_draws = games_hold_aggregates(games, params)
-    games_lines, games_parts, games_jackpot = games_luck_aggregates(wagers, games)
+    games_lines, games_parts, games_jackpot = games_luck_aggregates(others, games)
     frames = {"games_hold": games_hold, "games_draws": games_draws, "games_lines": games_lines, "games_parts": games_parts,
               "games_jackpot": games_jackpot, "hold_entities": hold_ents, "hold_rows": hold_rows, "hold_nets": hold_nets, "hold_probs": hold_probs,
               "luck_entities": luck_ents, "luck_parts": luck_parts,
