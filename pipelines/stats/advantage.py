@@ -234,8 +234,9 @@ def side_bet_aggregates(bac: pl.DataFrame, cards: pl.DataFrame, families: set[st
             pl.len().alias("n_all"), pl.col("bet_fam").sum().alias("n_bet"), m.sum().alias("sum_all"),
             ((m - m.mean()) ** 2).sum().alias("m2_all"), m.filter(pl.col("bet_fam")).sum().alias("sum_bet"),
             pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
-            pl.col("ruleset").first(), pl.col("expected_net").sum(), pl.col("recorded_net").sum(),
-            pl.col("table_id").unique().sort().alias("tables"),
+            # his first round's (the rounds come from a group_by in no set order: "first" alone was any round's)
+            pl.col("ruleset").sort_by("gaming_day", "table_id", "round_no").first(),
+            pl.col("expected_net").sum(), pl.col("recorded_net").sum(), pl.col("table_id").unique().sort().alias("tables"),
         ).with_columns(pl.lit(name).alias("family")))
     cols = [*by, *SIDE_SCHEMA]
     return pl.concat([o.select([pl.col(c).cast(SIDE_SCHEMA[c]) if c in SIDE_SCHEMA else pl.col(c) for c in cols]) for o in out]) \
