@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
-os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="pitaudit-prefect-"))
+if "PREFECT_HOME" not in os.environ:
+    # a home of this test process's own, removed when it exits (every run used to leave one behind in /tmp)
+    _prefect_home = tempfile.mkdtemp(prefix="pitaudit-prefect-")
+    os.environ["PREFECT_HOME"] = _prefect_home
+    atexit.register(shutil.rmtree, _prefect_home, ignore_errors=True)
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
 import pytest  # noqa: E402
