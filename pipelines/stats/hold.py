@@ -72,7 +72,7 @@ def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.n
               sums_for: "Callable[[np.ndarray], MoneySums]", window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(test rows, funnel rows) of one grouping's entities from their aggregates and the moments of their sums.
 
-    ``summary``: ``entity_aggregates`` with ``grouping`` and ``ent`` (0..n-1, the order of ``moments``);
+    ``summary``: an entity's counts and sums (``hold_sums``) with ``grouping`` and ``ent`` (0..n-1, the order of ``moments``);
     ``sums_for(far)``: a ``MoneySums`` holding the rows of at least the entities ``far`` (a boolean mask: those
     beyond ``SADDLE_BEYOND`` standard deviations, the only ones whose tail needs the saddle point), so that a
     window can read only those entities' rows."""
