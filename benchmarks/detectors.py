@@ -261,7 +261,7 @@ def timing_synthetic(rounds: int) -> None:
     cpu0 = time.process_time()
     summaries = summarise(inputs, PARAMS, (DAY,))
     cpu1 = time.process_time()
-    tests = window_tests(summaries, DAY, DAY, PARAMS, 1, games_for=lambda first, last: inputs)[0]
+    tests = window_tests(summaries, DAY, DAY, PARAMS, 1)[0]
     cpu2 = time.process_time()
     total = cpu2 - cpu0
     print(f"timing: synthetic night of {50 * per_table:,} rounds ({w.height:,} wagers): summaries {cpu1 - cpu0:.1f} s CPU, "

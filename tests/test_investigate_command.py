@@ -50,7 +50,9 @@ def test_an_investigation_holds_every_round_wager_and_finding_of_the_subject(aud
     assert curve.height == wagers
     page = (out / "index.html").read_text(encoding="utf-8")
     assert ident in page and page.count('class="plotly-graph-div"') >= 2
-    assert "cdn" not in page.lower().split("<script>", 1)[0]  # nothing fetched before plotly.js, which is inline
+    # plotly.js is the file beside the page, loaded by a relative path: nothing from a network
+    assert re.findall(r'<script src="([^"]*)"', page) == ["plotly.min.js"]
+    assert (out / "plotly.min.js").read_text(encoding="utf-8").startswith("/**") and "cdn" not in page.lower()
 
 
 def test_the_planted_counter_bets_with_the_count(audited_sample, tmp_path):
@@ -172,3 +174,61 @@ def test_the_page_says_which_bets_theory_is_exact_and_which_simulated(audited_sa
     table = page.split('id="theory"', 1)[1].split("</table>", 1)[0]
     rows = {re.sub(r"<[^>]+>", "|", tr).split("|")[3]: tr for tr in table.split("<tr>")[2:]}
     assert "simulation" in rows["main"] and "exact" in rows["pair"]
+
+
+def _plotly_built(kind: str, *args):
+    """The figures as plotly's own objects build them (validated), for the dicts of pipelines.investigation.figures."""
+    import plotly.graph_objects as go
+
+    from pipelines.investigation.figures import _layout as layout, unit
+
+    if kind == "results":
+        curve, currency = args
+        c = curve.filter(pl.col("currency") == currency)
+        div, label = unit(currency)
+        x = c["at"].to_list() if c["at"].null_count() == 0 else c["n"].to_list()
+        f = lambda col: (c[col].cast(pl.Float64) / div).to_list()  # noqa: E731
+        fig = go.Figure([
+            go.Scatter(x=x, y=f("band_hi"), mode="lines", line={"width": 0}, showlegend=False, hoverinfo="skip"),
+            go.Scatter(x=x, y=f("band_lo"), mode="lines", line={"width": 0}, fill="tonexty",
+                       fillcolor="rgba(36,87,166,0.15)", name="95 % band of chance"),
+            go.Scatter(x=x, y=f("cum_theory"), mode="lines", line={"color": "#2457a6", "dash": "dash"}, name="expected (theory)"),
+            go.Scatter(x=x, y=f("cum_rules"), mode="lines", line={"color": "#039855"}, name="as the rules settle it"),
+            go.Scatter(x=x, y=f("cum_recorded"), mode="lines", line={"color": "#b42318"}, name="as recorded (paid)"),
+        ])
+        return layout(fig, f"Cumulative net to the player(s), {label}", f"net ({label})",
+                      "bets closed (UTC)" if x and not isinstance(x[0], int) else "wager")
+    if kind == "count":
+        rows, ramp = args
+        div, label = unit(rows["currency"][0])
+        fig = go.Figure([
+            go.Scatter(x=rows["true_count"].to_list(), y=(rows["amount"].cast(pl.Float64) / div).to_list(), mode="markers",
+                       marker={"size": 7, "opacity": 0.55, "color": "#2457a6"}, name="a wager", text=rows["wager_id"].to_list()),
+            go.Scatter(x=[b["tc"] + 0.5 for b in ramp["by_count"]], y=[b["mean_bet"] / div for b in ramp["by_count"]],
+                       mode="lines+markers", line={"color": "#b42318"}, name="mean bet per true count"),
+        ])
+        r = ramp.get("correlation")
+        return layout(fig, "Bet size against the Hi-Lo true count before the round" + (f" (r = {r:.2f})" if r is not None else ""),
+                      f"bet ({label})", "true count before the round")
+    labels, values, title, y, colour = args
+    return layout(go.Figure(go.Bar(x=[str(v) for v in labels], y=values, marker_color=colour)), title, y, "", height=340)
+
+
+def test_the_figures_are_the_bytes_plotlys_validated_figures_give(audited_sample, tmp_path):
+    """The figures are plain dicts (validating a 30-day curve of every wager copied each point several times); written
+    out, each is byte for byte what plotly's validated figure objects give for the same rows."""
+    from pipelines.investigation import figures as F
+
+    write_investigation(audited_sample / "pitaudit.duckdb", Subject("player", COUNTER), tmp_path)
+    curve = pl.read_parquet(tmp_path / "results_over_time.parquet")
+    rows = pl.read_parquet(tmp_path / "bet_vs_count.parquet")
+    ramp = bet_ramp(rows)
+    assert curve.height > 80 and rows.height > 80
+    gaps = curve.with_columns(pl.when(pl.int_range(pl.len()) % 7 == 3).then(None).otherwise(pl.col("band_lo")).alias("band_lo"),
+                              pl.lit(None, dtype=pl.Datetime("us", "UTC")).alias("at"))  # missing values, and no times
+    for frame in (curve, gaps):
+        for cur in frame["currency"].unique().to_list():
+            assert F.fragment(F.results_spec(frame, cur), "a") == F.fragment(_plotly_built("results", frame, cur), "a")
+    assert F.fragment(F.count_spec(rows, ramp), "b") == F.fragment(_plotly_built("count", rows, ramp), "b")
+    bars = (["payout_mismatch", "<b>x</b>", 3], [5, 2, 1], "Findings by kind", "findings", "#b42318")
+    assert F.fragment(F.bars_spec(*bars), "c") == F.fragment(_plotly_built("bars", *bars), "c")

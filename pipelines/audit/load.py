@@ -465,10 +465,14 @@ def load_quarantine_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl.D
 
 
 def load_source_files_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl.DataFrame:
-    """The ``core_source_files`` rows of the input files ``files`` (relative paths)."""
+    """The ``core_source_files`` rows of the input files ``files`` (relative paths), as they are now: each name's
+    latest read from its first byte and the reads of its growth since. The next night's export may reuse the names:
+    the earlier nights' reads of a name are not this input's (a report of night 31 listed each file 31 times)."""
     return _frame(con.cursor(), """
+        WITH f AS (SELECT *, max(ingested_at) FILTER (WHERE start_byte = 0) OVER (PARTITION BY source_file) AS since
+                   FROM core_source_files WHERE source_file IN (SELECT unnest($1::VARCHAR[])))
         SELECT source_file, kind, lines_read, rows_accepted, rows_quarantined, status, error
-        FROM core_source_files WHERE source_file IN (SELECT unnest($1::VARCHAR[])) ORDER BY source_file""", [list(files)])
+        FROM f WHERE since IS NULL OR ingested_at >= since ORDER BY source_file, ingested_at, start_byte""", [list(files)])
 
 
 def quarantine_as_in_files(quarantine: pl.DataFrame, paths: dict[str, "Path"]) -> pl.DataFrame:

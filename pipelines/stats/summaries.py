@@ -29,7 +29,9 @@ window adds the summaries of its days (``pipelines.stats.windows``):
   draws (a wager's or a round's stake and spread per distribution) with their counts, which add; per player and
   bet the luck sums and the parts of the exact convolution of rarity scores (count, net, score per distribution);
   per player the jackpot wagers and hits. Their detectors run on the summed aggregates in ``detect_all`` too.
-  Mid-shoe entry (``wonging``) is not summarised: a window reads its blackjack wagers and card events.
+- **mid-shoe entry (blackjack)**: per player and shoe his first round of the day with the rank of its true count
+  among the shoe's rounds he could have joined (``entries``, ``wonging.shoe_entries``); a window takes each
+  shoe's earliest (``wonging.window_entries``) and reads no wager or card event.
 
 A bet type with a pay-table distribution reaches these summaries through ``settled_wagers`` (the luck
 detector's frame of settled wagers with their payout grid, mean and ``k``) and ``hold_sums.hold_sums`` (the
@@ -56,9 +58,10 @@ from pipelines.stats.load import StatsInputs
 from pipelines.stats.hold_games import games_hold_aggregates
 from pipelines.stats.luck import luck_aggregates, settled_baccarat
 from pipelines.stats.luck_games import games_luck_aggregates
+from pipelines.stats.wonging import shoe_entries
 
 #: the version of the summaries' content: a day summarised by an earlier one is summarised again when read
-SUMMARY_FORMAT = 2
+SUMMARY_FORMAT = 3
 
 HOLD_KEYS = ("grouping", "key", "currency", "level")
 
@@ -78,6 +81,7 @@ class DaySummaries:
     dealers: pl.DataFrame
     pairs: pl.DataFrame
     hands: pl.DataFrame
+    entries: pl.DataFrame  # mid-shoe entry: per player and shoe, his first round of the day (``wonging.shoe_entries``)
     side: pl.DataFrame
     games_hold: pl.DataFrame  # Hold'em Bonus and blackjack: per entity, its sums (``hold_games``)
     games_draws: pl.DataFrame  # ... and its independent draws with their counts
@@ -149,6 +153,7 @@ def summarise(inputs: StatsInputs, params: StatsParams, days: tuple[dt.date, ...
     pairs = dealer_player_graph(wagers, 1, by).drop("window_days")
     shoes = shoe_rounds(inputs.cards)  # the shoes' rounds and running rank counts, for the counters and the side bets
     hands = blackjack_hands(others, inputs.cards, shoes)
+    entries = shoe_entries(others, inputs.cards, params)
     bac = baccarat.filter(pl.col("player_id").is_not_null() & (pl.col("status") == "settled"))
     # a family's shoe-left measure for the days some rated player bet it at all (the Tigers' effects of removal
     # cost an enumeration per process): a window's players are compared over the days their family was played
@@ -161,7 +166,7 @@ def summarise(inputs: StatsInputs, params: StatsParams, days: tuple[dt.date, ...
     frames = {"games_hold": games_hold, "games_draws": games_draws, "games_lines": games_lines, "games_parts": games_parts,
               "games_jackpot": games_jackpot, "hold_entities": hold_ents, "hold_rows": hold_rows, "hold_nets": hold_nets, "hold_probs": hold_probs,
               "luck_entities": luck_ents, "luck_parts": luck_parts,
-              "dealers": dealers, "pairs": pairs, "hands": hands, "side": side}
+              "dealers": dealers, "pairs": pairs, "hands": hands, "entries": entries, "side": side}
     return DaySummaries(tuple(days), **{name: _conform(df, schemas[name]) if df.height else pl.DataFrame(schema=schemas[name])
                                         for name, df in frames.items()})
 
