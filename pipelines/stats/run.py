@@ -28,12 +28,12 @@ from pipelines.stats.fdr import bh_adjust
 from pipelines.stats.hold import dealer_error_rates, hold_tests
 from pipelines.stats.load import StatsInputs, gaming_days
 from pipelines.stats.luck import detect_luck, settled_baccarat
-from pipelines.stats.summaries import DaySummaries, concat_summaries, empty_summaries
+from pipelines.stats.summaries import DaySummaries, concat_summaries, empty_summaries, hold_rows_reader
 from pipelines.stats.summary_store import (
     stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
 )
 from pipelines.stats.tests_frame import fmt_p, tests_frame
-from pipelines.stats.windows import HoldRowsReader, in_memory_rows, window_tests
+from pipelines.stats.windows import HoldRowsReader, window_tests
 from pipelines.stats.wonging import mid_shoe_entry_tests
 
 STAT_KINDS: tuple[str, ...] = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
@@ -184,7 +184,7 @@ def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: Stat
         fresh = concat_summaries([fresh, summarise_days(con, missing, params)])
     from_db = stored_summaries(con, sorted(d for d in stored if d in set(wanted)))
     db_rows = stored_hold_rows(con, sorted(from_db.days))
-    memory_rows = in_memory_rows(fresh)
+    memory_rows = hold_rows_reader(fresh)
 
     def rows(first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
         return pl.concat([memory_rows(first, last, far), db_rows(first, last, far)])
