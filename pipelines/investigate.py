@@ -137,58 +137,92 @@ class Subject:
         return f"{self.kind} {self.id}{span if (self.first or self.last) else ''}"
 
 
-def subject_wagers(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
-    """Every wager of the subject (out_settlements), with its round's times, in time order."""
-    cond, params = s.where("w")
-    return _frame(con, f"""
-        SELECT w.gaming_day, w.table_id, w.round_no, w.wager_id, w.wager_order, w.seat, w.player_id, w.dealer_id, w.game,
-               w.ruleset, w.ruleset_version, w.currency, w.status, w.bet, w.amount, w.settled_amount, w.recorded_net,
-               w.expected_net, w.difference, w.clause, w.unsettled_reason,
+def _group(subjects: list[Subject]) -> tuple[str, str, list]:
+    """(column, SQL condition template, parameters) selecting the rows of several subjects of one kind and one range:
+    ``{p}`` in the template is the table's alias prefix."""
+    kinds = {(x.kind, x.first, x.last) for x in subjects}
+    if len(kinds) != 1:
+        raise ValueError("subjects queried together share their kind and their range of days")
+    s = subjects[0]
+    return (s.column, "{p}" + s.column + " IN (SELECT unnest(?::VARCHAR[])) AND {p}gaming_day BETWEEN "
+            "coalesce(?, DATE '0001-01-01') AND coalesce(?, DATE '9999-12-31')",
+            [sorted({x.id for x in subjects}), s.first, s.last])
+
+
+def _split(df: pl.DataFrame, subjects: list[Subject]) -> dict[Subject, pl.DataFrame]:
+    """The rows of each subject (column ``_subject``), in the query's order, without that column."""
+    parts = df.partition_by("_subject", maintain_order=True, include_key=False, as_dict=True) if df.height else {}
+    empty = df.head(0).drop("_subject")
+    return {x: parts.get((x.id,), empty) for x in subjects}
+
+
+def subject_wagers_of(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -> dict[Subject, pl.DataFrame]:
+    """:func:`subject_wagers` of several subjects of one kind and range, in one query."""
+    col, cond, params = _group(subjects)
+    return _split(_frame(con, f"""
+        SELECT w.{col} AS _subject, w.gaming_day, w.table_id, w.round_no, w.wager_id, w.wager_order, w.seat, w.player_id,
+               w.dealer_id, w.game, w.ruleset, w.ruleset_version, w.currency, w.status, w.bet, w.amount, w.settled_amount,
+               w.recorded_net, w.expected_net, w.difference, w.clause, w.unsettled_reason,
                r.bets_closed_at, r.settled_at, r.shoe_id
         FROM out_settlements w
         LEFT JOIN core_rounds r ON r.table_id = w.table_id AND r.round_no = w.round_no AND r.gaming_day = w.gaming_day
-        WHERE {cond}
+        WHERE {cond.format(p="w.")}
         ORDER BY r.bets_closed_at NULLS LAST, w.gaming_day, w.table_id, w.round_no, w.wager_order
-    """, params)
+    """, params), subjects)
 
 
-def subject_rounds(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
-    """Every round the subject took part in: time, table, dealer, its wagers' totals, and the audit's findings on it."""
-    cond, params = s.where("w")
-    return _frame(con, f"""
-        WITH w AS (SELECT * FROM out_settlements w WHERE {cond}),
+def subject_wagers(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
+    """Every wager of the subject (out_settlements), with its round's times, in time order."""
+    return subject_wagers_of(con, [s])[s]
+
+
+def subject_rounds_of(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -> dict[Subject, pl.DataFrame]:
+    """:func:`subject_rounds` of several subjects of one kind and range, in one query."""
+    col, cond, params = _group(subjects)
+    return _split(_frame(con, f"""
+        WITH w AS (SELECT {col} AS _subject, * FROM out_settlements w WHERE {cond.format(p="w.")}),
         per_round AS (
-            SELECT gaming_day, table_id, round_no, any_value(game) AS game, any_value(dealer_id) AS dealer_id,
+            SELECT _subject, gaming_day, table_id, round_no, any_value(game) AS game, any_value(dealer_id) AS dealer_id,
                    any_value(currency) AS currency, any_value(status) AS status, count(*) AS wagers,
                    CAST(sum(amount) AS DECIMAL(38,0)) AS wagered, CAST(sum(recorded_net) AS DECIMAL(38,0)) AS recorded_net, CAST(sum(expected_net) AS DECIMAL(38,0)) AS expected_net,
                    CAST(sum(difference) AS DECIMAL(38,0)) AS difference, count(*) FILTER (WHERE expected_net IS NULL) AS wagers_not_settleable
-            FROM w GROUP BY gaming_day, table_id, round_no
+            FROM w GROUP BY _subject, gaming_day, table_id, round_no
         ),
         f AS (
             SELECT f.gaming_day, f.table_id, f.round_no, count(*) AS findings, string_agg(DISTINCT f.kind, ', ' ORDER BY f.kind) AS finding_kinds
-            FROM out_findings f JOIN per_round p USING (gaming_day, table_id, round_no) GROUP BY ALL
+            FROM out_findings f SEMI JOIN per_round p USING (gaming_day, table_id, round_no) GROUP BY ALL
         )
-        SELECT p.gaming_day, r.bets_closed_at, p.table_id, p.round_no, p.game, p.dealer_id, p.currency, p.status,
+        SELECT p._subject, p.gaming_day, r.bets_closed_at, p.table_id, p.round_no, p.game, p.dealer_id, p.currency, p.status,
                p.wagers, p.wagered, p.recorded_net, p.expected_net, p.difference, p.wagers_not_settleable,
                coalesce(f.findings, 0) AS findings, f.finding_kinds
         FROM per_round p
         LEFT JOIN f USING (gaming_day, table_id, round_no)
         LEFT JOIN core_rounds r ON r.table_id = p.table_id AND r.round_no = p.round_no AND r.gaming_day = p.gaming_day
         ORDER BY r.bets_closed_at NULLS LAST, p.gaming_day, p.table_id, p.round_no
-    """, params)
+    """, params), subjects)
+
+
+def subject_rounds(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
+    """Every round the subject took part in: time, table, dealer, its wagers' totals, and the audit's findings on it."""
+    return subject_rounds_of(con, [s])[s]
+
+
+def subject_findings_of(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -> dict[Subject, pl.DataFrame]:
+    """:func:`subject_findings` of several subjects of one kind and range, in one query."""
+    col, cond, params = _group(subjects)
+    return _split(_frame(con, f"""
+        SELECT {col} AS _subject, gaming_day, kind, severity, table_id, round_no, wager_id, player_id, dealer_id, currency,
+               expected_net, recorded_net, difference, rule_ref, detail, source_file, source_line, finding_id,
+               p_value, q_value
+        FROM out_findings WHERE {cond.format(p="")}
+        ORDER BY abs(coalesce(difference, 0)) DESC, gaming_day, table_id, round_no, finding_id
+    """, params), subjects)
 
 
 def subject_findings(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
     """Every finding naming the subject in the range: the deterministic ones (which name player, dealer and table)
     and the statistical ones (advantage play, luck, collusion, hold), these with their p- and q-values."""
-    cond, params = s.where()
-    return _frame(con, f"""
-        SELECT gaming_day, kind, severity, table_id, round_no, wager_id, player_id, dealer_id, currency,
-               expected_net, recorded_net, difference, rule_ref, detail, source_file, source_line, finding_id,
-               p_value, q_value
-        FROM out_findings WHERE {cond}
-        ORDER BY abs(coalesce(difference, 0)) DESC, gaming_day, table_id, round_no, finding_id
-    """, params)
+    return subject_findings_of(con, [s])[s]
 
 
 def bet_moments(con: duckdb.DuckDBPyConnection, first: dt.date | None = None, last: dt.date | None = None) -> pl.DataFrame:
@@ -209,31 +243,33 @@ def bet_moments(con: duckdb.DuckDBPyConnection, first: dt.date | None = None, la
     """, [first, last])
 
 
-def dealers_of(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
-    """Under which dealers the subject's wagers were played (a dealer subject: itself), with money and findings."""
-    cond, params = s.where()
-    return _frame(con, f"""
-        SELECT coalesce(dealer_id, '(none recorded)') AS dealer_id, currency,
+def dealers_of_many(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -> dict[Subject, pl.DataFrame]:
+    """:func:`dealers_of` of several subjects of one kind and range, in one query."""
+    col, cond, params = _group(subjects)
+    return _split(_frame(con, f"""
+        SELECT {col} AS _subject, coalesce(dealer_id, '(none recorded)') AS dealer_id, currency,
                count(DISTINCT table_id || '#' || round_no || '#' || gaming_day) AS rounds, count(*) AS wagers,
                CAST(sum(amount) AS DECIMAL(38,0)) AS wagered, CAST(sum(recorded_net) AS DECIMAL(38,0)) AS recorded_net, CAST(sum(expected_net) AS DECIMAL(38,0)) AS expected_net,
                CAST(sum(greatest(difference, 0)) AS DECIMAL(38,0)) AS overpaid, CAST(sum(least(difference, 0)) AS DECIMAL(38,0)) AS underpaid,
                count(*) FILTER (WHERE difference <> 0) AS wrong_settlements
-        FROM out_settlements WHERE {cond}
+        FROM out_settlements WHERE {cond.format(p="")}
         GROUP BY ALL ORDER BY overpaid DESC, rounds DESC, dealer_id
-    """, params)
+    """, params), subjects)
 
 
-def played_with(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
-    """The players at the subject's rounds (a player subject: the others at the same rounds), with their money.
+def dealers_of(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
+    """Under which dealers the subject's wagers were played (a dealer subject: itself), with money and findings."""
+    return dealers_of_many(con, [s])[s]
 
-    For a dealer or table this is who played under that dealer or at that table (the collusion lead of
-    :func:`dealer_overpayments`, over the range)."""
-    cond, params = s.where("me")
-    exclude = "AND coalesce(o.player_id, '') <> ?" if s.kind == "player" else ""
-    extra = [s.id] if s.kind == "player" else []
-    return _frame(con, f"""
-        WITH my_rounds AS (SELECT DISTINCT me.gaming_day, me.table_id, me.round_no FROM out_settlements me WHERE {cond})
-        SELECT coalesce(o.player_id, '(unrated)') AS player_id, o.currency,
+
+def played_with_many(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -> dict[Subject, pl.DataFrame]:
+    """:func:`played_with` of several subjects of one kind and range, in one query."""
+    col, cond, params = _group(subjects)
+    exclude = "AND coalesce(o.player_id, '') <> m._subject" if subjects[0].kind == "player" else ""
+    return _split(_frame(con, f"""
+        WITH my_rounds AS (SELECT DISTINCT me.{col} AS _subject, me.gaming_day, me.table_id, me.round_no
+                           FROM out_settlements me WHERE {cond.format(p="me.")})
+        SELECT m._subject, coalesce(o.player_id, '(unrated)') AS player_id, o.currency,
                count(DISTINCT o.table_id || '#' || o.round_no || '#' || o.gaming_day) AS rounds_together,
                count(*) AS wagers, CAST(sum(o.amount) AS DECIMAL(38,0)) AS wagered, CAST(sum(o.recorded_net) AS DECIMAL(38,0)) AS recorded_net,
                CAST(sum(o.expected_net) AS DECIMAL(38,0)) AS expected_net, CAST(sum(greatest(o.difference, 0)) AS DECIMAL(38,0)) AS overpaid,
@@ -241,14 +277,37 @@ def played_with(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
         FROM out_settlements o JOIN my_rounds m USING (gaming_day, table_id, round_no)
         WHERE true {exclude}
         GROUP BY ALL ORDER BY rounds_together DESC, overpaid DESC, player_id
-    """, params + extra)
+    """, params), subjects)
 
 
-def blackjack_cards(con: duckdb.DuckDBPyConnection, tables: list[str]) -> pl.DataFrame:
-    """The card events of the devices of ``tables`` (for the count before each round), with the shoe's decks."""
-    if not tables:
+def played_with(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
+    """The players at the subject's rounds (a player subject: the others at the same rounds), with their money.
+
+    For a dealer or table this is who played under that dealer or at that table (the collusion lead of
+    :func:`dealer_overpayments`, over the range)."""
+    return played_with_many(con, [s])[s]
+
+
+def blackjack_cards(con: duckdb.DuckDBPyConnection, tables: list[str], shoes: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The card events of the devices of ``tables`` (for the count before each round), with the shoe's decks.
+
+    ``shoes`` (``table_id``, ``shoe_id``): only those shoes' events (whole shoes, so each round's count is the same),
+    not every shoe the tables ever dealt: an investigation's read does not grow with the database's history."""
+    if not tables or (shoes is not None and shoes.height == 0):
         return pl.DataFrame(schema={"table_id": pl.String, "shoe_id": pl.String, "event_seq": pl.Int64,
                                     "round_no": pl.Int64, "card_code": pl.Int16, "decks": pl.Int64})
+    if shoes is not None:
+        shoes = shoes.drop_nulls()
+        return _frame(con, """
+        WITH wanted AS (SELECT unnest(?::VARCHAR[]) AS table_id, unnest(?::VARCHAR[]) AS shoe_id),
+        ev AS (SELECT e.* FROM core_device_events e SEMI JOIN wanted w ON e.table_id = w.table_id AND e.shoe_id = w.shoe_id),
+        shoes AS (SELECT table_id, shoe_id, CAST(arg_min(decks, event_seq) AS BIGINT) AS decks FROM ev
+                  WHERE event = 'shoe_start' GROUP BY table_id, shoe_id)
+        SELECT ev.table_id, ev.shoe_id, ev.event_seq, ev.round_no, ev.card_code, s.decks
+        FROM ev LEFT JOIN shoes s USING (table_id, shoe_id)
+        WHERE ev.event = 'card' AND ev.round_no IS NOT NULL
+        ORDER BY ev.table_id, ev.device_id, ev.event_seq
+    """, [shoes["table_id"].to_list(), shoes["shoe_id"].to_list()])
     return _frame(con, """
         WITH ev AS (SELECT * FROM core_device_events WHERE table_id IN (SELECT unnest(?::VARCHAR[]))),
         shoes AS (SELECT table_id, shoe_id, CAST(arg_min(decks, event_seq) AS BIGINT) AS decks FROM ev

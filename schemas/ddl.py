@@ -18,7 +18,7 @@ from schemas.tables import CANONICAL_TABLES
 # 2: core_wagers.hand (a blackjack Pair wager placed when splitting)
 # 3: files known by content (core_source_files one row per read, grown files); core_source_changes replaces the
 #    conflicting-duplicate flags
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 def _quote(text: str) -> str:
@@ -101,6 +101,9 @@ def upgrade_sql(version: int) -> list[str]:
 
     Version 5 adds the Hold'em Bonus and blackjack bets' summaries (``stat_day_games_*``), created empty the same
     way; the summaries' format changed with them, so the days summarised before are summarised again when read.
+
+    Version 6 adds mid-shoe entry's summary (``stat_day_entries``), created empty; the summaries' format is 3, so the
+    days summarised before are summarised again when a window reads them.
     """
     if version >= 3:
         return []

@@ -1,5 +1,5 @@
 """Derived tables: the statistical detectors' per-gaming-day summaries (schema 4; the Hold'em Bonus and blackjack
-bets' since schema 5).
+bets' since schema 5; mid-shoe entry's since schema 6).
 
 Written by the audit's one writer when a gaming day is audited (``pipelines.stats.summary_store``), read by
 the rolling windows instead of every wager and card event of their days (``pipelines.stats.summaries``
@@ -58,6 +58,12 @@ STAT_DAY_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("round_no", "BIGINT"), _DAY, ("amount", "BIGINT"), ("true_count", "DOUBLE"), ("ko_rc", "BIGINT"),
         ("round_in_shoe", "BIGINT"), ("ruleset", "VARCHAR"), ("expected_net", "BIGINT"), ("recorded_net", "BIGINT"),
     ),
+    # mid-shoe entry (``wonging.shoe_entries``, schema 6): per player and shoe his first round of the day, ranked in its shoe
+    "stat_day_entries": (
+        ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("table_id", "VARCHAR"), ("shoe_id", "VARCHAR"),
+        ("entered", "BIGINT"), ("round_no", "BIGINT"), _DAY, ("ruleset", "VARCHAR"), ("rank", "DOUBLE"), ("m", "BIGINT"),
+        ("true_count", "DOUBLE"), ("mu", "DOUBLE"),
+    ),
     "stat_day_side": (
         _DAY, ("family", "VARCHAR"), ("player_id", "VARCHAR"), ("currency", "VARCHAR"), ("n_all", "BIGINT"),
         ("n_bet", "BIGINT"), ("sum_all", "DOUBLE"), ("m2_all", "DOUBLE"), ("sum_bet", "DOUBLE"), ("first_day", "DATE"),
@@ -96,7 +102,7 @@ STAT_DAY_TABLES: dict[str, tuple[tuple[str, str], ...]] = {
 _FRAME_OF = {"stat_day_hold": "hold_entities", "stat_day_hold_rows": "hold_rows", "stat_day_hold_nets": "hold_nets",
              "stat_day_hold_probs": "hold_probs", "stat_day_luck": "luck_entities",
              "stat_day_luck_parts": "luck_parts", "stat_day_dealers": "dealers", "stat_day_pairs": "pairs",
-             "stat_day_hands": "hands", "stat_day_side": "side", "stat_day_games_hold": "games_hold",
+             "stat_day_hands": "hands", "stat_day_entries": "entries", "stat_day_side": "side", "stat_day_games_hold": "games_hold",
              "stat_day_games_draws": "games_draws", "stat_day_games_luck": "games_lines",
              "stat_day_games_luck_parts": "games_parts", "stat_day_games_jackpot": "games_jackpot"}
 

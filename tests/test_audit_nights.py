@@ -65,7 +65,13 @@ def two_nights(tmp_path_factory, prefect_harness):
     old_net = changed["wagers"][0]["net"]
     changed["wagers"][0]["net"] = old_net + 1000
     (night2 / "rounds_reexport.jsonl").write_text(json.dumps(changed) + "\n", encoding="utf-8")
+    # the file night 1 could not read comes back readable (night 2), then as night 1's bytes again (night 3)
+    (night2 / "rounds_wrong_encoding.jsonl").write_text(lines[7] + "\n", encoding="utf-8")
     out2 = _audit(night2, root / "audit.duckdb", root / "out2")
+    night3 = root / "night3"
+    shutil.copytree(night2, night3)
+    (night3 / "rounds_wrong_encoding.jsonl").write_bytes(lines[7].encode("utf-16") + b"\n")
+    _audit(night3, root / "audit.duckdb", root / "out3")
     return root, rounds_file.name, huge, changed, old_net, out1, out2
 
 
@@ -77,6 +83,16 @@ def test_unreadable_files_and_refused_links_are_rows_of_quarantine_csv(two_night
     assert "UTF-16" in rows["rounds_wrong_encoding.jsonl"]["reason"]
     assert rows["rounds_link.jsonl"]["reason"].startswith("symbolic link leading outside the input folder")
     assert rows[rounds_name]["reason"] == "amount beyond the bound" and rows[rounds_name]["source_line"] == "6"
+
+
+def test_a_file_unreadable_once_is_in_the_quarantine_only_of_the_nights_it_is_unreadable(two_nights):
+    root, *_ = two_nights
+    unreadable = {night: pl.read_csv(root / night / "quarantine.csv", infer_schema_length=0)
+                  .filter(pl.col("source_file") == "rounds_wrong_encoding.jsonl")["reason"].to_list()
+                  for night in ("out1", "out2", "out3")}
+    assert unreadable["out2"] == []  # read on night 2: night 1's failure is not this input's
+    for night in ("out1", "out3"):  # night 3 holds night 1's bytes again: unreadable again, with its reason
+        assert len(unreadable[night]) == 1 and "UTF-16" in unreadable[night][0], unreadable
 
 
 def test_an_amount_of_2_63_minus_1_breaks_neither_night(two_nights):

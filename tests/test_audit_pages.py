@@ -58,6 +58,20 @@ def report_links(folder: Path) -> tuple[list[str], list[str], list[int]]:
     return static, made, commands
 
 
+def page_scripts(folder: Path) -> list[tuple[Path, str]]:
+    """(page, script src) of every script an investigation page under ``folder`` loads from a file."""
+    return [(page, html.unescape(src)) for page in sorted((folder / "investigations").rglob("index.html"))
+            for src in re.findall(r'<script[^>]*\ssrc="([^"]*)"', page.read_text(encoding="utf-8"))]
+
+
+def _scripts_unresolved(folder: Path) -> list[str]:
+    """The scripts of the investigation pages that do not open a file inside ``folder`` (relative, in the folder)."""
+    root = folder.resolve()
+    return [f"{page}: {src}" for page, src in page_scripts(folder)
+            if src.startswith(("/", "file:")) or "://" in src or not (page.parent / unquote(src)).resolve().is_file()
+            or root not in (page.parent / unquote(src)).resolve().parents]
+
+
 def _unresolved(folder: Path, hrefs: list[str]) -> list[str]:
     return [h for h in hrefs if not h.startswith("#") and not (folder / unquote(h)).resolve().is_file()]
 
@@ -81,6 +95,11 @@ def test_every_link_of_the_report_opens_a_file_in_the_output_folder(audited_samp
     linked = [i for i in stat if _raw(data, "inv", i)]
     assert stat and len(linked) >= len(stat) - 2  # a shoe's hold over several tables names no single subject
     assert any("/player/" in _raw(data, "inv", i) for i in linked) and any("/dealer/" in _raw(data, "inv", i) for i in linked)
+    # the investigation pages share the folder's one plotly.js, each by a relative path to a file in the folder
+    scripts = page_scripts(out)
+    assert len(scripts) == len(list((out / "investigations").rglob("index.html"))) >= 2
+    assert {(p.parent / unquote(s)).resolve() for p, s in scripts} == {(out / "investigations" / "plotly.min.js").resolve()}
+    assert _scripts_unresolved(out) == []
 
 
 def test_the_output_folder_copied_elsewhere_still_resolves_every_link(audited_sample, tmp_path):
@@ -88,6 +107,7 @@ def test_the_output_folder_copied_elsewhere_still_resolves_every_link(audited_sa
     shutil.copytree(audited_sample / "out", copy)
     static, made, _ = report_links(copy)
     assert _unresolved(copy, static + made) == []
+    assert page_scripts(copy) and _scripts_unresolved(copy) == []
 
 
 def test_every_pack_the_audit_wrote_verifies_and_one_changed_byte_fails(audited_sample, tmp_path):
@@ -231,3 +251,19 @@ def test_a_rerun_with_no_packs_leaves_none_of_the_last_runs_and_links_the_comman
     assert len(commands) >= 100 and not [h for h in made if h.startswith("evidence/")]
     note = re.search(r'id="packs-note">(.*?)</p>', (out / "report.html").read_text(encoding="utf-8"), re.S).group(1)
     assert "wrote 0 evidence pack" in note and "beyond the bound of 0" in note
+
+
+def test_every_investigation_page_lists_and_links_exactly_the_files_beside_it(audited_sample):
+    """The audit's pages write every table as Parquet and only the small ones as CSV too; each page links every file
+    it lists, each link opens a file of its folder, and it lists every row file there (none it did not write)."""
+    from pipelines.investigation.command import AUDIT_CSV_TABLES, TABLES
+
+    pages = sorted((audited_sample / "out" / "investigations").rglob("index.html"))
+    assert len(pages) >= 2
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        hrefs = [html.unescape(h) for h in re.findall(r'\shref="([^"]*)"', re.sub(r"<script\b.*?</script>", "", text, flags=re.S))]
+        assert _unresolved(page.parent, hrefs) == [] and _inside(page.parent, hrefs) == []
+        beside = {p.name for p in page.parent.iterdir()} - {"index.html"}
+        assert set(hrefs) >= beside and beside == {f"{t}.parquet" for t in TABLES} | {f"{t}.csv" for t in AUDIT_CSV_TABLES}
+        assert "pitaudit investigate --db " in text and "every table as CSV" in text

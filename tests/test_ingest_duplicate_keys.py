@@ -10,7 +10,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.ingest.rounds_jsonl import _DuplicateKey, _no_duplicates, duplicate_keys
+from pipelines.ingest.rounds_jsonl import KEY_TOKEN, _DuplicateKey, _no_duplicates, duplicate_keys, key_tokens
 
 KEYS = st.sampled_from(["a", "b", "seat", "net", "a b", ":", '"', "\\", "é", "a:"])
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.sampled_from(["", " :", '":', "x\\y", "ü"]))
@@ -72,3 +72,10 @@ def test_a_repeat_in_each_place_the_contract_knows_is_found_and_a_clean_line_is_
     assert got["source_line"].to_list() == [2, 3, 4, 5, 6]
     assert got["detail"].to_list() == [f"key {k!r} appears twice in one object"
                                        for k in ("round_no", "min", "winner", "net", "seat")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(objects(), st.text(alphabet='"\\: \t\r{}ab,', max_size=30)), min_size=1, max_size=20))
+def test_key_tokens_counts_as_the_regex_does_on_any_text(lines) -> None:
+    raw = pl.Series("raw", lines, dtype=pl.String)
+    assert key_tokens(raw).to_list() == raw.str.count_matches(KEY_TOKEN).to_list()

@@ -50,7 +50,9 @@ def test_an_investigation_holds_every_round_wager_and_finding_of_the_subject(aud
     assert curve.height == wagers
     page = (out / "index.html").read_text(encoding="utf-8")
     assert ident in page and page.count('class="plotly-graph-div"') >= 2
-    assert "cdn" not in page.lower().split("<script>", 1)[0]  # nothing fetched before plotly.js, which is inline
+    # plotly.js is the file beside the page, loaded by a relative path: nothing from a network
+    assert re.findall(r'<script src="([^"]*)"', page) == ["plotly.min.js"]
+    assert (out / "plotly.min.js").read_text(encoding="utf-8").startswith("/**") and "cdn" not in page.lower()
 
 
 def test_the_planted_counter_bets_with_the_count(audited_sample, tmp_path):
@@ -172,3 +174,147 @@ def test_the_page_says_which_bets_theory_is_exact_and_which_simulated(audited_sa
     table = page.split('id="theory"', 1)[1].split("</table>", 1)[0]
     rows = {re.sub(r"<[^>]+>", "|", tr).split("|")[3]: tr for tr in table.split("<tr>")[2:]}
     assert "simulation" in rows["main"] and "exact" in rows["pair"]
+
+
+def _plotly_built(kind: str, *args):
+    """The figures as plotly's own objects build them (validated), for the dicts of pipelines.investigation.figures."""
+    import plotly.graph_objects as go
+
+    from pipelines.investigation.figures import _layout as layout, unit
+
+    if kind == "results":
+        curve, currency = args
+        c = curve.filter(pl.col("currency") == currency)
+        div, label = unit(currency)
+        x = c["at"].to_list() if c["at"].null_count() == 0 else c["n"].to_list()
+        f = lambda col: (c[col].cast(pl.Float64) / div).to_list()  # noqa: E731
+        fig = go.Figure([
+            go.Scatter(x=x, y=f("band_hi"), mode="lines", line={"width": 0}, showlegend=False, hoverinfo="skip"),
+            go.Scatter(x=x, y=f("band_lo"), mode="lines", line={"width": 0}, fill="tonexty",
+                       fillcolor="rgba(36,87,166,0.15)", name="95 % band of chance"),
+            go.Scatter(x=x, y=f("cum_theory"), mode="lines", line={"color": "#2457a6", "dash": "dash"}, name="expected (theory)"),
+            go.Scatter(x=x, y=f("cum_rules"), mode="lines", line={"color": "#039855"}, name="as the rules settle it"),
+            go.Scatter(x=x, y=f("cum_recorded"), mode="lines", line={"color": "#b42318"}, name="as recorded (paid)"),
+        ])
+        return layout(fig, f"Cumulative net to the player(s), {label}", f"net ({label})",
+                      "bets closed (UTC)" if x and not isinstance(x[0], int) else "wager")
+    if kind == "count":
+        rows, ramp = args
+        div, label = unit(rows["currency"][0])
+        fig = go.Figure([
+            go.Scatter(x=rows["true_count"].to_list(), y=(rows["amount"].cast(pl.Float64) / div).to_list(), mode="markers",
+                       marker={"size": 7, "opacity": 0.55, "color": "#2457a6"}, name="a wager", text=rows["wager_id"].to_list()),
+            go.Scatter(x=[b["tc"] + 0.5 for b in ramp["by_count"]], y=[b["mean_bet"] / div for b in ramp["by_count"]],
+                       mode="lines+markers", line={"color": "#b42318"}, name="mean bet per true count"),
+        ])
+        r = ramp.get("correlation")
+        return layout(fig, "Bet size against the Hi-Lo true count before the round" + (f" (r = {r:.2f})" if r is not None else ""),
+                      f"bet ({label})", "true count before the round")
+    labels, values, title, y, colour = args
+    return layout(go.Figure(go.Bar(x=[str(v) for v in labels], y=values, marker_color=colour)), title, y, "", height=340)
+
+
+def test_the_figures_are_the_bytes_plotlys_validated_figures_give(audited_sample, tmp_path):
+    """The figures are plain dicts (validating a 30-day curve of every wager copied each point several times); written
+    out, each is byte for byte what plotly's validated figure objects give for the same rows."""
+    from pipelines.investigation import figures as F
+
+    write_investigation(audited_sample / "pitaudit.duckdb", Subject("player", COUNTER), tmp_path)
+    curve = pl.read_parquet(tmp_path / "results_over_time.parquet")
+    rows = pl.read_parquet(tmp_path / "bet_vs_count.parquet")
+    ramp = bet_ramp(rows)
+    assert curve.height > 80 and rows.height > 80
+    gaps = curve.with_columns(pl.when(pl.int_range(pl.len()) % 7 == 3).then(None).otherwise(pl.col("band_lo")).alias("band_lo"),
+                              pl.lit(None, dtype=pl.Datetime("us", "UTC")).alias("at"))  # missing values, and no times
+    for frame in (curve, gaps):
+        for cur in frame["currency"].unique().to_list():
+            assert F.fragment(F.results_spec(frame, cur), "a") == F.fragment(_plotly_built("results", frame, cur), "a")
+    assert F.fragment(F.count_spec(rows, ramp), "b") == F.fragment(_plotly_built("count", rows, ramp), "b")
+    bars = (["payout_mismatch", "<b>x</b>", 3], [5, 2, 1], "Findings by kind", "findings", "#b42318")
+    assert F.fragment(F.bars_spec(*bars), "c") == F.fragment(_plotly_built("bars", *bars), "c")
+
+
+def _long_curve(n: int, seed: int = 7) -> pl.DataFrame:
+    """One currency's curve of ``n`` wagers: a random walk of recorded nets around a theory line, with one spike
+    above and one dip below it a single wager wide (which taking every k-th point would miss)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    recorded = np.cumsum(rng.integers(-1000, 1000, n))
+    recorded[n // 3] += 10**7
+    recorded[2 * n // 3 + 1] -= 10**7
+    theory = -12.5 * np.arange(1, n + 1)
+    sd = 900.0 * np.sqrt(np.arange(1, n + 1))
+    return pl.DataFrame({
+        "currency": ["USD"] * n, "n": np.arange(1, n + 1), "at": [None] * n, "cum_recorded": recorded,
+        "cum_rules": recorded - 5, "cum_theory": theory, "band_lo": theory - Z95 * sd, "band_hi": theory + Z95 * sd,
+    }).with_columns(pl.col("at").cast(pl.Datetime("us", "UTC")))
+
+
+def test_a_long_curve_is_thinned_to_the_bound_keeping_its_extremes_and_its_ends():
+    import numpy as np
+
+    from pipelines.investigation import figures as F
+
+    n, bound = 50_001, 2_000
+    curve = _long_curve(n)
+    thin = F.thinned(curve, bound)
+    assert thin.height <= bound and thin.height >= bound - 2
+    assert thin.row(0) == curve.row(0) and thin.row(-1) == curve.row(-1)  # the first and the last wager
+    assert thin["n"].is_sorted() and thin["n"].n_unique() == thin.height  # in order, each point once
+    assert thin.join(curve, on=[c for c in thin.columns if c != "at"], how="anti").height == 0  # every point drawn is a real wager's
+    gap = (curve["cum_recorded"].cast(pl.Float64) - curve["cum_theory"]).to_numpy()
+    kept = set(thin["n"].to_list())
+    assert {n // 3 + 1, 2 * n // 3 + 2} <= kept  # the one-wager spike and dip (n counts from 1)
+    # in every bucket of the wagers between the ends, its farthest above and farthest below theory are drawn
+    buckets = (bound - 2) // 2
+    inner = np.arange(1, n - 1)
+    which = (inner - 1) * buckets // (n - 2)
+    for k in range(buckets):
+        idx = inner[which == k]
+        assert idx[np.argmax(gap[idx])] + 1 in kept and idx[np.argmin(gap[idx])] + 1 in kept
+    # the drawn figure: five traces of the thinned points, the recorded line's extremes as the full curve's
+    spec = F.results_spec(curve, "USD")
+    assert all(len(t["x"]) == thin.height for t in spec["data"])
+    recorded = next(t for t in spec["data"] if t.get("name") == "as recorded (paid)")["y"]
+    assert max(recorded) == pytest.approx(curve["cum_recorded"].max() / 100)
+    assert min(recorded) == pytest.approx(curve["cum_recorded"].min() / 100)
+    assert recorded[-1] == pytest.approx(curve["cum_recorded"][-1] / 100)
+
+
+def test_a_short_curve_is_drawn_whole():
+    from pipelines.investigation import figures as F
+
+    curve = _long_curve(F.MAX_POINTS)
+    assert F.thinned(curve).equals(curve)
+    assert all(len(t["x"]) == curve.height for t in F.results_spec(curve, "USD")["data"])
+    assert F.thinned(curve, F.MAX_POINTS - 1).height < curve.height
+
+
+def test_a_thinned_chart_says_so_and_where_every_point_is(audited_sample, tmp_path):
+    from pipelines.investigation.command import gather, write_pages
+
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    subject = Subject("player", COUNTER)
+    try:
+        frames = gather(con, subject)
+    finally:
+        con.close()
+    points = frames["results_over_time"].height
+    assert points > 60
+    whole = write_pages(frames, subject, tmp_path / "whole", "db").read_text(encoding="utf-8")
+    thin = write_pages(frames, subject, tmp_path / "thin", "db", max_points=50).read_text(encoding="utf-8")
+    assert "thinned" not in whole
+    assert f"thinned to 50 of its {points:,}" in thin and "results_over_time.parquet and results_over_time.csv" in thin
+    assert len(thin) < len(whole)
+
+
+def test_the_csv_command_a_page_gives_is_one_shell_word_per_value():
+    import shlex
+
+    from pipelines.investigation.command import investigate_command
+
+    hostile = "P'; rm -rf ~ #<b>"
+    line = investigate_command(Subject("player", hostile, dt.date(2026, 11, 1), dt.date(2026, 11, 30)), "/data/my db.duckdb")
+    assert shlex.split(line) == ["pitaudit", "investigate", "--db", "/data/my db.duckdb", "--player", hostile,
+                                 "--from", "2026-11-01", "--to", "2026-11-30", "--out", "DIR"]

@@ -91,6 +91,26 @@ def test_each_nights_files_hold_that_night_only(nights):
         assert settlements.select("table_id", "round_no").n_unique() > 0.9 * expected_rounds
 
 
+def test_the_third_nights_report_lists_its_input_files_once_each_not_the_earlier_nights_reads(nights):
+    """The three nights' files have the same names: the report's list of input files (``load_source_files_of``) is
+    the last night's reads, one per file, with that night's counts."""
+    from pipelines.audit.load import load_source_files_of
+
+    folder = nights["folders"][-1]
+    names = sorted(p.name for p in folder.iterdir())
+    con = duckdb.connect(str(nights["db"]), read_only=True)
+    try:
+        files = load_source_files_of(con, names)
+        reads = con.execute("SELECT count(*) FROM core_source_files WHERE source_file IN (SELECT unnest(?::VARCHAR[]))",
+                            [names]).fetchall()[0][0]
+    finally:
+        con.close()
+    assert reads == 3 * len(names)  # every name read on each of the three nights
+    assert sorted(files["source_file"].to_list()) == names
+    for r in files.filter(pl.col("source_file").str.starts_with("rounds_")).iter_rows(named=True):
+        assert r["lines_read"] == len((folder / r["source_file"]).read_text(encoding="utf-8").splitlines())
+
+
 def test_each_nights_quarantine_lists_that_nights_lines_only(nights):
     root, seen = nights["root"], 0
     for i, folder in enumerate(nights["folders"]):

@@ -78,6 +78,16 @@ def test_quarantine_csv_neutralises_the_raw_line(formula_night):
     assert len(bad) == 1 and bad[0]["raw"] == "'" + CMD
 
 
+def test_investigation_csvs_neutralise_formula_text(formula_night):
+    out = formula_night / "investigation"
+    result = CliRunner().invoke(app, ["investigate", "--db", str(formula_night / "a.duckdb"), "--player", HYPERLINK,
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    wagers = _rows(out / "wagers.csv")
+    assert [r["player_id"] for r in wagers] == ["'" + HYPERLINK]
+    assert pl.read_parquet(out / "wagers.parquet")["player_id"].to_list() == [HYPERLINK]
+
+
 def test_parquet_and_the_database_keep_the_values_as_read(formula_night):
     s = pl.read_parquet(formula_night / "out" / "settlements.parquet")
     assert set(s["player_id"]) == {HYPERLINK, "+1-555-0100"} and set(s["dealer_id"]) == {"@SUM(A1)", "D1"}

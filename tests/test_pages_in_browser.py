@@ -44,3 +44,17 @@ def test_an_evidence_pack_opens_clean_and_draws_the_cards(browser, audited_sampl
     assert box and box["width"] > 30 and box["height"] > 40  # drawn, not collapsed
     assert visit.page.locator("#wagers tr.bad").count() >= 1
     visit.screenshot("evidence-pack")
+
+
+def test_the_audits_investigation_pages_draw_from_the_folders_one_plotly_js_in_a_copied_folder(browser, audited_sample,
+                                                                                                tmp_path):
+    """The audit's pages load ``investigations/plotly.min.js`` by a relative path: copied elsewhere, a page still draws."""
+    import shutil
+
+    copy = tmp_path / "copied" / "night"
+    shutil.copytree(audited_sample / "out", copy)
+    pages = sorted((copy / "investigations").rglob("index.html"))
+    assert pages and (copy / "investigations" / "plotly.min.js").is_file()
+    visit = browser.open(pages[0])
+    visit.assert_clean()
+    assert browser.wait_for_plots(visit.page) >= 2

@@ -1,5 +1,6 @@
 """Windows from per-day summaries give the p-values of the full re-read of their wagers (issue 10: tonight's audit
-must not slow down as history grows; pipelines/stats/summaries.py, windows.py, summary_store.py).
+must not slow down as history grows; pipelines/stats/summaries.py, windows.py, summary_store.py). Every detector,
+mid-shoe entry included: a window reads no wager and no card event.
 
 A database is built from simulated nights (the statistical detectors' own simulator: shuffled shoes, the rules
 engine's resolver; a counter, a lucky Big Tiger bettor and a colluding dealer planted; a Hold'em Bonus table with a
@@ -101,13 +102,13 @@ def test_the_windows_summed_from_stored_summaries_give_the_full_re_reads_p_value
         stored = con.execute("SELECT gaming_day FROM stat_days ORDER BY 1").fetchall()
         assert [r[0] for r in stored] == days
         night = days[-1]
-        from pipelines.stats.run import _games_reader, _summaries_for, statistical_findings, summary_windows
+        from pipelines.stats.run import _summaries_for, statistical_findings, summary_windows
         from pipelines.stats.summaries import empty_summaries
 
         present = gaming_days(con)
         summaries, fresh, rows = _summaries_for(con, present, empty_summaries(), PARAMS)
         assert fresh.days == ()  # nothing re-read from the evidence: every day was stored
-        summed = summary_windows(summaries, night, present, PARAMS, rows, _games_reader(con))[0]  # before the FDR rounds p to 6 digits
+        summed = summary_windows(summaries, night, present, PARAMS, rows)[0]  # before the FDR rounds p to 6 digits
         flagged = statistical_findings(con, night, PARAMS).tests.filter(pl.col("flagged"))
         inputs = load_inputs(con, night - dt.timedelta(days=29), night)
         full = run_windows(inputs, night, gaming_days(con), PARAMS)[0]
@@ -117,7 +118,9 @@ def test_the_windows_summed_from_stored_summaries_give_the_full_re_reads_p_value
     assert set(new) == set(ref) and len(ref) > 500
     assert {k[3] for k in ref} == {1, 7, 30}
     assert {k[0] for k in ref} >= {"hold_table", "hold_dealer", "hold_shoe", "dealer_error_rate", "luck", "bet_vs_count",
-                                   "pair_count", "tiger_count", "overpaid_pair"}
+                                   "pair_count", "tiger_count", "overpaid_pair", "mid_shoe_entry"}
+    # mid-shoe entry too is summed from the nights' summaries (stat_day_entries), in every window
+    assert {k[3] for k in ref if k[0] == "mid_shoe_entry"} == {1, 7, 30}
     # the Hold'em Bonus and blackjack bets' hold and luck are summed from their own summaries (hold_games, luck_games)
     games = {(k[0], e) for k in ref for e in ("Hold'em Bonus", "Hold'em main-game", "blackjack Pair", "Insurance",
                                               "blackjack main-game") if e in k[1]}
@@ -181,7 +184,7 @@ def test_a_schema_3_database_is_upgraded_in_place_with_the_summary_tables(tmp_pa
     con.close()
     con = open_writer(db)
     try:
-        assert get_meta(con, "schema_version") == "5"
+        assert get_meta(con, "schema_version") == "6"
         have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         assert set(STAT_DAY_TABLES) <= have
     finally:
@@ -204,7 +207,7 @@ def test_a_schema_4_database_gets_the_games_summary_tables_and_its_days_are_summ
     con.close()
     con = open_writer(db)
     try:
-        assert get_meta(con, "schema_version") == "5"
+        assert get_meta(con, "schema_version") == "6"
         have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         assert "stat_day_games_draws" in have and "stat_day_games_jackpot" in have
         assert summarised_days(con, FIRST, FIRST) == set()
@@ -275,3 +278,51 @@ def test_the_sum_distribution_over_its_span_is_the_exact_trinomial_tail():
     for target in (0.3, 1e-3, 1e-6, 1e-10):
         j = int(np.argmax(sf < target))
         assert sf[j] == pytest.approx(exact(offset + j), rel=1e-5), target
+
+
+def test_a_schema_5_database_gets_the_mid_shoe_entry_table_and_its_days_are_summarised_again(tmp_path):
+    """Schema 6 adds mid-shoe entry's summary (stat_day_entries): a schema-5 file gains the table in place, and a day
+    summarised in format 2 (without it) counts as not summarised, so a window summarises it again."""
+    from pipelines.db import get_meta, open_writer
+    from pipelines.stats.summary_store import summarised_days
+
+    db = tmp_path / "five.duckdb"
+    con = open_writer(db)
+    con.execute("DROP TABLE stat_day_entries")
+    con.execute("UPDATE meta_schema SET value = '5' WHERE name = 'schema_version'")
+    con.execute("INSERT INTO stat_days VALUES (?, 2)", [FIRST])
+    con.close()
+    con = open_writer(db)
+    try:
+        assert get_meta(con, "schema_version") == "6"
+        cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = "
+                                          "'stat_day_entries' ORDER BY ordinal_position").fetchall()]
+        assert cols[:4] == ["player_id", "currency", "table_id", "shoe_id"] and "rank" in cols
+        assert summarised_days(con, FIRST, FIRST) == set()
+    finally:
+        con.close()
+
+
+def test_a_shoe_played_across_midnight_is_entered_once_at_its_earliest_round():
+    """A window's mid-shoe entries from its days' rows: a player who played one shoe on two gaming days entered it
+    once, at the earliest round (the day before's), as a re-read of the window's wagers finds him."""
+    from pipelines.stats.wonging import ENTRIES_SCHEMA, entry_rows, window_entries
+
+    day1, day2 = FIRST, FIRST + dt.timedelta(days=1)
+    row = {"player_id": "P1", "currency": "USD", "table_id": "BJ-01", "ruleset": "r", "m": 40, "mu": 0.1}
+    days = pl.DataFrame([
+        {**row, "shoe_id": "S1", "entered": 30, "round_no": 130, "gaming_day": day2, "rank": 12.0, "true_count": 0.4},
+        {**row, "shoe_id": "S1", "entered": 8, "round_no": 108, "gaming_day": day1, "rank": 39.0, "true_count": 3.1},
+        *[{**row, "shoe_id": f"S{i}", "entered": 9, "round_no": 200 + i, "gaming_day": day2, "rank": 35.0,
+           "true_count": 2.5} for i in range(2, 6)],
+    ], schema=ENTRIES_SCHEMA)
+    window = window_entries(days)
+    assert window.height == 5
+    assert window.filter(pl.col("shoe_id") == "S1").select("entered", "gaming_day", "rank").row(0) == (8, day1, 39.0)
+    t = entry_rows(window, PARAMS, 2).row(0, named=True)
+    assert t["wagers"] == 5 and t["first_day"] == day1 and t["last_day"] == day2
+    # the statistic: centred ranks 39 - 20.5 and four of 35 - 20.5, variance 5 x (40^2 - 1) / 12
+    import json
+    import math
+
+    assert json.loads(t["evidence"])["z"] == round((18.5 + 4 * 14.5) / math.sqrt(5 * 1599 / 12), 3)

@@ -436,14 +436,26 @@ def load_source_changes(con: duckdb.DuckDBPyConnection, day_start_minutes: int, 
         cur.close()
 
 
-def _file_rows(con: duckdb.DuckDBPyConnection, where: str = "", parameters: list | None = None) -> pl.DataFrame:
+#: The ``core_source_files`` rows of the names in ``$1`` that are this input's reads: each name's latest read from
+#: its first byte and the reads of its growth since. The next night's export may reuse the names, and the earlier
+#: nights' reads of a name are not this input's (a file unreadable on night 1 and read on night 2 is not unreadable
+#: in night 2's outputs; night 31's report listed each reused name 31 times).
+_THIS_INPUTS_READS = """(
+    SELECT * EXCLUDE (since) FROM (
+        SELECT *, max(ingested_at) FILTER (WHERE start_byte = 0) OVER (PARTITION BY source_file) AS since
+        FROM core_source_files WHERE source_file IN (SELECT unnest($1::VARCHAR[])))
+    WHERE since IS NULL OR ingested_at >= since)"""
+
+
+def _file_rows(con: duckdb.DuckDBPyConnection, source: str = "core_source_files",
+               parameters: list | None = None) -> pl.DataFrame:
     """The files that were not read (unreadable, or a refused link) as quarantine rows: an empty source_line, the
-    reason's text, then why."""
+    reason's text, then why. ``source``: the table or subquery of ``core_source_files`` rows to look at."""
     from schemas.reasons import FILE_REASONS
 
     files = _frame(con.cursor(), f"""
         SELECT source_file, NULL::BIGINT AS source_line, reason_code, coalesce(error, '') AS error, '' AS raw
-        FROM core_source_files WHERE status <> 'loaded' {where}""", parameters)
+        FROM {source} WHERE status <> 'loaded'""", parameters)
     text = pl.col("reason_code").replace_strict(FILE_REASONS, default="file not read", return_dtype=pl.String)
     return files.select(
         "source_file", "source_line",
@@ -474,14 +486,16 @@ def load_quarantine_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl.D
     lines = _frame(con.cursor(), """
         SELECT source_file, source_line, reason, raw FROM core_quarantine
         WHERE source_file IN (SELECT unnest($1::VARCHAR[]))""", [list(files)])
-    return _with_files(lines, _file_rows(con, "AND source_file IN (SELECT unnest($1::VARCHAR[]))", [list(files)]))
+    return _with_files(lines, _file_rows(con, _THIS_INPUTS_READS, [list(files)]))
 
 
 def load_source_files_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl.DataFrame:
-    """The ``core_source_files`` rows of the input files ``files`` (relative paths)."""
-    return _frame(con.cursor(), """
+    """The ``core_source_files`` rows of the input files ``files`` (relative paths), as they are now: each name's
+    latest read from its first byte and the reads of its growth since. The next night's export may reuse the names:
+    the earlier nights' reads of a name are not this input's (a report of night 31 listed each file 31 times)."""
+    return _frame(con.cursor(), f"""
         SELECT source_file, kind, lines_read, rows_accepted, rows_quarantined, status, error
-        FROM core_source_files WHERE source_file IN (SELECT unnest($1::VARCHAR[])) ORDER BY source_file""", [list(files)])
+        FROM {_THIS_INPUTS_READS} ORDER BY source_file, ingested_at, start_byte""", [list(files)])
 
 
 def quarantine_as_in_files(quarantine: pl.DataFrame, paths: dict[str, "Path"]) -> pl.DataFrame:

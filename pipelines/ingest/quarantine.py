@@ -14,7 +14,9 @@ from functools import cache
 
 from schemas.metadata import Table
 from schemas.pandera_models import model, polars_schema, validate_frame
-from schemas.rules import passes_all
+import pandera.polars as pa
+
+from schemas.rules import column_expr, passes_all, row_expr
 from schemas.vocabulary import builtin_vocabulary
 from schemas.reasons import PRIORITY, REASONS
 from schemas.tables import CORE_QUARANTINE
@@ -101,22 +103,61 @@ def _passes(table: Table) -> pl.Expr:
     return passes_all(table, builtin_vocabulary())
 
 
-def checked(frame: pl.DataFrame, table: Table, prefix: str = "", order_col: str | None = None) -> pl.DataFrame:
+@cache
+def _parts_passing(table: Table) -> tuple[tuple[str, ...], list[pl.Expr]]:
+    """One expression per column (its required-ness and rules) and per row rule, true where the row passes it;
+    and their names (a column's name, or the row rule's reason code)."""
+    vocab = builtin_vocabulary()
+    names: list[str] = []
+    exprs: list[pl.Expr] = []
+    for i, f in enumerate(table.fields):
+        parts = ([pl.col(f.name).is_not_null()] if f.required else []) + [column_expr(r, f.name, vocab) for r in f.rules]
+        if parts:
+            names.append(f.name)
+            exprs.append(pl.all_horizontal(parts).alias(f"_c{i}"))
+    for j, r in enumerate(table.row_rules):
+        names.append(r.code)
+        exprs.append(row_expr(r, vocab).alias(f"_r{j}"))
+    return tuple(names), exprs
+
+
+@cache
+def _model_of(table: Table, failing: tuple[str, ...]):
+    """The table's pandera model narrowed to the columns and row rules in ``failing`` (names as
+    :func:`_parts_passing` gives them), in the model's own order: its failure cases on a frame where nothing
+    else fails are those of the whole model, without a check per column that has nothing to find."""
+    full = model(table.name)
+    keep = set(failing)
+    return pa.DataFrameSchema(
+        {name: col for name, col in full.columns.items() if name in keep},
+        checks=[c for c in full.checks if c.name in keep],
+        name=full.name, strict=False, ordered=False,
+    )
+
+
+def checked(frame: pl.DataFrame, table: Table, prefix: str = "", order_col: str | None = None,
+            passing: pl.Series | None = None) -> pl.DataFrame:
     """The failures of ``frame`` against ``table``'s pandera model, found cheaply.
 
     One vectorised pass of the model's own check expressions (``schemas.rules.passes_all``, the
     expressions pandera runs) finds the rows that fail anything; only those rows go through
     pandera, which names every failure exactly as a validation of the whole frame would (its
-    failure cases keep the frame's row order). Pandera's fixed cost per check and call is then
-    paid only when a chunk holds a bad row. The frame's columns and dtypes are compared with the
-    model's here; a mismatch (a loader defect) goes to pandera whole, which raises.
+    failure cases keep the frame's row order), and only with the columns and row rules that fail
+    on them (a second vectorised pass over those few rows tells which): pandera's fixed cost is a
+    check per column and call, so a chunk with one bad wager no longer pays for every column. The
+    frame's columns and dtypes are compared with the model's here; a mismatch (a loader defect)
+    goes to pandera whole, which raises. ``passing``: that first pass, when the caller already made it
+    (the shoe CSV judges every other check before the sequence's).
     """
     if frame.schema != pl.Schema(polars_schema(table)):
         return from_validation(validate_frame(frame, model(table.name)), frame, table, prefix, order_col)
     if frame.is_empty():
         return empty_failures()
-    ok = frame.select(_passes(table)).to_series()
+    ok = frame.select(_passes(table)).to_series() if passing is None else passing
     if ok.all():
         return empty_failures()
     bad = frame.filter(~ok)
-    return from_validation(validate_frame(bad, model(table.name)), bad, table, prefix, order_col)
+    names, exprs = _parts_passing(table)
+    passing = bad.select(exprs).select(pl.all().all()).row(0)
+    failing = tuple(n for n, passed in zip(names, passing) if not passed)
+    return from_validation(validate_frame(bad, _model_of(table, failing)), bad, table, prefix, order_col)

@@ -61,6 +61,9 @@ CORE_ROUNDS_SCHEMA = polars_schema(CORE_ROUNDS)
 CORE_WAGERS_SCHEMA = polars_schema(CORE_WAGERS)
 CORE_ACTIONS_SCHEMA = polars_schema(CORE_ACTIONS)
 _ALL_NULL_LIMITS = " AND ".join(f"j.limits.{k} IS NULL" for k in LIMIT_FIELDS)
+# Only a line DuckDB's validator accepts is parsed: ``try`` re-runs a whole vector row by row once one row fails,
+# so a few malformed lines in a chunk cost as much again as parsing it (measured: 0.7-1.2 CPU s of 285 MB)
+PARSED = f"CASE WHEN json_valid(raw) THEN try(from_json(raw, '{STRUCTURE}')) END"
 STRING_ARRAY = r'^\[\s*("([^"\\]|\\.)*"\s*(,\s*"([^"\\]|\\.)*"\s*)*)?\]$'
 
 
@@ -114,7 +117,6 @@ def _no_duplicates(pairs: list) -> dict:
 
 KEY_TOKEN = r'"\s*:'  # ends every key (and, rarely, starts a string value that begins with a colon)
 
-
 def _surely_unique(raw: str, key_tokens: int) -> bool:
     """Whether a line without a backslash surely repeats no key: orjson (C; it keeps one value per key) re-written
     compactly holds exactly one ``":`` per distinct key of each object, since no string holds a quote; the line
@@ -125,25 +127,43 @@ def _surely_unique(raw: str, key_tokens: int) -> bool:
         return False
 
 
+def key_tokens(raw: pl.Series) -> pl.Series:
+    """Per line, its ``"`` + ``:`` pairs (every key ends so; rarely a string value that starts with a colon adds
+    one): a literal count where no quote is followed by JSON whitespace (the usual layout; a third of the regex's
+    cost), the regex :data:`KEY_TOKEN` on the other lines."""
+    tokens = raw.str.count_matches('":', literal=True)
+    spaced = (raw.str.contains('" ', literal=True) | raw.str.contains('"\t', literal=True)
+              | raw.str.contains('"\r', literal=True))
+    if spaced.any():
+        idx = spaced.arg_true()
+        tokens = tokens.scatter(idx, raw.gather(idx).str.count_matches(KEY_TOKEN))
+    return tokens
+
+
 def duplicate_keys(lines: pl.DataFrame) -> pl.DataFrame:
     """Failures (``duplicate_key``) of the lines (source_line, raw) holding an object with a key twice.
 
     DuckDB's parser keeps the first of two values under one key, Python's and many others the last: such a
     line means two things, and is quarantined. No vectorised parser here reports the repeat. The exact check is
     ``json.loads`` with a hook that compares each object's keys with its pairs (7.6 ns a byte: 2.4 CPU s for the
-    285 MB of round lines of a 200,000-round night). A screen clears most lines first at two thirds of that cost
+    285 MB of round lines of a 200,000-round night). A screen clears most lines first at half that cost
     (:func:`_surely_unique`: orjson's parse re-written, its keys counted against the line's key tokens); a line
     with a backslash (an escape could hide a quote or spell a key twice) or that the screen does not clear goes
     through the exact check, which alone says why. Measured and not taken: grouping the key tokens of each line
-    in polars (0.83 s per 80 MB), DuckDB's ``json_tree`` (11 s), ``json_keys`` of the contract's objects with
-    DuckDB's list lambdas (3.2 CPU s here); counting key tokens against the keys DuckDB's parse kept cannot stand
-    in, since a JSON ``null`` and an absent key parse alike.
+    in polars (0.83 s per 80 MB), DuckDB's ``json_tree`` (11 s), ``json_keys`` of every object the contract
+    places, one parse per line for all their paths, judged once per distinct layout (1.9 CPU s against this
+    screen's 1.6 on the same night), DuckDB's ``MAP(VARCHAR, JSON)`` transform, which refuses a repeated key (9 s),
+    orjson over groups of lines joined into one array (slower than line by line beyond 200 lines a group);
+    counting key tokens against the keys DuckDB's parse kept cannot stand in, since a JSON ``null`` and an absent
+    key parse alike.
     """
     found: list[tuple[int, str]] = []
-    tokens = lines["raw"].str.count_matches(KEY_TOKEN).to_list()
-    plain = (~lines["raw"].str.contains("\\", literal=True)).to_list()
-    for (line, raw), n, screenable in zip(lines.select("source_line", "raw").iter_rows(), tokens, plain):
-        if screenable and _surely_unique(raw, n):
+    raws = lines["raw"]
+    tokens = key_tokens(raws).to_list()
+    plain = (~raws.str.contains("\\", literal=True)).to_list()
+    surely = _surely_unique
+    for line, raw, n, screenable in zip(lines["source_line"].to_list(), raws.to_list(), tokens, plain):
+        if screenable and surely(raw, n):
             continue
         try:
             json.loads(raw, object_pairs_hook=_no_duplicates)
@@ -253,7 +273,7 @@ class RoundsParser:
                             THEN {_kind_sql("json_type(raw, '$.limits')")} ELSE 'object' END AS limits_kind,
                        CASE WHEN j IS NULL THEN NULL WHEN j.wagers IS NULL THEN {_kind_sql("json_type(raw, '$.wagers')")} ELSE 'array' END AS wagers_kind,
                        CASE WHEN j IS NULL THEN NULL WHEN j.actions IS NULL THEN {_kind_sql("json_type(raw, '$.actions')")} ELSE 'array' END AS actions_kind
-                FROM (SELECT source_line, raw, try(from_json(raw, '{STRUCTURE}')) AS j,
+                FROM (SELECT source_line, raw, {PARSED} AS j,
                              ltrim(raw) LIKE '{{%' AS looks_object
                       FROM _ingest_lines)
             """)

@@ -19,7 +19,7 @@ from pipelines.ingest.quarantine import checked, empty_failures, failures_at
 from rulebook.cards import FOREIGN, NO_CARD, RANKS, SUITS, UNREADABLE
 from schemas.inputs import INPUT_SHOE_CSV, SHOE_CSV_COLUMNS
 from schemas.pandera_models import polars_schema
-from schemas.rules import INT_TEXT, passes_all, with_parsed_timestamps
+from schemas.rules import INT_TEXT, passes_all, row_expr, with_parsed_timestamps
 from schemas.vocabulary import builtin_vocabulary
 from schemas.tables import CORE_DEVICE_EVENTS
 
@@ -28,6 +28,8 @@ CARD_CODES: dict[str, int] = {r + s: ri * 4 + si for ri, r in enumerate(RANKS) f
 CARD_CODES["??"] = UNREADABLE
 EVENTS_WITH_CARD = ("card", "burn")
 AS_READ_SCHEMA = polars_schema(INPUT_SHOE_CSV)
+_SEQ_RULE = pl.all_horizontal([row_expr(r, builtin_vocabulary()) for r in INPUT_SHOE_CSV.row_rules
+                               if r.code == "seq_backwards"])
 CORE_SCHEMA = polars_schema(CORE_DEVICE_EVENTS)
 
 
@@ -74,8 +76,11 @@ class ShoeParser:
         fields = fields.with_columns([
             pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c) for c in SHOE_CSV_COLUMNS
         ])
-        as_read = self._with_prev_max(with_parsed_timestamps(fields, ["ts"])).select(list(AS_READ_SCHEMA))
-        failures.append(checked(as_read, INPUT_SHOE_CSV))
+        as_read = self._with_prev_max(with_parsed_timestamps(fields, ["ts"]))
+        # every check but the sequence's was judged for the sequence: the rows passing all are those and the sequence
+        passing = as_read["_valid"] & as_read.select(_SEQ_RULE).to_series()
+        as_read = as_read.select(list(AS_READ_SCHEMA))
+        failures.append(checked(as_read, INPUT_SHOE_CSV, passing=passing))
         all_failures = pl.concat(failures)
         accepted = as_read.join(all_failures.select("source_line").unique(), on="source_line", how="anti")
         events = self._canonical(accepted)
@@ -109,9 +114,10 @@ class ShoeParser:
         passes every other check. A line set aside (say a mistyped event the device then sent
         again with the same event_seq) is not evidence of the sequence."""
         valid = passes_all(INPUT_SHOE_CSV, builtin_vocabulary(), skip_codes=("seq_backwards",))
-        seq = (pl.when(pl.col("event_seq").str.contains(INT_TEXT) & valid)
+        out = fields.with_columns(valid.alias("_valid"))
+        seq = (pl.when(pl.col("event_seq").str.contains(INT_TEXT) & pl.col("_valid"))
                .then(pl.col("event_seq").str.to_integer(strict=False)))
-        out = fields.with_columns(seq.alias("_seq"))
+        out = out.with_columns(seq.alias("_seq"))
         window = ["device_id"]
         if self.file_starts is not None:
             out = out.with_columns(self.file_starts.search_sorted(out["source_line"], side="right").alias("_file"))

@@ -228,6 +228,40 @@ def batch_collides(con: duckdb.DuckDBPyConnection, kind: Kind) -> bool:
     return con.execute(sql).fetchall()[0][0] > 0
 
 
+def move_direct(con: duckdb.DuckDBPyConnection, kind: Kind, files: tuple[InputFile, ...], lines_read: dict[str, int],
+                frames: dict[str, pl.DataFrame]) -> dict[str, FileCounts] | None:
+    """A batch parsed in one part, moved into the core tables straight from its frames when no key of it repeats
+    (within the batch or against the loaded rows), which is the common case; the counts per file. None when a key
+    repeats: the caller stages the batch and resolves it (``move_batch``). Staging first would copy every row
+    once more (measured: a sixth of the writer's time on a 200,000-round night)."""
+    main, key, core = (("rounds", "table_id, round_no", "core_rounds") if kind == Kind.ROUNDS_JSONL else
+                       ("events", "device_id, event_seq", "core_device_events"))
+    tables = ("rounds", "wagers", "actions") if kind == Kind.ROUNDS_JSONL else ("events",)
+    first = frames.get(main)
+    if first is not None and not first.is_empty():
+        with registered(con, "_direct_keys", arrow(first.select(*[c.strip() for c in key.split(",")]))):
+            sql = f"""
+                WITH k AS (SELECT {key}, count(*) AS n FROM _direct_keys GROUP BY ALL)
+                SELECT (SELECT count(*) FROM k WHERE n > 1)
+                     + (SELECT count(*) FROM k JOIN (SELECT {key} FROM {core}) USING ({key}))"""
+            if con.execute(sql).fetchall()[0][0] > 0:
+                return None
+    for t in (*tables, "quarantine"):
+        frame = frames.get(t)
+        if frame is not None and not frame.is_empty():
+            with registered(con, "_direct_frame", arrow(frame)):
+                con.execute(f"INSERT INTO {STAGING[t]} BY NAME SELECT * FROM _direct_frame")
+
+    def per_file(frame: pl.DataFrame | None) -> dict[str, int]:
+        if frame is None or frame.is_empty():
+            return {}
+        return dict(frame.group_by("source_file").len().iter_rows())
+
+    staged, quarantined = per_file(first), per_file(frames.get("quarantine"))
+    return {f.rel: _check(f.rel, lines_read.get(f.rel, 0), staged.get(f.rel, 0), quarantined.get(f.rel, 0), 0)
+            for f in files}
+
+
 def move_batch(con: duckdb.DuckDBPyConnection, kind: Kind, files: tuple[InputFile, ...],
                lines_read: dict[str, int]) -> tuple[dict[str, FileCounts], int]:
     """Move the batch's staged rows into the core tables and account every file; returns its counts and the

@@ -1,27 +1,35 @@
 """The body of ``pitaudit investigate``: gather one subject's rows read-only, write the page and the rows.
 
-Files written into ``--out``: ``index.html`` (the page), and each table as CSV and Parquet: ``rounds``,
-``wagers``, ``findings``, ``results_over_time``, ``bet_vs_count``, ``dealers``, ``played_with``.
+Files written into ``--out``: ``index.html`` (the page), ``plotly.min.js`` (the charts' script, which the page
+loads from beside it), and each table as CSV and Parquet: ``rounds``, ``wagers``, ``findings``,
+``results_over_time``, ``bet_vs_count``, ``dealers``, ``played_with``. The audit's pages (:func:`write_pages` with
+:data:`AUDIT_CSV_TABLES`) write the big tables as Parquet only, and say how to get their CSVs.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import shlex
 from pathlib import Path
 
 import polars as pl
 
 from pipelines import investigate as q
+from pipelines.csv_safe import write_csv
 from pipelines.db import DatabaseError, open_reader
 from pipelines.evidence.pack import database_for_readers, pitaudit_version
 from pipelines.evidence.render import money_unit_note
 from pipelines.investigation import figures as F
 from pipelines.investigation.analysis import bet_ramp, bet_vs_count, results_over_time, results_summary
 from pipelines.investigation.count import true_counts
-from pipelines.investigation.render import MAX_HTML_ROWS, render_page, table_rows
+from pipelines.investigation.render import MAX_HTML_ROWS, render_page, script_href, table_rows, write_plotly_js
 from pipelines.investigation.theory import exact_where_known
 
 TABLES = ("rounds", "wagers", "findings", "results_over_time", "bet_vs_count", "dealers", "played_with")
+# The audit's pages write every table as Parquet and only these as CSV too: rounds, wagers, results_over_time and
+# bet_vs_count grow with the window (a 30-day page's wagers were tens of MB as CSV, written again as Parquet, for
+# every flagged subject of every night). ``pitaudit investigate --out DIR`` writes them all as CSV (the page says).
+AUDIT_CSV_TABLES = ("findings", "dealers", "played_with")
 MOMENTS_NOTE = ("from each bet's payout distribution: exact for every baccarat bet, the Hold'em Bonus bet and the "
                 "blackjack Pair and Insurance; the Hold'em main game (Ante, Flop, Turn and River per unit of Ante, "
                 "given to the Ante) and the blackjack main wager from the engine's simulation of its stated strategy "
@@ -34,22 +42,43 @@ class InvestigationError(RuntimeError):
     """The investigation cannot run; one line a person can act on."""
 
 
-def gather(con, subject: q.Subject) -> dict[str, object]:
-    """Every frame of the investigation (see the module docstring), read with the read-only connection ``con``."""
+def gather(con, subject: q.Subject, moments_of: dict | None = None) -> dict[str, object]:
+    """Every frame of the investigation (see the module docstring), read with the read-only connection ``con``.
+
+    ``moments_of``: the bets' moments per range already read (the audit's pages of one window share them)."""
+    return gather_many(con, [subject], moments_of)[subject]
+
+
+def gather_many(con, subjects: list[q.Subject], moments_of: dict | None = None) -> dict[q.Subject, dict[str, object]]:
+    """:func:`gather` of several subjects: one query per table for all the subjects of one kind and range (the audit
+    writes a page for each flagged subject of each window: one query per page and table grew with the pages)."""
     have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     if not {"out_settlements", "out_findings"} <= have:
         raise InvestigationError("the database holds no audit results (out_settlements, out_findings): run `pitaudit audit` first")
-    wagers = q.subject_wagers(con, subject)
-    moments = exact_where_known(q.bet_moments(con, subject.first, subject.last))
-    curve = results_over_time(wagers, moments)
-    bj_tables = sorted(wagers.filter(pl.col("game") == "blackjack")["table_id"].unique().to_list())
-    counts = true_counts(q.blackjack_cards(con, bj_tables))
-    count_rows = bet_vs_count(wagers, counts)
-    return {
-        "rounds": q.subject_rounds(con, subject), "wagers": wagers, "findings": q.subject_findings(con, subject),
-        "results_over_time": curve, "bet_vs_count": count_rows, "dealers": q.dealers_of(con, subject),
-        "played_with": q.played_with(con, subject), "moments": moments,
-    }
+    moments_of = {} if moments_of is None else moments_of
+    groups: dict[tuple, list[q.Subject]] = {}
+    for subject in dict.fromkeys(subjects):
+        groups.setdefault((subject.kind, subject.first, subject.last), []).append(subject)
+    out: dict[q.Subject, dict[str, object]] = {}
+    for (_, first, last), group in groups.items():
+        if (first, last) not in moments_of:
+            moments_of[(first, last)] = exact_where_known(q.bet_moments(con, first, last))
+        moments = moments_of[(first, last)]
+        wagers_of = q.subject_wagers_of(con, group)
+        # the count before each round of the group's blackjack shoes (each shoe's count is its own)
+        bj = pl.concat([w.filter(pl.col("game") == "blackjack") for w in wagers_of.values()])
+        counts = true_counts(q.blackjack_cards(con, sorted(bj["table_id"].unique().to_list()),
+                                               bj.select("table_id", "shoe_id").unique()))
+        rounds, findings = q.subject_rounds_of(con, group), q.subject_findings_of(con, group)
+        dealers, played = q.dealers_of_many(con, group), q.played_with_many(con, group)
+        for subject in group:
+            wagers = wagers_of[subject]
+            out[subject] = {
+                "rounds": rounds[subject], "wagers": wagers, "findings": findings[subject],
+                "results_over_time": results_over_time(wagers, moments), "bet_vs_count": bet_vs_count(wagers, counts),
+                "dealers": dealers[subject], "played_with": played[subject], "moments": moments,
+            }
+    return out
 
 
 def count_source() -> str:
@@ -70,16 +99,37 @@ def write_investigation(db: Path, subject: q.Subject, out: Path) -> Path:
     return write_pages(frames, subject, out, str(source))
 
 
-def write_pages(frames: dict, subject: q.Subject, out: Path, source: str) -> Path:
-    """The investigation's files from its gathered frames (:func:`gather`); the audit calls it with its own reader."""
+def investigate_command(subject: q.Subject, database: str) -> str:
+    """The ``pitaudit investigate`` line that writes this subject's page with every table as CSV (shell-quoted: an id
+    comes from the logs)."""
+    days = "".join(f" --{o} {d.isoformat()}" for o, d in (("from", subject.first), ("to", subject.last)) if d)
+    return f"pitaudit investigate --db {shlex.quote(database)} --{subject.kind} {shlex.quote(subject.id)}{days} --out DIR"
+
+
+def write_pages(frames: dict, subject: q.Subject, out: Path, source: str, plotly_js: Path | None = None,
+                csv_tables: tuple[str, ...] = TABLES, max_points: int | None = F.MAX_POINTS) -> Path:
+    """The investigation's files from its gathered frames (:func:`gather`); the audit calls it with its own reader.
+
+    ``plotly_js``: the output folder's shared ``plotly.min.js`` the page loads (``render.write_plotly_js``, written by
+    the caller once for all its pages); None: written into ``out`` beside the page. Every table is written as
+    Parquet, those of ``csv_tables`` as CSV too (the audit's pages: :data:`AUDIT_CSV_TABLES`). ``max_points``: the
+    results figure's points per trace (:func:`figures.thinned`; None: all)."""
     rounds, wagers, findings = frames["rounds"], frames["wagers"], frames["findings"]
     if rounds.height == 0 and findings.height == 0:
         raise InvestigationError(f"nothing about {subject.label} in {source}: no wager and no finding names it")
     out.mkdir(parents=True, exist_ok=True)
+    if plotly_js is None:
+        plotly_js = write_plotly_js(out)
+    files = []
     for name in TABLES:
         frame: pl.DataFrame = frames[name]
+        if name in csv_tables:
+            write_csv(frame, out / f"{name}.csv")
+            files.append(f"{name}.csv")
         frame.write_parquet(out / f"{name}.parquet")
-        frame.write_csv(out / f"{name}.csv")
+        files.append(f"{name}.parquet")
+    # the file a person opens for all of a table's rows: its CSV where there is one
+    rows_file = {name: f"{name}.csv" if name in csv_tables else f"{name}.parquet" for name in TABLES}
 
     curve = frames["results_over_time"]
     summary = results_summary(curve)
@@ -90,18 +140,26 @@ def write_pages(frames: dict, subject: q.Subject, out: Path, source: str) -> Pat
     ]
     ramp = bet_ramp(frames["bet_vs_count"])
     figs: dict[str, str] = {}
+    chart_notes = []
     for i, cur in enumerate(sorted(curve["currency"].drop_nulls().unique().to_list()) if curve.height else []):
-        figs[f"results-{cur}"] = F.fragment(F.results_figure(curve, cur), f"fig-results-{i}")
+        figs[f"results-{cur}"] = F.fragment(F.results_spec(curve, cur, max_points), f"fig-results-{i}")
+        points = int((curve["currency"] == cur).sum())
+        if max_points is not None and points > max_points:
+            chart_notes.append(
+                f"The {cur} results chart is thinned to {max_points:,} of its {points:,} wagers' points per line: the "
+                f"first and the last, and in each stretch between them the wagers where the recorded net is farthest "
+                f"above and below theory, so no peak or dip is lost. Every wager's point is in "
+                f"{' and '.join(f for f in (f'results_over_time.{x}' for x in ('parquet', 'csv')) if f in files)}.")
     if ramp["wagers"]:
-        figs["bet-vs-count"] = F.fragment(F.count_figure(frames["bet_vs_count"], ramp), "fig-count")
+        figs["bet-vs-count"] = F.fragment(F.count_spec(frames["bet_vs_count"], ramp), "fig-count")
     if findings.height:
         by_kind = findings.group_by("kind").len().sort(["len", "kind"], descending=[True, False])
-        figs["findings-by-kind"] = F.fragment(F.bars(by_kind["kind"].to_list(), by_kind["len"].to_list(),
+        figs["findings-by-kind"] = F.fragment(F.bars_spec(by_kind["kind"].to_list(), by_kind["len"].to_list(),
                                                      "Findings by kind", "findings", "#b42318"), "fig-findings")
     dealers = frames["dealers"]
     if dealers.height:
         d = dealers.group_by("dealer_id").agg(pl.col("rounds").sum()).sort(["rounds", "dealer_id"], descending=[True, False]).head(30)
-        figs["dealers"] = F.fragment(F.bars(d["dealer_id"].to_list(), d["rounds"].to_list(), "Rounds under each dealer", "rounds"),
+        figs["dealers"] = F.fragment(F.bars_spec(d["dealer_id"].to_list(), d["rounds"].to_list(), "Rounds under each dealer", "rounds"),
                                      "fig-dealers")
     notes = []
     without = int(summary["without_theory"].sum()) if summary.height else 0
@@ -111,8 +169,9 @@ def write_pages(frames: dict, subject: q.Subject, out: Path, source: str) -> Pat
     page = render_page({
         "subject": {"kind": subject.kind, "id": subject.id},
         "span": f"{subject.first or rounds['gaming_day'].min() or ''} to {subject.last or rounds['gaming_day'].max() or ''}",
-        "database": source, "version": pitaudit_version(), "files": [f"{t}.csv" for t in TABLES] + ["(and .parquet)"],
-        "notes": notes,
+        "database": source, "version": pitaudit_version(), "files": files, "rows_file": rows_file,
+        "csv_command": None if set(csv_tables) >= set(TABLES) else investigate_command(subject, source),
+        "notes": notes, "chart_notes": chart_notes,
         "counts": {"rounds": rounds.height, "wagers": wagers.height, "findings": findings.height,
                    "days": rounds["gaming_day"].n_unique(), "tables": rounds["table_id"].n_unique()},
         "summary": summary_rows, "moments_note": MOMENTS_NOTE, "figures": figs, "ramp": ramp, "count_source": count_source(),
@@ -122,7 +181,7 @@ def write_pages(frames: dict, subject: q.Subject, out: Path, source: str) -> Pat
             wagers.select("ruleset", "bet", "currency").unique(), on=["ruleset", "bet", "currency"], how="semi").sort(
             "ruleset", "bet", "currency"))],
         "unit_note": money_unit_note(currencies[0] if len(currencies) == 1 else ", ".join(sorted(currencies)) or None),
-    })
+    }, script_href(out, plotly_js))
     (out / "index.html").write_text(page, encoding="utf-8")
     return out / "index.html"
 

@@ -1,13 +1,24 @@
-"""The investigation's plotly figures: functions of frames, rendered without plotly.js (the page embeds it once)
-and with fixed div ids, so the same rows give the same page. Amounts are drawn in the currency's major units
-where the report's ISO 4217 table is installed (a chart's scale, never an amount anyone is paid)."""
+"""The investigation's plotly figures: functions of frames, rendered without plotly.js (the pages of an output folder
+share one copy of it) and with fixed div ids, so the same rows give the same page. Amounts are drawn in the
+currency's major units where the report's ISO 4217 table is installed (a chart's scale, never an amount anyone is
+paid).
+
+Each figure is built as the plain dict plotly's own validation would produce (``*_spec``; ``go.Figure(spec)``
+gives it back unchanged, key order included: ``tests/test_investigate_command.py``), because validating a
+30-day curve of tens of thousands of points copied every one of them several times: on a database of 10
+nights, most of the audit's publish step. The ``*_figure`` functions wrap the same dicts in ``go.Figure`` for
+the notebooks.
+"""
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import plotly.graph_objects as go
 import plotly.io as pio
 import polars as pl
 
+MAX_POINTS = 2_000  # points drawn per trace of the results figure; the full series is in results_over_time.*
 FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif'
 CONFIG = {"displaylogo": False, "responsive": True}
 
@@ -22,7 +33,14 @@ def unit(currency: str | None) -> tuple[int, str]:
     return (1, f"{currency} (smallest unit)") if digits is None else (10 ** digits, str(currency))
 
 
+@lru_cache(maxsize=1)
+def _template() -> dict:
+    """The default template plotly puts into every figure's layout (read once; only ever serialised)."""
+    return go.Figure().to_dict()["layout"]["template"]
+
+
 def _layout(fig: go.Figure, title: str, y: str, x: str, height: int = 380) -> go.Figure:
+    """The investigation's look on a plotly figure (the notebooks' own charts)."""
     fig.update_layout(title={"text": title, "x": 0, "font": {"size": 14}}, font={"family": FONT, "size": 12}, height=height,
                       margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h", "y": -0.2},
                       plot_bgcolor="#fff", paper_bgcolor="#fff", xaxis_title=x, yaxis_title=y)
@@ -31,42 +49,100 @@ def _layout(fig: go.Figure, title: str, y: str, x: str, height: int = 380) -> go
     return fig
 
 
-def results_figure(curve: pl.DataFrame, currency: str) -> go.Figure:
-    """Cumulative net as recorded and as the rules settle it, against theory with its 95 % band."""
+def _layout_spec(title: str, y: str, x: str, height: int = 380) -> dict:
+    """What :func:`_layout` gives a new figure's layout, as the dict plotly's validation makes of it."""
+    return {"template": _template(), "title": {"font": {"size": 14}, "text": title, "x": 0},
+            "font": {"family": FONT, "size": 12}, "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+            "legend": {"orientation": "h", "y": -0.2}, "height": height, "plot_bgcolor": "#fff", "paper_bgcolor": "#fff",
+            "xaxis": {"title": {"text": x}, "gridcolor": "#eef0f3", "automargin": True},
+            "yaxis": {"title": {"text": y}, "gridcolor": "#eef0f3", "automargin": True, "zerolinecolor": "#c5ccd3"}}
+
+
+def thinned(c: pl.DataFrame, bound: int = MAX_POINTS) -> pl.DataFrame:
+    """At most ``bound`` rows of one currency's curve (:func:`analysis.results_over_time`), chosen so the drawn shape
+    is honest: the first and the last wager, and in each of ``(bound - 2) // 2`` equal buckets of the wagers between
+    them, the two where the recorded net is farthest above and farthest below theory (min/max decimation: a peak
+    or a dip the full curve has is never smoothed away, as taking every k-th point would). A curve of ``bound``
+    rows or fewer is returned as it is.
+
+    A 30-day curve holds a point per wager (tens of thousands); drawn whole, its five traces made most of each
+    audit page's megabytes and of the publish step's time. The page says when a curve is thinned."""
+    n = c.height
+    if n <= max(bound, 2):
+        return c
+    buckets = max((bound - 2) // 2, 1)
+    inner = c.select("cum_recorded", "cum_theory").slice(1, n - 2).with_row_index("_i", offset=1).with_columns(
+        (pl.col("cum_recorded").cast(pl.Float64) - pl.col("cum_theory")).alias("_gap"),
+        ((pl.col("_i").cast(pl.Int64) - 1) * buckets // (n - 2)).alias("_b"),
+    )
+    picks = inner.group_by("_b").agg(
+        pl.col("_i").sort_by(["_gap", "_i"], nulls_last=True).first().alias("_lo"),
+        pl.col("_i").sort_by([-pl.col("_gap"), "_i"], nulls_last=True).first().alias("_hi"),
+    )
+    keep = sorted({0, n - 1, *picks["_lo"].to_list(), *picks["_hi"].to_list()})
+    return c[keep]
+
+
+def results_spec(curve: pl.DataFrame, currency: str, max_points: int | None = MAX_POINTS) -> dict:
+    """Cumulative net as recorded and as the rules settle it, against theory with its 95 % band; each trace at most
+    ``max_points`` points (:func:`thinned`; None: every wager's point)."""
     c = curve.filter(pl.col("currency") == currency)
+    if max_points is not None:
+        c = thinned(c, max_points)
     div, label = unit(currency)
     x = c["at"].to_list() if c["at"].null_count() == 0 else c["n"].to_list()
     f = lambda col: (c[col].cast(pl.Float64) / div).to_list()  # noqa: E731
-    fig = go.Figure([
-        go.Scatter(x=x, y=f("band_hi"), mode="lines", line={"width": 0}, showlegend=False, hoverinfo="skip"),
-        go.Scatter(x=x, y=f("band_lo"), mode="lines", line={"width": 0}, fill="tonexty", fillcolor="rgba(36,87,166,0.15)",
-                   name="95 % band of chance"),
-        go.Scatter(x=x, y=f("cum_theory"), mode="lines", line={"color": "#2457a6", "dash": "dash"}, name="expected (theory)"),
-        go.Scatter(x=x, y=f("cum_rules"), mode="lines", line={"color": "#039855"}, name="as the rules settle it"),
-        go.Scatter(x=x, y=f("cum_recorded"), mode="lines", line={"color": "#b42318"}, name="as recorded (paid)"),
-    ])
-    return _layout(fig, f"Cumulative net to the player(s), {label}", f"net ({label})", "bets closed (UTC)" if x and not isinstance(x[0], int) else "wager")
+    data = [
+        {"hoverinfo": "skip", "line": {"width": 0}, "mode": "lines", "showlegend": False, "x": x, "y": f("band_hi"),
+         "type": "scatter"},
+        {"fill": "tonexty", "fillcolor": "rgba(36,87,166,0.15)", "line": {"width": 0}, "mode": "lines",
+         "name": "95 % band of chance", "x": x, "y": f("band_lo"), "type": "scatter"},
+        {"line": {"color": "#2457a6", "dash": "dash"}, "mode": "lines", "name": "expected (theory)", "x": x,
+         "y": f("cum_theory"), "type": "scatter"},
+        {"line": {"color": "#039855"}, "mode": "lines", "name": "as the rules settle it", "x": x, "y": f("cum_rules"),
+         "type": "scatter"},
+        {"line": {"color": "#b42318"}, "mode": "lines", "name": "as recorded (paid)", "x": x, "y": f("cum_recorded"),
+         "type": "scatter"},
+    ]
+    xlabel = "bets closed (UTC)" if x and not isinstance(x[0], int) else "wager"
+    return {"data": data, "layout": _layout_spec(f"Cumulative net to the player(s), {label}", f"net ({label})", xlabel)}
 
 
-def count_figure(rows: pl.DataFrame, ramp: dict) -> go.Figure:
+def count_spec(rows: pl.DataFrame, ramp: dict) -> dict:
     """Bet size against the true count before the round, with the mean bet per count."""
     currency = rows["currency"][0] if rows.height else None
     div, label = unit(currency)
-    fig = go.Figure([
-        go.Scatter(x=rows["true_count"].to_list(), y=(rows["amount"].cast(pl.Float64) / div).to_list(), mode="markers",
-                   marker={"size": 7, "opacity": 0.55, "color": "#2457a6"}, name="a wager", text=rows["wager_id"].to_list()),
-        go.Scatter(x=[b["tc"] + 0.5 for b in ramp["by_count"]], y=[b["mean_bet"] / div for b in ramp["by_count"]],
-                   mode="lines+markers", line={"color": "#b42318"}, name="mean bet per true count"),
-    ])
+    data = [
+        {"marker": {"color": "#2457a6", "opacity": 0.55, "size": 7}, "mode": "markers", "name": "a wager",
+         "text": rows["wager_id"].to_list(), "x": rows["true_count"].to_list(),
+         "y": (rows["amount"].cast(pl.Float64) / div).to_list(), "type": "scatter"},
+        {"line": {"color": "#b42318"}, "mode": "lines+markers", "name": "mean bet per true count",
+         "x": [b["tc"] + 0.5 for b in ramp["by_count"]], "y": [b["mean_bet"] / div for b in ramp["by_count"]],
+         "type": "scatter"},
+    ]
     r = ramp.get("correlation")
     title = "Bet size against the Hi-Lo true count before the round" + (f" (r = {r:.2f})" if r is not None else "")
-    return _layout(fig, title, f"bet ({label})", "true count before the round")
+    return {"data": data, "layout": _layout_spec(title, f"bet ({label})", "true count before the round")}
+
+
+def bars_spec(labels: list, values: list, title: str, y: str, colour: str = "#2457a6") -> dict:
+    data = [{"marker": {"color": colour}, "x": [str(v) for v in labels], "y": list(values), "type": "bar"}]
+    return {"data": data, "layout": _layout_spec(title, y, "", height=340)}
+
+
+def results_figure(curve: pl.DataFrame, currency: str, max_points: int | None = MAX_POINTS) -> go.Figure:
+    return go.Figure(results_spec(curve, currency, max_points))
+
+
+def count_figure(rows: pl.DataFrame, ramp: dict) -> go.Figure:
+    return go.Figure(count_spec(rows, ramp))
 
 
 def bars(labels: list, values: list, title: str, y: str, colour: str = "#2457a6") -> go.Figure:
-    fig = go.Figure(go.Bar(x=[str(v) for v in labels], y=values, marker_color=colour))
-    return _layout(fig, title, y, "", height=340)
+    return go.Figure(bars_spec(labels, values, title, y, colour))
 
 
-def fragment(fig: go.Figure, div_id: str) -> str:
-    return pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=div_id, config=CONFIG)
+def fragment(fig: go.Figure | dict, div_id: str) -> str:
+    """The figure's div; a ``*_spec`` dict is written as it is (it is what validation would give)."""
+    return pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=div_id, config=CONFIG,
+                       validate=not isinstance(fig, dict))

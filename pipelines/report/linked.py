@@ -9,7 +9,10 @@ page is written: the audit writes the pages first, into the same temporary outpu
   ``Settings.evidence_packs``; links ``evidence/<table>/<round>/index.html``.
 - **Investigations** (:mod:`pipelines.investigation.command`): each statistical finding's subject (the player
   when it names one, else the dealer, else the table) over the finding's window (its ``window_days`` gaming
-  days to its night); links ``investigations/<kind>/<id>/<first>_<last>/index.html``.
+  days to its night); links ``investigations/<kind>/<id>/<first>_<last>/index.html``. The pages share one
+  ``investigations/plotly.min.js``, which each loads by a relative path. Each writes its tables as Parquet, and as
+  CSV only the small ones (``command.AUDIT_CSV_TABLES``), with its results chart thinned to ``figures.MAX_POINTS``
+  points per line: a page over 30 days of a busy subject was tens of MB, written for every flagged subject.
 
 All links are relative, so the output folder can be copied elsewhere and still opens.
 """
@@ -57,31 +60,47 @@ def subject_of(finding: dict) -> tuple[str, str, dt.date, dt.date] | None:
 def write_investigations(con, folder: Path, findings: pl.DataFrame, database: str) -> tuple[dict[str, str], list[str]]:
     """One investigation per (subject, window) of the statistical findings; finding_id -> its page's link."""
     from pipelines import investigate as q
-    from pipelines.investigation.command import InvestigationError, gather, write_pages
+    from pipelines.investigation.command import AUDIT_CSV_TABLES, InvestigationError, gather_many, write_pages
+    from pipelines.investigation.render import write_plotly_js
+    from pipelines.report.links import INVESTIGATIONS_DIR
 
     stat = findings.filter(pl.col("p_value").is_not_null()) if "p_value" in findings.columns else findings.head(0)
     links: dict[str, str] = {}
     errors: list[str] = []
     done: dict[tuple, str | None] = {}
-    for f in stat.iter_rows(named=True):
-        subject = subject_of(f)
-        if subject is None:
+    found = [(f["finding_id"], subject_of(f)) for f in stat.iter_rows(named=True)]
+    subjects = list(dict.fromkeys(s for _, s in found if s is not None))
+    # every subject's rows read together, a query per table for the subjects of one kind and window
+    try:
+        frames_of = gather_many(con, [q.Subject(*s) for s in subjects])
+    except Exception as exc:  # noqa: BLE001 - pages that cannot be made must not stop the night's audit
+        why = str(exc) if isinstance(exc, InvestigationError) else \
+            f"the investigation could not be written ({type(exc).__name__}: {exc})"
+        frames_of = {}
+        for kind, ident, *_ in subjects:
+            errors.append(f"{kind} {ident}: {why}")
+        done = dict.fromkeys(subjects)
+    plotly_js = None  # one plotly.min.js for every page of the folder, written with the first page
+    for subject in subjects:
+        if subject in done:
             continue
-        if subject not in done:
-            kind, ident, first, last = subject
-            try:
-                frames = gather(con, q.Subject(kind, ident, first, last))
-                write_pages(frames, q.Subject(kind, ident, first, last),
-                            folder / investigation_relpath(kind, ident, first.isoformat(), last.isoformat()), database)
-                done[subject] = investigation_href(kind, ident, first.isoformat(), last.isoformat())
-            except InvestigationError as exc:
-                errors.append(f"{kind} {ident}: {exc}")
-                done[subject] = None
-            except Exception as exc:  # noqa: BLE001 - a page that cannot be made must not stop the night's audit
-                errors.append(f"{kind} {ident}: the investigation could not be written ({type(exc).__name__}: {exc})")
-                done[subject] = None
-        if done[subject]:
-            links[f["finding_id"]] = done[subject]
+        kind, ident, first, last = subject
+        try:
+            if plotly_js is None:
+                plotly_js = write_plotly_js(folder / INVESTIGATIONS_DIR)
+            write_pages(frames_of[q.Subject(*subject)], q.Subject(*subject),
+                        folder / investigation_relpath(kind, ident, first.isoformat(), last.isoformat()), database, plotly_js,
+                        csv_tables=AUDIT_CSV_TABLES)
+            done[subject] = investigation_href(kind, ident, first.isoformat(), last.isoformat())
+        except InvestigationError as exc:
+            errors.append(f"{kind} {ident}: {exc}")
+            done[subject] = None
+        except Exception as exc:  # noqa: BLE001 - a page that cannot be made must not stop the night's audit
+            errors.append(f"{kind} {ident}: the investigation could not be written ({type(exc).__name__}: {exc})")
+            done[subject] = None
+    for finding_id, subject in found:
+        if subject is not None and done.get(subject):
+            links[finding_id] = done[subject]
     return links, errors
 
 

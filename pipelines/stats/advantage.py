@@ -71,15 +71,16 @@ HANDS_SCHEMA = {"player_id": pl.String, "currency": pl.String, "table_id": pl.St
                 "recorded_net": pl.Int64}
 
 
-def blackjack_hands(wagers: pl.DataFrame, cards: pl.DataFrame) -> pl.DataFrame:
+def blackjack_hands(wagers: pl.DataFrame, cards: pl.DataFrame, shoes=None) -> pl.DataFrame:
     """One row per blackjack player and round (``HANDS_SCHEMA``): his main bet (a player on two spots bets once per
     count) with the Hi-Lo true count and the KO running count before the round. What the counter test needs of a
-    night, computed once: a window adds the nights' rows up without reading the card events again."""
+    night, computed once: a window adds the nights' rows up without reading the card events again. ``shoes``: the
+    cards' ``counts.shoe_rounds`` when the caller has them."""
     mains = wagers.filter((pl.col("game") == "blackjack") & (pl.col("bet") == "main") & pl.col("player_id").is_not_null()
                           & (pl.col("status") == "settled") & (pl.col("amount") > 0))
     if mains.height == 0:
         return pl.DataFrame(schema=HANDS_SCHEMA)
-    hands = mains.join(counts_before_rounds(cards), on=["table_id", "round_no"], how="inner")
+    hands = mains.join(counts_before_rounds(cards, shoes), on=["table_id", "round_no"], how="inner")
     hands = hands.group_by("player_id", "currency", "gaming_day", "table_id", "shoe_id", "round_no").agg(
         pl.col("amount").sum(), pl.col("true_count").first(), pl.col("ko_rc").first(), pl.col("round_in_shoe").first(),
         pl.col("ruleset").first(), pl.col("expected_net").sum(), pl.col("recorded_net").sum())
@@ -169,16 +170,18 @@ FAMILIES = (
 )
 
 
-def _shoe_measures(wagers: pl.DataFrame, cards: pl.DataFrame, families: set[str]) -> pl.DataFrame:
+def _shoe_measures(wagers: pl.DataFrame, cards: pl.DataFrame, families: set[str], shoes=None) -> pl.DataFrame:
     """Per (table, round): the pair probability of the shoe left, and the mean estimated EV of the three Tiger bets."""
+    from pipelines.stats.counts import shoe_rounds
     from pipelines.stats.tiger_count import TIGER_BETS, tiger_ev_before_rounds
 
-    out = pair_probability_before_rounds(cards).select("table_id", "round_no", "p_pair")
+    shoes = shoe_rounds(cards) if shoes is None else shoes
+    out = pair_probability_before_rounds(cards, shoes).select("table_id", "round_no", "p_pair")
     if "tigers" in families:
         per_table = wagers.filter(pl.col("game") == "baccarat").group_by("table_id").agg(
             pl.col("ruleset").first(), pl.col("ruleset_version").first())
         rulesets = {t: (r, v) for t, r, v in per_table.iter_rows()}
-        tiger = tiger_ev_before_rounds(cards, rulesets).select(
+        tiger = tiger_ev_before_rounds(cards, rulesets, shoes).select(
             "table_id", "round_no", (sum(pl.col(f"ev_{b}") for b in TIGER_BETS) / len(TIGER_BETS)).alias("tiger_ev"))
         out = out.join(tiger, on=["table_id", "round_no"], how="full", coalesce=True)
     else:
@@ -205,28 +208,35 @@ SIDE_SCHEMA = {"family": pl.String, "player_id": pl.String, "currency": pl.Strin
                "ruleset": pl.String, "expected_net": pl.Int64, "recorded_net": pl.Int64, "tables": pl.List(pl.String)}
 
 
-def side_bet_aggregates(bac: pl.DataFrame, cards: pl.DataFrame, families: set[str], by: tuple[str, ...] = ()) -> pl.DataFrame:
+def side_bet_aggregates(bac: pl.DataFrame, cards: pl.DataFrame, families: set[str], by: tuple[str, ...] = (),
+                        shoes=None) -> pl.DataFrame:
     """Per family (pairs, tigers), player and currency (and ``by``, the gaming day): his rounds with a measure of the
     shoe left (``n_all``, their sum and sum of squared deviations ``m2_all``), the rounds he bet the family
     (``n_bet``, ``sum_bet``), days, nets of the family's bets, tables (``SIDE_SCHEMA``). Adds up over days
-    (``combine_side_bets``: the deviations by the parallel formula)."""
-    measures = _shoe_measures(bac, cards, families)
+    (``combine_side_bets``: the deviations by the parallel formula). ``shoes``: the cards' ``counts.shoe_rounds``."""
+    measures = _shoe_measures(bac, cards, families, shoes)
+    wanted = [f for f in FAMILIES if f[0] in families]
+    # every family's columns from one pass over the player's rounds
+    present_all = bac.group_by("player_id", "currency", "gaming_day", "table_id", "round_no").agg(
+        pl.col("ruleset").first(),
+        *[c for name, bets, *_ in wanted for c in (
+            pl.col("bet").is_in(list(bets)).any().alias(f"bet_{name}"),
+            pl.col("expected_net").filter(pl.col("bet").is_in(list(bets))).sum().alias(f"expected_{name}"),
+            pl.col("recorded_net").filter(pl.col("bet").is_in(list(bets))).sum().alias(f"recorded_{name}"))],
+    ).join(measures.select("table_id", "round_no", *[measure for _, _, measure, *_ in wanted]), on=["table_id", "round_no"],
+           how="inner") if wanted else pl.DataFrame()
     out = []
-    for name, bets, measure, *_ in FAMILIES:
-        if name not in families:
-            continue
-        fam = pl.col("bet").is_in(list(bets))
-        present = bac.group_by("player_id", "currency", "gaming_day", "table_id", "round_no").agg(
-            fam.any().alias("bet_fam"), pl.col("ruleset").first(),
-            pl.col("expected_net").filter(fam).sum(), pl.col("recorded_net").filter(fam).sum(),
-        ).join(measures.select("table_id", "round_no", measure), on=["table_id", "round_no"], how="inner").drop_nulls(measure)
+    for name, bets, measure, *_ in wanted:
+        present = present_all.drop_nulls(measure).rename(
+            {f"bet_{name}": "bet_fam", f"expected_{name}": "expected_net", f"recorded_{name}": "recorded_net"})
         m = pl.col(measure)
         out.append(present.group_by(*by, "player_id", "currency").agg(
             pl.len().alias("n_all"), pl.col("bet_fam").sum().alias("n_bet"), m.sum().alias("sum_all"),
             ((m - m.mean()) ** 2).sum().alias("m2_all"), m.filter(pl.col("bet_fam")).sum().alias("sum_bet"),
             pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
-            pl.col("ruleset").first(), pl.col("expected_net").sum(), pl.col("recorded_net").sum(),
-            pl.col("table_id").unique().sort().alias("tables"),
+            # his first round's (the rounds come from a group_by in no set order: "first" alone was any round's)
+            pl.col("ruleset").sort_by("gaming_day", "table_id", "round_no").first(),
+            pl.col("expected_net").sum(), pl.col("recorded_net").sum(), pl.col("table_id").unique().sort().alias("tables"),
         ).with_columns(pl.lit(name).alias("family")))
     cols = [*by, *SIDE_SCHEMA]
     return pl.concat([o.select([pl.col(c).cast(SIDE_SCHEMA[c]) if c in SIDE_SCHEMA else pl.col(c) for c in cols]) for o in out]) \

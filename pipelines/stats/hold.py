@@ -28,62 +28,13 @@ import polars as pl
 
 from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
-from pipelines.stats.distributions import (
-    OUTCOMES, SADDLE_BEYOND, MoneySums, batch_two_sided, binom_sf, joint_outcome_probabilities, unit_nets_by_outcome,
-)
+from pipelines.stats.distributions import SADDLE_BEYOND, MoneySums, batch_two_sided, binom_sf
+from pipelines.stats.hold_sums import hold_sums
 from pipelines.stats.luck import settled_baccarat
 from pipelines.stats.tests_frame import BET_LABEL, fmt_p, tests_frame
 
 GROUP_LABEL = {"table_id": "table", "dealer_id": "dealer", "shoe_id": "shoe"}
 Z95, Z997 = 1.959963984540054, 2.967737925342750  # two-sided 95 % and 99.7 % normal quantiles
-
-
-def _round_sums(base: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
-    """Each entity's rounds as independent draws of the round's joint outcome (class x pairs, 20 atoms): the
-    players' net on every outcome, with the shoe's exact outcome probabilities.
-
-    A round's wagers share its cards: a Banker and a Player bet of the same round cancel, two Banker bets move
-    together. Summing wagers as if independent understated the variance of a table's hold (fair tables came out
-    "anomalous" five times too often); rounds are independent up to the shoe's removal effects. On one bet type,
-    a round's net is its total stake times the bet's net per unit, so such rounds are kept once per distinct
-    (stake, decks, rule set) with a count; on all bets, one row per round.
-    """
-    keys = base.select("ruleset", "ruleset_version", "bet").unique().sort(["ruleset", "ruleset_version", "bet"])
-    table = np.array([unit_nets_by_outcome(r, v)[b] for r, v, b in keys.rows()]).reshape(-1, OUTCOMES)
-    per_bet = base.join(keys.with_row_index("pay_key").with_columns(pl.col("pay_key").cast(pl.Int64)),
-                        on=["ruleset", "ruleset_version", "bet"]).group_by(
-        "key", "currency", "bet", "rid", "decks", "pay_key").agg(pl.col("amount").sum())
-    ents = summary.select("key", "currency", "level", "ent")
-    # one bet type: (entity, stake, decks, bet) with a count
-    single = per_bet.join(ents, left_on=["key", "currency", "bet"], right_on=["key", "currency", "level"], how="inner").group_by(
-        "ent", "decks", "pay_key", "amount").agg(pl.len().alias("c")).sort("ent", "pay_key", "decks", "amount")
-    x1 = table[single["pay_key"].to_numpy()]  # per unit: the stake is the row's amount ``a`` (rows share vectors)
-    # all bets: one row per (entity, round), its bets' nets added outcome by outcome
-    whole = per_bet.join(ents.filter(pl.col("level") == "all").drop("level"), on=["key", "currency"], how="inner").sort(
-        "ent", "rid", "pay_key")
-    whole = whole.with_columns(((pl.col("ent") != pl.col("ent").shift()) | (pl.col("rid") != pl.col("rid").shift()))
-                               .fill_null(True).cast(pl.Int64).cum_sum().sub(1).alias("row"))
-    row = whole["row"].to_numpy()
-    n_rows = int(row[-1]) + 1 if len(row) else 0
-    nets = whole["amount"].to_numpy().astype(float)[:, None] * table[whole["pay_key"].to_numpy()]
-    x2 = np.stack([np.bincount(row, weights=nets[:, k], minlength=n_rows) for k in range(OUTCOMES)], axis=1)
-    starts = np.flatnonzero(np.r_[True, np.diff(row) != 0]) if len(row) else np.zeros(0, dtype=int)
-    ent2, decks2 = whole["ent"].to_numpy()[starts], whole["decks"].to_numpy()[starts]
-    probs = {int(d): joint_outcome_probabilities(int(d)) for d in set(single["decks"].to_list()) | set(decks2.tolist())}
-
-    def p_of(decks) -> np.ndarray:
-        if not len(decks):
-            return np.zeros((0, OUTCOMES))
-        values = sorted(probs)
-        return np.stack([probs[d] for d in values])[np.searchsorted(values, decks)]
-
-    return MoneySums(
-        np.concatenate([single["ent"].to_numpy(), ent2]).astype(np.int64),
-        np.concatenate([x1.reshape(-1, OUTCOMES), x2.reshape(-1, OUTCOMES)]),
-        np.concatenate([p_of(single["decks"].to_numpy()), p_of(decks2)]),
-        np.concatenate([single["amount"].to_numpy().astype(float), np.ones(n_rows)]),
-        np.concatenate([single["c"].to_numpy().astype(float), np.ones(n_rows)]),
-        summary.height)
 
 
 def hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
@@ -105,60 +56,23 @@ def baccarat_hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: 
     w = settled_baccarat(wagers) if settled is None else settled
     if w.height == 0:
         return tests_frame([]), pl.DataFrame()
-    w = with_theory(w)
-    tests, funnels = [], []
-    for grouping in params.hold_groupings:  # one grouping at a time: what is held at once stays a third
-        t, f = _hold_grouping(w, grouping, params, window_days)
+    sums = hold_sums(w, params.hold_groupings, params.hold_min_wagers)
+    tests, funnels = [tests_frame([])], []
+    for g in sums.groupings:
+        if g.summary.height == 0:
+            continue
+        t, f = hold_rows(g.summary, sums.moments(g), lambda far, g=g: sums.money_sums(g, far), window_days)
         tests.append(t)
         if f.height:
             funnels.append(f)
     return pl.concat(tests), (pl.concat(funnels) if funnels else pl.DataFrame())
 
 
-HOLD_AGG_KEYS = ("key", "currency", "level")
-
-
-def entity_aggregates(base: pl.DataFrame, by: tuple[str, ...] = ()) -> pl.DataFrame:
-    """Per entity (``key`` x currency, on each bet type and on all bets together): wagers, rounds, handle, theory,
-    recorded net, days, tables, rule set, rounds' range; ``by`` adds grouping columns (the gaming day)."""
-    agg = [pl.len().alias("wagers"), pl.col("rid").n_unique().alias("rounds"),
-           pl.col("amount").cast(pl.Int128).sum().alias("handle"), pl.col("theo").sum().alias("theo"),
-           pl.col("recorded_net").cast(pl.Int128).sum().alias("recorded"), pl.col("gaming_day").min().alias("first_day"),
-           pl.col("gaming_day").max().alias("last_day"), pl.col("table_id").unique().sort().alias("tables"),
-           pl.col("ruleset").first().alias("ruleset"), pl.col("round_no").min().alias("first_round"),
-           pl.col("round_no").max().alias("last_round")]
-    by_bet = base.group_by(*by, "key", "currency", "bet").agg(agg).rename({"bet": "level"})
-    by_all = base.group_by(*by, "key", "currency").agg(agg).with_columns(pl.lit("all").alias("level"))
-    return pl.concat([by_bet, by_all.select(by_bet.columns)])
-
-
-def hold_base(w: pl.DataFrame, grouping: str) -> pl.DataFrame:
-    """The settled wagers of one grouping's entities (``key`` = the table, dealer or shoe)."""
-    return w.filter(pl.col(grouping).is_not_null()).with_columns(pl.col(grouping).alias("key"))
-
-
-def with_theory(w: pl.DataFrame) -> pl.DataFrame:
-    """Each wager's theoretical net and its round's id (``rid``), for ``entity_aggregates`` and ``_round_sums``."""
-    return w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"),
-                          pl.struct("gaming_day", "table_id", "round_no").rank("dense").cast(pl.Int64).alias("rid"))
-
-
-def _hold_grouping(w: pl.DataFrame, grouping: str, params: StatsParams, window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    base = hold_base(w, grouping)
-    summary = entity_aggregates(base).filter(pl.col("wagers") >= params.hold_min_wagers).with_columns(
-        pl.lit(grouping).alias("grouping")).sort("key", "level", "currency").with_row_index("ent").with_columns(
-        pl.col("ent").cast(pl.Int64))
-    if summary.height == 0:
-        return tests_frame([]), pl.DataFrame()
-    ms = _round_sums(base, summary)
-    return hold_rows(summary, ms.moments(), lambda far: ms, window_days)
-
-
 def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.ndarray],
               sums_for: "Callable[[np.ndarray], MoneySums]", window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(test rows, funnel rows) of one grouping's entities from their aggregates and the moments of their sums.
 
-    ``summary``: ``entity_aggregates`` with ``grouping`` and ``ent`` (0..n-1, the order of ``moments``);
+    ``summary``: an entity's counts and sums (``hold_sums``) with ``grouping`` and ``ent`` (0..n-1, the order of ``moments``);
     ``sums_for(far)``: a ``MoneySums`` holding the rows of at least the entities ``far`` (a boolean mask: those
     beyond ``SADDLE_BEYOND`` standard deviations, the only ones whose tail needs the saddle point), so that a
     window can read only those entities' rows."""
@@ -169,8 +83,7 @@ def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.n
     p = batch_two_sided(sums_for(far), s, saddle_beyond=SADDLE_BEYOND, moments=(mean, var, k3))
     g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
 
-    def quantile(z: float) -> np.ndarray:
-        return sum_quantile(mean, sd, g, z)
+    band_low, band_high = sum_quantile(mean, sd, g, Z95), sum_quantile(mean, sd, g, -Z95)  # once, not per entity
 
     handle = summary["handle"].cast(pl.Float64).to_numpy()
     funnel = funnel_rows(summary, s, mean, sd, g, p, window_days)
@@ -181,7 +94,7 @@ def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.n
         hold, theo_hold = -s[i] / handle[i], -mean[i] / handle[i]
         sentence = (f"{kind_label} {r['key']} held {hold:+.1%} of {format_money(r['handle'], r['currency'])} wagered on {bet} "
                     f"({r['wagers']:,} wagers, {r['rounds']:,} rounds), theory {theo_hold:+.1%}; 95 % band "
-                    f"{-quantile(Z95)[i] / handle[i]:+.1%} to {-quantile(-Z95)[i] / handle[i]:+.1%}; p = {fmt_p(float(p[i]))}")
+                    f"{-band_low[i] / handle[i]:+.1%} to {-band_high[i] / handle[i]:+.1%}; p = {fmt_p(float(p[i]))}")
         evidence = {"handle": r["handle"], "hold": round(hold, 5), "theoretical_hold": round(theo_hold, 5),
                     "sd": round(float(sd[i]), 1), "skew": round(float(g[i]), 3), "tables": r["tables"],
                     "rounds_range": [r["first_round"], r["last_round"]], "tail": "Lugannani-Rice saddle point"}

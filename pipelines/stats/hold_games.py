@@ -192,8 +192,7 @@ def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, wind
     sd = np.sqrt(var)
     g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
 
-    def quantile(z: float) -> np.ndarray:
-        return sum_quantile(mean, sd, g, z)
+    band_low, band_high = sum_quantile(mean, sd, g, Z95), sum_quantile(mean, sd, g, -Z95)  # once, not per entity
 
     handle = summary["handle"].cast(pl.Float64).to_numpy()
     funnel = funnel_rows(summary, s, mean, sd, g, p, window_days)
@@ -205,7 +204,7 @@ def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, wind
         side = " (one-sided: players winning more than the stated strategy allows)" if r["one_sided"] else ""
         sentence = (f"{kind_label} {r['key']} held {hold:+.1%} of {format_money(r['handle'], r['currency'])} wagered on {bet} "
                     f"({r['wagers']:,} wagers, {r['rounds']:,} rounds), theory {theo_hold:+.1%}; 95 % band "
-                    f"{-quantile(Z95)[i] / handle[i]:+.1%} to {-quantile(-Z95)[i] / handle[i]:+.1%}; p = {fmt_p(float(p[i]))}{side}")
+                    f"{-band_low[i] / handle[i]:+.1%} to {-band_high[i] / handle[i]:+.1%}; p = {fmt_p(float(p[i]))}{side}")
         evidence = {"handle": r["handle"], "hold": round(hold, 5), "theoretical_hold": round(theo_hold, 5),
                     "sd": round(float(sd[i]), 1), "skew": round(float(g[i]), 3), "tables": r["tables"],
                     "rounds_range": [r["first_round"], r["last_round"]], "tail": "Lugannani-Rice saddle point",

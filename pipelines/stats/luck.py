@@ -60,6 +60,14 @@ def _survival(parts: tuple[tuple[str, str, int, str, int], ...]) -> tuple[int, i
 
 def luck_p_value(parts: tuple[tuple[str, str, int, str, int], ...], observed: dict[int, int]) -> float:
     """P(S >= observed) where ``observed`` maps each part's grid to its integer sum on that grid."""
+    return _luck_p_value(parts, tuple(sorted(observed.items())))
+
+
+@lru_cache(maxsize=1 << 16)
+def _luck_p_value(parts: tuple[tuple[str, str, int, str, int], ...], observed: tuple[tuple[int, int], ...]) -> float:
+    """``luck_p_value`` kept per entity's parts and sums: a night's 7- and 30-day windows test most of its players
+    on the same wagers again (the survival arrays' own cache holds fewer than a night's players)."""
+    observed = dict(observed)
     grid, offset, sf = _survival(parts)
     s = sum(k * (grid // g) for g, k in observed.items())
     j = s - offset
@@ -73,6 +81,14 @@ def _above_mean(parts: tuple[tuple[str, str, int, str, int], ...], observed: dic
     which keeps the test conservative (P(p <= a) <= a still holds)."""
     mean = sum(baccarat_payouts(r, v, d)[b].mean * n for r, v, d, b, n in parts)
     return sum(k / g for g, k in observed.items()) > mean
+
+
+@lru_cache(maxsize=1 << 16)
+def _entity_p_value(parts: tuple[tuple[str, str, int, str, int], ...], observed: tuple[tuple[int, int], ...]) -> float:
+    """An entity's p-value: 1 at or below its mean (``_above_mean``), else ``luck_p_value``; kept per parts and sums
+    (the longer windows test most players on the same wagers again)."""
+    sums = dict(observed)
+    return _luck_p_value(parts, observed) if _above_mean(parts, sums) else 1.0
 
 
 def detect_luck(wagers: pl.DataFrame, params: StatsParams, window_days: int = 1,
@@ -138,7 +154,7 @@ def luck_rows(summary: pl.DataFrame, per_part: pl.DataFrame, window_days: int) -
         for q in parts:
             observed[q["grid"]] = observed.get(q["grid"], 0) + q["k"]
         key = tuple((q["ruleset"], q["ruleset_version"], q["decks"], q["bet"], q["n"]) for q in parts)
-        p = luck_p_value(key, observed) if _above_mean(key, observed) else 1.0
+        p = _entity_p_value(key, tuple(sorted(observed.items())))
         label = BET_LABEL.get(r["entity_bet"], r["entity_bet"])
         theo = int(round(r["theo"]))
         sentence = (f"{r['player_id']} won {r['wins']} of {r['wagers']} {label} bets, {r['wins_expected']:.1f} expected "

@@ -54,9 +54,11 @@ def _survival(parts: tuple[Part, ...]) -> tuple[int, np.ndarray]:
     return offset, np.cumsum(pmf[::-1])[::-1]
 
 
+@lru_cache(maxsize=1 << 16)
 def games_luck_p_value(parts: tuple[Part, ...], observed: int) -> float:
     """P(S >= observed) for the sum ``S`` of the parts' wagers' rarity scores (exact convolution). Below the
-    expected score the p-value is written 1 (conservative: no convolution spent on it)."""
+    expected score the p-value is written 1 (conservative: no convolution spent on it). Kept per parts and score (the
+    longer windows test most players on the same wagers again)."""
     scores = [(rarity_scores(r, v, d, b)[1], n) for r, v, d, b, n in parts]
     mean = sum(float(np.dot(payout.values, payout.probs)) * n for payout, n in scores)
     if observed <= mean:

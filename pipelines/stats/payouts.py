@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 from pipelines.stats.distributions import Payout
 
@@ -44,7 +45,7 @@ class BetDistribution:
 
     @property
     def mean(self) -> float:
-        return float(sum(v * p for v, p in zip(self.values, self.probs)))
+        return _exact_mean(self.values, self.probs)
 
     @property
     def variance(self) -> float:
@@ -64,6 +65,12 @@ class BetDistribution:
         """The detectors' float form: integer values on the 1/grid lattice, float probabilities."""
         grid = math.lcm(*(v.denominator for v in self.values))
         return Payout(self.bet, grid, tuple(int(v * grid) for v in self.values), tuple(float(p) for p in self.probs))
+
+
+@lru_cache(maxsize=1024)
+def _exact_mean(values: tuple[Fraction, ...], probs: tuple[Fraction, ...]) -> float:
+    """A distribution's mean, summed in exact fractions once (the luck and hold rows read it per entity)."""
+    return float(sum(v * p for v, p in zip(values, probs)))
 
 
 def from_counts(ruleset: str, version: str, bet: str, decks: int, counts: dict[Fraction, int], method: str,

@@ -28,12 +28,12 @@ from pipelines.stats.fdr import bh_adjust
 from pipelines.stats.hold import dealer_error_rates, hold_tests
 from pipelines.stats.load import StatsInputs, gaming_days
 from pipelines.stats.luck import detect_luck, settled_baccarat
-from pipelines.stats.summaries import DaySummaries, concat_summaries, empty_summaries
+from pipelines.stats.summaries import DaySummaries, concat_summaries, empty_summaries, hold_rows_reader
 from pipelines.stats.summary_store import (
     stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
 )
 from pipelines.stats.tests_frame import fmt_p, tests_frame
-from pipelines.stats.windows import HoldRowsReader, in_memory_rows, window_tests
+from pipelines.stats.windows import HoldRowsReader, window_tests
 from pipelines.stats.wonging import mid_shoe_entry_tests
 
 STAT_KINDS: tuple[str, ...] = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
@@ -168,35 +168,10 @@ def _each_window(night: dt.date, days_present: list[dt.date], params: StatsParam
 
 
 def summary_windows(summaries: DaySummaries, night: dt.date, days_present: list[dt.date], params: StatsParams,
-                    hold_rows_for: HoldRowsReader | None = None, games_for=None):
+                    hold_rows_for: HoldRowsReader | None = None):
     """``run_windows`` from the days' summaries (what the audit runs)."""
     return _each_window(night, days_present, params, lambda first, w: window_tests(
-        summaries, first, night, params, w, hold_rows_for, games_for))
-
-
-def _games_reader(con, first_day: dt.date | None = None, last_day: dt.date | None = None):
-    """The window's frames of the games whose detectors are not summarised yet (``windows.UNSUMMARISED_GAMES``):
-    with ``first_day..last_day`` (the longest window) read once and cut for the shorter windows (their rounds,
-    the card events of their rounds' shoes)."""
-    from pipelines.stats.load import load_inputs
-    from pipelines.stats.windows import UNSUMMARISED_GAMES
-
-    if first_day is None:
-        return lambda first, last: load_inputs(con, first, last, UNSUMMARISED_GAMES)
-    held: list[StatsInputs] = []
-
-    def read(first: dt.date, last: dt.date) -> StatsInputs:
-        if not held:
-            held.append(load_inputs(con, first_day, last_day, UNSUMMARISED_GAMES))
-        g = held[0]
-        if first <= first_day and last >= last_day:
-            return g
-        wagers = g.wagers.filter(pl.col("gaming_day").is_between(first, last))
-        shoes = wagers.select("table_id", "shoe_id").unique()
-        return StatsInputs(wagers, g.dealer_errors.filter(pl.col("gaming_day").is_between(first, last)),
-                           g.cards.join(shoes, on=["table_id", "shoe_id"], how="semi"), first, last)
-
-    return read
+        summaries, first, night, params, w, hold_rows_for))
 
 
 def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: StatsParams) -> tuple[DaySummaries, DaySummaries, HoldRowsReader]:
@@ -209,7 +184,7 @@ def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: Stat
         fresh = concat_summaries([fresh, summarise_days(con, missing, params)])
     from_db = stored_summaries(con, sorted(d for d in stored if d in set(wanted)))
     db_rows = stored_hold_rows(con, sorted(from_db.days))
-    memory_rows = in_memory_rows(fresh)
+    memory_rows = hold_rows_reader(fresh)
 
     def rows(first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
         return pl.concat([memory_rows(first, last, far), db_rows(first, last, far)])
@@ -227,7 +202,7 @@ def statistical_findings(con, night: dt.date, params: StatsParams = DEFAULT_PARA
     longest = night - dt.timedelta(days=max(params.windows) - 1)
     days = gaming_days(con, longest, night)
     summaries, fresh, rows = _summaries_for(con, days, fresh if fresh is not None else empty_summaries(), params)
-    tests, funnel, graph = summary_windows(summaries, night, days, params, rows, _games_reader(con, longest, night))
+    tests, funnel, graph = summary_windows(summaries, night, days, params, rows)
     tests = with_fdr(tests, params)
     return StatsOutcome(night, tests, findings_of(tests, params), funnel, graph, fresh)
 
@@ -238,7 +213,7 @@ def investigate(con, first_day: dt.date, last_day: dt.date, params: StatsParams 
     days = gaming_days(con, first_day, last_day)
     summaries, _, rows = _summaries_for(con, days, empty_summaries(), params)
     window = (last_day - first_day).days + 1
-    tests, funnel, graph = window_tests(summaries, first_day, last_day, params, window, rows, _games_reader(con))
+    tests, funnel, graph = window_tests(summaries, first_day, last_day, params, window, rows)
     tests = with_fdr(tests.with_columns(pl.lit(last_day).alias("window_end")), params)
     return StatsOutcome(None, tests, findings_of(tests, params), funnel, graph)
 

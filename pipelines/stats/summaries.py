@@ -29,10 +29,12 @@ window adds the summaries of its days (``pipelines.stats.windows``):
   draws (a wager's or a round's stake and spread per distribution) with their counts, which add; per player and
   bet the luck sums and the parts of the exact convolution of rarity scores (count, net, score per distribution);
   per player the jackpot wagers and hits. Their detectors run on the summed aggregates in ``detect_all`` too.
-  Mid-shoe entry (``wonging``) is not summarised: a window reads its blackjack wagers and card events.
+- **mid-shoe entry (blackjack)**: per player and shoe his first round of the day with the rank of its true count
+  among the shoe's rounds he could have joined (``entries``, ``wonging.shoe_entries``); a window takes each
+  shoe's earliest (``wonging.window_entries``) and reads no wager or card event.
 
 A bet type with a pay-table distribution reaches these summaries through ``settled_wagers`` (the luck
-detector's frame of settled wagers with their payout grid, mean and ``k``) and ``hold._round_sums`` (the
+detector's frame of settled wagers with their payout grid, mean and ``k``) and ``hold_sums.hold_sums`` (the
 outcome nets and probabilities of each row): no summary names a game.
 Plain functions over frames; the database side is ``pipelines.stats.summary_store``.
 """
@@ -48,15 +50,18 @@ import polars as pl
 from pipelines.stats.advantage import FAMILIES, blackjack_hands, side_bet_aggregates
 from pipelines.stats.collusion import dealer_player_graph
 from pipelines.stats.config import StatsParams
+from pipelines.stats.counts import shoe_rounds
 from pipelines.stats.games import settled_games
-from pipelines.stats.hold import _round_sums, dealer_error_aggregates, entity_aggregates, hold_base, with_theory
+from pipelines.stats.hold import dealer_error_aggregates
+from pipelines.stats.hold_sums import hold_sums
 from pipelines.stats.load import StatsInputs
 from pipelines.stats.hold_games import games_hold_aggregates
 from pipelines.stats.luck import luck_aggregates, settled_baccarat
 from pipelines.stats.luck_games import games_luck_aggregates
+from pipelines.stats.wonging import shoe_entries
 
 #: the version of the summaries' content: a day summarised by an earlier one is summarised again when read
-SUMMARY_FORMAT = 2
+SUMMARY_FORMAT = 3
 
 HOLD_KEYS = ("grouping", "key", "currency", "level")
 
@@ -76,6 +81,7 @@ class DaySummaries:
     dealers: pl.DataFrame
     pairs: pl.DataFrame
     hands: pl.DataFrame
+    entries: pl.DataFrame  # mid-shoe entry: per player and shoe, his first round of the day (``wonging.shoe_entries``)
     side: pl.DataFrame
     games_hold: pl.DataFrame  # Hold'em Bonus and blackjack: per entity, its sums (``hold_games``)
     games_draws: pl.DataFrame  # ... and its independent draws with their counts
@@ -133,7 +139,10 @@ def summarise(inputs: StatsInputs, params: StatsParams, days: tuple[dt.date, ...
     schemas = polars_schemas()
     by = ("gaming_day",)
     wagers = inputs.wagers
-    settled = settled_baccarat(wagers)
+    # each game's detectors read its own wagers (each used to filter every wager of the night again)
+    baccarat = wagers.filter(pl.col("game") == "baccarat")
+    others = wagers.filter(pl.col("game") != "baccarat")
+    settled = settled_baccarat(baccarat)
     hold_ents, hold_rows, hold_nets, hold_probs = _hold_summaries(settled, params)
     players = settled.filter(pl.col("player_id").is_not_null())
     if players.height:
@@ -142,71 +151,93 @@ def summarise(inputs: StatsInputs, params: StatsParams, days: tuple[dt.date, ...
         luck_parts = luck_ents = pl.DataFrame()
     dealers = dealer_error_aggregates(wagers, inputs.dealer_errors, by)
     pairs = dealer_player_graph(wagers, 1, by).drop("window_days")
-    hands = blackjack_hands(wagers, inputs.cards)
-    bac = wagers.filter((pl.col("game") == "baccarat") & pl.col("player_id").is_not_null() & (pl.col("status") == "settled"))
+    shoes = shoe_rounds(inputs.cards)  # the shoes' rounds and running rank counts, for the counters and the side bets
+    hands = blackjack_hands(others, inputs.cards, shoes)
+    entries = shoe_entries(others, inputs.cards, params)
+    bac = baccarat.filter(pl.col("player_id").is_not_null() & (pl.col("status") == "settled"))
     # a family's shoe-left measure for the days some rated player bet it at all (the Tigers' effects of removal
     # cost an enumeration per process): a window's players are compared over the days their family was played
     families = {name for name, bets, *_ in FAMILIES if bac.height and bac["bet"].is_in(list(bets)).any()}
-    side = (side_bet_aggregates(bac, inputs.cards, families, by)
+    side = (side_bet_aggregates(bac, inputs.cards, families, by, shoes)
             if families and inputs.cards.height else pl.DataFrame())
-    games = settled_games(wagers)
+    games = settled_games(others)
     games_hold, games_draws = games_hold_aggregates(games, params)
-    games_lines, games_parts, games_jackpot = games_luck_aggregates(wagers, games)
+    games_lines, games_parts, games_jackpot = games_luck_aggregates(others, games)
     frames = {"games_hold": games_hold, "games_draws": games_draws, "games_lines": games_lines, "games_parts": games_parts,
               "games_jackpot": games_jackpot, "hold_entities": hold_ents, "hold_rows": hold_rows, "hold_nets": hold_nets, "hold_probs": hold_probs,
               "luck_entities": luck_ents, "luck_parts": luck_parts,
-              "dealers": dealers, "pairs": pairs, "hands": hands, "side": side}
+              "dealers": dealers, "pairs": pairs, "hands": hands, "entries": entries, "side": side}
     return DaySummaries(tuple(days), **{name: _conform(df, schemas[name]) if df.height else pl.DataFrame(schema=schemas[name])
                                         for name, df in frames.items()})
 
 
 def _hold_summaries(settled: pl.DataFrame, params: StatsParams) -> tuple[pl.DataFrame, ...]:
     """(entities with their cumulants, MoneySums rows, the rows' distinct outcome vectors and probabilities) per day
-    and grouping. A round's nets on all bets are one vector for its table's, dealer's and shoe's rows."""
+    and grouping (``hold_sums``: the wagers reduced to rounds once; a round's nets on all bets are one vector for its
+    table's, dealer's and shoe's rows; rows with equal draws kept once with a count)."""
     if settled.height == 0:
         return pl.DataFrame(), pl.DataFrame(), pl.DataFrame(), pl.DataFrame()
-    w = with_theory(settled)
     ents, rows, nets, probs = [], [], [], []
-    for (day,), wd in w.group_by(["gaming_day"], maintain_order=True):
-        x_ids: dict[bytes, int] = {}
-        p_ids: dict[bytes, int] = {}
-        for grouping in params.hold_groupings:
-            base = hold_base(wd, grouping)
-            if base.height == 0:
-                continue
-            summary = entity_aggregates(base).sort("key", "level", "currency").with_row_index("ent").with_columns(
-                pl.col("ent").cast(pl.Int64))
-            ms = _round_sums(base, summary)
-            mean, var, k3 = ms.moments()
-            ents.append(summary.drop("ent").with_columns(
-                pl.lit(day).alias("gaming_day"), pl.lit(grouping).alias("grouping"),
-                pl.Series("m_mean", mean), pl.Series("m_var", var), pl.Series("m_k3", k3)))
-            keys = summary.select(list(HOLD_KEYS[1:]))[ms.ent]
+    for (day,), wd in settled.group_by(["gaming_day"], maintain_order=True):
+        sums = hold_sums(wd, params.hold_groupings)
+        for g in sums.groupings:
+            mean, var, k3 = sums.moments(g)
+            ents.append(g.summary.drop("ent").with_columns(
+                pl.lit(day).alias("gaming_day"), pl.Series("m_mean", mean), pl.Series("m_var", var), pl.Series("m_k3", k3)))
+            keys = g.summary.select(list(HOLD_KEYS[1:]))[g.rows["ent"].to_numpy()]
             rows.append(keys.with_columns(
-                pl.lit(day).alias("gaming_day"), pl.lit(grouping).alias("grouping"), pl.Series("a", ms.a), pl.Series("c", ms.c),
-                pl.Series("xid", _ids(ms.x, x_ids), dtype=pl.Int64), pl.Series("pid", _ids(ms.p, p_ids), dtype=pl.Int64)))
-        for ids, out, name in ((x_ids, nets, "x"), (p_ids, probs, "p")):
-            if ids:
-                vectors = np.stack([np.frombuffer(k, dtype=np.float64) for k in ids]) if ids else np.zeros((0, 1))
-                out.append(pl.DataFrame({"gaming_day": [day] * len(ids), f"{name}id": list(ids.values())}).with_columns(
-                    _vectors(name, vectors)))
+                pl.lit(day).alias("gaming_day"), pl.lit(g.grouping).alias("grouping"), g.rows["a"], g.rows["c"],
+                g.rows["xid"], g.rows["pid"]))
+        if sums.groupings:
+            for m, out, name in ((sums.x, nets, "x"), (sums.p, probs, "p")):
+                out.append(pl.DataFrame({"gaming_day": [day] * len(m), f"{name}id": np.arange(len(m), dtype=np.int64)})
+                           .with_columns(_vectors(name, m)))
+
     def cat(parts: list[pl.DataFrame]) -> pl.DataFrame:
         return pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
 
     return cat(ents), cat(rows), cat(nets), cat(probs)
 
 
-def _ids(m: np.ndarray, known: dict[bytes, int]) -> np.ndarray:
-    """Each row's id in ``known`` (its bytes), new rows numbered on: equal vectors share an id."""
-    m = np.ascontiguousarray(m, dtype=np.float64)
-    if not len(m):
-        return np.zeros(0, dtype=np.int64)
-    uniq, inverse = np.unique(m.view(np.dtype((np.void, m.dtype.itemsize * m.shape[1]))).ravel(), return_inverse=True)
-    local = np.array([known.setdefault(u.tobytes(), len(known)) for u in uniq], dtype=np.int64)
-    return local[inverse.ravel()]
-
-
 def _vectors(name: str, m: np.ndarray) -> pl.Series:
     """Rows of a 2-D array as a list column (any width: a bet type's outcomes)."""
     m = np.ascontiguousarray(m, dtype=np.float64)
     return pl.Series(name, m).cast(pl.List(pl.Float64))
+
+
+def hold_rows_reader(s: DaySummaries):
+    """A ``windows.HoldRowsReader`` over summaries in memory, as ``windows.in_memory_rows`` reads them: the rows of
+    the far entities with their outcome vectors ``x`` and probabilities ``p``. The rows are split by grouping once
+    and the vectors gathered from arrays (a night's 4,800,000 rows were filtered and joined on strings, and their
+    vectors joined as lists, for every grouping of every window)."""
+    rows = s.hold_rows
+    by_grouping = {g: df for (g,), df in rows.group_by(["grouping"], maintain_order=True)} if rows.height else {}
+    arrays = {}
+    for name, frame in (("x", s.hold_nets), ("p", s.hold_probs)):
+        for (day,), df in (frame.group_by(["gaming_day"]) if frame.height else []):
+            ids = df[f"{name}id"].to_numpy()
+            width = int(df[name].list.len().max())
+            m = np.zeros((int(ids.max()) + 1, width))
+            if (df[name].list.len() == width).all():
+                m[ids] = df[name].explode().to_numpy().reshape(-1, width)
+            else:
+                for i, v in zip(ids.tolist(), df[name].to_list()):
+                    m[i, :len(v)] = v
+            arrays[(name, day)] = m
+    schema = {**rows.schema, "x": pl.List(pl.Float64), "p": pl.List(pl.Float64)}
+
+    def read(first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
+        out = []
+        for (grouping,), f in far.group_by(["grouping"], maintain_order=True):
+            r = by_grouping.get(grouping)
+            if r is None:
+                continue
+            r = r.filter(pl.col("gaming_day").is_between(first, last)).join(
+                f.select("key", "currency", "level"), on=["key", "currency", "level"], how="semi")
+            for (day,), d in r.group_by(["gaming_day"], maintain_order=True):
+                vectors = [pl.Series(name, arrays[(name, day)][d[f"{name}id"].to_numpy()]).cast(pl.List(pl.Float64))
+                           for name in ("x", "p")]
+                out.append(d.with_columns(vectors))
+        return pl.concat(out) if out else pl.DataFrame(schema=schema)
+    return read
+

@@ -116,29 +116,22 @@ def estimated_ev(left: np.ndarray, decks: int, ruleset_name: str, ruleset_versio
     return np.array([ev0[b] for b in TIGER_BETS])[None, :] + n0 * (p0[None, :] - p) @ eor
 
 
-def tiger_ev_before_rounds(cards: pl.DataFrame, ruleset_by_table: dict[str, tuple[str, str]]) -> pl.DataFrame:
-    """Per (table, shoe, round) of a baccarat table: the three Tiger bets' estimated EV of the shoe left."""
-    from pipelines.stats.counts import DEFAULT_DECKS
+def tiger_ev_before_rounds(cards: pl.DataFrame, ruleset_by_table: dict[str, tuple[str, str]], shoes=None) -> pl.DataFrame:
+    """Per (table, shoe, round) of a baccarat table: the three Tiger bets' estimated EV of the shoe left (``shoes``:
+    the cards' ``counts.shoe_rounds`` when the caller has them)."""
+    from pipelines.stats.counts import ranks_left, shoe_rounds
 
-    c = cards.filter(pl.col("round_no").is_not_null() & pl.col("card_code").is_between(0, 51)
-                     & pl.col("table_id").is_in(list(ruleset_by_table))).with_columns(
-        (pl.col("card_code") // 4).cast(pl.Int64).alias("rank"), pl.col("decks").fill_null(DEFAULT_DECKS).cast(pl.Int64))
     schema = {"table_id": pl.String, "round_no": pl.Int64, **{f"ev_{b}": pl.Float64 for b in TIGER_BETS}}
-    if c.height == 0:
+    shoes = shoe_rounds(cards) if shoes is None else shoes
+    mine = shoes.rounds["table_id"].is_in(list(ruleset_by_table)).to_numpy()
+    if not mine.any():
         return pl.DataFrame(schema=schema)
-    per_round = c.group_by("table_id", "shoe_id", "round_no").agg(
-        pl.col("event_seq").min().alias("first_seq"), pl.col("decks").first(),
-        *[(pl.col("rank") == r).sum().cast(pl.Int64).alias(f"r{r}") for r in range(13)],
-    ).sort("table_id", "shoe_id", "first_seq")
-    shoe = ["table_id", "shoe_id"]
-    per_round = per_round.with_columns(
-        [(4 * pl.col("decks") - (pl.col(f"r{r}").cum_sum().over(shoe) - pl.col(f"r{r}"))).clip(0, None).alias(f"l{r}")
-         for r in range(13)])
+    per_round = shoes.rounds.filter(pl.Series(mine)).select("table_id", "round_no", "decks").with_row_index("i")
+    left_all = ranks_left(shoes)[mine].astype(float)
     parts = []
     for (table, decks), g in per_round.group_by(["table_id", "decks"], maintain_order=True):
         name, version = ruleset_by_table[table]
-        left = g.select([f"l{r}" for r in range(13)]).to_numpy().astype(float)
-        ev = estimated_ev(left, int(decks), name, version)
+        ev = estimated_ev(left_all[g["i"].to_numpy()], int(decks), name, version)
         parts.append(g.select("table_id", "round_no").with_columns(
             [pl.Series(f"ev_{b}", ev[:, i]) for i, b in enumerate(TIGER_BETS)]))
     return pl.concat(parts).select(list(schema)) if parts else pl.DataFrame(schema=schema)

@@ -6,7 +6,8 @@ variance formula, and the hold's cumulants add. The hold's saddle point needs th
 so only the entities beyond ``SADDLE_BEYOND`` standard deviations of theory read theirs (``hold_rows_for``);
 the others' p-value is the normal figure from the summed cumulants, as in ``distributions.batch_two_sided``.
 The test rows, sentences and evidence are the detectors' own functions (``hold_rows``, ``luck_rows``, ...):
-a window tested from summaries gives the p-values a test of all its wagers gives (``tests/test_stats.py``).
+a window tested from summaries gives the p-values a test of all its wagers gives (``tests/test_stats_windows.py``);
+it reads no wager and no card event, whatever the game.
 """
 
 from __future__ import annotations
@@ -22,20 +23,12 @@ from pipelines.stats.collusion import GRAPH_SUMS, collusion_tests
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import MoneySums
 from pipelines.stats.hold import dealer_error_rows, hold_rows
-from pipelines.stats.load import StatsInputs
 from pipelines.stats.luck import ENTITY_KEYS, PART_KEYS, luck_rows
 from pipelines.stats.summaries import HOLD_KEYS, DaySummaries
 from pipelines.stats.tests_frame import tests_frame
 
 #: (days, far entities: grouping, key, currency, level) -> their rows of ``stat_day_hold_rows`` in those days
 HoldRowsReader = Callable[[dt.date, dt.date, pl.DataFrame], pl.DataFrame]
-#: (first, last) -> the frames of the days' blackjack rounds (``load.load_inputs`` of that game)
-GamesReader = Callable[[dt.date, dt.date], StatsInputs]
-
-#: the games whose detectors are not all summarised yet: a window reads their wagers and card events for mid-shoe
-#: entry (``wonging``: an entry is a shoe's, and a shoe may run past midnight). The Hold'em Bonus and blackjack hold
-#: and luck are summarised (``games_*`` summaries).
-UNSUMMARISED_GAMES = ("blackjack",)
 
 
 def in_memory_rows(summaries: DaySummaries) -> HoldRowsReader:
@@ -59,14 +52,11 @@ def _union(col: str) -> pl.Expr:
 
 
 def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsParams, window_days: int,
-                 hold_rows_for: HoldRowsReader | None = None,
-                 games_for: GamesReader | None = None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """Every detector over the days ``first..last`` of ``s``: (tests, funnel, graph), as ``run.detect_all``.
-
-    ``games_for``: the window's blackjack frames for mid-shoe entry, not summarised yet; without it it is not run."""
+                 hold_rows_for: HoldRowsReader | None = None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Every detector over the days ``first..last`` of ``s``: (tests, funnel, graph), as ``run.detect_all``."""
     from pipelines.stats.hold_games import games_hold_rows
     from pipelines.stats.luck_games import games_luck_rows
-    from pipelines.stats.wonging import mid_shoe_entry_tests
+    from pipelines.stats.wonging import entry_rows, window_entries
 
     s = s.only(first, last)
     read_rows = hold_rows_for or in_memory_rows(s)
@@ -74,10 +64,8 @@ def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsPa
     games_hold, games_funnel = games_hold_rows(s.games_hold, s.games_draws, params, window_days)
     if games_funnel.height:
         funnel = pl.concat([f for f in (funnel, games_funnel) if f.height], how="diagonal_relaxed")
-    games = [games_hold, games_luck_rows(s.games_lines, s.games_parts, s.games_jackpot, params, window_days)]
-    if games_for is not None:
-        g = games_for(first, last)
-        games.append(mid_shoe_entry_tests(g.wagers, g.cards, params, window_days))
+    games = [games_hold, games_luck_rows(s.games_lines, s.games_parts, s.games_jackpot, params, window_days),
+             entry_rows(window_entries(s.entries), params, window_days)]
     graph = _graph(s.pairs, window_days)
     collusion = collusion_tests(graph, params, window_days)
     tests = pl.concat([
@@ -129,7 +117,10 @@ def _money_sums(rows: pl.DataFrame, wanted: pl.DataFrame, n: int) -> MoneySums:
     widest: an atom of probability 0 is ignored by the saddle point)."""
     if rows.height == 0:
         return MoneySums(np.zeros(0, dtype=np.int64), np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0), np.zeros(0), n)
-    rows = rows.join(wanted, on=list(HOLD_KEYS), how="inner")
+    # the same stake and outcome vectors on several days are one row with their counts added (a third fewer rows
+    # over 30 nights for the saddle point, whose work is per row)
+    rows = rows.join(wanted, on=list(HOLD_KEYS), how="inner").group_by(
+        "ent", "a", "x", "p", maintain_order=True).agg(pl.col("c").sum())
     width = int(rows["x"].list.len().max())
     x = np.zeros((rows.height, width))
     p = np.zeros((rows.height, width))

@@ -1,0 +1,86 @@
+"""Benchmark: the ingest's parse stage by stage, as a parse worker runs it (one process, one thread, every batch).
+
+    .venv/bin/python -m benchmarks.ingest_stages DIR
+
+Each stage's function is wrapped with a CPU timer (``time.process_time``) for the run; a stage called inside
+another is counted in both (the totals are the parse of each format). Nothing touches a database file: the parse
+writes nothing. Prints CPU seconds per stage; asserts nothing. ``benchmarks.ingest`` measures the whole ingest
+against the bare load.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+os.environ["POLARS_MAX_THREADS"] = "1"  # before polars is imported: a worker's one thread
+
+SPENT: Counter = Counter()
+
+STAGES = {  # (module, owner attribute or None, function) -> label
+    ("pipelines.ingest.parse", None, "read_small_files"): "read the lines",
+    ("pipelines.ingest.rounds_jsonl", "RoundsParser", "parse"): "rounds: all",
+    ("pipelines.ingest.rounds_jsonl", "RoundsParser", "_duck_parse"): "rounds: DuckDB's JSON parse",
+    ("pipelines.ingest.rounds_jsonl", None, "duplicate_keys"): "rounds: duplicate keys",
+    ("pipelines.ingest.rounds_jsonl", "RoundsParser", "_rounds_as_read"): "rounds: as read (rounds)",
+    ("pipelines.ingest.rounds_jsonl", "RoundsParser", "_elements_as_read"): "rounds: as read (wagers, actions)",
+    ("pipelines.ingest.rounds_jsonl", None, "checked"): "rounds: the models' checks",
+    ("pipelines.ingest.rounds_jsonl", "RoundsParser", "_canonical"): "rounds: canonical rows",
+    ("pipelines.ingest.shoe_csv", "ShoeParser", "parse"): "shoe CSV: all",
+    ("pipelines.ingest.shoe_csv", None, "checked"): "shoe CSV: the models' checks",
+    ("pipelines.ingest.shoe_csv", "ShoeParser", "_with_prev_max"): "shoe CSV: the sequence",
+    ("pipelines.ingest.parse", None, "to_quarantine"): "quarantine rows",
+}
+
+
+def _wrap(module: str, owner: str | None, name: str, label: str) -> None:
+    import importlib
+
+    holder = importlib.import_module(module)
+    if owner is not None:
+        holder = getattr(holder, owner)
+    inner = getattr(holder, name)
+
+    @functools.wraps(inner)
+    def timed(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            SPENT[label] += time.process_time() - start
+
+    setattr(holder, name, timed)
+
+
+def main() -> None:
+    if len(sys.argv) != 2:
+        raise SystemExit(__doc__)
+    for (module, owner, name), label in STAGES.items():
+        _wrap(module, owner, name, label)
+    from pipelines.db import parse_connection
+    from pipelines.ingest import parse
+    from pipelines.ingest.discover import discover
+    from pipelines.ingest.plan import plan_batches
+    from pipelines.ingest.records import Loaded, ParseOptions
+    from pipelines.ingest.screen import screen
+
+    batches = plan_batches(screen(discover(Path(sys.argv[1])), Loaded()).to_load)
+    con = parse_connection()
+    con.execute("SET threads = 1")
+    start = time.process_time()
+    for batch in batches:
+        parse.parse_small_batch(batch, ParseOptions(360, 10**12), con)
+    total = time.process_time() - start
+    con.close()
+    print(f"{'stage':40}{'CPU s':>8}")
+    for label in STAGES.values():
+        print(f"{label:40}{SPENT[label]:>8.2f}")
+    print(f"{'the whole parse (' + str(len(batches)) + ' batches)':40}{total:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()
