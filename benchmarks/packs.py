@@ -88,7 +88,7 @@ def main() -> None:
     t = time.perf_counter()
     bad = [p for p in sorted(out.glob("evidence/*/*")) if not verify_pack(p).ok]
     print(f"verified: {n - len(bad):,} of {n:,} packs ({time.perf_counter() - t:.1f} s)")
-    if not args.keep:
+    if not args.keep or args.db:  # with --db, the work folder holds nothing of what --keep keeps
         shutil.rmtree(work, ignore_errors=True)
 
 
