@@ -298,25 +298,20 @@ def blackjack_cards(con: duckdb.DuckDBPyConnection, tables: list[str], shoes: pl
                                     "round_no": pl.Int64, "card_code": pl.Int16, "decks": pl.Int64})
     if shoes is not None:
         shoes = shoes.drop_nulls()
-        return _frame(con, """
-        WITH wanted AS (SELECT unnest(?::VARCHAR[]) AS table_id, unnest(?::VARCHAR[]) AS shoe_id),
-        ev AS (SELECT e.* FROM core_device_events e SEMI JOIN wanted w ON e.table_id = w.table_id AND e.shoe_id = w.shoe_id),
+        events = """WITH wanted AS (SELECT unnest(?::VARCHAR[]) AS table_id, unnest(?::VARCHAR[]) AS shoe_id),
+        ev AS (SELECT e.* FROM core_device_events e SEMI JOIN wanted w ON e.table_id = w.table_id AND e.shoe_id = w.shoe_id)"""
+        parameters = [shoes["table_id"].to_list(), shoes["shoe_id"].to_list()]
+    else:
+        events = "WITH ev AS (SELECT * FROM core_device_events WHERE table_id IN (SELECT unnest(?::VARCHAR[])))"
+        parameters = [tables]
+    return _frame(con, events + """,
         shoes AS (SELECT table_id, shoe_id, CAST(arg_min(decks, event_seq) AS BIGINT) AS decks FROM ev
                   WHERE event = 'shoe_start' GROUP BY table_id, shoe_id)
         SELECT ev.table_id, ev.shoe_id, ev.event_seq, ev.round_no, ev.card_code, s.decks
         FROM ev LEFT JOIN shoes s USING (table_id, shoe_id)
         WHERE ev.event = 'card' AND ev.round_no IS NOT NULL
         ORDER BY ev.table_id, ev.device_id, ev.event_seq
-    """, [shoes["table_id"].to_list(), shoes["shoe_id"].to_list()])
-    return _frame(con, """
-        WITH ev AS (SELECT * FROM core_device_events WHERE table_id IN (SELECT unnest(?::VARCHAR[]))),
-        shoes AS (SELECT table_id, shoe_id, CAST(arg_min(decks, event_seq) AS BIGINT) AS decks FROM ev
-                  WHERE event = 'shoe_start' GROUP BY table_id, shoe_id)
-        SELECT ev.table_id, ev.shoe_id, ev.event_seq, ev.round_no, ev.card_code, s.decks
-        FROM ev LEFT JOIN shoes s USING (table_id, shoe_id)
-        WHERE ev.event = 'card' AND ev.round_no IS NOT NULL
-        ORDER BY ev.table_id, ev.device_id, ev.event_seq
-    """, [tables])
+    """, parameters)
 
 
 # --- dealers' errors across the floor (the dealer error trends notebook) -------------------------------------------

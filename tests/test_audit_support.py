@@ -17,6 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
+from pipelines.simulate.config import RULESET_GAME
 from rulebook.cards import parse_card
 from schemas.pandera_models import polars_schema
 from schemas.tables import CORE_ACTIONS, CORE_DEVICE_EVENTS, CORE_QUARANTINE, CORE_ROUNDS, CORE_WAGERS
@@ -26,14 +27,7 @@ OFFSET = 7 * 60  # minutes: the Hoiana floor (+07:00)
 DAY = dt.date(2026, 11, 24)
 BASE = dt.datetime(2026, 11, 24, 15, 0, tzinfo=UTC)  # 22:00 local on the gaming day
 
-GAME_OF = {
-    "hoiana-tiger-baccarat/commission": "baccarat",
-    "hoiana-tiger-baccarat/no-commission": "baccarat",
-    "hoiana-blackjack": "blackjack",
-    "hoiana-holdem-bonus": "holdem_bonus",
-    "mbs-holdem-bonus-progressive": "holdem_bonus",
-    "guide-holdem-bonus-progressive": "holdem_bonus",
-}
+GAME_OF = RULESET_GAME  # the game each rule set plays
 
 
 def ts(round_no: int, seconds: float = 0.0) -> dt.datetime:
