@@ -206,10 +206,10 @@ def _vectors(name: str, m: np.ndarray) -> pl.Series:
 
 
 def hold_rows_reader(s: DaySummaries):
-    """A ``windows.HoldRowsReader`` over summaries in memory, as ``windows.in_memory_rows`` reads them: the rows of
-    the far entities with their outcome vectors ``x`` and probabilities ``p``. The rows are split by grouping once
-    and the vectors gathered from arrays (a night's 4,800,000 rows were filtered and joined on strings, and their
-    vectors joined as lists, for every grouping of every window)."""
+    """A ``windows.HoldRowsReader`` over summaries in memory: the rows of the far entities of ``stat_day_hold_rows``
+    with their outcome vectors ``x`` and probabilities ``p`` (what ``summary_store.stored_hold_rows`` reads from the
+    database). The rows are split by grouping once and the vectors gathered from arrays (a night's 4,800,000 rows
+    were filtered and joined on strings, and their vectors joined as lists, for every grouping of every window)."""
     rows = s.hold_rows
     by_grouping = {g: df for (g,), df in rows.group_by(["grouping"], maintain_order=True)} if rows.height else {}
     arrays = {}

@@ -24,23 +24,11 @@ from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import MoneySums
 from pipelines.stats.hold import dealer_error_rows, hold_rows
 from pipelines.stats.luck import ENTITY_KEYS, PART_KEYS, luck_rows
-from pipelines.stats.summaries import HOLD_KEYS, DaySummaries
+from pipelines.stats.summaries import HOLD_KEYS, DaySummaries, hold_rows_reader
 from pipelines.stats.tests_frame import tests_frame
 
 #: (days, far entities: grouping, key, currency, level) -> their rows of ``stat_day_hold_rows`` in those days
 HoldRowsReader = Callable[[dt.date, dt.date, pl.DataFrame], pl.DataFrame]
-
-
-def in_memory_rows(summaries: DaySummaries) -> HoldRowsReader:
-    """A ``HoldRowsReader`` over summaries held in memory: the rows with their vectors ``x`` and ``p``."""
-    def read(first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
-        rows = summaries.hold_rows.filter(pl.col("gaming_day").is_between(first, last)).join(far, on=list(HOLD_KEYS), how="semi")
-        if rows.height == 0:
-            return rows.with_columns(pl.lit(None, dtype=pl.List(pl.Float64)).alias("x"),
-                                     pl.lit(None, dtype=pl.List(pl.Float64)).alias("p"))
-        return rows.join(summaries.hold_nets, on=["gaming_day", "xid"], how="left").join(
-            summaries.hold_probs, on=["gaming_day", "pid"], how="left")
-    return read
 
 
 def _first_by_day(col: str) -> pl.Expr:
@@ -59,7 +47,7 @@ def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsPa
     from pipelines.stats.wonging import entry_rows, window_entries
 
     s = s.only(first, last)
-    read_rows = hold_rows_for or in_memory_rows(s)
+    read_rows = hold_rows_for or hold_rows_reader(s)
     hold, funnel = _hold(s.hold_entities, first, last, params, window_days, read_rows)
     games_hold, games_funnel = games_hold_rows(s.games_hold, s.games_draws, params, window_days)
     if games_funnel.height:
