@@ -125,12 +125,6 @@ class Subject:
     def column(self) -> str:
         return SUBJECT_COLUMNS[self.kind]
 
-    def where(self, alias: str = "") -> tuple[str, list]:
-        """SQL condition (and its parameters) selecting the subject's rows of a table with gaming_day and the column."""
-        p = f"{alias}." if alias else ""
-        return (f"{p}{self.column} = ? AND {p}gaming_day BETWEEN coalesce(?, DATE '0001-01-01') AND coalesce(?, DATE '9999-12-31')",
-                [self.id, self.first, self.last])
-
     @property
     def label(self) -> str:
         span = f" from {self.first.isoformat() if self.first else 'the first day'} to {self.last.isoformat() if self.last else 'the last day'}"

@@ -12,10 +12,10 @@ import polars as pl
 
 from functools import cache
 
-from schemas.metadata import Table
-from schemas.pandera_models import model, polars_schema, validate_frame
 import pandera.polars as pa
 
+from schemas.metadata import Table
+from schemas.pandera_models import model, polars_schema, validate_frame
 from schemas.rules import column_expr, passes_all, row_expr
 from schemas.vocabulary import builtin_vocabulary
 from schemas.reasons import PRIORITY, REASONS

@@ -117,6 +117,7 @@ def _no_duplicates(pairs: list) -> dict:
 
 KEY_TOKEN = r'"\s*:'  # ends every key (and, rarely, starts a string value that begins with a colon)
 
+
 def _surely_unique(raw: str, key_tokens: int) -> bool:
     """Whether a line without a backslash surely repeats no key: orjson (C; it keeps one value per key) re-written
     compactly holds exactly one ``":`` per distinct key of each object, since no string holds a quote; the line

@@ -133,6 +133,7 @@ def funnel_rows(summary: pl.DataFrame, s: np.ndarray, mean: np.ndarray, sd: np.n
         pl.Series("sd_per_unit", sd / np.sqrt(handle)), pl.Series("p_value", p),
     )
 
+
 def dealer_error_rates(wagers: pl.DataFrame, dealer_errors: pl.DataFrame, params: StatsParams,
                        window_days: int = 1) -> pl.DataFrame:
     """Per dealer: rounds with a dealer-error finding per 1,000 rounds dealt, against the floor's rate without him."""

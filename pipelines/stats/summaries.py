@@ -53,9 +53,9 @@ from pipelines.stats.config import StatsParams
 from pipelines.stats.counts import shoe_rounds
 from pipelines.stats.games import settled_games
 from pipelines.stats.hold import dealer_error_aggregates
+from pipelines.stats.hold_games import games_hold_aggregates
 from pipelines.stats.hold_sums import hold_sums
 from pipelines.stats.load import StatsInputs
-from pipelines.stats.hold_games import games_hold_aggregates
 from pipelines.stats.luck import luck_aggregates, settled_baccarat
 from pipelines.stats.luck_games import games_luck_aggregates
 from pipelines.stats.wonging import shoe_entries
@@ -240,4 +240,3 @@ def hold_rows_reader(s: DaySummaries):
                 out.append(d.with_columns(vectors))
         return pl.concat(out) if out else pl.DataFrame(schema=schema)
     return read
-
