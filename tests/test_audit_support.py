@@ -17,8 +17,8 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.simulate.config import RULESET_GAME
 from rulebook.cards import parse_card
+from rulebook.catalogue import builtin
 from schemas.pandera_models import polars_schema
 from schemas.tables import CORE_ACTIONS, CORE_DEVICE_EVENTS, CORE_QUARANTINE, CORE_ROUNDS, CORE_WAGERS
 
@@ -27,7 +27,6 @@ OFFSET = 7 * 60  # minutes: the Hoiana floor (+07:00)
 DAY = dt.date(2026, 11, 24)
 BASE = dt.datetime(2026, 11, 24, 15, 0, tzinfo=UTC)  # 22:00 local on the gaming day
 
-GAME_OF = RULESET_GAME  # the game each rule set plays
 
 
 def ts(round_no: int, seconds: float = 0.0) -> dt.datetime:
@@ -97,7 +96,7 @@ class NightBuilder:
         ``actions``: ``(seat, hand, action, amount)``; ``cards`` None: the device saw nothing."""
         shoe = shoe_id or f"S-{table_id}-1"
         lim = {"min": 2500, "max": 500000, "differential": 1000000, "side_min": 500, "side_max": 100000}
-        if GAME_OF[ruleset] != "baccarat":
+        if builtin().game_of(ruleset) != "baccarat":
             lim["differential"] = None
         lim.update(limits or {})
         if cards is not None:
@@ -115,7 +114,7 @@ class NightBuilder:
         line = self._next_line(file)
         rec = recorded or {}
         self.rounds.append({
-            "table_id": table_id, "round_no": round_no, "game": GAME_OF[ruleset], "ruleset": ruleset, "shoe_id": shoe,
+            "table_id": table_id, "round_no": round_no, "game": builtin().game_of(ruleset), "ruleset": ruleset, "shoe_id": shoe,
             "dealer_id": dealer_id, "currency": currency, "deal_mode": deal_mode, "limit_min": lim["min"],
             "limit_max": lim["max"], "limit_differential": lim["differential"], "limit_side_min": lim["side_min"],
             "limit_side_max": lim["side_max"], "bets_open_at": ts(round_no, -30), "bets_closed_at": ts(round_no, 0),

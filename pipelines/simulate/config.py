@@ -12,6 +12,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Final
 
+from rulebook.catalogue import builtin
+
 
 @dataclass(frozen=True, slots=True)
 class Behaviours:
@@ -99,16 +101,6 @@ RULESET_SHARES: Final[tuple[tuple[str, float], ...]] = (
     ("guide-holdem-bonus-progressive", 0.05),
 )
 
-#: The game each rule set plays (the catalogue says the same; written here so the floor's mix is data).
-RULESET_GAME: Final[dict[str, str]] = {
-    "hoiana-tiger-baccarat/commission": "baccarat",
-    "hoiana-tiger-baccarat/no-commission": "baccarat",
-    "hoiana-blackjack": "blackjack",
-    "hoiana-holdem-bonus": "holdem_bonus",
-    "mbs-holdem-bonus-progressive": "holdem_bonus",
-    "guide-holdem-bonus-progressive": "holdem_bonus",
-}
-
 GAMES: Final[tuple[str, ...]] = ("baccarat", "blackjack", "holdem_bonus")
 
 
@@ -151,9 +143,10 @@ def shares_for_games(game_shares: dict[str, float]) -> tuple[tuple[str, float], 
     A table deals rounds at its game's ``PACE``, so a game's tables are its share of the rounds over its pace;
     within a game its rule sets keep their usual proportions (``RULESET_SHARES``). A game with no share (or left
     out) gets no table."""
+    game = {r: builtin().game_of(r) for r, _ in RULESET_SHARES}
     total = sum(game_shares.values())
-    within = {g: sum(s for r, s in RULESET_SHARES if RULESET_GAME[r] == g) for g in GAMES}
-    return tuple((r, (game_shares.get(RULESET_GAME[r], 0.0) / total) / PACE[RULESET_GAME[r]] * s / within[RULESET_GAME[r]])
+    within = {g: sum(s for r, s in RULESET_SHARES if game[r] == g) for g in GAMES}
+    return tuple((r, (game_shares.get(game[r], 0.0) / total) / PACE[game[r]] * s / within[game[r]])
                  for r, s in RULESET_SHARES)
 
 
