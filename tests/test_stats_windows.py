@@ -191,21 +191,29 @@ def test_a_schema_3_database_is_upgraded_in_place_with_the_summary_tables(tmp_pa
         con.close()
 
 
+def _upgraded_from(db, version: int, summary_format: int, later_tables: tuple[str, ...]):
+    """A new database made to look like one of schema ``version`` (the tables of later schemas dropped, FIRST
+    summarised in ``summary_format``), then opened again by the writer, which upgrades it: that connection."""
+    from pipelines.db import open_writer
+
+    con = open_writer(db)
+    for table in later_tables:
+        con.execute(f"DROP TABLE {table}")
+    con.execute("UPDATE meta_schema SET value = ? WHERE name = 'schema_version'", [str(version)])
+    con.execute("INSERT INTO stat_days VALUES (?, ?)", [FIRST, summary_format])
+    con.close()
+    return open_writer(db)
+
+
 def test_a_schema_4_database_gets_the_games_summary_tables_and_its_days_are_summarised_again(tmp_path):
     """Schema 5 adds the Hold'em Bonus and blackjack summaries: a schema-4 file gains their tables, and a day stored in
     the summaries' earlier format counts as not summarised (a window summarises it again from the evidence)."""
-    from pipelines.db import get_meta, open_writer
+    from pipelines.db import get_meta
     from pipelines.stats.summary_store import summarised_days
 
-    db = tmp_path / "four.duckdb"
-    con = open_writer(db)
-    for table in ("stat_day_games_hold", "stat_day_games_draws", "stat_day_games_luck", "stat_day_games_luck_parts",
-                  "stat_day_games_jackpot"):
-        con.execute(f"DROP TABLE {table}")
-    con.execute("UPDATE meta_schema SET value = '4' WHERE name = 'schema_version'")
-    con.execute("INSERT INTO stat_days VALUES (?, 1)", [FIRST])
-    con.close()
-    con = open_writer(db)
+    con = _upgraded_from(tmp_path / "four.duckdb", 4, 1, ("stat_day_games_hold", "stat_day_games_draws",
+                                                          "stat_day_games_luck", "stat_day_games_luck_parts",
+                                                          "stat_day_games_jackpot"))
     try:
         assert get_meta(con, "schema_version") == "6"
         have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
@@ -283,16 +291,10 @@ def test_the_sum_distribution_over_its_span_is_the_exact_trinomial_tail():
 def test_a_schema_5_database_gets_the_mid_shoe_entry_table_and_its_days_are_summarised_again(tmp_path):
     """Schema 6 adds mid-shoe entry's summary (stat_day_entries): a schema-5 file gains the table in place, and a day
     summarised in format 2 (without it) counts as not summarised, so a window summarises it again."""
-    from pipelines.db import get_meta, open_writer
+    from pipelines.db import get_meta
     from pipelines.stats.summary_store import summarised_days
 
-    db = tmp_path / "five.duckdb"
-    con = open_writer(db)
-    con.execute("DROP TABLE stat_day_entries")
-    con.execute("UPDATE meta_schema SET value = '5' WHERE name = 'schema_version'")
-    con.execute("INSERT INTO stat_days VALUES (?, 2)", [FIRST])
-    con.close()
-    con = open_writer(db)
+    con = _upgraded_from(tmp_path / "five.duckdb", 5, 2, ("stat_day_entries",))
     try:
         assert get_meta(con, "schema_version") == "6"
         cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = "
