@@ -18,6 +18,9 @@ from schemas.tables import CANONICAL_TABLES
 # 2: core_wagers.hand (a blackjack Pair wager placed when splitting)
 # 3: files known by content (core_source_files one row per read, grown files); core_source_changes replaces the
 #    conflicting-duplicate flags
+# 4: the statistical detectors' per-gaming-day summaries (stat_days, stat_day_*)
+# 5: the Hold'em Bonus and blackjack bets' summaries (stat_day_games_*)
+# 6: mid-shoe entry's summary (stat_day_entries)
 SCHEMA_VERSION = 6
 
 
