@@ -37,6 +37,7 @@ class LinkedPages:
     investigations: dict[str, str] = field(default_factory=dict)  # finding_id -> href of its subject's page
     investigation_errors: list[str] = field(default_factory=list)
     investigation_seconds: float = 0.0
+    investigation_cpu: float = 0.0
 
 
 def subject_of(finding: dict) -> tuple[str, str, dt.date, dt.date] | None:
@@ -142,9 +143,9 @@ def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findi
     investigated: dict = {}
 
     def investigations() -> None:  # in this process while the pool's workers write the packs
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         investigated["links"], investigated["errors"] = write_investigations(con, folder, findings, database)
-        investigated["seconds"] = time.perf_counter() - t
+        investigated["seconds"], investigated["cpu"] = time.perf_counter() - t, time.process_time() - c
 
     packs = write_packs(con, keys, folder, bound=settings.evidence_packs, database=database, cameras=cameras,
                         clause_text=clause_text, clause_note=clause_note, per_group=settings.group_rounds, pool=pool,
@@ -152,4 +153,4 @@ def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findi
     packs.errors[:0] = problems
     links, errors = investigated["links"], investigated["errors"]
     packs.errors.extend(f"the investigation of {e}" for e in errors)  # the report lists what it could not link
-    return LinkedPages(packs, links, errors, investigated["seconds"])
+    return LinkedPages(packs, links, errors, investigated["seconds"], investigated["cpu"])
