@@ -349,23 +349,43 @@ class PackPool:
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 
+        import threading
+
         jobs = [(str(self.db_path), self.memory_limit, group, these, folder, params, database, camera_map,
                  self.rule_docs, clause_note) for group, these in groups]
-        with ProcessPoolExecutor(max_workers=min(self.workers, len(groups)), initializer=_start_pack_worker,
-                                 mp_context=multiprocessing.get_context("spawn")) as executor:
+        executor = ProcessPoolExecutor(max_workers=min(self.workers, len(groups)), initializer=_start_pack_worker,
+                                       mp_context=multiprocessing.get_context("spawn"))
+        out: list[tuple[dict, list[str]] | None] = []
+        failed: list[BaseException] = []
+
+        def collect() -> None:
+            """The groups' results in group order; the workers end as soon as the last is in (each holds up to ~1 GB),
+            not when the caller's ``meanwhile`` ends."""
             try:
-                futures = [executor.submit(_pack_job, job) for job in jobs]
-            except (BrokenProcessPool, RuntimeError, OSError):
-                futures = []
+                try:
+                    futures = [executor.submit(_pack_job, job) for job in jobs]
+                except (BrokenProcessPool, RuntimeError, OSError):
+                    futures = []
+                for i in range(len(jobs)):
+                    try:
+                        out.append(futures[i].result() if i < len(futures) else None)
+                    except BrokenProcessPool:
+                        out.append(None)
+            except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread below
+                failed.append(exc)
+            finally:
+                executor.shutdown(wait=True, cancel_futures=True)
+
+        collector = threading.Thread(target=collect, name="pack-results", daemon=True)
+        collector.start()
+        try:
             if meanwhile is not None:
                 meanwhile()
-            out: list[tuple[dict, list[str]] | None] = []
-            for i in range(len(jobs)):
-                try:
-                    out.append(futures[i].result() if i < len(futures) else None)
-                except BrokenProcessPool:
-                    out.append(None)
-            return out
+        finally:
+            collector.join()
+        if failed:
+            raise failed[0]
+        return out
 
 
 def _start_pack_worker() -> None:  # pragma: no cover - runs in the worker
