@@ -44,7 +44,7 @@ def main() -> None:
 
     from pipelines.audit.load import Window, partition_keys
     from pipelines.audit.params import AuditParams
-    from pipelines.audit.publish import publish_night
+    from pipelines.audit.publish import export_settlements_of, publish_night
     from pipelines.audit.scope import Scope, input_scope
     from pipelines.db import open_bounded_reader
     from pipelines.ingest.discover import discover
@@ -57,15 +57,23 @@ def main() -> None:
     else:
         found = [(str(f.kind), f.path) for f in discover(args.input) if f.kind is not None and f.problem is None]
         scope = input_scope(found, found, params.day_start_minutes)
+    work = Path(tempfile.mkdtemp(prefix="pitaudit-publish-"))
+    settlements = work / "settlements.parquet"
     con = open_bounded_reader(args.db, settings.reader_memory)
     try:
         keys = list(partition_keys(con, params, Window(scope.days)).select("gaming_day", "table_id").iter_rows())
+        # the flow's first audit of a night exports settlements.parquet while it writes the database (before
+        # publish): made once here, outside the timings, and handed to each run as the flow hands it
+        export_settlements_of(con, keys, settlements)
     finally:
         con.close()
     print(f"{args.db}: gaming day(s) {scope.label()}, {len(keys)} partitions; load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     for run in range(args.repeat):
-        folder = Path(tempfile.mkdtemp(prefix="pitaudit-publish-"))
+        folder = work / f"run-{run + 1}"
+        folder.mkdir()
+        partial = folder / ".settlements.parquet.partial"
+        shutil.copyfile(settlements, partial)
         prof = None
         if args.profile and run == args.repeat - 1:
             import cProfile
@@ -73,7 +81,7 @@ def main() -> None:
             prof = cProfile.Profile(time.process_time)
             prof.enable()
         t, c, k = time.perf_counter(), time.process_time(), _children_cpu()
-        out = publish_night(folder, args.db, args.input, keys, scope, None, settings.reader_memory, settings)
+        out = publish_night(folder, args.db, args.input, keys, scope, partial, settings.reader_memory, settings)
         wall, cpu, kids = time.perf_counter() - t, time.process_time() - c, _children_cpu() - k
         if prof is not None:
             prof.disable()
@@ -93,6 +101,7 @@ def main() -> None:
             shutil.move(str(folder), str(args.keep))
         else:
             shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
