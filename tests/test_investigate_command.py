@@ -370,3 +370,31 @@ def test_a_sampled_count_chart_says_so_and_where_every_wager_is(audited_sample, 
     thin = write_pages(frames, subject, tmp_path / "thin", "db", max_points=30).read_text(encoding="utf-8")
     assert "markers are" not in whole
     assert f"of the {wagers:,} wagers: 30 spread evenly" in thin and "bet_vs_count.parquet and bet_vs_count.csv" in thin
+
+
+def test_a_long_table_shows_its_first_rows_and_names_the_file_with_all_of_them(audited_sample, tmp_path):
+    from pipelines.investigation.command import gather, write_pages
+    from pipelines.investigation.render import MAX_HTML_ROWS
+
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    subject = Subject("player", COUNTER)
+    try:
+        frames = gather(con, subject)
+    finally:
+        con.close()
+    short = write_pages({**frames, **{n: frames[n].head(5) for n in ("rounds", "findings", "dealers", "played_with")}},
+                        subject, tmp_path / "short", "db").read_text(encoding="utf-8")
+    long = dict(frames)
+    for name in ("rounds", "findings", "dealers", "played_with"):  # each table made longer than the page shows
+        frame = frames[name]
+        assert frame.height > 0, name
+        long[name] = pl.concat([frame] * (MAX_HTML_ROWS // frame.height + 2))
+    page = write_pages(long, subject, tmp_path / "long", "db").read_text(encoding="utf-8")
+    rounds = long["rounds"].height
+    assert f"Every round ({rounds:,}; the first {MAX_HTML_ROWS} here, all in rounds.csv)" in page
+    assert f"Findings ({MAX_HTML_ROWS} of {long['findings'].height:,}, the most money first; all in findings.csv)" in page
+    assert f"The first {MAX_HTML_ROWS} of {long['dealers'].height:,}; all are in dealers.csv." in page
+    assert f"The first {MAX_HTML_ROWS} of {long['played_with'].height:,}; all are in played_with.csv." in page
+    body = page[page.index('<section id="rounds">'):]
+    assert body.count("<tr") == MAX_HTML_ROWS + 1  # the header and the first rows
+    assert "all are in" not in short and "here, all in" not in short and "the most money first" not in short
