@@ -92,9 +92,9 @@ def main() -> None:
         print(f"run {run + 1}: {wall:.2f} s wall, {cpu:.2f} CPU s here + {kids:.2f} CPU s in children "
               f"({out['findings'].height:,} findings, {len(linked.packs.written):,} packs, {pages} investigation pages, "
               f"{size / 1e6:.1f} MB; load average {os.getloadavg()[0]:.1f})", flush=True)
-        print("  parts (wall / CPU s): " + ", ".join(f"{name} {w:.2f}/{cp:.2f}" for name, (w, cp) in out["parts"].items()))
+        print("  parts (wall / CPU s): " + ", ".join(f"{name} {w:.2f}/{cp:.2f}" for name, (w, cp) in out.get("parts", {}).items()))
         print(f"  packs {linked.packs.seconds:.2f} s wall, {linked.packs.cpu_seconds:.2f} CPU s here; "
-              f"investigation pages {linked.investigation_seconds:.2f} s wall, {linked.investigation_cpu:.2f} CPU s",
+              f"investigation pages {linked.investigation_seconds:.2f} s wall, {getattr(linked, 'investigation_cpu', float('nan')):.2f} CPU s",
               flush=True)
         if args.keep and run == args.repeat - 1:
             shutil.rmtree(args.keep, ignore_errors=True)
