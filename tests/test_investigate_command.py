@@ -398,3 +398,23 @@ def test_a_long_table_shows_its_first_rows_and_names_the_file_with_all_of_them(a
     body = page[page.index('<section id="rounds">'):]
     assert body.count("<tr") == MAX_HTML_ROWS + 1  # the header and the first rows
     assert "all are in" not in short and "here, all in" not in short and "the most money first" not in short
+
+
+def test_pages_written_half_on_a_worker_process_are_the_same_files(audited_sample, tmp_path):
+    """The audit writes every other subject's page on a second process (from PAGES_IN_TWO_FROM subjects): the same
+    files, byte for byte, and the same links, as one process writes."""
+    from pipelines.report.linked import write_investigations
+
+    db = audited_sample / "pitaudit.readonly.duckdb"
+    con = open_reader(db)
+    try:
+        findings = con.sql("SELECT * FROM out_findings WHERE p_value IS NOT NULL").pl()
+        one = write_investigations(con, tmp_path / "one", findings, "db")
+        two = write_investigations(con, tmp_path / "two", findings, "db", db_path=db, workers=2, split_from=1)
+    finally:
+        con.close()
+    pages = sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one").rglob("*") if p.is_file())
+    assert len([p for p in pages if p.name == "index.html"]) >= 2 and one[0] and one == two
+    assert pages == sorted(p.relative_to(tmp_path / "two") for p in (tmp_path / "two").rglob("*") if p.is_file())
+    for page in pages:
+        assert (tmp_path / "one" / page).read_bytes() == (tmp_path / "two" / page).read_bytes(), page

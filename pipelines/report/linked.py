@@ -58,51 +58,124 @@ def subject_of(finding: dict) -> tuple[str, str, dt.date, dt.date] | None:
     return kind, ident, night - dt.timedelta(days=days - 1), night
 
 
-def write_investigations(con, folder: Path, findings: pl.DataFrame, database: str) -> tuple[dict[str, str], list[str]]:
-    """One investigation per (subject, window) of the statistical findings; finding_id -> its page's link."""
-    from pipelines import investigate as q
-    from pipelines.investigation.command import AUDIT_CSV_TABLES, InvestigationError, gather_many, write_pages
+# a second process writes half the pages from this many subjects on (starting one costs about a second of imports;
+# a night with 30 days of history has some 50 pages of up to 30 days each, ten CPU seconds in one process)
+PAGES_IN_TWO_FROM = 8
+
+
+def write_investigations(con, folder: Path, findings: pl.DataFrame, database: str, db_path: Path | None = None,
+                         memory_limit: str | None = None, workers: int = 1,
+                         split_from: int = PAGES_IN_TWO_FROM) -> tuple[dict[str, str], list[str]]:
+    """One investigation per (subject, window) of the statistical findings; finding_id -> its page's link.
+
+    With ``workers`` > 1, ``db_path`` (the database file, which a worker process opens read-only itself, as the pack
+    workers do) and at least ``split_from`` subjects, every other subject (the longest windows first) is written by
+    one worker process while this one writes the rest: the same pages, byte for byte
+    (``tests/test_investigate_command.py``). A worker that cannot start or dies leaves its subjects to this process."""
     from pipelines.investigation.render import write_plotly_js
     from pipelines.report.links import INVESTIGATIONS_DIR
 
     stat = findings.filter(pl.col("p_value").is_not_null()) if "p_value" in findings.columns else findings.head(0)
     links: dict[str, str] = {}
-    errors: list[str] = []
-    done: dict[tuple, str | None] = {}
     found = [(f["finding_id"], subject_of(f)) for f in stat.iter_rows(named=True)]
     subjects = list(dict.fromkeys(s for _, s in found if s is not None))
+    if not subjects:
+        return links, []
+    # one plotly.min.js for every page of the folder
+    plotly_js = write_plotly_js(folder / INVESTIGATIONS_DIR)
+    theirs: list[tuple] = []
+    if workers > 1 and db_path is not None and len(subjects) >= split_from:
+        by_length = sorted(subjects, key=lambda s: -(s[3] - s[2]).days)  # stable: the subjects' order within a length
+        theirs = by_length[1::2]
+    pending = None
+    if theirs:
+        pending = _start_pages_worker((str(db_path), memory_limit, str(folder), theirs, database, str(plotly_js)))
+    mine = [s for s in subjects if s not in set(theirs)] if pending is not None else subjects
+    done, why = write_subject_pages(con, folder, mine, database, plotly_js)
+    if pending is not None:
+        got = _finish_pages_worker(*pending)
+        if got is None:  # the worker broke: its subjects here
+            got = write_subject_pages(con, folder, theirs, database, plotly_js)
+        done.update(got[0])
+        why.update(got[1])
+    if not any(done.values()):
+        plotly_js.unlink(missing_ok=True)  # no page loads it
+    errors = [f"{s[0]} {s[1]}: {why[s]}" for s in subjects if s in why]
+    for finding_id, subject in found:
+        if subject is not None and done.get(subject):
+            links[finding_id] = done[subject]
+    return links, errors
+
+
+def write_subject_pages(con, folder: Path, subjects: list[tuple], database: str, plotly_js: Path
+                        ) -> tuple[dict[tuple, str | None], dict[tuple, str]]:
+    """The pages of ``subjects`` ((kind, id, first, last)) read with ``con``: (subject -> its page's link, or None when
+    it could not be written; subject -> why not)."""
+    from pipelines import investigate as q
+    from pipelines.investigation.command import AUDIT_CSV_TABLES, InvestigationError, gather_many, write_pages
+
+    done: dict[tuple, str | None] = {}
+    why: dict[tuple, str] = {}
     # every subject's rows read together, a query per table for the subjects of one kind and window
     try:
         frames_of = gather_many(con, [q.Subject(*s) for s in subjects])
     except Exception as exc:  # noqa: BLE001 - pages that cannot be made must not stop the night's audit
-        why = str(exc) if isinstance(exc, InvestigationError) else \
+        reason = str(exc) if isinstance(exc, InvestigationError) else \
             f"the investigation could not be written ({type(exc).__name__}: {exc})"
-        frames_of = {}
-        for kind, ident, *_ in subjects:
-            errors.append(f"{kind} {ident}: {why}")
-        done = dict.fromkeys(subjects)
-    plotly_js = None  # one plotly.min.js for every page of the folder, written with the first page
+        return dict.fromkeys(subjects), dict.fromkeys(subjects, reason)
     for subject in subjects:
-        if subject in done:
-            continue
         kind, ident, first, last = subject
         try:
-            if plotly_js is None:
-                plotly_js = write_plotly_js(folder / INVESTIGATIONS_DIR)
             write_pages(frames_of[q.Subject(*subject)], q.Subject(*subject),
                         folder / investigation_relpath(kind, ident, first.isoformat(), last.isoformat()), database, plotly_js,
                         csv_tables=AUDIT_CSV_TABLES)
             done[subject] = investigation_href(kind, ident, first.isoformat(), last.isoformat())
         except InvestigationError as exc:
-            errors.append(f"{kind} {ident}: {exc}")
+            why[subject] = str(exc)
             done[subject] = None
         except Exception as exc:  # noqa: BLE001 - a page that cannot be made must not stop the night's audit
-            errors.append(f"{kind} {ident}: the investigation could not be written ({type(exc).__name__}: {exc})")
+            why[subject] = f"the investigation could not be written ({type(exc).__name__}: {exc})"
             done[subject] = None
-    for finding_id, subject in found:
-        if subject is not None and done.get(subject):
-            links[finding_id] = done[subject]
-    return links, errors
+    return done, why
+
+
+def _start_pages_worker(job):
+    """(executor, future) of one worker process writing ``job``'s pages, or None when it cannot start."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pipelines.evidence.batch import _start_pack_worker
+
+    try:
+        executor = ProcessPoolExecutor(max_workers=1, initializer=_start_pack_worker,
+                                       mp_context=multiprocessing.get_context("spawn"))
+        return executor, executor.submit(_pages_job, job)
+    except (BrokenProcessPool, RuntimeError, OSError):
+        return None
+
+
+def _finish_pages_worker(executor, future):
+    """The worker's (done, why), or None when it broke; the worker ends here."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        return None
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _pages_job(job):  # pragma: no cover - runs in the worker
+    from pipelines.db import open_bounded_reader, open_reader
+
+    db_path, memory_limit, folder, subjects, database, plotly_js = job
+    con = open_bounded_reader(db_path, memory_limit) if memory_limit else open_reader(db_path)
+    try:
+        return write_subject_pages(con, Path(folder), subjects, database, Path(plotly_js))
+    finally:
+        con.close()
 
 
 def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findings: pl.DataFrame, database: str,
@@ -144,7 +217,9 @@ def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findi
 
     def investigations() -> None:  # in this process while the pool's workers write the packs
         t, c = time.perf_counter(), time.process_time()
-        investigated["links"], investigated["errors"] = write_investigations(con, folder, findings, database)
+        investigated["links"], investigated["errors"] = write_investigations(
+            con, folder, findings, database, Path(database) if Path(database).is_file() else None,
+            settings.reader_memory, workers_available())
         investigated["seconds"], investigated["cpu"] = time.perf_counter() - t, time.process_time() - c
 
     packs = write_packs(con, keys, folder, bound=settings.evidence_packs, database=database, cameras=cameras,
