@@ -88,14 +88,22 @@ def write_investigations(con, folder: Path, findings: pl.DataFrame, database: st
         by_length = sorted(subjects, key=lambda s: -(s[3] - s[2]).days)  # stable: the subjects' order within a length
         theirs = by_length[1::2]
     pending = None
+    moments_of: dict = {}
     if theirs:
-        pending = _start_pages_worker((str(db_path), memory_limit, str(folder), theirs, database, str(plotly_js)))
+        # each window's bets' moments, read here once for both processes (the worker would compute the exact payout
+        # distributions again, a second of CPU)
+        try:
+            moments_of = window_moments(con, theirs)
+        except Exception:  # noqa: BLE001 - each process then reads them itself, and says what fails
+            moments_of = {}
+        pending = _start_pages_worker((str(db_path), memory_limit, str(folder), theirs, database, str(plotly_js),
+                                       moments_of))
     mine = [s for s in subjects if s not in set(theirs)] if pending is not None else subjects
-    done, why = write_subject_pages(con, folder, mine, database, plotly_js)
+    done, why = write_subject_pages(con, folder, mine, database, plotly_js, moments_of)
     if pending is not None:
         got = _finish_pages_worker(*pending)
         if got is None:  # the worker broke: its subjects here
-            got = write_subject_pages(con, folder, theirs, database, plotly_js)
+            got = write_subject_pages(con, folder, theirs, database, plotly_js, moments_of)
         done.update(got[0])
         why.update(got[1])
     if not any(done.values()):
@@ -107,10 +115,19 @@ def write_investigations(con, folder: Path, findings: pl.DataFrame, database: st
     return links, errors
 
 
-def write_subject_pages(con, folder: Path, subjects: list[tuple], database: str, plotly_js: Path
-                        ) -> tuple[dict[tuple, str | None], dict[tuple, str]]:
+def window_moments(con, subjects: list[tuple]) -> dict:
+    """(first, last) -> the bets' moments of that window (``gather_many``'s ``moments_of``), for the subjects' windows."""
+    from pipelines import investigate as q
+    from pipelines.investigation.theory import exact_where_known
+
+    return {(first, last): exact_where_known(q.bet_moments(con, first, last))
+            for first, last in dict.fromkeys((s[2], s[3]) for s in subjects)}
+
+
+def write_subject_pages(con, folder: Path, subjects: list[tuple], database: str, plotly_js: Path,
+                        moments_of: dict | None = None) -> tuple[dict[tuple, str | None], dict[tuple, str]]:
     """The pages of ``subjects`` ((kind, id, first, last)) read with ``con``: (subject -> its page's link, or None when
-    it could not be written; subject -> why not)."""
+    it could not be written; subject -> why not). ``moments_of``: the windows' moments already read (:func:`window_moments`)."""
     from pipelines import investigate as q
     from pipelines.investigation.command import AUDIT_CSV_TABLES, InvestigationError, gather_many, write_pages
 
@@ -118,7 +135,7 @@ def write_subject_pages(con, folder: Path, subjects: list[tuple], database: str,
     why: dict[tuple, str] = {}
     # every subject's rows read together, a query per table for the subjects of one kind and window
     try:
-        frames_of = gather_many(con, [q.Subject(*s) for s in subjects])
+        frames_of = gather_many(con, [q.Subject(*s) for s in subjects], dict(moments_of or {}))
     except Exception as exc:  # noqa: BLE001 - pages that cannot be made must not stop the night's audit
         reason = str(exc) if isinstance(exc, InvestigationError) else \
             f"the investigation could not be written ({type(exc).__name__}: {exc})"
@@ -170,10 +187,10 @@ def _finish_pages_worker(executor, future):
 def _pages_job(job):  # pragma: no cover - runs in the worker
     from pipelines.db import open_bounded_reader, open_reader
 
-    db_path, memory_limit, folder, subjects, database, plotly_js = job
+    db_path, memory_limit, folder, subjects, database, plotly_js, moments_of = job
     con = open_bounded_reader(db_path, memory_limit) if memory_limit else open_reader(db_path)
     try:
-        return write_subject_pages(con, Path(folder), subjects, database, Path(plotly_js))
+        return write_subject_pages(con, Path(folder), subjects, database, Path(plotly_js), moments_of)
     finally:
         con.close()
 
