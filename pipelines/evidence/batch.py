@@ -350,6 +350,7 @@ class PackPool:
                  min_packs: int = 200) -> None:
         self.db_path, self.workers, self.rule_docs = Path(db_path), workers, rule_docs
         self.memory_limit, self.min_packs = memory_limit, min_packs
+        self.started = 0  # worker processes running the packs (while the caller's ``meanwhile`` runs)
 
     def worth_it(self, packs: int, groups: int) -> bool:
         """Enough packs, and more than one core. One group is worth a worker too: the caller's ``meanwhile`` (the
@@ -369,7 +370,8 @@ class PackPool:
 
         jobs = [(str(self.db_path), self.memory_limit, group, these, folder, params, database, camera_map,
                  self.rule_docs, clause_note) for group, these in groups]
-        executor = ProcessPoolExecutor(max_workers=min(self.workers, len(groups)), initializer=_start_pack_worker,
+        self.started = min(self.workers, len(groups))
+        executor = ProcessPoolExecutor(max_workers=self.started, initializer=_start_pack_worker,
                                        mp_context=multiprocessing.get_context("spawn"))
         out: list[tuple[dict, list[str]] | None] = []
         failed: list[BaseException] = []

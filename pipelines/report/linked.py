@@ -58,18 +58,21 @@ def subject_of(finding: dict) -> tuple[str, str, dt.date, dt.date] | None:
     return kind, ident, night - dt.timedelta(days=days - 1), night
 
 
-# a second process writes half the pages from this many subjects on (starting one costs about a second of imports;
-# a night with 30 days of history has some 50 pages of up to 30 days each, ten CPU seconds in one process)
+# a second process writes half the pages from this many subjects on, when their windows hold this many wagers of the
+# floor (starting one costs a second or two of CPU: imports; a night with 30 days of history has some 50 pages of up
+# to 30 days each, ten CPU seconds in one process; a night into an empty database, ten pages of one night, 1 s)
 PAGES_IN_TWO_FROM = 8
+PAGES_IN_TWO_ROWS = 1_000_000
 
 
 def write_investigations(con, folder: Path, findings: pl.DataFrame, database: str, db_path: Path | None = None,
-                         memory_limit: str | None = None, workers: int = 1,
-                         split_from: int = PAGES_IN_TWO_FROM) -> tuple[dict[str, str], list[str]]:
+                         memory_limit: str | None = None, workers: int = 1, split_from: int = PAGES_IN_TWO_FROM,
+                         split_rows: int = PAGES_IN_TWO_ROWS) -> tuple[dict[str, str], list[str]]:
     """One investigation per (subject, window) of the statistical findings; finding_id -> its page's link.
 
     With ``workers`` > 1, ``db_path`` (the database file, which a worker process opens read-only itself, as the pack
-    workers do) and at least ``split_from`` subjects, every other subject (the longest windows first) is written by
+    workers do), at least ``split_from`` subjects and ``split_rows`` rows of ``out_settlements`` in their windows' days,
+    every other subject (the longest windows first) is written by
     one worker process while this one writes the rest: the same pages, byte for byte
     (``tests/test_investigate_command.py``). A worker that cannot start or dies leaves its subjects to this process."""
     from pipelines.investigation.render import write_plotly_js
@@ -84,7 +87,7 @@ def write_investigations(con, folder: Path, findings: pl.DataFrame, database: st
     # one plotly.min.js for every page of the folder
     plotly_js = write_plotly_js(folder / INVESTIGATIONS_DIR)
     theirs: list[tuple] = []
-    if workers > 1 and db_path is not None and len(subjects) >= split_from:
+    if workers > 1 and db_path is not None and len(subjects) >= split_from and _rows_in(con, subjects) >= split_rows:
         by_length = sorted(subjects, key=lambda s: -(s[3] - s[2]).days)  # stable: the subjects' order within a length
         theirs = by_length[1::2]
     pending = None
@@ -113,6 +116,12 @@ def write_investigations(con, folder: Path, findings: pl.DataFrame, database: st
         if subject is not None and done.get(subject):
             links[finding_id] = done[subject]
     return links, errors
+
+
+def _rows_in(con, subjects: list[tuple]) -> int:
+    """Rows of ``out_settlements`` from the subjects' first day to their last (what their pages read, roughly)."""
+    return con.execute("SELECT count(*) FROM out_settlements WHERE gaming_day BETWEEN ? AND ?",
+                       [min(s[2] for s in subjects), max(s[3] for s in subjects)]).fetchall()[0][0]
 
 
 def window_moments(con, subjects: list[tuple]) -> dict:
@@ -234,9 +243,11 @@ def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findi
 
     def investigations() -> None:  # in this process while the pool's workers write the packs
         t, c = time.perf_counter(), time.process_time()
+        # a core the pack workers leave free may take half the pages
+        free = workers_available() - (pool.started if pool is not None else 0)
         investigated["links"], investigated["errors"] = write_investigations(
             con, folder, findings, database, Path(database) if Path(database).is_file() else None,
-            settings.reader_memory, workers_available())
+            settings.reader_memory, 1 + max(free, 0))
         investigated["seconds"], investigated["cpu"] = time.perf_counter() - t, time.process_time() - c
 
     packs = write_packs(con, keys, folder, bound=settings.evidence_packs, database=database, cameras=cameras,
