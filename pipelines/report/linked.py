@@ -12,7 +12,11 @@ page is written: the audit writes the pages first, into the same temporary outpu
   days to its night); links ``investigations/<kind>/<id>/<first>_<last>/index.html``. The pages share one
   ``investigations/plotly.min.js``, which each loads by a relative path. Each writes its tables as Parquet, and as
   CSV only the small ones (``command.AUDIT_CSV_TABLES``), with its results chart thinned to ``figures.MAX_POINTS``
-  points per line: a page over 30 days of a busy subject was tens of MB, written for every flagged subject.
+  points per line: a page over 30 days of a busy subject was tens of MB, written for every flagged subject. With
+  30 nights of history a night has some 50 such pages: when the pack workers leave a core free, a second process
+  writes half of them (:func:`write_investigations`).
+
+The packs are written on worker processes while this process writes the investigations (:class:`PackPool`).
 
 All links are relative, so the output folder can be copied elsewhere and still opens.
 """
