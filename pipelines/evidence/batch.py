@@ -363,10 +363,9 @@ class PackPool:
         """Each group's (written, errors), in group order; None for a group whose worker broke (not for an error of
         the group itself, which is raised as it would be in one process)."""
         import multiprocessing
+        import threading
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
-
-        import threading
 
         jobs = [(str(self.db_path), self.memory_limit, group, these, folder, params, database, camera_map,
                  self.rule_docs, clause_note) for group, these in groups]
