@@ -127,14 +127,36 @@ def sum_distribution(parts: list[tuple[Payout, int]]) -> tuple[int, np.ndarray]:
     nfft = _fast_length(length)
     spectrum = np.ones(nfft // 2 + 1, dtype=complex)
     for p, n in parts:
+        spectrum *= _part_spectrum(p, nfft) ** n
+    pmf = np.fft.irfft(spectrum, nfft)
+    pmf = np.roll(pmf, -(start % nfft))[:length] if length < size else pmf[:size]
+    return offset + start, np.clip(pmf, 0.0, None)
+
+
+#: the part spectra kept (``_part_spectrum``), and the bytes they may hold together
+_SPECTRA: dict[tuple[Payout, int], np.ndarray] = {}
+SPECTRA_BYTES = 32 << 20
+_SPECTRA_HELD = [0]
+
+
+def _part_spectrum(p: Payout, nfft: int) -> np.ndarray:
+    """The FFT of one wager's distribution on ``nfft`` points: kept (up to ``SPECTRA_BYTES``, then forgotten at once),
+    since a night's players share FFT lengths and each entity's sum multiplies the spectra of its parts."""
+    key = (p, nfft)
+    spectrum = _SPECTRA.get(key)
+    if spectrum is None:
         lo = min(p.values)
         base = np.zeros(nfft)
         for v, q in zip(p.values, p.probs):
             base[(v - lo) % nfft] += q
-        spectrum *= np.fft.rfft(base) ** n
-    pmf = np.fft.irfft(spectrum, nfft)
-    pmf = np.roll(pmf, -(start % nfft))[:length] if length < size else pmf[:size]
-    return offset + start, np.clip(pmf, 0.0, None)
+        spectrum = np.fft.rfft(base)
+        spectrum.flags.writeable = False
+        if _SPECTRA_HELD[0] + spectrum.nbytes > SPECTRA_BYTES:
+            _SPECTRA.clear()
+            _SPECTRA_HELD[0] = 0
+        _SPECTRA[key] = spectrum
+        _SPECTRA_HELD[0] += spectrum.nbytes
+    return spectrum
 
 
 def _span(parts: list[tuple[Payout, int]], offset: int, size: int) -> tuple[int, int]:
@@ -371,8 +393,10 @@ def binom_sf(k: int, n: int, p: float) -> float:
     def logpmf(j: np.ndarray) -> np.ndarray:
         from math import lgamma
 
-        lg = np.vectorize(lgamma)
-        return lg(n + 1.0) - lg(j + 1.0) - lg(n - j + 1.0) + j * lp + (n - j) * lq
+        def lg(v: np.ndarray) -> np.ndarray:  # math.lgamma of each (np.vectorize cost more than the sum)
+            return np.fromiter(map(lgamma, v.tolist()), dtype=float, count=len(v))
+
+        return lgamma(n + 1.0) - lg(j + 1.0) - lg(n - j + 1.0) + j * lp + (n - j) * lq
 
     if k > mode:
         j = np.arange(k, n + 1, dtype=float)

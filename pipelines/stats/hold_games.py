@@ -27,17 +27,14 @@ hole cards, in a way the per-bet distributions do not carry.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import polars as pl
 
-from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import MoneySums, batch_two_sided
 from pipelines.stats.games import distribution_of, settled_games
-from pipelines.stats.hold import GROUP_LABEL, Z95, _int64, funnel_rows, sum_quantile
-from pipelines.stats.tests_frame import fmt_p, tests_frame
+from pipelines.stats.hold import Z95, funnel_rows, hold_test_rows, sum_quantile
+from pipelines.stats.tests_frame import json_value, tests_frame
 
 #: bets whose wagers of one round are settled together (one draw per round with the round's stake)
 PER_ROUND = ("insurance", "main")
@@ -196,27 +193,12 @@ def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, wind
 
     handle = summary["handle"].cast(pl.Float64).to_numpy()
     funnel = funnel_rows(summary, s, mean, sd, g, p, window_days)
-    rows = []
-    for i, r in enumerate(summary.iter_rows(named=True)):
-        kind_label = GROUP_LABEL[r["grouping"]]
-        bet = f"{GAME_LABEL[r['game']]} {BET_LABEL[r['level']]} bets"
-        hold, theo_hold = -s[i] / handle[i], -mean[i] / handle[i]
-        side = " (one-sided: players winning more than the stated strategy allows)" if r["one_sided"] else ""
-        sentence = (f"{kind_label} {r['key']} held {hold:+.1%} of {format_money(r['handle'], r['currency'])} wagered on {bet} "
-                    f"({r['wagers']:,} wagers, {r['rounds']:,} rounds), theory {theo_hold:+.1%}; 95 % band "
-                    f"{-band_low[i] / handle[i]:+.1%} to {-band_high[i] / handle[i]:+.1%}; p = {fmt_p(float(p[i]))}{side}")
-        evidence = {"handle": r["handle"], "hold": round(hold, 5), "theoretical_hold": round(theo_hold, 5),
-                    "sd": round(float(sd[i]), 1), "skew": round(float(g[i]), 3), "tables": r["tables"],
-                    "rounds_range": [r["first_round"], r["last_round"]], "tail": "Lugannani-Rice saddle point",
-                    "one_sided": bool(r["one_sided"]),
-                    "variance": ("a round's seats correlated as in the engine's two-seat simulation"
-                                 if r["level"] == "main" else "exact")}
-        rows.append({"kind": "hold_anomaly", "test": f"hold_{kind_label}", "entity": f"{kind_label} {r['key']} x {bet}",
-                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
-                     "table_id": r["key"] if r["grouping"] == "table_id" else (r["tables"][0] if len(r["tables"]) == 1 else None),
-                     "dealer_id": r["key"] if r["grouping"] == "dealer_id" else None, "game": r["game"],
-                     "ruleset": r["ruleset"], "currency": r["currency"], "bet": r["level"], "rounds": r["rounds"],
-                     "wagers": r["wagers"], "expected_net": int(round(float(mean[i]))), "recorded_net": _int64(r["recorded"]),
-                     "p_value": float(p[i]), "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
-    return tests_frame(rows), funnel
-
+    games, levels, sided = summary["game"].to_list(), summary["level"].to_list(), summary["one_sided"].to_list()
+    variance = {"main": "a round's seats correlated as in the engine's two-seat simulation"}
+    tests = hold_test_rows(
+        summary, s, mean, sd, g, p, handle, band_low, band_high, window_days,
+        bets=[f"{GAME_LABEL[gm]} {BET_LABEL[lv]} bets" for gm, lv in zip(games, levels)], game=games,
+        suffix=[" (one-sided: players winning more than the stated strategy allows)" if o else "" for o in sided],
+        evidence_more=[f', "one_sided": {json_value(bool(o))}, "variance": {json_value(variance.get(lv, "exact"))}'
+                       for o, lv in zip(sided, levels)])
+    return tests, funnel
