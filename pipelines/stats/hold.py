@@ -69,18 +69,24 @@ def baccarat_hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: 
 
 
 def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.ndarray],
-              sums_for: "Callable[[np.ndarray], MoneySums]", window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+              sums_for: "Callable[[np.ndarray], MoneySums]", window_days: int,
+              known: np.ndarray | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(test rows, funnel rows) of one grouping's entities from their aggregates and the moments of their sums.
 
     ``summary``: an entity's counts and sums (``hold_sums``) with ``grouping`` and ``ent`` (0..n-1, the order of ``moments``);
     ``sums_for(far)``: a ``MoneySums`` holding the rows of at least the entities ``far`` (a boolean mask: those
     beyond ``SADDLE_BEYOND`` standard deviations, the only ones whose tail needs the saddle point), so that a
-    window can read only those entities' rows."""
+    window can read only those entities' rows. ``known``: p-values already worked out (NaN where not; a window's
+    ``WindowMemo``): those entities' rows are not read and their saddle point is not solved again."""
     s = summary["recorded"].cast(pl.Float64).to_numpy()
     mean, var, k3 = moments
     sd = np.sqrt(var)
-    far = np.abs(s - mean) / np.sqrt(np.maximum(var, 1e-300)) > SADDLE_BEYOND
-    p = batch_two_sided(sums_for(far), s, saddle_beyond=SADDLE_BEYOND, moments=(mean, var, k3))
+    have = ~np.isnan(known) if known is not None else np.zeros(len(s), dtype=bool)
+    ask = np.where(have, mean, s)  # a known entity is asked at its mean: the normal figure, no rows (replaced below)
+    far = np.abs(ask - mean) / np.sqrt(np.maximum(var, 1e-300)) > SADDLE_BEYOND
+    p = batch_two_sided(sums_for(far), ask, saddle_beyond=SADDLE_BEYOND, moments=(mean, var, k3))
+    if have.any():
+        p = np.where(have, known, p)
     g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
 
     band_low, band_high = sum_quantile(mean, sd, g, Z95), sum_quantile(mean, sd, g, -Z95)  # once, not per entity
