@@ -120,7 +120,7 @@ def sum_distribution(parts: list[tuple[Payout, int]]) -> tuple[int, np.ndarray]:
     if not parts:
         return 0, np.ones(1)
     grid = math.lcm(*(p.grid for p, _ in parts))
-    parts = [(p.on_grid(grid), n) for p, n in parts]
+    parts = [(_on_grid(p, grid), n) for p, n in parts]
     offset = sum(min(p.values) * n for p, n in parts)
     size = sum((max(p.values) - min(p.values)) * n for p, n in parts) + 1
     start, length = _span(parts, offset, size)
@@ -167,12 +167,10 @@ def _span(parts: list[tuple[Payout, int]], offset: int, size: int) -> tuple[int,
     mean = var = 0.0
     b = 0.0
     for p, n in parts:
-        v = np.asarray(p.values, dtype=float)
-        q = np.asarray(p.probs, dtype=float)
-        m = float(v @ q)
+        m, v, far = _wager_moments(p)
         mean += n * m
-        var += n * float(((v - m) ** 2) @ q)
-        b = max(b, float(np.abs(v - m).max()))
+        var += n * v
+        b = max(b, far)
     log_term = math.log(2.0 / SPAN_MASS)
     u = (2 * log_term * b / 3 + math.sqrt((2 * log_term * b / 3) ** 2 + 8 * log_term * var)) / 2
     first = max(0, math.floor(mean - offset - u) - 1)
@@ -180,6 +178,21 @@ def _span(parts: list[tuple[Payout, int]], offset: int, size: int) -> tuple[int,
     return first, last - first + 1
 
 
+@lru_cache(maxsize=256)
+def _on_grid(p: Payout, grid: int) -> Payout:
+    return p.on_grid(grid)
+
+
+@lru_cache(maxsize=256)
+def _wager_moments(p: Payout) -> tuple[float, float, float]:
+    """(mean, variance, largest distance from the mean) of one wager on its grid (``_span``; kept per payout)."""
+    v = np.asarray(p.values, dtype=float)
+    q = np.asarray(p.probs, dtype=float)
+    m = float(v @ q)
+    return m, float(((v - m) ** 2) @ q), float(np.abs(v - m).max())
+
+
+@lru_cache(maxsize=4096)
 def _fast_length(n: int) -> int:
     """The smallest length >= n (and >= 2) whose prime factors are 2, 3 and 5: FFTs of it are fast."""
     n = max(2, n)

@@ -78,8 +78,14 @@ def _above_mean(parts: tuple[tuple[str, str, int, str, int], ...], observed: dic
 
     Below the mean the p-value is at least about one half; it is written as 1 (no convolution is spent on it),
     which keeps the test conservative (P(p <= a) <= a still holds)."""
-    mean = sum(baccarat_payouts(r, v, d)[b].mean * n for r, v, d, b, n in parts)
+    mean = sum(_unit_mean(r, v, d, b) * n for r, v, d, b, n in parts)
     return sum(k / g for g, k in observed.items()) > mean
+
+
+@lru_cache(maxsize=256)
+def _unit_mean(name: str, version: str, decks: int, bet: str) -> float:
+    """A wager's expected net in units (``Payout.mean`` sums it anew on each call)."""
+    return baccarat_payouts(name, version, decks)[bet].mean
 
 
 @lru_cache(maxsize=1 << 16)
