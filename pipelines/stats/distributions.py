@@ -361,6 +361,7 @@ class _TiltRows:
         self.n = ms.n
         self._all = (ms.ent, ms.a[:, None] * ms.x, np.where(ms.p > 0, np.log(np.where(ms.p > 0, ms.p, 1.0)), -np.inf), ms.c)
         self._rows, self._kept = self._all, np.ones(ms.n, dtype=bool)
+        self._scratch: np.ndarray | None = None
 
     def cgf(self, t: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """K, K', K'' of every entity at ``t`` (exact for the ``wanted`` ones; the others' figures are not used)."""
@@ -373,13 +374,20 @@ class _TiltRows:
         elif (wanted & ~self._kept).any():  # an entity dropped earlier is wanted again: all rows
             self._rows = ent, ax, logp, c = self._all
             self._kept = np.ones(self.n, dtype=bool)
-        zt = t[ent][:, None] * ax + logp
+        # the same products and sums as ``t a x + log p``, ``w = exp(. - max)``, ``w a x``, ``w (a x)^2``, in one scratch
+        # matrix (a 30-night window's far rows are hundreds of MB of temporaries otherwise, each one new memory)
+        if self._scratch is None or self._scratch.shape[0] < len(ent):
+            self._scratch = np.empty(ax.shape)
+        zt = self._scratch[:len(ent)]
+        np.multiply(t[ent][:, None], ax, out=zt)
+        zt += logp
         zmax = zt.max(axis=1, keepdims=True)
-        w = np.exp(zt - zmax)
+        zt -= zmax
+        w = np.exp(zt, out=zt)
         s0 = w.sum(axis=1)
-        wax = w * ax
+        wax = np.multiply(w, ax, out=zt)
         s1 = wax.sum(axis=1) / s0
-        s2 = (wax * ax).sum(axis=1) / s0
+        s2 = np.multiply(wax, ax, out=zt).sum(axis=1) / s0
 
         def total(v: np.ndarray) -> np.ndarray:
             return np.bincount(ent, weights=v, minlength=self.n)
