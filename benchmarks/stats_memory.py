@@ -105,6 +105,17 @@ def main() -> None:
 
     base = rss()
     with Sampler() as sampler:
+        def phased(name, f):  # the sampler names the phase it saw the peak in
+            def call(*a, **k):
+                sampler.phase = name
+                try:
+                    return f(*a, **k)
+                finally:
+                    print(f"  after {name}: resident {gb(rss())}, peak so far {gb(sampler.peak)} ({sampler.peak_phase})")
+            return call
+
+        run.summarise_days = phased("summaries", run.summarise_days)
+        run.statistical_findings = phased("windows", run.statistical_findings)
         cpu, wall = time.process_time(), time.perf_counter()
         kwargs = {"chunk_rounds": args.chunk_rounds} if args.chunk_rounds else {}
         outcomes = run.statistics_step(args.db, nights, **kwargs)

@@ -54,7 +54,7 @@ from pipelines.stats.counts import shoe_rounds
 from pipelines.stats.games import settled_games
 from pipelines.stats.hold import dealer_error_aggregates
 from pipelines.stats.hold_games import games_hold_aggregates
-from pipelines.stats.hold_sums import HoldSums, hold_sums
+from pipelines.stats.hold_sums import GroupingSums, HoldSums, hold_sums
 from pipelines.stats.load import StatsInputs
 from pipelines.stats.luck import luck_aggregates, settled_baccarat
 from pipelines.stats.luck_games import games_luck_aggregates
@@ -93,10 +93,21 @@ class DaySummaries:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "days"}
 
     def only(self, first: dt.date, last: dt.date) -> "DaySummaries":
-        """The summaries of the days ``first..last``."""
-        cut = {name: df.filter(pl.col("gaming_day").is_between(first, last)) if df.height else df
-               for name, df in self.frames().items()}
-        return DaySummaries(tuple(d for d in self.days if first <= d <= last), **cut)
+        """The summaries of the days ``first..last`` (a frame whose days are in order is sliced, not copied: a night's
+        hold rows are millions)."""
+        return DaySummaries(tuple(d for d in self.days if first <= d <= last),
+                            **{name: _days_of(df, first, last) for name, df in self.frames().items()})
+
+
+def _days_of(df: pl.DataFrame, first: dt.date, last: dt.date) -> pl.DataFrame:
+    """The rows of ``df`` of the days ``first..last``: a slice when its days are in order, else a filter."""
+    if df.height == 0:
+        return df
+    day = df["gaming_day"]
+    if day.null_count() == 0 and day.is_sorted():
+        lo, hi = int(day.search_sorted(first, side="left")), int(day.search_sorted(last, side="right"))
+        return df.slice(lo, hi - lo)
+    return df.filter(pl.col("gaming_day").is_between(first, last))
 
 
 def _conform(df: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
@@ -153,6 +164,16 @@ class ChunkSummaries:
     frames: dict[str, pl.DataFrame]
     hold: dict[dt.date, HoldSums]
 
+    def compacted(self) -> "ChunkSummaries":
+        """The same summaries in buffers of their own (``pipelines.memory.compact``): kept until a day's chunks are
+        merged, they must not keep the chunk's read alive."""
+        from pipelines.memory import compact
+
+        return ChunkSummaries({name: compact(df) for name, df in self.frames.items()}, {
+            day: HoldSums(tuple(GroupingSums(g.grouping, compact(g.summary), compact(g.rows)) for g in h.groupings),
+                          h.x.copy(), h.p.copy(), compact(h.pays) if h.pays is not None else None)
+            for day, h in self.hold.items()})
+
 
 def summarise_chunk(inputs: StatsInputs, params: StatsParams, families: set[str] | None = None) -> ChunkSummaries:
     """The summaries of ``inputs`` (a day's tables, or some of them) before any merge: each frame is per entity and day
@@ -203,13 +224,29 @@ def _vectors(name: str, m: np.ndarray) -> pl.Series:
     return pl.Series(name, m).cast(pl.List(pl.Float64))
 
 
+def _by_grouping(rows: pl.DataFrame, most_runs: int = 1000) -> dict[str, pl.DataFrame]:
+    """The rows of each grouping, in their order: slices of the runs a day's summaries come in (a day's rows are one
+    run per grouping), not a copy of a night's millions of rows; a group_by when the rows are not in runs."""
+    if rows.height == 0:
+        return {}
+    runs = rows.select(pl.col("grouping").rle()).unnest("grouping")
+    if runs.height > most_runs:
+        return {g: df for (g,), df in rows.group_by(["grouping"], maintain_order=True)}
+    slices: dict[str, list[pl.DataFrame]] = {}
+    at = 0
+    for n, g in runs.select("len", "value").iter_rows():
+        slices.setdefault(g, []).append(rows.slice(at, n))
+        at += n
+    return {g: pl.concat(parts, rechunk=False) for g, parts in slices.items()}
+
+
 def hold_rows_reader(s: DaySummaries):
     """A ``windows.HoldRowsReader`` over summaries in memory: the rows of the far entities of ``stat_day_hold_rows``
     with their outcome vectors ``x`` and probabilities ``p`` (what ``summary_store.stored_hold_rows`` reads from the
     database). The rows are split by grouping once and the vectors gathered from arrays (a night's 4,800,000 rows
     were filtered and joined on strings, and their vectors joined as lists, for every grouping of every window)."""
     rows = s.hold_rows
-    by_grouping = {g: df for (g,), df in rows.group_by(["grouping"], maintain_order=True)} if rows.height else {}
+    by_grouping = _by_grouping(rows)
     arrays = {}
     for name, frame in (("x", s.hold_nets), ("p", s.hold_probs)):
         for (day,), df in (frame.group_by(["gaming_day"]) if frame.height else []):

@@ -35,6 +35,7 @@ from pipelines.stats.hold_sums import GroupingSums, HoldSums, unique_rows
 from pipelines.stats.summaries import HOLD_KEYS, ChunkSummaries, DaySummaries, _conform, _vectors, polars_schemas
 
 DAY = "gaming_day"
+ROWS_SCHEMA = polars_schemas()["hold_rows"]
 
 
 def _union() -> pl.Expr:
@@ -100,8 +101,8 @@ def merge_chunks(parts: list[ChunkSummaries], days: tuple[dt.date, ...], params:
     hold = [_hold_frames(day, [p.hold[day] for p in parts if day in p.hold], params.hold_groupings)
             for day in sorted({d for p in parts for d in p.hold})]
     for i, name in enumerate(("hold_entities", "hold_rows", "hold_nets", "hold_probs")):
-        dfs = [h[i] for h in hold if h[i].height]
-        frames[name] = pl.concat(dfs, how="diagonal_relaxed") if dfs else pl.DataFrame()
+        dfs = [_conform(h[i], schemas[name]) for h in hold if h[i].height]  # (no copy of a frame in its schema)
+        frames[name] = pl.concat(dfs, rechunk=False) if dfs else pl.DataFrame()
     return DaySummaries(tuple(days), **{name: _conform(df, schemas[name]) if df.height else pl.DataFrame(schema=schemas[name])
                                         for name, df in frames.items()})
 
@@ -162,11 +163,12 @@ def _hold_frames(day: dt.date, parts: list[HoldSums], groupings: tuple[str, ...]
         ents.append(g.summary.drop("ent").with_columns(
             pl.lit(day).alias(DAY), pl.Series("m_mean", mean), pl.Series("m_var", var), pl.Series("m_k3", k3)))
         keys = g.summary.select(list(HOLD_KEYS[1:]))[g.rows["ent"].to_numpy()]
+        # in the stored frame's columns and types already (the day's rows are not copied again to conform them)
         rows.append(keys.with_columns(pl.lit(day).alias(DAY), pl.lit(g.grouping).alias("grouping"), g.rows["a"],
-                                      g.rows["c"], g.rows["xid"], g.rows["pid"]))
+                                      g.rows["c"].cast(pl.Float64), g.rows["xid"], g.rows["pid"]).select(list(ROWS_SCHEMA)))
     nets = pl.DataFrame({DAY: [day] * len(x), "xid": np.arange(len(x), dtype=np.int64)}).with_columns(_vectors("x", x))
     probs = pl.DataFrame({DAY: [day] * len(p), "pid": np.arange(len(p), dtype=np.int64)}).with_columns(_vectors("p", p))
-    return (pl.concat(ents, how="diagonal_relaxed"), pl.concat(rows, how="diagonal_relaxed"), nets, probs)
+    return (pl.concat(ents, how="diagonal_relaxed"), pl.concat(rows, rechunk=False), nets, probs)
 
 
 def _merge_grouping(gs: list[tuple[int, GroupingSums]], parts: list[HoldSums], x_of: np.ndarray, x_at: np.ndarray,

@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.stats.config import StatsParams
+from pipelines.memory import trim
 from pipelines.stats.advantage import FAMILIES
 from pipelines.stats.load import load_inputs, side_bet_families, table_chunks
 from pipelines.stats.summaries import (
@@ -97,8 +98,13 @@ def summarise_days(con, days: list[dt.date], params: StatsParams, chunk_rounds: 
             out.append(summarise(load_inputs(con, day, day), params, (day,)))
             continue
         families = side_bet_families(con, day, tuple((name, bets) for name, bets, *_ in FAMILIES))
-        parts = [summarise_chunk(load_inputs(con, day, day, tables=tables), params, families) for tables in chunks]
+        parts = []
+        for tables in chunks:
+            parts.append(summarise_chunk(load_inputs(con, day, day, tables=tables), params, families).compacted())
+            trim()  # the chunk's freed arrays back to the system, not kept in the heap for the next chunk
         out.append(merge_chunks(parts, (day,), params))
+        del parts
+        trim()
     return concat_summaries(out)
 
 
