@@ -5,7 +5,7 @@ prints the process's peak resident memory (``getrusage``'s ``ru_maxrss``, and a 
 every 0.1 s that names the phase it saw the peak in), its CPU seconds, and with ``--frames`` the sizes of the
 frames one whole day's read and summaries hold. Nothing is written.
 
-    .venv/bin/python -m benchmarks.stats_memory --db night.duckdb [--chunk-rounds 50000] [--frames]
+    .venv/bin/python -m benchmarks.stats_memory --db night.duckdb [--chunk-rounds 50000] [--frames] [--write]
 """
 
 from __future__ import annotations
@@ -84,6 +84,7 @@ def main() -> None:
     ap.add_argument("--night", type=dt.date.fromisoformat, action="append", help="default: every gaming day settled")
     ap.add_argument("--chunk-rounds", type=int, default=None, help="the step's bound on a chunk's rounds")
     ap.add_argument("--frames", action="store_true", help="the sizes of one whole day's frames instead of the step")
+    ap.add_argument("--write", action="store_true", help="then write the outcomes (write_statistics: the database is written)")
     args = ap.parse_args()
 
     from pipelines.db import open_reader
@@ -119,6 +120,8 @@ def main() -> None:
         cpu, wall = time.process_time(), time.perf_counter()
         kwargs = {"chunk_rounds": args.chunk_rounds} if args.chunk_rounds else {}
         outcomes = run.statistics_step(args.db, nights, **kwargs)
+        if args.write:
+            phased("write", run.write_statistics)(args.db, outcomes)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     findings = sum(o.findings.height for o in outcomes)
     tests = sum(o.tests.height for o in outcomes)
