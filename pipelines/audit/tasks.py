@@ -31,6 +31,7 @@ from pipelines.audit.scope import Scope, input_scope
 from pipelines.audit.settle import Settled
 from pipelines.audit.canon import open_source_reader, publish_canon
 from pipelines.db import open_bounded_reader
+from pipelines.memory import release
 
 TASK = {"cache_policy": NO_CACHE, "persist_result": False, "retries": 0}
 
@@ -127,6 +128,8 @@ def gaps_task(db_path: Path, params: AuditParams, days: tuple[dt.date, ...]) -> 
         finally:
             con.close()
     found = finalize([detect_gaps(jumps, numbers), source_changed(changes)])
+    del jumps, numbers, changes
+    release()
     return found.filter(pl.col("gaming_day").is_in(list(days))) if found.height else found
 
 
@@ -171,7 +174,10 @@ def audit_group_task(db_path: Path, stage_dir: Path, index: int, keys: tuple[tup
     recon = reconstruct_task(part, params)
     settled = settle_task(part, recon, params)
     result = detect_task(part, recon, settled, params)
-    return stage_task(stage_dir, index, result)
+    counts = stage_task(stage_dir, index, result)
+    del part, recon, settled, result
+    release()  # the worker stays alive, idle, until the flow ends: it gives the group's memory back
+    return counts
 
 
 @task(name="write database", **TASK)
@@ -200,7 +206,9 @@ def statistics_task(db_path: Path, nights: list[dt.date], params: AuditParams) -
 @task(name="export settlements", **TASK)
 def export_settlements_task(stage_dir: Path, out_dir: Path) -> Path:
     """The staged settlements into a partial settlements.parquet (named by the publish task)."""
-    return export_settlements(Path(stage_dir), Path(out_dir))
+    path = export_settlements(Path(stage_dir), Path(out_dir))
+    release()  # DuckDB's buffers of the copy, freed into the heap of a worker that stays alive
+    return path
 
 
 @task(name="publish", **IO_TASK)
