@@ -70,6 +70,7 @@ def ingest_task(input_dir: Path, db_path: Path, gaming_day_start: str, settings=
         return ingest_folder(con, input_dir, gaming_day_start, settings=settings)
     finally:
         con.close()
+        release()  # the writer's buffers, freed into the flow process's heap, back before the audit stage
 
 
 @task(name="scope", **TASK)
@@ -188,6 +189,7 @@ def write_database_task(db_path: Path, keys: list[tuple[dt.date, str]], stage_di
     memory = [settings.writer_memory] if settings is not None else []
     write_database(db_path, keys, stage_dir, *memory, fingerprints={k: fingerprints[k] for k in keys if k in fingerprints},
                    rounds=rounds)
+    release()  # the write's buffers back before the statistics step
 
 
 @task(name="statistics", **TASK)
