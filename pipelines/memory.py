@@ -12,12 +12,19 @@ polars keeps a string longer than 12 bytes as a view into a buffer shared with t
 1,000-row ``group_by(...).agg(pl.col(s).first())`` of a 10,000,000-row frame kept its 0.4 GB of strings alive.
 A chunk's summaries kept so each chunk's read (a rule set's name, a shoe id) until the night's chunks were merged:
 ``compact`` copies a frame into buffers of its own.
+
+``release`` (a collection, then ``trim``) ends a task that runs on a worker process of the audit's pool: the pool's
+workers stay alive until the flow ends, and on the 1,000,000-round night two idle workers still held 0.44 and
+0.31 GB through the statistics step (the cyclic garbage of their last group and glibc's free heap of its DuckDB
+reads and numpy arrays). polars' own allocator (jemalloc, with its background thread) gives its free pages back by
+itself within seconds.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import io
 from functools import lru_cache
 
@@ -41,6 +48,12 @@ def trim() -> bool:
         return False
     libc.malloc_trim(0)
     return True
+
+
+def release() -> None:
+    """Collect the cyclic garbage, then ``trim``: what a finished task no longer holds goes back to the system."""
+    gc.collect()
+    trim()
 
 
 def compact(df: pl.DataFrame) -> pl.DataFrame:

@@ -31,6 +31,7 @@ from pipelines.audit.scope import Scope, input_scope
 from pipelines.audit.settle import Settled
 from pipelines.audit.canon import open_source_reader, publish_canon
 from pipelines.db import open_bounded_reader
+from pipelines.memory import release
 
 TASK = {"cache_policy": NO_CACHE, "persist_result": False, "retries": 0}
 
@@ -69,6 +70,7 @@ def ingest_task(input_dir: Path, db_path: Path, gaming_day_start: str, settings=
         return ingest_folder(con, input_dir, gaming_day_start, settings=settings)
     finally:
         con.close()
+        release()  # the writer's buffers, freed into the flow process's heap, back before the audit stage
 
 
 @task(name="scope", **TASK)
@@ -127,6 +129,8 @@ def gaps_task(db_path: Path, params: AuditParams, days: tuple[dt.date, ...]) -> 
         finally:
             con.close()
     found = finalize([detect_gaps(jumps, numbers), source_changed(changes)])
+    del jumps, numbers, changes
+    release()
     return found.filter(pl.col("gaming_day").is_in(list(days))) if found.height else found
 
 
@@ -171,7 +175,10 @@ def audit_group_task(db_path: Path, stage_dir: Path, index: int, keys: tuple[tup
     recon = reconstruct_task(part, params)
     settled = settle_task(part, recon, params)
     result = detect_task(part, recon, settled, params)
-    return stage_task(stage_dir, index, result)
+    counts = stage_task(stage_dir, index, result)
+    del part, recon, settled, result
+    release()  # the worker stays alive, idle, until the flow ends: it gives the group's memory back
+    return counts
 
 
 @task(name="write database", **TASK)
@@ -182,6 +189,7 @@ def write_database_task(db_path: Path, keys: list[tuple[dt.date, str]], stage_di
     memory = [settings.writer_memory] if settings is not None else []
     write_database(db_path, keys, stage_dir, *memory, fingerprints={k: fingerprints[k] for k in keys if k in fingerprints},
                    rounds=rounds)
+    release()  # the write's buffers back before the statistics step
 
 
 @task(name="statistics", **TASK)
@@ -191,16 +199,22 @@ def statistics_task(db_path: Path, nights: list[dt.date], params: AuditParams) -
     (after the reader is closed). Returns the number of statistical findings."""
     from pipelines.stats.run import statistics_step, write_statistics
 
+    release()  # what the write left in the flow's process, before the step's own peak
     outcomes = statistics_step(db_path, nights, memory_limit=params.settings.reader_memory,
                                chunk_rounds=params.settings.group_rounds)
     write_statistics(db_path, outcomes, memory_limit=params.settings.writer_memory)
-    return sum(o.findings.height for o in outcomes)
+    found = sum(o.findings.height for o in outcomes)
+    del outcomes
+    release()
+    return found
 
 
 @task(name="export settlements", **TASK)
 def export_settlements_task(stage_dir: Path, out_dir: Path) -> Path:
     """The staged settlements into a partial settlements.parquet (named by the publish task)."""
-    return export_settlements(Path(stage_dir), Path(out_dir))
+    path = export_settlements(Path(stage_dir), Path(out_dir))
+    release()  # DuckDB's buffers of the copy, freed into the heap of a worker that stays alive
+    return path
 
 
 @task(name="publish", **IO_TASK)

@@ -29,6 +29,7 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
+from pipelines.memory import trim
 from pipelines.stats.collusion import GRAPH_SUMS
 from pipelines.stats.config import StatsParams
 from pipelines.stats.hold_sums import GroupingSums, HoldSums, unique_rows
@@ -143,7 +144,9 @@ def _hold_frames(day: dt.date, parts: list[HoldSums], groupings: tuple[str, ...]
     pays = sorted({tuple(r) for h in parts for r in h.pays.select("ruleset", "ruleset_version", "bet").rows()},
                   key=lambda k: tuple((v is not None, v or "") for v in k))  # polars ranks nulls first
     pay_rank = {k: i for i, k in enumerate(pays)}
-    merged_groupings = []
+    # one grouping at a time: its merged ids are dropped once its rows are made (a day's rows are millions)
+    sums = HoldSums((), x, p)  # the vectors' moments, worked out once for every grouping
+    ents, rows = [], []
     for grouping in groupings:
         gs = [(i, g) for i, h in enumerate(parts) for g in h.groupings if g.grouping == grouping]
         if not gs:
@@ -155,10 +158,9 @@ def _hold_frames(day: dt.date, parts: list[HoldSums], groupings: tuple[str, ...]
                                          pl.Series("pid", p_of[p_at[i] + g.rows["pid"].to_numpy()]))
         else:
             summary, merged = _merge_grouping(gs, parts, x_of, x_at, p_of, p_at, pay_rank)
-        merged_groupings.append(GroupingSums(grouping, summary, merged))
-    sums = HoldSums(tuple(merged_groupings), x, p)
-    ents, rows = [], []
-    for g in sums.groupings:
+        del gs
+        g = GroupingSums(grouping, summary, merged)
+        del merged
         mean, var, k3 = sums.moments(g)
         ents.append(g.summary.drop("ent").with_columns(
             pl.lit(day).alias(DAY), pl.Series("m_mean", mean), pl.Series("m_var", var), pl.Series("m_k3", k3)))
@@ -166,6 +168,8 @@ def _hold_frames(day: dt.date, parts: list[HoldSums], groupings: tuple[str, ...]
         # in the stored frame's columns and types already (the day's rows are not copied again to conform them)
         rows.append(keys.with_columns(pl.lit(day).alias(DAY), pl.lit(g.grouping).alias("grouping"), g.rows["a"],
                                       g.rows["c"].cast(pl.Float64), g.rows["xid"], g.rows["pid"]).select(list(ROWS_SCHEMA)))
+        del g, keys
+        trim()
     nets = pl.DataFrame({DAY: [day] * len(x), "xid": np.arange(len(x), dtype=np.int64)}).with_columns(_vectors("x", x))
     probs = pl.DataFrame({DAY: [day] * len(p), "pid": np.arange(len(p), dtype=np.int64)}).with_columns(_vectors("p", p))
     return (pl.concat(ents, how="diagonal_relaxed"), pl.concat(rows, rechunk=False), nets, probs)

@@ -18,6 +18,7 @@ from typing import Callable
 import numpy as np
 import polars as pl
 
+from pipelines.memory import trim
 from pipelines.stats.advantage import counter_rows, pair_count_rows
 from pipelines.stats.collusion import GRAPH_SUMS, collusion_tests
 from pipelines.stats.config import StatsParams
@@ -74,6 +75,7 @@ def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsPa
     read_rows = hold_rows_for or hold_rows_reader(s)
     memo = memo if memo is not None else WindowMemo()
     hold, funnel = _hold(s.hold_entities, first, last, params, window_days, read_rows, memo)
+    trim()  # the far entities' rows and money sums (numpy, DuckDB: glibc's heap) back to the system
     games_hold, games_funnel = games_hold_rows(s.games_hold, s.games_draws, params, window_days, memo)
     if games_funnel.height:
         funnel = pl.concat([f for f in (funnel, games_funnel) if f.height], how="diagonal_relaxed")
@@ -93,6 +95,7 @@ def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsPa
     if graph.height:
         graph = graph.join(collusion.select("dealer_id", "player_id", "currency", "p_value"),
                            on=["dealer_id", "player_id", "currency"], how="left")
+    trim()
     return tests, funnel, graph
 
 
