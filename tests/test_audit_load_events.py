@@ -17,7 +17,8 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipelines.audit.load import EVENT_COLUMNS, Window, _annotated_events, _frame, annotated_events_sql
+from pipelines.audit.load import EVENT_COLUMNS, Window, _annotated_events, _frame, annotated_events_sql, load_gap_evidence
+from pipelines.audit.params import AuditParams
 from pipelines.db import open_memory_writer
 
 DAY = dt.date(2026, 11, 24)
@@ -117,10 +118,31 @@ def test_the_random_nights_reach_every_annotation():
     con = _night(streams, rounds, [("shoe_a.csv", 4), ("shoe_b.csv", 2)])
     try:
         reference, fast = _both(con, Window((DAY, DAY + dt.timedelta(days=1))), ["BAC-01"])
+        jumps, _numbers = load_gap_evidence(con, AuditParams(), Window((DAY, DAY + dt.timedelta(days=1))))
     finally:
         con.close()
     assert fast.equals(reference)
+    assert jumps["lost_before"].to_list() == [2, 1] and jumps["quarantined_before"].cast(pl.Int64).to_list() == [1, 1]
     assert fast["lost_before"].max() > 0 and fast["quarantined_before"].cast(pl.Int64).max() > 0
     assert fast["copy_no"].drop_nulls().to_list() == [1, 2]  # a one-deck shoe showed the same card twice
     assert fast["shoe_decks"].drop_nulls().unique().to_list() == [1]  # from the shoe_start that names decks
     assert fast.filter(pl.col("round_no") == 4)["gaming_day"].is_not_null().all()  # no recorded round: from its time
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams=st.lists(st.lists(event, max_size=40), min_size=1, max_size=3),
+       rounds=st.lists(round_row, max_size=14),
+       quarantined=st.lists(st.tuples(st.sampled_from(FILES), st.integers(1, 90)), max_size=25, unique=True),
+       days=st.sampled_from([(DAY,), (DAY, DAY + dt.timedelta(days=1)), None]))
+def test_the_gap_evidence_is_the_annotated_events_after_a_jump(streams, rounds, quarantined, days):
+    """``load_gap_evidence`` (one window over the night's events, for the sequence_gap findings) and the loader's
+    annotation of every device's stream agree on each event after a jump and the quarantined lines inside it."""
+    window = Window(days) if days else None
+    con = _night(streams, rounds, quarantined)
+    try:
+        jumps, _numbers = load_gap_evidence(con, AuditParams(gaming_day_start="06:00"), window)
+        annotated = _annotated_events(con.cursor(), 360, "SELECT device_id FROM core_device_events", window)
+    finally:
+        con.close()
+    expected = annotated.filter(pl.col("lost_before") > 0).select(jumps.columns)
+    assert jumps.cast(expected.schema).equals(expected)

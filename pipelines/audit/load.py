@@ -459,23 +459,14 @@ def load_gap_evidence(con: duckdb.DuckDBPyConnection, params: AuditParams,
     cur = con.cursor()
     try:
         jumps = _frame(cur, f"""
-            WITH ev AS (
-                SELECT device_id, table_id, event_seq, round_no, ts, source_file, source_line
+            WITH numbered AS (  -- the event before each one in its device's stream: (device_id, event_seq) is a key
+                SELECT device_id, table_id, event_seq, round_no, ts, source_file, source_line,
+                       event_seq - lag(event_seq) OVER dev - 1 AS gap,
+                       lag(source_file) OVER dev AS prev_file, lag(source_line) OVER dev AS prev_line
                 FROM core_device_events WHERE {_where(window, "events")}
-            ),
-            gaps AS (
-                SELECT device_id, event_seq, event_seq - lag(event_seq) OVER dev - 1 AS gap
-                FROM ev
                 WINDOW dev AS (PARTITION BY device_id ORDER BY event_seq)
             ),
-            jumps AS (
-                SELECT e.device_id, e.table_id, e.event_seq, e.round_no, e.ts, e.source_file, e.source_line, g.gap,
-                       p.source_file AS prev_file, p.source_line AS prev_line
-                FROM gaps g
-                JOIN ev e ON e.device_id = g.device_id AND e.event_seq = g.event_seq
-                JOIN ev p ON p.device_id = g.device_id AND p.event_seq = g.event_seq - g.gap - 1
-                WHERE g.gap > 0
-            ),
+            jumps AS (SELECT * FROM numbered WHERE gap > 0),
             quarantined AS ({_QUARANTINED_BETWEEN}),
             near AS (SELECT table_id, round_no, gaming_day, utc_offset_minutes FROM core_rounds
                      WHERE {_where(window, "near_rounds")}),
