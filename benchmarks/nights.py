@@ -11,6 +11,8 @@ machine may be shared: CPU seconds are the steadier figure).
     .venv/bin/python -m benchmarks.nights                       # 30 nights of 20,000 rounds, then night 31
     .venv/bin/python -m benchmarks.nights --nights 10 --rounds 5000
     .venv/bin/python -m benchmarks.nights --exports DIR   # the export-<day> folders of an earlier --keep run
+    .venv/bin/python -m benchmarks.nights --exports DIR --history DIR/history.duckdb   # night N+1 only, against
+                                                          # that run's audited nights 1..N (copied, never written)
 
 The statistics step's own time is printed beside each night (``stats s``, wall; it is in the audit's time).
 """
@@ -57,7 +59,12 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, default=None, help="work here and keep it (default: a temporary folder)")
     ap.add_argument("--exports", type=Path, default=None,
                     help="audit the export-<day> folders of an earlier --keep run instead of simulating (the same input)")
+    ap.add_argument("--history", type=Path, default=None,
+                    help="with --exports: the database of nights 1..N of that --keep run; time night N+1 against a copy "
+                         "of it without auditing nights 1..N again")
     args = ap.parse_args()
+    if args.history is not None and (args.exports is None or not args.history.is_file()):
+        raise SystemExit("--history needs --exports and an existing database of nights 1..N")
 
     from pipelines.audit.run import prefect_defaults
 
@@ -74,16 +81,18 @@ def main() -> None:
         missing = [f for f in folders if not f.is_dir()]
         if missing:
             raise SystemExit(f"no {missing[0]}: --exports needs the folders of a run with as many nights")
-        print(f"auditing the {len(days)} nights exported in {args.exports} ({root})", flush=True)
+        print(f"auditing {'night ' + str(len(days)) if args.history else f'the {len(days)} nights'} exported in "
+              f"{args.exports} ({root})", flush=True)
     else:
         run_simulation(root / "sim", rounds=args.rounds, days=len(days), seed=args.seed, start_day=FIRST, quiet=True)
         folders = split_nights(root / "sim", root, days)
         print(f"simulated {len(days)} nights of {args.rounds:,} rounds in {time.perf_counter() - t:.0f} s ({root})", flush=True)
 
-    history = root / "history.duckdb"
+    history = args.history or root / "history.duckdb"
     with embedded_server():
-        print(f"{'night':>5} {'gaming day':>10} {'wall s':>7} {'cpu s':>7} {'stats s':>7} {'db MB':>7}", flush=True)
-        for i, folder in enumerate(folders[:-1], start=1):
+        if args.history is None:
+            print(f"{'night':>5} {'gaming day':>10} {'wall s':>7} {'cpu s':>7} {'stats s':>7} {'db MB':>7}", flush=True)
+        for i, folder in enumerate(folders[:-1] if args.history is None else [], start=1):
             wall, cpu, outcome = timed_audit(folder, history, root / "out-history")
             print(f"{i:>5} {days[i - 1].isoformat():>10} {wall:>7.1f} {cpu:>7.1f} "
                   f"{outcome.timings.get('statistics', float('nan')):>7.1f} {history.stat().st_size / 2**20:>7.0f}", flush=True)

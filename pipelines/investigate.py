@@ -143,6 +143,17 @@ def _group(subjects: list[Subject]) -> tuple[str, str, list]:
             [sorted({x.id for x in subjects}), s.first, s.last])
 
 
+_DAYS = "{p}gaming_day BETWEEN coalesce(?, DATE '0001-01-01') AND coalesce(?, DATE '9999-12-31')"
+
+
+def _days(subjects: list[Subject], alias: str) -> tuple[str, list]:
+    """(SQL, parameters): the subjects' range of days on the table ``alias`` joined to their rows by its gaming day. It
+    selects no other row than the join does (the subject's rows are of those days), and lets DuckDB skip the other
+    nights' row groups of that table: without it, each query read the whole of ``core_rounds`` or ``out_settlements``,
+    every night of the history, to join a window's rows."""
+    return _DAYS.format(p=alias + "."), [subjects[0].first, subjects[0].last]
+
+
 def _split(df: pl.DataFrame, subjects: list[Subject]) -> dict[Subject, pl.DataFrame]:
     """The rows of each subject (column ``_subject``), in the query's order, without that column."""
     parts = df.partition_by("_subject", maintain_order=True, include_key=False, as_dict=True) if df.height else {}
@@ -153,6 +164,7 @@ def _split(df: pl.DataFrame, subjects: list[Subject]) -> dict[Subject, pl.DataFr
 def subject_wagers_of(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -> dict[Subject, pl.DataFrame]:
     """:func:`subject_wagers` of several subjects of one kind and range, in one query."""
     col, cond, params = _group(subjects)
+    days, days_params = _days(subjects, "r")
     return _split(_frame(con, f"""
         SELECT w.{col} AS _subject, w.gaming_day, w.table_id, w.round_no, w.wager_id, w.wager_order, w.seat, w.player_id,
                w.dealer_id, w.game, w.ruleset, w.ruleset_version, w.currency, w.status, w.bet, w.amount, w.settled_amount,
@@ -160,9 +172,10 @@ def subject_wagers_of(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -
                r.bets_closed_at, r.settled_at, r.shoe_id
         FROM out_settlements w
         LEFT JOIN core_rounds r ON r.table_id = w.table_id AND r.round_no = w.round_no AND r.gaming_day = w.gaming_day
+                                   AND {days}
         WHERE {cond.format(p="w.")}
         ORDER BY r.bets_closed_at NULLS LAST, w.gaming_day, w.table_id, w.round_no, w.wager_order
-    """, params), subjects)
+    """, days_params + params), subjects)
 
 
 def subject_wagers(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
@@ -173,6 +186,7 @@ def subject_wagers(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
 def subject_rounds_of(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -> dict[Subject, pl.DataFrame]:
     """:func:`subject_rounds` of several subjects of one kind and range, in one query."""
     col, cond, params = _group(subjects)
+    days, days_params = _days(subjects, "r")
     return _split(_frame(con, f"""
         WITH w AS (SELECT {col} AS _subject, * FROM out_settlements w WHERE {cond.format(p="w.")}),
         per_round AS (
@@ -192,8 +206,9 @@ def subject_rounds_of(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -
         FROM per_round p
         LEFT JOIN f USING (gaming_day, table_id, round_no)
         LEFT JOIN core_rounds r ON r.table_id = p.table_id AND r.round_no = p.round_no AND r.gaming_day = p.gaming_day
+                                   AND {days}
         ORDER BY r.bets_closed_at NULLS LAST, p.gaming_day, p.table_id, p.round_no
-    """, params), subjects)
+    """, params + days_params), subjects)
 
 
 def subject_rounds(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
@@ -259,6 +274,7 @@ def dealers_of(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
 def played_with_many(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -> dict[Subject, pl.DataFrame]:
     """:func:`played_with` of several subjects of one kind and range, in one query."""
     col, cond, params = _group(subjects)
+    days, days_params = _days(subjects, "o")
     exclude = "AND coalesce(o.player_id, '') <> m._subject" if subjects[0].kind == "player" else ""
     return _split(_frame(con, f"""
         WITH my_rounds AS (SELECT DISTINCT me.{col} AS _subject, me.gaming_day, me.table_id, me.round_no
@@ -269,9 +285,9 @@ def played_with_many(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) ->
                CAST(sum(o.expected_net) AS DECIMAL(38,0)) AS expected_net, CAST(sum(greatest(o.difference, 0)) AS DECIMAL(38,0)) AS overpaid,
                count(DISTINCT o.dealer_id) AS dealers
         FROM out_settlements o JOIN my_rounds m USING (gaming_day, table_id, round_no)
-        WHERE true {exclude}
+        WHERE {days} {exclude}
         GROUP BY ALL ORDER BY rounds_together DESC, overpaid DESC, player_id
-    """, params), subjects)
+    """, params + days_params), subjects)
 
 
 def played_with(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:

@@ -318,3 +318,103 @@ def test_the_csv_command_a_page_gives_is_one_shell_word_per_value():
     line = investigate_command(Subject("player", hostile, dt.date(2026, 11, 1), dt.date(2026, 11, 30)), "/data/my db.duckdb")
     assert shlex.split(line) == ["pitaudit", "investigate", "--db", "/data/my db.duckdb", "--player", hostile,
                                  "--from", "2026-11-01", "--to", "2026-11-30", "--out", "DIR"]
+
+
+def _count_rows(n: int, seed: int = 5) -> pl.DataFrame:
+    """``n`` blackjack wagers with their true count: flat bets of 100 to 500, and one bet of 90,000 at a count of +4 and
+    one of 1 at -2 among them (a sample of every k-th wager would miss them)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    amount = rng.integers(1, 6, n) * 100
+    tc = rng.normal(0, 2, n)
+    amount[n // 3 + 1], tc[n // 3 + 1] = 90_000, 4.3
+    amount[2 * n // 3 + 1], tc[2 * n // 3 + 1] = 1, -2.5
+    return pl.DataFrame({"gaming_day": [dt.date(2026, 11, 1)] * n, "table_id": ["BJ-01"] * n, "round_no": np.arange(n),
+                         "wager_id": [f"W{i}" for i in range(n)], "player_id": ["P-1"] * n, "currency": ["USD"] * n,
+                         "amount": amount, "true_count": tc, "hilo_rc": [0] * n, "seen": [0] * n})
+
+
+def test_a_long_bet_versus_count_cloud_draws_a_spread_sample_and_every_counts_largest_and_smallest_bet():
+    from pipelines.investigation import figures as F
+
+    rows = _count_rows(30_001)
+    sample = F.count_sample(rows, 2_000)
+    assert 2_000 <= sample.height <= 2_000 + 18
+    assert sample.join(rows, on=rows.columns, how="anti").height == 0 and sample["round_no"].is_sorted()
+    assert {90_000, 1} <= set(sample["amount"].to_list())  # the one big bet and the one tiny bet
+    bucket = pl.col("true_count").floor().clip(-3, 5)
+    for b, grp in rows.group_by(bucket.alias("b")):
+        drawn = sample.filter(bucket == b[0])["amount"]
+        assert drawn.max() == grp["amount"].max() and drawn.min() == grp["amount"].min()
+    # the markers are the sample, the mean-bet line every wager's (the ramp)
+    ramp = bet_ramp(rows)
+    spec = F.count_spec(rows, ramp)
+    assert len(spec["data"][0]["x"]) == sample.height and spec["data"][1]["y"] == [b["mean_bet"] / 100 for b in ramp["by_count"]]
+    short = rows.head(2_000)
+    assert F.count_sample(short, 2_000).equals(short) and len(F.count_spec(short, bet_ramp(short))["data"][0]["x"]) == 2_000
+
+
+def test_a_sampled_count_chart_says_so_and_where_every_wager_is(audited_sample, tmp_path):
+    from pipelines.investigation.command import gather, write_pages
+
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    subject = Subject("player", COUNTER)
+    try:
+        frames = gather(con, subject)
+    finally:
+        con.close()
+    wagers = frames["bet_vs_count"].height
+    assert wagers > 60
+    whole = write_pages(frames, subject, tmp_path / "whole", "db").read_text(encoding="utf-8")
+    thin = write_pages(frames, subject, tmp_path / "thin", "db", max_points=30).read_text(encoding="utf-8")
+    assert "markers are" not in whole
+    assert f"of the {wagers:,} wagers: 30 spread evenly" in thin and "bet_vs_count.parquet and bet_vs_count.csv" in thin
+
+
+def test_a_long_table_shows_its_first_rows_and_names_the_file_with_all_of_them(audited_sample, tmp_path):
+    from pipelines.investigation.command import gather, write_pages
+    from pipelines.investigation.render import MAX_HTML_ROWS
+
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    subject = Subject("player", COUNTER)
+    try:
+        frames = gather(con, subject)
+    finally:
+        con.close()
+    short = write_pages({**frames, **{n: frames[n].head(5) for n in ("rounds", "findings", "dealers", "played_with")}},
+                        subject, tmp_path / "short", "db").read_text(encoding="utf-8")
+    long = dict(frames)
+    for name in ("rounds", "findings", "dealers", "played_with"):  # each table made longer than the page shows
+        frame = frames[name]
+        assert frame.height > 0, name
+        long[name] = pl.concat([frame] * (MAX_HTML_ROWS // frame.height + 2))
+    page = write_pages(long, subject, tmp_path / "long", "db").read_text(encoding="utf-8")
+    rounds = long["rounds"].height
+    assert f"Every round ({rounds:,}; the first {MAX_HTML_ROWS} here, all in rounds.csv)" in page
+    assert f"Findings ({MAX_HTML_ROWS} of {long['findings'].height:,}, the most money first; all in findings.csv)" in page
+    assert f"The first {MAX_HTML_ROWS} of {long['dealers'].height:,}; all are in dealers.csv." in page
+    assert f"The first {MAX_HTML_ROWS} of {long['played_with'].height:,}; all are in played_with.csv." in page
+    body = page[page.index('<section id="rounds">'):]
+    assert body.count("<tr") == MAX_HTML_ROWS + 1  # the header and the first rows
+    assert "all are in" not in short and "here, all in" not in short and "the most money first" not in short
+
+
+def test_pages_written_half_on_a_worker_process_are_the_same_files(audited_sample, tmp_path):
+    """The audit writes every other subject's page on a second process (from PAGES_IN_TWO_FROM subjects): the same
+    files, byte for byte, and the same links, as one process writes."""
+    from pipelines.report.linked import write_investigations
+
+    db = audited_sample / "pitaudit.readonly.duckdb"
+    con = open_reader(db)
+    try:
+        findings = con.sql("SELECT * FROM out_findings WHERE p_value IS NOT NULL").pl()
+        one = write_investigations(con, tmp_path / "one", findings, "db")
+        two = write_investigations(con, tmp_path / "two", findings, "db", db_path=db, workers=2, split_from=1, split_rows=0)
+    finally:
+        con.close()
+    pages = sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one").rglob("*") if p.is_file())
+    assert len([p for p in pages if p.name == "index.html"]) >= 2 and one[0] and one == two
+    assert pages == sorted(p.relative_to(tmp_path / "two") for p in (tmp_path / "two").rglob("*") if p.is_file())
+    for page in pages:
+        assert (tmp_path / "one" / page).read_bytes() == (tmp_path / "two" / page).read_bytes(), page

@@ -23,6 +23,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import polars as pl
@@ -240,6 +242,23 @@ def write_files(out_dir: Path, findings: pl.DataFrame, quarantine: pl.DataFrame,
     return paths
 
 
+class PartClock:
+    """Wall and CPU seconds of this process per part of :func:`publish_night` (``seconds``: name -> (wall, cpu)), for
+    ``benchmarks.publish`` and the docs' table of where publish's time goes."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, tuple[float, float]] = {}
+
+    @contextmanager
+    def __call__(self, name: str):
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            yield
+        finally:
+            w, c = self.seconds.get(name, (0.0, 0.0))
+            self.seconds[name] = (w + time.perf_counter() - wall, c + time.process_time() - cpu)
+
+
 def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple[dt.date, str]], scope,
                   settlements_partial: Path | None, memory_limit: str | None = None, settings=None) -> dict:
     """Every file of the output contract for the audited partitions ``keys`` into ``folder``, from the database:
@@ -254,27 +273,38 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
     from pipelines.report.detector_hold import read_funnel
     from pipelines.report.linked import write_linked_pages
 
-    found = discover(input_dir)
+    parts = PartClock()
+    with parts("input files"):
+        found = discover(input_dir)
     files_of_input = [f.rel for f in found]
     con = open_bounded_reader(db_path, memory_limit or READER_MEMORY)
     try:
-        findings = _read_findings(con, keys)
-        totals = _settlement_totals(con, keys)
-        quarantine = load_quarantine_of(con, files_of_input)
-        source_files = load_source_files_of(con, files_of_input)
-        trend = night_totals(con, scope.days)
-        report_frames = gather_from(con, keys)  # per-bet handle for hold against theory, the findings' hours
-        funnel, funnel_curves = read_funnel(con, scope.days)  # the hold detector's rows: the report's funnel
-        if settlements_partial is None:
-            settlements_partial = export_settlements_of(con, keys, folder / ".settlements.parquet.partial")
-        create_keys_table(con, "_keys", keys)
-        rounds = con.execute(f"SELECT count(*) FROM core_rounds WHERE {_in_keys(_window(keys))}").fetchall()[0][0]
-        con.execute("DROP TABLE _keys")
-        linked = write_linked_pages(con, folder, keys, findings, str(Path(db_path).resolve()), settings)
+        with parts("findings and totals"):
+            findings = _read_findings(con, keys)
+            totals = _settlement_totals(con, keys)
+        with parts("quarantine and files"):
+            quarantine = load_quarantine_of(con, files_of_input)
+            source_files = load_source_files_of(con, files_of_input)
+        with parts("trend"):
+            trend = night_totals(con, scope.days)
+        with parts("report aggregates"):
+            report_frames = gather_from(con, keys)  # per-bet handle for hold against theory, the findings' hours
+        with parts("funnel"):
+            funnel, funnel_curves = read_funnel(con, scope.days)  # the hold detector's rows: the report's funnel
+        with parts("settlements export"):
+            if settlements_partial is None:
+                settlements_partial = export_settlements_of(con, keys, folder / ".settlements.parquet.partial")
+            create_keys_table(con, "_keys", keys)
+            rounds = con.execute(f"SELECT count(*) FROM core_rounds WHERE {_in_keys(_window(keys))}").fetchall()[0][0]
+            con.execute("DROP TABLE _keys")
+        with parts("packs and investigations"):
+            linked = write_linked_pages(con, folder, keys, findings, str(Path(db_path).resolve()), settings)
     finally:
         con.close()
-    quarantine = quarantine_as_in_files(quarantine, {f.rel: f.path for f in found if f.kind is not None})
-    paths = write_files(folder, findings, quarantine, settlements_partial)
+    with parts("quarantined lines re-read"):
+        quarantine = quarantine_as_in_files(quarantine, {f.rel: f.path for f in found if f.kind is not None})
+    with parts("csv files"):
+        paths = write_files(folder, findings, quarantine, settlements_partial)
     files = tuple(
         (r["source_file"], r["kind"], r["lines_read"], r["rows_accepted"], r["rows_quarantined"])
         for r in source_files.iter_rows(named=True)
@@ -286,9 +316,10 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
         database=str(Path(db_path).resolve()), packs=linked.packs, investigations=linked.investigations,
         funnel=funnel, funnel_curves=funnel_curves,
     )
-    paths["report"] = write_report(folder / "report.html", report)
+    with parts("report"):
+        paths["report"] = write_report(folder / "report.html", report)
     return {"paths": paths, "findings": findings, "totals": totals, "trend": trend, "quarantined": quarantine.height,
-            "rounds": int(rounds), "linked": linked}
+            "rounds": int(rounds), "linked": linked, "parts": parts.seconds}
 
 
 def clear_stage(stage_dir: Path) -> None:

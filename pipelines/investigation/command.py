@@ -151,7 +151,15 @@ def write_pages(frames: dict, subject: q.Subject, out: Path, source: str, plotly
                 f"above and below theory, so no peak or dip is lost. Every wager's point is in "
                 f"{' and '.join(f for f in (f'results_over_time.{x}' for x in ('parquet', 'csv')) if f in files)}.")
     if ramp["wagers"]:
-        figs["bet-vs-count"] = F.fragment(F.count_spec(frames["bet_vs_count"], ramp), "fig-count")
+        markers = F.count_sample(frames["bet_vs_count"], max_points) if max_points is not None else frames["bet_vs_count"]
+        figs["bet-vs-count"] = F.fragment(F.count_spec(markers, ramp, None), "fig-count")
+        drawn = markers.height
+        if drawn < ramp["wagers"]:
+            chart_notes.append(
+                f"The bet-versus-count chart's markers are {drawn:,} of the {ramp['wagers']:,} wagers: {max_points:,} spread evenly through "
+                f"them, and in each true count the largest and the smallest bet. The mean bet per count, the correlation "
+                f"and the table below are of every wager; every wager is in "
+                f"{' and '.join(f for f in (f'bet_vs_count.{x}' for x in ('parquet', 'csv')) if f in files)}.")
     if findings.height:
         by_kind = findings.group_by("kind").len().sort(["len", "kind"], descending=[True, False])
         figs["findings-by-kind"] = F.fragment(F.bars_spec(by_kind["kind"].to_list(), by_kind["len"].to_list(),
@@ -173,7 +181,8 @@ def write_pages(frames: dict, subject: q.Subject, out: Path, source: str, plotly
         "csv_command": None if set(csv_tables) >= set(TABLES) else investigate_command(subject, source),
         "notes": notes, "chart_notes": chart_notes,
         "counts": {"rounds": rounds.height, "wagers": wagers.height, "findings": findings.height,
-                   "days": rounds["gaming_day"].n_unique(), "tables": rounds["table_id"].n_unique()},
+                   "days": rounds["gaming_day"].n_unique(), "tables": rounds["table_id"].n_unique(),
+                   "dealers": dealers.height, "players": frames["played_with"].height},
         "summary": summary_rows, "moments_note": MOMENTS_NOTE, "figures": figs, "ramp": ramp, "count_source": count_source(),
         "findings": table_rows(findings), "dealers": table_rows(dealers), "players": table_rows(frames["played_with"]),
         "rounds": table_rows(rounds),

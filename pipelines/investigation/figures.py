@@ -108,10 +108,36 @@ def results_spec(curve: pl.DataFrame, currency: str, max_points: int | None = MA
     return {"data": data, "layout": _layout_spec(f"Cumulative net to the player(s), {label}", f"net ({label})", xlabel)}
 
 
-def count_spec(rows: pl.DataFrame, ramp: dict) -> dict:
-    """Bet size against the true count before the round, with the mean bet per count."""
+def count_sample(rows: pl.DataFrame, bound: int = MAX_POINTS) -> pl.DataFrame:
+    """At most about ``bound`` of the blackjack wagers (:func:`analysis.bet_vs_count`) to draw as markers, chosen so the
+    drawn cloud is honest: ``bound`` wagers evenly spread through the rows (a systematic sample: the cloud's density
+    where the wagers are dense), and, in each true count bucket of the ramp (floored, -3 to +5), its largest and its
+    smallest bet (a big bet at a high count, what an investigator looks for, is never left out). At most ``bound``
+    + 18 rows, in the rows' order; ``bound`` rows or fewer are returned as they are.
+
+    A 30-day window of a busy blackjack table is tens of thousands of wagers, each a marker with its id: most of
+    the page's bytes and a growing share of the publish step. The mean-bet line, the correlation and the ramp are
+    computed from every wager (:func:`analysis.bet_ramp`); the page says when the markers are a sample."""
+    n = rows.height
+    if n <= max(bound, 1):
+        return rows
+    indexed = rows.with_row_index("_i").with_columns(
+        pl.col("true_count").floor().clip(-3, 5).cast(pl.Int64).alias("_tc"))
+    ends = indexed.group_by("_tc").agg(
+        pl.col("_i").sort_by(["amount", "_i"]).first().alias("_lo"),
+        pl.col("_i").sort_by([-pl.col("amount"), "_i"]).first().alias("_hi"),
+    )
+    keep = sorted({i * n // bound for i in range(bound)} | set(ends["_lo"].to_list()) | set(ends["_hi"].to_list()))
+    return rows[keep]
+
+
+def count_spec(rows: pl.DataFrame, ramp: dict, max_points: int | None = MAX_POINTS) -> dict:
+    """Bet size against the true count before the round, with the mean bet per count (of every wager); the markers at
+    most about ``max_points`` wagers (:func:`count_sample`; None: every wager)."""
     currency = rows["currency"][0] if rows.height else None
     div, label = unit(currency)
+    if max_points is not None:
+        rows = count_sample(rows, max_points)
     data = [
         {"marker": {"color": "#2457a6", "opacity": 0.55, "size": 7}, "mode": "markers", "name": "a wager",
          "text": rows["wager_id"].to_list(), "x": rows["true_count"].to_list(),
@@ -134,8 +160,8 @@ def results_figure(curve: pl.DataFrame, currency: str, max_points: int | None = 
     return go.Figure(results_spec(curve, currency, max_points))
 
 
-def count_figure(rows: pl.DataFrame, ramp: dict) -> go.Figure:
-    return go.Figure(count_spec(rows, ramp))
+def count_figure(rows: pl.DataFrame, ramp: dict, max_points: int | None = MAX_POINTS) -> go.Figure:
+    return go.Figure(count_spec(rows, ramp, max_points))
 
 
 def bars(labels: list, values: list, title: str, y: str, colour: str = "#2457a6") -> go.Figure:

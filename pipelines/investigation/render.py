@@ -24,7 +24,10 @@ from markupsafe import Markup
 
 from pipelines.evidence.render import format_money
 
-MAX_HTML_ROWS = 500  # the page shows the first rows of a long table; the CSV and Parquet files hold all
+# the page shows the first rows of a long table and says so; the CSV and Parquet files beside it hold all. 100, not
+# the 500 it was: the rows' cells, rendered one by one, were most of each page's time on a night with 30 days of
+# history, and of a page's HTML (a 30-day window of a table is thousands of rounds; the page is for reading)
+MAX_HTML_ROWS = 100
 PLOTLY_JS = "plotly.min.js"
 
 

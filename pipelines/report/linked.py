@@ -12,7 +12,11 @@ page is written: the audit writes the pages first, into the same temporary outpu
   days to its night); links ``investigations/<kind>/<id>/<first>_<last>/index.html``. The pages share one
   ``investigations/plotly.min.js``, which each loads by a relative path. Each writes its tables as Parquet, and as
   CSV only the small ones (``command.AUDIT_CSV_TABLES``), with its results chart thinned to ``figures.MAX_POINTS``
-  points per line: a page over 30 days of a busy subject was tens of MB, written for every flagged subject.
+  points per line: a page over 30 days of a busy subject was tens of MB, written for every flagged subject. With
+  30 nights of history a night has some 50 such pages: when the pack workers leave a core free, a second process
+  writes half of them (:func:`write_investigations`).
+
+The packs are written on worker processes while this process writes the investigations (:class:`PackPool`).
 
 All links are relative, so the output folder can be copied elsewhere and still opens.
 """
@@ -37,6 +41,7 @@ class LinkedPages:
     investigations: dict[str, str] = field(default_factory=dict)  # finding_id -> href of its subject's page
     investigation_errors: list[str] = field(default_factory=list)
     investigation_seconds: float = 0.0
+    investigation_cpu: float = 0.0
 
 
 def subject_of(finding: dict) -> tuple[str, str, dt.date, dt.date] | None:
@@ -57,51 +62,150 @@ def subject_of(finding: dict) -> tuple[str, str, dt.date, dt.date] | None:
     return kind, ident, night - dt.timedelta(days=days - 1), night
 
 
-def write_investigations(con, folder: Path, findings: pl.DataFrame, database: str) -> tuple[dict[str, str], list[str]]:
-    """One investigation per (subject, window) of the statistical findings; finding_id -> its page's link."""
-    from pipelines import investigate as q
-    from pipelines.investigation.command import AUDIT_CSV_TABLES, InvestigationError, gather_many, write_pages
+# a second process writes half the pages from this many subjects on, when their windows hold this many wagers of the
+# floor (starting one costs a second or two of CPU: imports; a night with 30 days of history has some 50 pages of up
+# to 30 days each, ten CPU seconds in one process; a night into an empty database, ten pages of one night, 1 s)
+PAGES_IN_TWO_FROM = 8
+PAGES_IN_TWO_ROWS = 1_000_000
+
+
+def write_investigations(con, folder: Path, findings: pl.DataFrame, database: str, db_path: Path | None = None,
+                         memory_limit: str | None = None, workers: int = 1, split_from: int = PAGES_IN_TWO_FROM,
+                         split_rows: int = PAGES_IN_TWO_ROWS) -> tuple[dict[str, str], list[str]]:
+    """One investigation per (subject, window) of the statistical findings; finding_id -> its page's link.
+
+    With ``workers`` > 1, ``db_path`` (the database file, which a worker process opens read-only itself, as the pack
+    workers do), at least ``split_from`` subjects and ``split_rows`` rows of ``out_settlements`` in their windows' days,
+    every other subject (the longest windows first) is written by
+    one worker process while this one writes the rest: the same pages, byte for byte
+    (``tests/test_investigate_command.py``). A worker that cannot start or dies leaves its subjects to this process."""
     from pipelines.investigation.render import write_plotly_js
     from pipelines.report.links import INVESTIGATIONS_DIR
 
     stat = findings.filter(pl.col("p_value").is_not_null()) if "p_value" in findings.columns else findings.head(0)
     links: dict[str, str] = {}
-    errors: list[str] = []
-    done: dict[tuple, str | None] = {}
     found = [(f["finding_id"], subject_of(f)) for f in stat.iter_rows(named=True)]
     subjects = list(dict.fromkeys(s for _, s in found if s is not None))
+    if not subjects:
+        return links, []
+    # one plotly.min.js for every page of the folder
+    plotly_js = write_plotly_js(folder / INVESTIGATIONS_DIR)
+    theirs: list[tuple] = []
+    if workers > 1 and db_path is not None and len(subjects) >= split_from and _rows_in(con, subjects) >= split_rows:
+        by_length = sorted(subjects, key=lambda s: -(s[3] - s[2]).days)  # stable: the subjects' order within a length
+        theirs = by_length[1::2]
+    pending = None
+    moments_of: dict = {}
+    if theirs:
+        # each window's bets' moments, read here once for both processes (the worker would compute the exact payout
+        # distributions again, a second of CPU)
+        try:
+            moments_of = window_moments(con, theirs)
+        except Exception:  # noqa: BLE001 - each process then reads them itself, and says what fails
+            moments_of = {}
+        pending = _start_pages_worker((str(db_path), memory_limit, str(folder), theirs, database, str(plotly_js),
+                                       moments_of))
+    mine = [s for s in subjects if s not in set(theirs)] if pending is not None else subjects
+    done, why = write_subject_pages(con, folder, mine, database, plotly_js, moments_of)
+    if pending is not None:
+        got = _finish_pages_worker(*pending)
+        if got is None:  # the worker broke: its subjects here
+            got = write_subject_pages(con, folder, theirs, database, plotly_js, moments_of)
+        done.update(got[0])
+        why.update(got[1])
+    if not any(done.values()):
+        plotly_js.unlink(missing_ok=True)  # no page loads it
+    errors = [f"{s[0]} {s[1]}: {why[s]}" for s in subjects if s in why]
+    for finding_id, subject in found:
+        if subject is not None and done.get(subject):
+            links[finding_id] = done[subject]
+    return links, errors
+
+
+def _rows_in(con, subjects: list[tuple]) -> int:
+    """Rows of ``out_settlements`` from the subjects' first day to their last (what their pages read, roughly)."""
+    return con.execute("SELECT count(*) FROM out_settlements WHERE gaming_day BETWEEN ? AND ?",
+                       [min(s[2] for s in subjects), max(s[3] for s in subjects)]).fetchall()[0][0]
+
+
+def window_moments(con, subjects: list[tuple]) -> dict:
+    """(first, last) -> the bets' moments of that window (``gather_many``'s ``moments_of``), for the subjects' windows."""
+    from pipelines import investigate as q
+    from pipelines.investigation.theory import exact_where_known
+
+    return {(first, last): exact_where_known(q.bet_moments(con, first, last))
+            for first, last in dict.fromkeys((s[2], s[3]) for s in subjects)}
+
+
+def write_subject_pages(con, folder: Path, subjects: list[tuple], database: str, plotly_js: Path,
+                        moments_of: dict | None = None) -> tuple[dict[tuple, str | None], dict[tuple, str]]:
+    """The pages of ``subjects`` ((kind, id, first, last)) read with ``con``: (subject -> its page's link, or None when
+    it could not be written; subject -> why not). ``moments_of``: the windows' moments already read (:func:`window_moments`)."""
+    from pipelines import investigate as q
+    from pipelines.investigation.command import AUDIT_CSV_TABLES, InvestigationError, gather_many, write_pages
+
+    done: dict[tuple, str | None] = {}
+    why: dict[tuple, str] = {}
     # every subject's rows read together, a query per table for the subjects of one kind and window
     try:
-        frames_of = gather_many(con, [q.Subject(*s) for s in subjects])
+        frames_of = gather_many(con, [q.Subject(*s) for s in subjects], dict(moments_of or {}))
     except Exception as exc:  # noqa: BLE001 - pages that cannot be made must not stop the night's audit
-        why = str(exc) if isinstance(exc, InvestigationError) else \
+        reason = str(exc) if isinstance(exc, InvestigationError) else \
             f"the investigation could not be written ({type(exc).__name__}: {exc})"
-        frames_of = {}
-        for kind, ident, *_ in subjects:
-            errors.append(f"{kind} {ident}: {why}")
-        done = dict.fromkeys(subjects)
-    plotly_js = None  # one plotly.min.js for every page of the folder, written with the first page
+        return dict.fromkeys(subjects), dict.fromkeys(subjects, reason)
     for subject in subjects:
-        if subject in done:
-            continue
         kind, ident, first, last = subject
         try:
-            if plotly_js is None:
-                plotly_js = write_plotly_js(folder / INVESTIGATIONS_DIR)
             write_pages(frames_of[q.Subject(*subject)], q.Subject(*subject),
                         folder / investigation_relpath(kind, ident, first.isoformat(), last.isoformat()), database, plotly_js,
                         csv_tables=AUDIT_CSV_TABLES)
             done[subject] = investigation_href(kind, ident, first.isoformat(), last.isoformat())
         except InvestigationError as exc:
-            errors.append(f"{kind} {ident}: {exc}")
+            why[subject] = str(exc)
             done[subject] = None
         except Exception as exc:  # noqa: BLE001 - a page that cannot be made must not stop the night's audit
-            errors.append(f"{kind} {ident}: the investigation could not be written ({type(exc).__name__}: {exc})")
+            why[subject] = f"the investigation could not be written ({type(exc).__name__}: {exc})"
             done[subject] = None
-    for finding_id, subject in found:
-        if subject is not None and done.get(subject):
-            links[finding_id] = done[subject]
-    return links, errors
+    return done, why
+
+
+def _start_pages_worker(job):
+    """(executor, future) of one worker process writing ``job``'s pages, or None when it cannot start."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pipelines.evidence.batch import _start_pack_worker
+
+    try:
+        executor = ProcessPoolExecutor(max_workers=1, initializer=_start_pack_worker,
+                                       mp_context=multiprocessing.get_context("spawn"))
+        return executor, executor.submit(_pages_job, job)
+    except (BrokenProcessPool, RuntimeError, OSError):
+        return None
+
+
+def _finish_pages_worker(executor, future):
+    """The worker's (done, why), or None when it broke; the worker ends here."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        return None
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _pages_job(job):  # pragma: no cover - runs in the worker
+    from pipelines.db import open_bounded_reader, open_reader
+
+    db_path, memory_limit, folder, subjects, database, plotly_js, moments_of = job
+    con = open_bounded_reader(db_path, memory_limit) if memory_limit else open_reader(db_path)
+    try:
+        return write_subject_pages(con, Path(folder), subjects, database, Path(plotly_js), moments_of)
+    finally:
+        con.close()
 
 
 def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findings: pl.DataFrame, database: str,
@@ -142,9 +246,13 @@ def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findi
     investigated: dict = {}
 
     def investigations() -> None:  # in this process while the pool's workers write the packs
-        t = time.perf_counter()
-        investigated["links"], investigated["errors"] = write_investigations(con, folder, findings, database)
-        investigated["seconds"] = time.perf_counter() - t
+        t, c = time.perf_counter(), time.process_time()
+        # a core the pack workers leave free may take half the pages
+        free = workers_available() - (pool.started if pool is not None else 0)
+        investigated["links"], investigated["errors"] = write_investigations(
+            con, folder, findings, database, Path(database) if Path(database).is_file() else None,
+            settings.reader_memory, 1 + max(free, 0))
+        investigated["seconds"], investigated["cpu"] = time.perf_counter() - t, time.process_time() - c
 
     packs = write_packs(con, keys, folder, bound=settings.evidence_packs, database=database, cameras=cameras,
                         clause_text=clause_text, clause_note=clause_note, per_group=settings.group_rounds, pool=pool,
@@ -152,4 +260,4 @@ def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findi
     packs.errors[:0] = problems
     links, errors = investigated["links"], investigated["errors"]
     packs.errors.extend(f"the investigation of {e}" for e in errors)  # the report lists what it could not link
-    return LinkedPages(packs, links, errors, investigated["seconds"])
+    return LinkedPages(packs, links, errors, investigated["seconds"], investigated["cpu"])

@@ -120,21 +120,43 @@ def sum_distribution(parts: list[tuple[Payout, int]]) -> tuple[int, np.ndarray]:
     if not parts:
         return 0, np.ones(1)
     grid = math.lcm(*(p.grid for p, _ in parts))
-    parts = [(p.on_grid(grid), n) for p, n in parts]
+    parts = [(_on_grid(p, grid), n) for p, n in parts]
     offset = sum(min(p.values) * n for p, n in parts)
     size = sum((max(p.values) - min(p.values)) * n for p, n in parts) + 1
     start, length = _span(parts, offset, size)
     nfft = _fast_length(length)
     spectrum = np.ones(nfft // 2 + 1, dtype=complex)
     for p, n in parts:
+        spectrum *= _part_spectrum(p, nfft) ** n
+    pmf = np.fft.irfft(spectrum, nfft)
+    pmf = np.roll(pmf, -(start % nfft))[:length] if length < size else pmf[:size]
+    return offset + start, np.clip(pmf, 0.0, None)
+
+
+#: the part spectra kept (``_part_spectrum``), and the bytes they may hold together
+_SPECTRA: dict[tuple[Payout, int], np.ndarray] = {}
+SPECTRA_BYTES = 32 << 20
+_SPECTRA_HELD = [0]
+
+
+def _part_spectrum(p: Payout, nfft: int) -> np.ndarray:
+    """The FFT of one wager's distribution on ``nfft`` points: kept (up to ``SPECTRA_BYTES``, then forgotten at once),
+    since a night's players share FFT lengths and each entity's sum multiplies the spectra of its parts."""
+    key = (p, nfft)
+    spectrum = _SPECTRA.get(key)
+    if spectrum is None:
         lo = min(p.values)
         base = np.zeros(nfft)
         for v, q in zip(p.values, p.probs):
             base[(v - lo) % nfft] += q
-        spectrum *= np.fft.rfft(base) ** n
-    pmf = np.fft.irfft(spectrum, nfft)
-    pmf = np.roll(pmf, -(start % nfft))[:length] if length < size else pmf[:size]
-    return offset + start, np.clip(pmf, 0.0, None)
+        spectrum = np.fft.rfft(base)
+        spectrum.flags.writeable = False
+        if _SPECTRA_HELD[0] + spectrum.nbytes > SPECTRA_BYTES:
+            _SPECTRA.clear()
+            _SPECTRA_HELD[0] = 0
+        _SPECTRA[key] = spectrum
+        _SPECTRA_HELD[0] += spectrum.nbytes
+    return spectrum
 
 
 def _span(parts: list[tuple[Payout, int]], offset: int, size: int) -> tuple[int, int]:
@@ -145,12 +167,10 @@ def _span(parts: list[tuple[Payout, int]], offset: int, size: int) -> tuple[int,
     mean = var = 0.0
     b = 0.0
     for p, n in parts:
-        v = np.asarray(p.values, dtype=float)
-        q = np.asarray(p.probs, dtype=float)
-        m = float(v @ q)
+        m, v, far = _wager_moments(p)
         mean += n * m
-        var += n * float(((v - m) ** 2) @ q)
-        b = max(b, float(np.abs(v - m).max()))
+        var += n * v
+        b = max(b, far)
     log_term = math.log(2.0 / SPAN_MASS)
     u = (2 * log_term * b / 3 + math.sqrt((2 * log_term * b / 3) ** 2 + 8 * log_term * var)) / 2
     first = max(0, math.floor(mean - offset - u) - 1)
@@ -158,6 +178,21 @@ def _span(parts: list[tuple[Payout, int]], offset: int, size: int) -> tuple[int,
     return first, last - first + 1
 
 
+@lru_cache(maxsize=256)
+def _on_grid(p: Payout, grid: int) -> Payout:
+    return p.on_grid(grid)
+
+
+@lru_cache(maxsize=256)
+def _wager_moments(p: Payout) -> tuple[float, float, float]:
+    """(mean, variance, largest distance from the mean) of one wager on its grid (``_span``; kept per payout)."""
+    v = np.asarray(p.values, dtype=float)
+    q = np.asarray(p.probs, dtype=float)
+    m = float(v @ q)
+    return m, float(((v - m) ** 2) @ q), float(np.abs(v - m).max())
+
+
+@lru_cache(maxsize=4096)
 def _fast_length(n: int) -> int:
     """The smallest length >= n (and >= 2) whose prime factors are 2, 3 and 5: FFTs of it are fast."""
     n = max(2, n)
@@ -326,6 +361,7 @@ class _TiltRows:
         self.n = ms.n
         self._all = (ms.ent, ms.a[:, None] * ms.x, np.where(ms.p > 0, np.log(np.where(ms.p > 0, ms.p, 1.0)), -np.inf), ms.c)
         self._rows, self._kept = self._all, np.ones(ms.n, dtype=bool)
+        self._scratch: np.ndarray | None = None
 
     def cgf(self, t: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """K, K', K'' of every entity at ``t`` (exact for the ``wanted`` ones; the others' figures are not used)."""
@@ -338,13 +374,20 @@ class _TiltRows:
         elif (wanted & ~self._kept).any():  # an entity dropped earlier is wanted again: all rows
             self._rows = ent, ax, logp, c = self._all
             self._kept = np.ones(self.n, dtype=bool)
-        zt = t[ent][:, None] * ax + logp
+        # the same products and sums as ``t a x + log p``, ``w = exp(. - max)``, ``w a x``, ``w (a x)^2``, in one scratch
+        # matrix (a 30-night window's far rows are hundreds of MB of temporaries otherwise, each one new memory)
+        if self._scratch is None or self._scratch.shape[0] < len(ent):
+            self._scratch = np.empty(ax.shape)
+        zt = self._scratch[:len(ent)]
+        np.multiply(t[ent][:, None], ax, out=zt)
+        zt += logp
         zmax = zt.max(axis=1, keepdims=True)
-        w = np.exp(zt - zmax)
+        zt -= zmax
+        w = np.exp(zt, out=zt)
         s0 = w.sum(axis=1)
-        wax = w * ax
+        wax = np.multiply(w, ax, out=zt)
         s1 = wax.sum(axis=1) / s0
-        s2 = (wax * ax).sum(axis=1) / s0
+        s2 = np.multiply(wax, ax, out=zt).sum(axis=1) / s0
 
         def total(v: np.ndarray) -> np.ndarray:
             return np.bincount(ent, weights=v, minlength=self.n)
@@ -371,8 +414,10 @@ def binom_sf(k: int, n: int, p: float) -> float:
     def logpmf(j: np.ndarray) -> np.ndarray:
         from math import lgamma
 
-        lg = np.vectorize(lgamma)
-        return lg(n + 1.0) - lg(j + 1.0) - lg(n - j + 1.0) + j * lp + (n - j) * lq
+        def lg(v: np.ndarray) -> np.ndarray:  # math.lgamma of each (np.vectorize cost more than the sum)
+            return np.fromiter(map(lgamma, v.tolist()), dtype=float, count=len(v))
+
+        return lgamma(n + 1.0) - lg(j + 1.0) - lg(n - j + 1.0) + j * lp + (n - j) * lq
 
     if k > mode:
         j = np.arange(k, n + 1, dtype=float)

@@ -31,7 +31,7 @@ from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import SADDLE_BEYOND, MoneySums, batch_two_sided, binom_sf
 from pipelines.stats.hold_sums import hold_sums
 from pipelines.stats.luck import settled_baccarat
-from pipelines.stats.tests_frame import BET_LABEL, fmt_p, tests_frame
+from pipelines.stats.tests_frame import BET_LABEL, JsonLists, fmt_p, fmt_ps, json_value, only_table, rows_frame, tests_frame
 
 GROUP_LABEL = {"table_id": "table", "dealer_id": "dealer", "shoe_id": "shoe"}
 Z95, Z997 = 1.959963984540054, 2.967737925342750  # two-sided 95 % and 99.7 % normal quantiles
@@ -69,43 +69,75 @@ def baccarat_hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: 
 
 
 def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.ndarray],
-              sums_for: "Callable[[np.ndarray], MoneySums]", window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+              sums_for: "Callable[[np.ndarray], MoneySums]", window_days: int,
+              known: np.ndarray | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(test rows, funnel rows) of one grouping's entities from their aggregates and the moments of their sums.
 
     ``summary``: an entity's counts and sums (``hold_sums``) with ``grouping`` and ``ent`` (0..n-1, the order of ``moments``);
     ``sums_for(far)``: a ``MoneySums`` holding the rows of at least the entities ``far`` (a boolean mask: those
     beyond ``SADDLE_BEYOND`` standard deviations, the only ones whose tail needs the saddle point), so that a
-    window can read only those entities' rows."""
+    window can read only those entities' rows. ``known``: p-values already worked out (NaN where not; a window's
+    ``WindowMemo``): those entities' rows are not read and their saddle point is not solved again."""
     s = summary["recorded"].cast(pl.Float64).to_numpy()
     mean, var, k3 = moments
     sd = np.sqrt(var)
-    far = np.abs(s - mean) / np.sqrt(np.maximum(var, 1e-300)) > SADDLE_BEYOND
-    p = batch_two_sided(sums_for(far), s, saddle_beyond=SADDLE_BEYOND, moments=(mean, var, k3))
+    have = ~np.isnan(known) if known is not None else np.zeros(len(s), dtype=bool)
+    ask = np.where(have, mean, s)  # a known entity is asked at its mean: the normal figure, no rows (replaced below)
+    far = np.abs(ask - mean) / np.sqrt(np.maximum(var, 1e-300)) > SADDLE_BEYOND
+    p = batch_two_sided(sums_for(far), ask, saddle_beyond=SADDLE_BEYOND, moments=(mean, var, k3))
+    if have.any():
+        p = np.where(have, known, p)
     g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
 
     band_low, band_high = sum_quantile(mean, sd, g, Z95), sum_quantile(mean, sd, g, -Z95)  # once, not per entity
 
     handle = summary["handle"].cast(pl.Float64).to_numpy()
     funnel = funnel_rows(summary, s, mean, sd, g, p, window_days)
-    rows = []
-    for i, r in enumerate(summary.iter_rows(named=True)):
-        kind_label = GROUP_LABEL[r["grouping"]]
-        bet = "all bets" if r["level"] == "all" else f"{BET_LABEL.get(r['level'], r['level'])} bets"
-        hold, theo_hold = -s[i] / handle[i], -mean[i] / handle[i]
-        sentence = (f"{kind_label} {r['key']} held {hold:+.1%} of {format_money(r['handle'], r['currency'])} wagered on {bet} "
-                    f"({r['wagers']:,} wagers, {r['rounds']:,} rounds), theory {theo_hold:+.1%}; 95 % band "
-                    f"{-band_low[i] / handle[i]:+.1%} to {-band_high[i] / handle[i]:+.1%}; p = {fmt_p(float(p[i]))}")
-        evidence = {"handle": r["handle"], "hold": round(hold, 5), "theoretical_hold": round(theo_hold, 5),
-                    "sd": round(float(sd[i]), 1), "skew": round(float(g[i]), 3), "tables": r["tables"],
-                    "rounds_range": [r["first_round"], r["last_round"]], "tail": "Lugannani-Rice saddle point"}
-        rows.append({"kind": "hold_anomaly", "test": f"hold_{kind_label}", "entity": f"{kind_label} {r['key']} x {bet}",
-                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
-                     "table_id": r["key"] if r["grouping"] == "table_id" else (r["tables"][0] if len(r["tables"]) == 1 else None),
-                     "dealer_id": r["key"] if r["grouping"] == "dealer_id" else None, "game": "baccarat",
-                     "ruleset": r["ruleset"], "currency": r["currency"], "bet": r["level"], "rounds": r["rounds"],
-                     "wagers": r["wagers"], "expected_net": int(round(float(mean[i]))), "recorded_net": _int64(r["recorded"]),
-                     "p_value": float(p[i]), "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
-    return tests_frame(rows), funnel
+    return hold_test_rows(summary, s, mean, sd, g, p, handle, band_low, band_high, window_days), funnel
+
+
+def hold_test_rows(summary: pl.DataFrame, s: np.ndarray, mean: np.ndarray, sd: np.ndarray, g: np.ndarray, p: np.ndarray,
+                   handle: np.ndarray, band_low: np.ndarray, band_high: np.ndarray, window_days: int,
+                   bets: list[str] | None = None, game: str | list[str] = "baccarat", suffix: list[str] | None = None,
+                   evidence_more: list[str] | None = None) -> pl.DataFrame:
+    """The hold test rows of one grouping's entities, column by column (one f-string per row for the sentence and
+    one for the evidence's JSON, the bytes ``json.dumps`` wrote); ``bets``, ``suffix``, ``evidence_more``: the
+    games' labels, one-sided note and evidence keys (``hold_games``); baccarat's by default."""
+    n = summary.height
+    cols = summary.select("grouping", "key", "level", "currency", "handle", "wagers", "rounds", "tables", "first_round",
+                          "last_round", "recorded").to_dict(as_series=False)
+    kind_label = [GROUP_LABEL[x] for x in cols["grouping"]]
+    if bets is None:
+        bets = ["all bets" if lv == "all" else f"{BET_LABEL.get(lv, lv)} bets" for lv in cols["level"]]
+    hold, theo_hold = -s / handle, -mean / handle
+    low, high = -band_low / handle, -band_high / handle
+    money = [format_money(h, c) for h, c in zip(cols["handle"], cols["currency"])]
+    ps = fmt_ps(p.tolist())
+    suffix = suffix or [""] * n
+    sentence = [f"{k} {key} held {h:+.1%} of {m} wagered on {b} ({w:,} wagers, {r:,} rounds), theory {t:+.1%}; 95 % band "
+                f"{lo:+.1%} to {hi:+.1%}; p = {fp}{sfx}"
+                for k, key, h, m, b, w, r, t, lo, hi, fp, sfx in zip(
+                    kind_label, cols["key"], hold, money, bets, cols["wagers"], cols["rounds"], theo_hold, low, high, ps,
+                    suffix)]
+    tables = JsonLists()
+    more = evidence_more or [""] * n
+    evidence = ['{"handle": ' + json_value(hv) + ', "hold": ' + json_value(hr) + ', "theoretical_hold": ' + json_value(tr)
+                + ', "sd": ' + json_value(sdv) + ', "skew": ' + json_value(gv) + ', "tables": ' + tables(tb)
+                + ', "rounds_range": [' + json_value(fr) + ", " + json_value(lr) + '], "tail": "Lugannani-Rice saddle point"'
+                + mo + "}"
+                for hv, hr, tr, sdv, gv, tb, fr, lr, mo in zip(
+                    cols["handle"], np.round(hold, 5), np.round(theo_hold, 5), [round(v, 1) for v in sd.tolist()],
+                    [round(v, 3) for v in g.tolist()], cols["tables"], cols["first_round"], cols["last_round"], more)]
+    return rows_frame(n, {
+        "kind": "hold_anomaly", "test": [f"hold_{k}" for k in kind_label],
+        "entity": [f"{k} {key} x {b}" for k, key, b in zip(kind_label, cols["key"], bets)], "window_days": window_days,
+        "first_day": summary["first_day"], "last_day": summary["last_day"],
+        "table_id": [key if gr == "table_id" else t for gr, key, t in zip(cols["grouping"], cols["key"], only_table(cols["tables"]))],
+        "dealer_id": [key if gr == "dealer_id" else None for gr, key in zip(cols["grouping"], cols["key"])],
+        "game": game, "ruleset": summary["ruleset"], "currency": cols["currency"], "bet": cols["level"],
+        "rounds": cols["rounds"], "wagers": cols["wagers"], "expected_net": [int(round(v)) for v in mean.tolist()],
+        "recorded_net": [_int64(v) for v in cols["recorded"]], "p_value": p.tolist(), "sentence": sentence,
+        "evidence": evidence})
 
 
 def sum_quantile(mean: np.ndarray, sd: np.ndarray, g: np.ndarray, z: float) -> np.ndarray:
@@ -157,23 +189,19 @@ def dealer_error_rows(d: pl.DataFrame, params: StatsParams, window_days: int = 1
     """The test rows from ``dealer_error_aggregates`` over a window (one row per dealer)."""
     d = d.sort("dealer_id")
     total_r, total_e = int(d["rounds"].sum() or 0), int(d["errors"].sum() or 0)
-    rows = []
-    for r in d.filter(pl.col("rounds") >= params.dealer_error_min_rounds).iter_rows(named=True):
-        other_r, other_e = total_r - r["rounds"], total_e - r["errors"]
-        if other_r <= 0:
-            continue
-        floor_rate = (other_e + 1) / (other_r + 2)  # the floor without him, with one pseudo-error (never 0)
-        p = binom_sf(r["errors"], r["rounds"], floor_rate)
-        sentence = (f"dealer {r['dealer_id']} made {r['errors']} errors in {r['rounds']:,} rounds "
-                    f"({1000 * r['errors'] / r['rounds']:.1f} per 1,000), the floor {1000 * floor_rate:.1f} per 1,000; "
-                    f"p = {fmt_p(p)}")
-        rows.append({"kind": "hold_anomaly", "test": "dealer_error_rate", "entity": f"dealer {r['dealer_id']} error rate",
-                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
-                     "dealer_id": r["dealer_id"], "rounds": r["rounds"], "p_value": p, "sentence": sentence,
-                     "evidence": json.dumps({"errors": r["errors"], "rounds": r["rounds"],
-                                             "per_1000": round(1000 * r["errors"] / r["rounds"], 2),
-                                             "floor_per_1000": round(1000 * floor_rate, 2)})})
-    return tests_frame(rows)
+    d = d.filter(pl.col("rounds") >= params.dealer_error_min_rounds).filter(pl.lit(total_r) - pl.col("rounds") > 0)
+    cols = d.select("dealer_id", "rounds", "errors").to_dict(as_series=False)
+    floor = [(total_e - e + 1) / (total_r - r + 2) for r, e in zip(cols["rounds"], cols["errors"])]  # the floor without him
+    p = [binom_sf(e, r, f) for e, r, f in zip(cols["errors"], cols["rounds"], floor)]  # with one pseudo-error: never 0
+    sentence = [f"dealer {who} made {e} errors in {r:,} rounds ({1000 * e / r:.1f} per 1,000), the floor {1000 * f:.1f} per "
+                f"1,000; p = {fp}" for who, e, r, f, fp in zip(cols["dealer_id"], cols["errors"], cols["rounds"], floor, fmt_ps(p))]
+    evidence = [f'{{"errors": {e}, "rounds": {r}, "per_1000": {json_value(round(1000 * e / r, 2))}, '
+                f'"floor_per_1000": {json_value(round(1000 * f, 2))}}}'
+                for e, r, f in zip(cols["errors"], cols["rounds"], floor)]
+    return rows_frame(d.height, {
+        "kind": "hold_anomaly", "test": "dealer_error_rate", "entity": [f"dealer {who} error rate" for who in cols["dealer_id"]],
+        "window_days": window_days, "first_day": d["first_day"], "last_day": d["last_day"], "dealer_id": cols["dealer_id"],
+        "rounds": cols["rounds"], "p_value": p, "sentence": sentence, "evidence": evidence})
 
 
 def funnel_curves(funnel: pl.DataFrame, points: int = 60) -> pl.DataFrame:

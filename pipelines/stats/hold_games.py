@@ -27,17 +27,14 @@ hole cards, in a way the per-bet distributions do not carry.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import polars as pl
 
-from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import MoneySums, batch_two_sided
 from pipelines.stats.games import distribution_of, settled_games
-from pipelines.stats.hold import GROUP_LABEL, Z95, _int64, funnel_rows, sum_quantile
-from pipelines.stats.tests_frame import fmt_p, tests_frame
+from pipelines.stats.hold import Z95, funnel_rows, hold_test_rows, sum_quantile
+from pipelines.stats.tests_frame import json_value, tests_frame
 
 #: bets whose wagers of one round are settled together (one draw per round with the round's stake)
 PER_ROUND = ("insurance", "main")
@@ -107,36 +104,49 @@ def _draw_rows(base: pl.DataFrame) -> pl.DataFrame:
 def combine_hold(ents: pl.DataFrame, draws: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Several days' aggregates as one: counts and money add, the tables unite, the rule set is the earliest day's,
     a draw's counts add."""
-    e = ents.group_by(list(ENTITY)).agg(
+    return _combine_entities(ents), _combine_draws(draws)
+
+
+def _combine_entities(ents: pl.DataFrame) -> pl.DataFrame:
+    return ents.group_by(list(ENTITY)).agg(
         *[pl.col(c).sum() for c in _SUMS], pl.col("one_sided").any(), pl.col("first_day").min(), pl.col("last_day").max(),
         pl.col("tables").list.explode(keep_nulls=False, empty_as_null=False).unique().sort(),
         pl.col("ruleset").sort_by("gaming_day").first(), pl.col("first_round").min(), pl.col("last_round").max())
-    d = draws.group_by(*ENTITY[:4], *DIST, "amount", "scale").agg(pl.col("c").sum())
-    return e, d
 
 
-def games_hold_rows(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams,
-                    window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(test rows, funnel rows) from days' aggregates (``games_hold_aggregates``, any number of days)."""
+def _combine_draws(draws: pl.DataFrame) -> pl.DataFrame:
+    return draws.group_by(*ENTITY[:4], *DIST, "amount", "scale").agg(pl.col("c").sum())
+
+
+def games_hold_rows(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, window_days: int,
+                    memo=None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(test rows, funnel rows) from days' aggregates (``games_hold_aggregates``, any number of days). ``memo``: a
+    ``windows.WindowMemo`` of the run's earlier windows; only the draws of the entities tested and not in it are
+    added up (the draws are most of the work: one per distinct stake and spread of a round)."""
     if ents.height == 0:
         return tests_frame([]), pl.DataFrame()
-    ents, draws = combine_hold(ents, draws)
+    ents = _combine_entities(ents)
     tests, funnels = [], []
     for grouping in params.hold_groupings:
         t, f = _grouping(ents.filter(pl.col("grouping") == grouping), draws.filter(pl.col("grouping") == grouping),
-                         params, window_days)
+                         params, window_days, memo)
         tests.append(t)
         if f.height:
             funnels.append(f)
     return pl.concat(tests), (pl.concat(funnels) if funnels else pl.DataFrame())
 
 
-def _draws(draws: pl.DataFrame, summary: pl.DataFrame) -> MoneySums:
-    """The entities' independent draws (``_draw_rows``, summed over days) as a ``MoneySums``."""
+def _draws(draws: pl.DataFrame, summary: pl.DataFrame, kinds: pl.DataFrame | None = None) -> MoneySums:
+    """The entities' independent draws (``_draw_rows``, summed over days) as a ``MoneySums``. ``kinds``: the
+    distributions of every entity of ``summary`` when ``draws`` holds only some of them (the outcome vectors are
+    padded to the widest of those, as with all of them: the moments' sums then add the same terms in the same order)."""
     draws = draws.join(summary.select("key", "currency", "game", "level", "ent"),
                        left_on=["key", "currency", "game", "bet"], right_on=["key", "currency", "game", "level"],
                        how="inner").sort("ent", *DIST, "amount", "scale")
-    kinds = draws.select(DIST).unique().sort(DIST)
+    kinds = (draws.select(DIST) if kinds is None else kinds).unique().sort(DIST)
+    if kinds.height == 0:
+        return MoneySums(np.zeros(0, dtype=np.int64), np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0), np.zeros(0),
+                         summary.height)
     pays = [distribution_of(r, v, int(d), b) for r, v, d, b in kinds.rows()]
     width = max(len(p.values) for p in pays)
     values = np.zeros((len(pays), width))
@@ -178,17 +188,32 @@ def _game(name: str, version: str) -> str:
     return ruleset_of(name, version).game
 
 
-def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, window_days: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, window_days: int,
+              memo=None) -> tuple[pl.DataFrame, pl.DataFrame]:
     summary = ents.filter(pl.col("wagers") >= params.hold_min_wagers).sort("key", "game", "level", "currency").with_row_index(
         "ent").with_columns(pl.col("ent").cast(pl.Int64))
     if summary.height == 0:
         return tests_frame([]), pl.DataFrame()
-    ms = _draws(draws, summary)
+    keys = summary.select(*ENTITY, "first_day", "last_day").rows()
+    known = memo.known(keys) if memo is not None else np.full((summary.height, 4), np.nan)
+    have = ~np.isnan(known[:, 3])
+    on = {"left_on": ["key", "currency", "game", "bet"], "right_on": ["key", "currency", "game", "level"]}
+    tested = draws.join(summary.select("key", "currency", "game", "level"), how="semi", **on)
+    kinds = tested.select(DIST).unique()
+    wanted = summary.filter(pl.Series(~have))  # the draws of the entities not worked out yet, added up over the days
+    ms = _draws(_combine_draws(tested.join(wanted.select("key", "currency", "game", "level"), how="semi", **on)),
+                summary, kinds)
     s = summary["recorded"].cast(pl.Float64).to_numpy()
     mean, var, k3 = ms.moments()
-    p = batch_two_sided(ms, s, moments=(mean, var, k3))
+    if have.any():
+        mean, var, k3 = (np.where(have, known[:, i], v) for i, v in enumerate((mean, var, k3)))
+    p = batch_two_sided(ms, np.where(have, mean, s), moments=(mean, var, k3))  # a known one at its mean: no saddle point
     one_sided = summary["one_sided"].to_numpy()
     p = np.where(one_sided, np.where(s > mean, p / 2, 1.0), p)
+    if have.any():
+        p = np.where(have, known[:, 3], p)
+    if memo is not None:
+        memo.keep(keys, mean, var, k3, p)
     sd = np.sqrt(var)
     g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
 
@@ -196,27 +221,12 @@ def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, wind
 
     handle = summary["handle"].cast(pl.Float64).to_numpy()
     funnel = funnel_rows(summary, s, mean, sd, g, p, window_days)
-    rows = []
-    for i, r in enumerate(summary.iter_rows(named=True)):
-        kind_label = GROUP_LABEL[r["grouping"]]
-        bet = f"{GAME_LABEL[r['game']]} {BET_LABEL[r['level']]} bets"
-        hold, theo_hold = -s[i] / handle[i], -mean[i] / handle[i]
-        side = " (one-sided: players winning more than the stated strategy allows)" if r["one_sided"] else ""
-        sentence = (f"{kind_label} {r['key']} held {hold:+.1%} of {format_money(r['handle'], r['currency'])} wagered on {bet} "
-                    f"({r['wagers']:,} wagers, {r['rounds']:,} rounds), theory {theo_hold:+.1%}; 95 % band "
-                    f"{-band_low[i] / handle[i]:+.1%} to {-band_high[i] / handle[i]:+.1%}; p = {fmt_p(float(p[i]))}{side}")
-        evidence = {"handle": r["handle"], "hold": round(hold, 5), "theoretical_hold": round(theo_hold, 5),
-                    "sd": round(float(sd[i]), 1), "skew": round(float(g[i]), 3), "tables": r["tables"],
-                    "rounds_range": [r["first_round"], r["last_round"]], "tail": "Lugannani-Rice saddle point",
-                    "one_sided": bool(r["one_sided"]),
-                    "variance": ("a round's seats correlated as in the engine's two-seat simulation"
-                                 if r["level"] == "main" else "exact")}
-        rows.append({"kind": "hold_anomaly", "test": f"hold_{kind_label}", "entity": f"{kind_label} {r['key']} x {bet}",
-                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
-                     "table_id": r["key"] if r["grouping"] == "table_id" else (r["tables"][0] if len(r["tables"]) == 1 else None),
-                     "dealer_id": r["key"] if r["grouping"] == "dealer_id" else None, "game": r["game"],
-                     "ruleset": r["ruleset"], "currency": r["currency"], "bet": r["level"], "rounds": r["rounds"],
-                     "wagers": r["wagers"], "expected_net": int(round(float(mean[i]))), "recorded_net": _int64(r["recorded"]),
-                     "p_value": float(p[i]), "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
-    return tests_frame(rows), funnel
-
+    games, levels, sided = summary["game"].to_list(), summary["level"].to_list(), summary["one_sided"].to_list()
+    variance = {"main": "a round's seats correlated as in the engine's two-seat simulation"}
+    tests = hold_test_rows(
+        summary, s, mean, sd, g, p, handle, band_low, band_high, window_days,
+        bets=[f"{GAME_LABEL[gm]} {BET_LABEL[lv]} bets" for gm, lv in zip(games, levels)], game=games,
+        suffix=[" (one-sided: players winning more than the stated strategy allows)" if o else "" for o in sided],
+        evidence_more=[f', "one_sided": {json_value(bool(o))}, "variance": {json_value(variance.get(lv, "exact"))}'
+                       for o, lv in zip(sided, levels)])
+    return tests, funnel

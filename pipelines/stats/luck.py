@@ -13,7 +13,6 @@ The p-value of a discrete statistic is conservative (P(p <= a) <= a).
 
 from __future__ import annotations
 
-import json
 import math
 from functools import lru_cache
 
@@ -23,7 +22,7 @@ import polars as pl
 from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import Payout, baccarat_payouts, sum_distribution, tail_at
-from pipelines.stats.tests_frame import BET_LABEL, fmt_p, tests_frame
+from pipelines.stats.tests_frame import BET_LABEL, JsonLists, fmt_ps, json_value, only_table, rows_frame, tests_frame
 
 SIDE_BETS = ("tie", "player_pair", "banker_pair", "tiger", "small_tiger", "big_tiger")
 DEFAULT_DECKS = 8
@@ -79,8 +78,14 @@ def _above_mean(parts: tuple[tuple[str, str, int, str, int], ...], observed: dic
 
     Below the mean the p-value is at least about one half; it is written as 1 (no convolution is spent on it),
     which keeps the test conservative (P(p <= a) <= a still holds)."""
-    mean = sum(baccarat_payouts(r, v, d)[b].mean * n for r, v, d, b, n in parts)
+    mean = sum(_unit_mean(r, v, d, b) * n for r, v, d, b, n in parts)
     return sum(k / g for g, k in observed.items()) > mean
+
+
+@lru_cache(maxsize=256)
+def _unit_mean(name: str, version: str, decks: int, bet: str) -> float:
+    """A wager's expected net in units (``Payout.mean`` sums it anew on each call)."""
+    return baccarat_payouts(name, version, decks)[bet].mean
 
 
 @lru_cache(maxsize=1 << 16)
@@ -138,34 +143,43 @@ def luck_aggregates(w: pl.DataFrame, by: tuple[str, ...] = ()) -> tuple[pl.DataF
 
 
 def luck_rows(summary: pl.DataFrame, per_part: pl.DataFrame, window_days: int) -> pl.DataFrame:
-    """The test rows of the entities of ``summary`` (already filtered by size) from their parts (``luck_aggregates``)."""
+    """The test rows of the entities of ``summary`` (already filtered by size) from their parts (``luck_aggregates``),
+    column by column (the evidence's JSON is what ``json.dumps`` wrote)."""
     if summary.height == 0:
         return tests_frame([])
     ent_keys = list(ENTITY_KEYS)
-    per_part = per_part.join(summary.select(ent_keys), on=ent_keys, how="semi")
-    parts_by_entity: dict[tuple, list] = {}
-    for row in per_part.sort(ent_keys + ["ruleset", "ruleset_version", "decks", "bet"]).iter_rows(named=True):
-        parts_by_entity.setdefault((row["player_id"], row["currency"], row["entity_bet"]), []).append(row)
-    rows = []
-    for r in summary.sort(ent_keys).iter_rows(named=True):
-        key = (r["player_id"], r["currency"], r["entity_bet"])
-        parts = parts_by_entity[key]
+    summary = summary.sort(ent_keys)
+    grouped = per_part.join(summary.select(ent_keys), on=ent_keys, how="semi").sort(
+        ent_keys + ["ruleset", "ruleset_version", "decks", "bet"]).group_by(ent_keys, maintain_order=True).agg(
+        "ruleset", "ruleset_version", "decks", "bet", "grid", "n", "k").to_dict(as_series=False)
+    parts_by_entity = dict(zip(zip(*(grouped[k] for k in ent_keys)),
+                               zip(*(grouped[k] for k in ("ruleset", "ruleset_version", "decks", "bet", "grid", "n", "k")))))
+    cols = summary.select(*ent_keys, "wins", "wagers", "wins_expected", "theo", "cards", "tables").to_dict(as_series=False)
+    ps, theos, by_bets = [], [], []
+    for key, theo in zip(zip(*(cols[k] for k in ent_keys)), cols["theo"]):
+        rulesets, versions, decks, bets, grids, ns, ks = parts_by_entity[key]
         observed: dict[int, int] = {}
-        for q in parts:
-            observed[q["grid"]] = observed.get(q["grid"], 0) + q["k"]
-        key = tuple((q["ruleset"], q["ruleset_version"], q["decks"], q["bet"], q["n"]) for q in parts)
-        p = _entity_p_value(key, tuple(sorted(observed.items())))
-        label = BET_LABEL.get(r["entity_bet"], r["entity_bet"])
-        theo = int(round(r["theo"]))
-        sentence = (f"{r['player_id']} won {r['wins']} of {r['wagers']} {label} bets, {r['wins_expected']:.1f} expected "
-                    f"(net {format_money(r['cards'], r['currency'], signed=True)} against a theoretical {format_money(theo, r['currency'], signed=True)}); p = {fmt_p(p)}")
-        evidence = {"wins": r["wins"], "wins_expected": round(r["wins_expected"], 2), "tables": r["tables"],
-                    "by_bet": {q["bet"]: {"wagers": q["n"], "net_units": round(q["k"] / q["grid"], 2)} for q in parts},
-                    "statistic": "sum of nets in units of each wager; exact convolution"}
-        rows.append({"kind": "player_luck_anomaly", "test": "luck", "entity": f"{r['player_id']} x {label} bets",
-                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
-                     "table_id": r["tables"][0] if len(r["tables"]) == 1 else None, "player_id": r["player_id"],
-                     "game": "baccarat", "ruleset": r["ruleset"], "currency": r["currency"], "bet": r["entity_bet"],
-                     "rounds": r["rounds"], "wagers": r["wagers"], "expected_net": theo, "recorded_net": r["recorded"],
-                     "p_value": p, "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
-    return tests_frame(rows)
+        for g, k in zip(grids, ks):
+            observed[g] = observed.get(g, 0) + k
+        ps.append(_entity_p_value(tuple(zip(rulesets, versions, decks, bets, ns)), tuple(sorted(observed.items()))))
+        theos.append(int(round(theo)))
+        by_bet = {b: (n, round(k / g, 2)) for b, n, k, g in zip(bets, ns, ks, grids)}
+        by_bets.append("{" + ", ".join(f'{json_value(b)}: {{"wagers": {n}, "net_units": {json_value(u)}}}'
+                                       for b, (n, u) in by_bet.items()) + "}")
+    labels = [BET_LABEL.get(b, b) for b in cols["entity_bet"]]
+    sentence = [f"{who} won {wins} of {wagers} {label} bets, {wexp:.1f} expected (net {format_money(cards, cur, signed=True)} "
+                f"against a theoretical {format_money(theo, cur, signed=True)}); p = {fp}"
+                for who, wins, wagers, label, wexp, cards, cur, theo, fp in zip(
+                    cols["player_id"], cols["wins"], cols["wagers"], labels, cols["wins_expected"], cols["cards"],
+                    cols["currency"], theos, fmt_ps(ps))]
+    tables = JsonLists()
+    evidence = [f'{{"wins": {json_value(wins)}, "wins_expected": {json_value(round(wexp, 2))}, "tables": {tables(tb)}, '
+                f'"by_bet": {bb}, "statistic": "sum of nets in units of each wager; exact convolution"}}'
+                for wins, wexp, tb, bb in zip(cols["wins"], cols["wins_expected"], cols["tables"], by_bets)]
+    return rows_frame(summary.height, {
+        "kind": "player_luck_anomaly", "test": "luck", "entity": [f"{who} x {label} bets" for who, label in zip(cols["player_id"], labels)],
+        "window_days": window_days, "first_day": summary["first_day"], "last_day": summary["last_day"],
+        "table_id": only_table(cols["tables"]), "player_id": cols["player_id"], "game": "baccarat",
+        "ruleset": summary["ruleset"], "currency": cols["currency"], "bet": cols["entity_bet"], "rounds": summary["rounds"],
+        "wagers": cols["wagers"], "expected_net": theos, "recorded_net": summary["recorded"], "p_value": ps,
+        "sentence": sentence, "evidence": evidence})

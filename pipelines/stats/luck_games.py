@@ -26,7 +26,7 @@ from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import P_FLOOR, Payout, binom_sf, sum_distribution, tail_at
 from pipelines.stats.games import distribution_of, jackpot_wagers, settled_games
-from pipelines.stats.tests_frame import fmt_p, tests_frame
+from pipelines.stats.tests_frame import fmt_p, fmt_ps, json_list, json_value, only_table, rows_frame, tests_frame
 
 LUCK_BETS = ("bonus", "pair", "insurance")
 LABEL = {"bonus": "Hold'em Bonus", "pair": "blackjack Pair", "insurance": "Insurance", "progressive": "jackpot"}
@@ -117,15 +117,15 @@ def _union() -> pl.Expr:
 def games_luck_rows(lines: pl.DataFrame, parts: pl.DataFrame, jack: pl.DataFrame, params: StatsParams,
                     window_days: int) -> pl.DataFrame:
     """The test rows from days' aggregates (``games_luck_aggregates``, any number of days)."""
-    rows = []
+    out = [tests_frame([])]
     if lines.height:
-        rows += _line_tests(lines, parts, params, window_days)
+        out.append(_line_tests(lines, parts, params, window_days))
     if jack.height:
-        rows += _jackpot_tests(jack, params, window_days)
-    return tests_frame(rows)
+        out.append(tests_frame(_jackpot_tests(jack, params, window_days)))
+    return pl.concat(out)
 
 
-def _line_tests(lines: pl.DataFrame, parts: pl.DataFrame, params: StatsParams, window_days: int) -> list[dict]:
+def _line_tests(lines: pl.DataFrame, parts: pl.DataFrame, params: StatsParams, window_days: int) -> pl.DataFrame:
     ent = ENTITY
     parts = parts.group_by([*ent, "ruleset", "ruleset_version", "decks", "grid"]).agg(
         pl.col("n").sum(), pl.col("k").sum(), pl.col("score").sum())
@@ -133,36 +133,51 @@ def _line_tests(lines: pl.DataFrame, parts: pl.DataFrame, params: StatsParams, w
         *[pl.col(c).sum() for c in ("wagers", "rounds", "wins", "wins_expected", "theo", "recorded", "cards")],
         pl.col("first_day").min(), pl.col("last_day").max(), pl.col("ruleset").sort_by("gaming_day").first(), _union(),
     ).filter(pl.col("wagers") >= params.luck_min_wagers).sort(ent)
-    by_entity: dict[tuple, list[dict]] = {}
-    for q in parts.sort([*ent, "ruleset", "ruleset_version", "decks"]).iter_rows(named=True):
-        by_entity.setdefault(tuple(q[k] for k in ent), []).append(q)
-    rows = []
-    for r in summary.iter_rows(named=True):
-        qs = by_entity[tuple(r[k] for k in ent)]
+    grouped = parts.sort([*ent, "ruleset", "ruleset_version", "decks"]).group_by(ent, maintain_order=True).agg(
+        "ruleset", "ruleset_version", "decks", "grid", "n", "k", "score").to_dict(as_series=False)
+    by_entity = dict(zip(zip(*(grouped[k] for k in ent)),
+                         zip(*(grouped[k] for k in ("ruleset", "ruleset_version", "decks", "grid", "n", "k", "score")))))
+    cols = summary.select(*ent, "wins", "wagers", "wins_expected", "theo", "cards", "recorded", "tables").to_dict(as_series=False)
+    dist: dict[tuple, object] = {}  # distribution_of's mean is summed anew on each call: once per distribution here
+
+    def of(k: tuple):
+        d = dist.get(k)
+        if d is None:
+            found = distribution_of(*k)
+            d = dist[k] = (found.mean, json_value(found.source))
+        return d
+
+    ps, theos, evidence = [], [], []
+    for who, cur, game, bet, wins, wexp, theo, tb in zip(cols["player_id"], cols["currency"], cols["game"], cols["bet"],
+                                                       cols["wins"], cols["wins_expected"], cols["theo"], cols["tables"]):
+        rulesets, versions, decks, grids, ns, ks, scores = by_entity[(who, cur, game, bet)]
         observed: dict[int, int] = {}
-        for q in qs:
-            observed[q["grid"]] = observed.get(q["grid"], 0) + q["k"]
-        key = tuple((q["ruleset"], q["ruleset_version"], q["decks"], r["bet"], q["n"]) for q in qs)
-        score = sum(q["score"] for q in qs)
-        p = games_luck_p_value(key, score)
-        label = LABEL[r["bet"]]
-        theo = int(round(r["theo"]))
-        sentence = (f"{r['player_id']} won {r['wins']} of {r['wagers']} {label} bets, {r['wins_expected']:.1f} expected "
-                    f"(net {format_money(r['cards'], r['currency'], signed=True)} against a theoretical "
-                    f"{format_money(theo, r['currency'], signed=True)}); p = {fmt_p(p)}")
-        evidence = {"wins": r["wins"], "wins_expected": round(r["wins_expected"], 3), "tables": r["tables"],
-                    "net_units": round(sum(k / g for g, k in observed.items()), 2),
-                    "expected_units": round(sum(distribution_of(*k[:4]).mean * k[4] for k in key), 2),
-                    "distribution": [distribution_of(*k[:4]).source for k in key],
-                    "rarity_score": score,
-                    "statistic": "sum of rarity scores (log2 of how much rarer than a loss each line won is); exact convolution"}
-        rows.append({"kind": "player_luck_anomaly", "test": "luck", "entity": f"{r['player_id']} x {label} bets",
-                     "window_days": window_days, "first_day": r["first_day"], "last_day": r["last_day"],
-                     "table_id": r["tables"][0] if len(r["tables"]) == 1 else None, "player_id": r["player_id"],
-                     "game": r["game"], "ruleset": r["ruleset"], "currency": r["currency"], "bet": r["bet"],
-                     "rounds": r["rounds"], "wagers": r["wagers"], "expected_net": theo, "recorded_net": r["recorded"],
-                     "p_value": p, "sentence": sentence, "evidence": json.dumps(evidence, default=str)})
-    return rows
+        for g, k in zip(grids, ks):
+            observed[g] = observed.get(g, 0) + k
+        key = tuple((r, v, d, bet, n) for r, v, d, n in zip(rulesets, versions, decks, ns))
+        score = sum(scores)
+        ps.append(games_luck_p_value(key, score))
+        theos.append(int(round(theo)))
+        dists = [of(k[:4]) for k in key]
+        evidence.append(
+            f'{{"wins": {json_value(wins)}, "wins_expected": {json_value(round(wexp, 3))}, "tables": {json_list(tb)}, '
+            f'"net_units": {json_value(round(sum(k / g for g, k in observed.items()), 2))}, '
+            f'"expected_units": {json_value(round(sum(m * k[4] for (m, _), k in zip(dists, key)), 2))}, '
+            f'"distribution": [{", ".join(src for _, src in dists)}], "rarity_score": {json_value(score)}, '
+            '"statistic": "sum of rarity scores (log2 of how much rarer than a loss each line won is); exact convolution"}')
+    labels = [LABEL[b] for b in cols["bet"]]
+    sentence = [f"{who} won {wins} of {wagers} {label} bets, {wexp:.1f} expected (net {format_money(cards, cur, signed=True)} "
+                f"against a theoretical {format_money(theo, cur, signed=True)}); p = {fp}"
+                for who, wins, wagers, label, wexp, cards, cur, theo, fp in zip(
+                    cols["player_id"], cols["wins"], cols["wagers"], labels, cols["wins_expected"], cols["cards"],
+                    cols["currency"], theos, fmt_ps(ps))]
+    return rows_frame(summary.height, {
+        "kind": "player_luck_anomaly", "test": "luck", "entity": [f"{who} x {label} bets" for who, label in zip(cols["player_id"], labels)],
+        "window_days": window_days, "first_day": summary["first_day"], "last_day": summary["last_day"],
+        "table_id": only_table(cols["tables"]), "player_id": cols["player_id"], "game": cols["game"],
+        "ruleset": summary["ruleset"], "currency": cols["currency"], "bet": cols["bet"], "rounds": summary["rounds"],
+        "wagers": cols["wagers"], "expected_net": theos, "recorded_net": cols["recorded"], "p_value": ps,
+        "sentence": sentence, "evidence": evidence})
 
 
 def _jackpot_tests(jack: pl.DataFrame, params: StatsParams, window_days: int) -> list[dict]:

@@ -33,7 +33,7 @@ from pipelines.stats.summary_store import (
     stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
 )
 from pipelines.stats.tests_frame import fmt_p, tests_frame
-from pipelines.stats.windows import HoldRowsReader, window_tests
+from pipelines.stats.windows import HoldRowsReader, WindowMemo, window_tests
 from pipelines.stats.wonging import mid_shoe_entry_tests
 
 STAT_KINDS: tuple[str, ...] = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
@@ -168,10 +168,12 @@ def _each_window(night: dt.date, days_present: list[dt.date], params: StatsParam
 
 
 def summary_windows(summaries: DaySummaries, night: dt.date, days_present: list[dt.date], params: StatsParams,
-                    hold_rows_for: HoldRowsReader | None = None):
-    """``run_windows`` from the days' summaries (what the audit runs)."""
+                    hold_rows_for: HoldRowsReader | None = None, memo: WindowMemo | None = None):
+    """``run_windows`` from the days' summaries (what the audit runs). ``memo``: the figures the run's windows worked
+    out per entity and days (``windows.WindowMemo``), shared by the windows of a night and by the nights of one run."""
+    memo = memo if memo is not None else WindowMemo()
     return _each_window(night, days_present, params, lambda first, w: window_tests(
-        summaries, first, night, params, w, hold_rows_for))
+        summaries, first, night, params, w, hold_rows_for, memo))
 
 
 def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: StatsParams) -> tuple[DaySummaries, DaySummaries, HoldRowsReader]:
@@ -193,16 +195,16 @@ def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: Stat
 
 
 def statistical_findings(con, night: dt.date, params: StatsParams = DEFAULT_PARAMS,
-                         fresh: DaySummaries | None = None) -> StatsOutcome:
+                         fresh: DaySummaries | None = None, memo: WindowMemo | None = None) -> StatsOutcome:
     """Tonight and the rolling windows ending with it, one FDR over every entity tested.
 
     The windows add up per-day summaries: ``fresh`` (made this run, e.g. tonight's), the stored ones, and those of
     any other day of the windows made now from the evidence (returned in the outcome's ``summaries``, for the
-    writer)."""
+    writer). ``memo``: a ``windows.WindowMemo`` shared by the nights of one run (the same summaries)."""
     longest = night - dt.timedelta(days=max(params.windows) - 1)
     days = gaming_days(con, longest, night)
     summaries, fresh, rows = _summaries_for(con, days, fresh if fresh is not None else empty_summaries(), params)
-    tests, funnel, graph = summary_windows(summaries, night, days, params, rows)
+    tests, funnel, graph = summary_windows(summaries, night, days, params, rows, memo)
     tests = with_fdr(tests, params)
     return StatsOutcome(night, tests, findings_of(tests, params), funnel, graph, fresh)
 
@@ -254,9 +256,9 @@ def statistics_step(db_path: Path, nights: list[dt.date], params: StatsParams = 
         nights = sorted(set(nights))
         fresh = summarise_days(con, gaming_days(con, nights[0], nights[-1]) if nights else [], params)
         fresh = DaySummaries(tuple(sorted(set(fresh.days) | set(nights))), **fresh.frames())  # a night with no wager too
-        outcomes = []
+        outcomes, memo = [], WindowMemo()
         for night in nights:
-            outcome = statistical_findings(con, night, params, fresh)
+            outcome = statistical_findings(con, night, params, fresh, memo)
             fresh = outcome.summaries  # with any day a window had to summarise
             outcomes.append(outcome)
         return outcomes

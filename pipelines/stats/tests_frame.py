@@ -7,6 +7,9 @@ into findings. ``evidence`` is JSON (the rounds behind it, the ramp, the counts)
 
 from __future__ import annotations
 
+import json
+import math
+
 import polars as pl
 
 TEST_SCHEMA: dict[str, pl.DataType] = {
@@ -52,3 +55,84 @@ BET_LABEL = {
     "tiger": "Tiger", "small_tiger": "Small Tiger", "big_tiger": "Big Tiger", "side_bets": "side",
     "all": "all", "main": "main", "pair": "Pair",
 }
+
+
+# ---- test rows built column by column ----------------------------------------------------------------
+# A window tests tens of thousands of entities; only the flagged ones become findings, but every test row is
+# written (``out_stat_tests``) with its sentence and evidence. The detectors build those columns from lists
+# (one f-string per row, no dict per row) and their JSON with the helpers below, which write what
+# ``json.dumps(value, default=str)`` writes, byte for byte (``tests/test_stats_rows.py``).
+
+
+def json_value(v) -> str:
+    """``json.dumps(v, default=str)`` for a scalar: null, true/false, an int, a float as ``float.__repr__`` (NaN,
+    Infinity), a string quoted; anything else (a date) as its ``str`` quoted."""
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int):
+        return int.__repr__(v)
+    if isinstance(v, float):
+        if v != v:
+            return "NaN"
+        if v in (math.inf, -math.inf):
+            return "Infinity" if v > 0 else "-Infinity"
+        return float.__repr__(v)
+    return json.dumps(v if isinstance(v, str) else str(v))
+
+
+def json_list(values) -> str:
+    """``json.dumps(values, default=str)`` of a list of scalars (a table list; None: null)."""
+    if values is None:
+        return "null"
+    return "[" + ", ".join(json_value(v) for v in values) + "]"
+
+
+class JsonLists:
+    """``json_list`` kept per distinct list: most entities play at one or two tables, the same lists again."""
+
+    def __init__(self):
+        self._seen: dict[tuple, str] = {}
+
+    def __call__(self, values) -> str:
+        if values is None:
+            return "null"
+        key = tuple(values)
+        out = self._seen.get(key)
+        if out is None:
+            out = self._seen[key] = json_list(values)
+        return out
+
+
+def fmt_ps(ps) -> list[str]:
+    """``fmt_p`` of each p-value (kept per distinct value: many entities share p = 1)."""
+    seen: dict[float, str] = {}
+    out = []
+    for p in ps:
+        s = seen.get(p)
+        if s is None:
+            s = seen[p] = fmt_p(p)
+        out.append(s)
+    return out
+
+
+def only_table(tables: list) -> list:
+    """The table of each entity that played at one table only (None otherwise): its findings name that table."""
+    return [t[0] if t is not None and len(t) == 1 else None for t in tables]
+
+
+def rows_frame(n: int, columns: dict) -> pl.DataFrame:
+    """``TEST_SCHEMA`` rows from columns: a list (or Series) of ``n`` values, or one value for every row."""
+    data = {}
+    for c, t in TEST_SCHEMA.items():
+        v = columns.get(c)
+        if isinstance(v, pl.Series):
+            data[c] = v.cast(t).alias(c)
+        elif isinstance(v, (list, tuple)):
+            data[c] = pl.Series(c, v, dtype=t)
+        else:
+            data[c] = pl.Series(c, [v] * n, dtype=t)
+    return pl.DataFrame(data) if n else pl.DataFrame(schema=TEST_SCHEMA)

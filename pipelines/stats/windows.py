@@ -31,6 +31,28 @@ from pipelines.stats.tests_frame import tests_frame
 HoldRowsReader = Callable[[dt.date, dt.date, pl.DataFrame], pl.DataFrame]
 
 
+class WindowMemo:
+    """What the windows of one run already worked out per entity, by the entity and its first and last day.
+
+    A window is a run of consecutive gaming days, and within one run a day's summaries do not change; so an entity
+    whose first and last day are the same in two windows has the same rows in both (it has none outside those days
+    in either, and both hold every day between them), and its hold sum the same moments and p-value. The 7- and
+    30-day windows of a night test again every shoe, player and table that played only in the shorter window: they
+    take those figures from here instead of reading the rows and solving the saddle point again. Only the hold's are
+    kept: luck's p-values are kept by their own parts (``luck._entity_p_value``), the others cost little."""
+
+    def __init__(self):
+        self._hold: dict[tuple, tuple[float, float, float, float]] = {}
+
+    def known(self, keys: list[tuple]) -> np.ndarray:
+        """(n, 4) mean, variance, third cumulant and p of each entity's sum; NaN where not worked out yet."""
+        nan = (np.nan,) * 4
+        return np.array([self._hold.get(k, nan) for k in keys], dtype=float).reshape(len(keys), 4)
+
+    def keep(self, keys: list[tuple], mean: np.ndarray, var: np.ndarray, k3: np.ndarray, p: np.ndarray) -> None:
+        self._hold.update(zip(keys, zip(mean.tolist(), var.tolist(), k3.tolist(), p.tolist())))
+
+
 def _first_by_day(col: str) -> pl.Expr:
     return pl.col(col).sort_by("gaming_day").first()
 
@@ -40,16 +62,19 @@ def _union(col: str) -> pl.Expr:
 
 
 def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsParams, window_days: int,
-                 hold_rows_for: HoldRowsReader | None = None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """Every detector over the days ``first..last`` of ``s``: (tests, funnel, graph), as ``run.detect_all``."""
+                 hold_rows_for: HoldRowsReader | None = None,
+                 memo: WindowMemo | None = None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Every detector over the days ``first..last`` of ``s``: (tests, funnel, graph), as ``run.detect_all``;
+    ``memo``: the hold figures of the run's earlier windows (the same summaries)."""
     from pipelines.stats.hold_games import games_hold_rows
     from pipelines.stats.luck_games import games_luck_rows
     from pipelines.stats.wonging import entry_rows, window_entries
 
     s = s.only(first, last)
     read_rows = hold_rows_for or hold_rows_reader(s)
-    hold, funnel = _hold(s.hold_entities, first, last, params, window_days, read_rows)
-    games_hold, games_funnel = games_hold_rows(s.games_hold, s.games_draws, params, window_days)
+    memo = memo if memo is not None else WindowMemo()
+    hold, funnel = _hold(s.hold_entities, first, last, params, window_days, read_rows, memo)
+    games_hold, games_funnel = games_hold_rows(s.games_hold, s.games_draws, params, window_days, memo)
     if games_funnel.height:
         funnel = pl.concat([f for f in (funnel, games_funnel) if f.height], how="diagonal_relaxed")
     games = [games_hold, games_luck_rows(s.games_lines, s.games_parts, s.games_jackpot, params, window_days),
@@ -72,7 +97,7 @@ def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsPa
 
 
 def _hold(ents: pl.DataFrame, first: dt.date, last: dt.date, params: StatsParams, window_days: int,
-          read_rows: HoldRowsReader) -> tuple[pl.DataFrame, pl.DataFrame]:
+          read_rows: HoldRowsReader, memo: WindowMemo) -> tuple[pl.DataFrame, pl.DataFrame]:
     if ents.height == 0:
         return tests_frame([]), pl.DataFrame()
     summed = ents.group_by(list(HOLD_KEYS)).agg(
@@ -93,7 +118,10 @@ def _hold(ents: pl.DataFrame, first: dt.date, last: dt.date, params: StatsParams
             rows = read_rows(first, last, wanted.drop("ent")) if wanted.height else pl.DataFrame()
             return _money_sums(rows, wanted, summary.height)
 
-        t, f = hold_rows(summary, moments, sums_for, window_days)
+        keys = summary.select(*HOLD_KEYS, "first_day", "last_day").rows()
+        known = memo.known(keys)[:, 3]
+        t, f = hold_rows(summary, moments, sums_for, window_days, known)
+        memo.keep(keys, *moments, t["p_value"].to_numpy())
         tests.append(t)
         if f.height:
             funnels.append(f)
