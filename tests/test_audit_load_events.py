@@ -59,6 +59,7 @@ def _night(streams, rounds, quarantined) -> object:
                        'settled' AS status, ? AS gaming_day, ? AS utc_offset_minutes, 0 AS wager_count,
                        0 AS action_count, 'rounds.jsonl' AS source_file, ? AS source_line""",
                     [r["table"], r["round_no"], DAY + dt.timedelta(days=r["day"]), r["offset"], len(seen_rounds)])
+    rows: list[list] = []
     for d, stream in enumerate(streams):
         seq, ts = 100, START
         for e in stream:
@@ -67,11 +68,17 @@ def _night(streams, rounds, quarantined) -> object:
             lines[e["file"]] += e["lines"]
             card = None if e["code"] is None else ("??" if e["code"] == -1 else "XX" if e["code"] == -2 else
                                                    "" if e["code"] == -3 else f"c{e['code']}")
-            con.execute("""INSERT INTO core_device_events BY NAME SELECT ? AS device_id, ? AS table_id, ? AS shoe_id,
-                           ? AS event_seq, ? AS ts, ? AS event, ? AS round_no, ? AS card, ? AS card_code, ? AS decks,
-                           ? AS source_file, ? AS source_line""",
-                        [f"DEV-{d}", e["table"], e["shoe"], seq, ts, e["event"], e["round_no"], card, e["code"],
+            rows.append([f"DEV-{d}", e["table"], e["shoe"], seq, ts, e["event"], e["round_no"], card, e["code"],
                          e["decks"], e["file"], lines[e["file"]]])
+    if rows:  # one statement for the whole stream (a statement per event made the test slow)
+        columns = list(zip(*rows))
+        con.execute("""INSERT INTO core_device_events BY NAME SELECT unnest($1::VARCHAR[]) AS device_id,
+                       unnest($2::VARCHAR[]) AS table_id, unnest($3::VARCHAR[]) AS shoe_id,
+                       unnest($4::BIGINT[]) AS event_seq, unnest($5::TIMESTAMPTZ[]) AS ts, unnest($6::VARCHAR[]) AS event,
+                       unnest($7::BIGINT[]) AS round_no, unnest($8::VARCHAR[]) AS card,
+                       unnest($9::SMALLINT[]) AS card_code, unnest($10::SMALLINT[]) AS decks,
+                       unnest($11::VARCHAR[]) AS source_file, unnest($12::BIGINT[]) AS source_line""",
+                    [list(c) for c in columns])
     for file, line in quarantined:
         con.execute("""INSERT INTO core_quarantine BY NAME SELECT ? AS source_file, ? AS source_line,
                        'shoe_csv' AS kind, 'bad line' AS reason, 'bad' AS reason_code, '' AS raw""", [file, line])
@@ -86,7 +93,7 @@ def _both(con, window: Window | None, tables) -> tuple[pl.DataFrame, pl.DataFram
     return reference, _annotated_events(con.cursor(), 360, devices, window)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(streams=st.lists(st.lists(event, max_size=40), min_size=1, max_size=3),
        rounds=st.lists(round_row, max_size=14),
        quarantined=st.lists(st.tuples(st.sampled_from(FILES), st.integers(1, 90)), max_size=25, unique=True),
@@ -129,7 +136,7 @@ def test_the_random_nights_reach_every_annotation():
     assert fast.filter(pl.col("round_no") == 4)["gaming_day"].is_not_null().all()  # no recorded round: from its time
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(streams=st.lists(st.lists(event, max_size=40), min_size=1, max_size=3),
        rounds=st.lists(round_row, max_size=14),
        quarantined=st.lists(st.tuples(st.sampled_from(FILES), st.integers(1, 90)), max_size=25, unique=True),
