@@ -197,7 +197,8 @@ def statistics_task(db_path: Path, nights: list[dt.date], params: AuditParams) -
     (after the reader is closed). Returns the number of statistical findings."""
     from pipelines.stats.run import statistics_step, write_statistics
 
-    outcomes = statistics_step(db_path, nights, memory_limit=params.settings.reader_memory)
+    outcomes = statistics_step(db_path, nights, memory_limit=params.settings.reader_memory,
+                               chunk_rounds=params.settings.group_rounds)
     write_statistics(db_path, outcomes, memory_limit=params.settings.writer_memory)
     return sum(o.findings.height for o in outcomes)
 

@@ -33,7 +33,9 @@ ROUND_BET = [*PART, "ruleset", "ruleset_version", "bet"]
 @dataclass(frozen=True)
 class GroupingSums:
     """One grouping's entities (``summary``: ``entity_aggregates`` columns, ``grouping`` and ``ent`` 0..n-1, sorted by
-    key, level, currency) and their draws (``rows``: ``ent``, stake ``a``, count ``c``, ``xid``, ``pid``)."""
+    key, level, currency) and their draws (``rows``: ``ent``, stake ``a``, count ``c``, ``xid``, ``pid``, and the
+    ``pay_key`` and ``decks`` a single bet's row was grouped by, -1 on a round's all-bets row: what merging the sums of
+    several chunks of tables needs, ``summaries.merge_chunks``)."""
 
     grouping: str
     summary: pl.DataFrame
@@ -42,11 +44,13 @@ class GroupingSums:
 
 @dataclass(frozen=True)
 class HoldSums:
-    """Every grouping's sums, with the outcome vectors ``x[xid]`` and probabilities ``p[pid]`` their rows name."""
+    """Every grouping's sums, with the outcome vectors ``x[xid]`` and probabilities ``p[pid]`` their rows name, and
+    the bets their rows' ``pay_key`` numbers (``pays``: pay_key, ruleset, ruleset_version, bet)."""
 
     groupings: tuple[GroupingSums, ...]
     x: np.ndarray
     p: np.ndarray
+    pays: pl.DataFrame | None = None
 
     def money_sums(self, g: GroupingSums, keep: np.ndarray | None = None) -> MoneySums:
         """The grouping's rows as a ``MoneySums`` (only the entities in boolean ``keep``, numbered as before)."""
@@ -203,6 +207,8 @@ def hold_sums(w: pl.DataFrame, groupings: tuple[str, ...], min_wagers: int = 0) 
             "c": np.concatenate([single["c"].to_numpy(), np.ones(whole.height)]).astype(np.int64),
             "xid": np.concatenate([x_of[single["pay_key"].to_numpy()], x_of[whole["vec"].to_numpy()]]).astype(np.int64),
             "pid": pid_lookup[np.concatenate([single["decks"].to_numpy(), whole["decks"].to_numpy()]).astype(np.int64)],
+            "pay_key": np.concatenate([single["pay_key"].to_numpy(), np.full(whole.height, -1)]).astype(np.int64),
+            "decks": np.concatenate([single["decks"].to_numpy(), np.full(whole.height, -1)]).astype(np.int64),
         })
         out.append(GroupingSums(grouping, summary, rows))
-    return HoldSums(tuple(out), every[x_first], probs[p_first])
+    return HoldSums(tuple(out), every[x_first], probs[p_first], keys.select("pay_key", "ruleset", "ruleset_version", "bet"))

@@ -9,6 +9,7 @@ Everything is bound as SQL parameters.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -42,32 +43,71 @@ class StatsInputs:
 SHOE_SPAN = dt.timedelta(days=1)
 
 
-def load_inputs(con, first_day: dt.date, last_day: dt.date, games: tuple[str, ...] = ("baccarat", "blackjack", "holdem_bonus")) -> StatsInputs:
+GAMES = ("baccarat", "blackjack", "holdem_bonus")
+
+
+def load_inputs(con, first_day: dt.date, last_day: dt.date, games: tuple[str, ...] = GAMES,
+                tables: Sequence[str] | None = None) -> StatsInputs:
     """The frames of gaming days ``first_day..last_day`` from an open (read-only) DuckDB connection.
 
     Only the days' rows are read: the settlements and findings by gaming day, the card events of the days' shoes
     within ``SHOE_SPAN`` of the days' rounds (the events table has no gaming day; it is read by time, which its
-    row groups are ordered by), so one night's read does not grow with the history."""
+    row groups are ordered by), so one night's read does not grow with the history. ``tables``: only these tables'
+    rows (a chunk of a night, ``table_chunks``; bound as one list parameter), every table when None."""
     marks = ", ".join("?" for _ in games)
+    only, only_s = ("", "") if tables is None else (" AND table_id = ANY(?::VARCHAR[])", " AND s.table_id = ANY(?::VARCHAR[])")
+    chosen = [] if tables is None else [list(tables)]
     con.execute(f"""CREATE OR REPLACE TEMP TABLE _stat_shoes AS
         SELECT table_id, shoe_id, min(bets_closed_at) AS lo, max(coalesce(settled_at, bets_closed_at)) AS hi
-        FROM core_rounds WHERE gaming_day BETWEEN ? AND ? AND game IN ({marks}) AND shoe_id IS NOT NULL
-        GROUP BY ALL""", [first_day, last_day, *games])
+        FROM core_rounds WHERE gaming_day BETWEEN ? AND ? AND game IN ({marks}) AND shoe_id IS NOT NULL{only}
+        GROUP BY ALL""", [first_day, last_day, *games, *chosen])
     decks, cards = _shoe_cards(con)
     cols = ", ".join(f"s.{c}" for c in READ_COLUMNS)
     wagers = con.sql(f"""
         SELECT {cols}, r.shoe_id
         FROM out_settlements s
         LEFT JOIN core_rounds r ON r.table_id = s.table_id AND r.round_no = s.round_no AND r.gaming_day = s.gaming_day
-        WHERE s.gaming_day BETWEEN ? AND ? AND s.game IN ({marks})
-        ORDER BY s.gaming_day, s.table_id, s.round_no, s.wager_order""", params=[first_day, last_day, *games]).pl()
+        WHERE s.gaming_day BETWEEN ? AND ? AND s.game IN ({marks}){only_s}
+        ORDER BY s.gaming_day, s.table_id, s.round_no, s.wager_order""", params=[first_day, last_day, *games, *chosen]).pl()
     wagers = wagers.join(decks, on="shoe_id", how="left", maintain_order="left")
     kinds = ", ".join("?" for _ in DEALER_ERROR_KINDS)
     errors = con.sql(f"""
         SELECT DISTINCT gaming_day, table_id, round_no, dealer_id, kind FROM out_findings
-        WHERE gaming_day BETWEEN ? AND ? AND kind IN ({kinds}) AND dealer_id IS NOT NULL AND round_no IS NOT NULL""",
-                     params=[first_day, last_day, *DEALER_ERROR_KINDS]).pl()
+        WHERE gaming_day BETWEEN ? AND ? AND kind IN ({kinds}) AND dealer_id IS NOT NULL AND round_no IS NOT NULL{only}""",
+                     params=[first_day, last_day, *DEALER_ERROR_KINDS, *chosen]).pl()
     return StatsInputs(wagers, errors, cards, first_day, last_day)
+
+
+def table_chunks(con, day: dt.date, max_rounds: int, games: tuple[str, ...] = GAMES) -> list[list[str]] | None:
+    """The day's tables (those with a settled wager of ``games``) in order, cut into runs of consecutive tables of at
+    most ``max_rounds`` rounds together (a table with more is a run of its own): the chunks the statistics step reads
+    and summarises one at a time, so that what it holds does not grow with the night. A table's day (and so each of
+    its shoes: a shoe is one table's) is never split. None when a wager has no table (no list of tables holds it:
+    the day is read whole)."""
+    marks = ", ".join("?" for _ in games)
+    rows = con.execute(f"""SELECT table_id, count(DISTINCT round_no) FROM out_settlements
+                           WHERE gaming_day = ? AND game IN ({marks}) GROUP BY table_id""", [day, *games]).fetchall()
+    if any(table is None for table, _ in rows):
+        return None
+    chunks: list[list[str]] = []
+    held = 0
+    for table, rounds in sorted(rows):
+        if not chunks or (chunks[-1] and held + rounds > max_rounds):
+            chunks.append([])
+            held = 0
+        chunks[-1].append(table)
+        held += rounds
+    return chunks
+
+
+def side_bet_families(con, day: dt.date, families: tuple[tuple[str, tuple[str, ...]], ...]) -> set[str]:
+    """The side-bet families (name, bets) some rated player bet at a settled baccarat wager on ``day``: a family's
+    shoe-left measure is taken over the whole day once any of its bets was placed (``summaries.summarise``), so a
+    chunk of the day's tables must know it of the whole day."""
+    bets = sorted({b for _, names in families for b in names})
+    found = {r[0] for r in con.execute("""SELECT DISTINCT bet FROM out_settlements WHERE gaming_day = ? AND game = 'baccarat'
+        AND player_id IS NOT NULL AND status = 'settled' AND bet = ANY(?::VARCHAR[])""", [day, bets]).fetchall()}
+    return {name for name, names in families if found & set(names)}
 
 
 def _shoe_cards(con) -> tuple[pl.DataFrame, pl.DataFrame]:

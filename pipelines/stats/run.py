@@ -30,7 +30,7 @@ from pipelines.stats.load import StatsInputs, gaming_days
 from pipelines.stats.luck import detect_luck, settled_baccarat
 from pipelines.stats.summaries import DaySummaries, concat_summaries, empty_summaries, hold_rows_reader
 from pipelines.stats.summary_store import (
-    stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
+    CHUNK_ROUNDS, stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
 )
 from pipelines.stats.tests_frame import fmt_p, tests_frame
 from pipelines.stats.windows import HoldRowsReader, WindowMemo, window_tests
@@ -245,16 +245,17 @@ def dealer_player_frame(con, night: dt.date | None = None) -> pl.DataFrame:
 
 
 def statistics_step(db_path: Path, nights: list[dt.date], params: StatsParams = DEFAULT_PARAMS,
-                    memory_limit: str | None = None) -> list[StatsOutcome]:
+                    memory_limit: str | None = None, chunk_rounds: int | None = CHUNK_ROUNDS) -> list[StatsOutcome]:
     """Read the database (a bounded read-only connection, closed before any write) and run each night: the audited
-    nights are summarised again from the evidence (their partitions may have changed), the other days of their
-    windows come from the stored summaries."""
+    nights are summarised again from the evidence (their partitions may have changed), a chunk of at most
+    ``chunk_rounds`` rounds of tables at a time (``summary_store.summarise_days``), the other days of their windows
+    come from the stored summaries."""
     from pipelines.db import open_bounded_reader
 
     con = open_bounded_reader(db_path, memory_limit) if memory_limit else open_bounded_reader(db_path)
     try:
         nights = sorted(set(nights))
-        fresh = summarise_days(con, gaming_days(con, nights[0], nights[-1]) if nights else [], params)
+        fresh = summarise_days(con, gaming_days(con, nights[0], nights[-1]) if nights else [], params, chunk_rounds)
         fresh = DaySummaries(tuple(sorted(set(fresh.days) | set(nights))), **fresh.frames())  # a night with no wager too
         outcomes, memo = [], WindowMemo()
         for night in nights:

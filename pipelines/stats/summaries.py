@@ -54,7 +54,7 @@ from pipelines.stats.counts import shoe_rounds
 from pipelines.stats.games import settled_games
 from pipelines.stats.hold import dealer_error_aggregates
 from pipelines.stats.hold_games import games_hold_aggregates
-from pipelines.stats.hold_sums import hold_sums
+from pipelines.stats.hold_sums import GroupingSums, HoldSums, hold_sums
 from pipelines.stats.load import StatsInputs
 from pipelines.stats.luck import luck_aggregates, settled_baccarat
 from pipelines.stats.luck_games import games_luck_aggregates
@@ -93,13 +93,28 @@ class DaySummaries:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "days"}
 
     def only(self, first: dt.date, last: dt.date) -> "DaySummaries":
-        """The summaries of the days ``first..last``."""
-        cut = {name: df.filter(pl.col("gaming_day").is_between(first, last)) if df.height else df
-               for name, df in self.frames().items()}
-        return DaySummaries(tuple(d for d in self.days if first <= d <= last), **cut)
+        """The summaries of the days ``first..last`` (a frame whose days are in order is sliced, not copied: a night's
+        hold rows are millions)."""
+        return DaySummaries(tuple(d for d in self.days if first <= d <= last),
+                            **{name: _days_of(df, first, last) for name, df in self.frames().items()})
+
+
+def _days_of(df: pl.DataFrame, first: dt.date, last: dt.date) -> pl.DataFrame:
+    """The rows of ``df`` of the days ``first..last``: a slice when its days are in order, else a filter."""
+    if df.height == 0:
+        return df
+    day = df["gaming_day"]
+    if day.null_count() == 0 and day.is_sorted():
+        lo, hi = int(day.search_sorted(first, side="left")), int(day.search_sorted(last, side="right"))
+        return df.slice(lo, hi - lo)
+    return df.filter(pl.col("gaming_day").is_between(first, last))
 
 
 def _conform(df: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """``df`` in ``schema``'s columns and types; as it is when it has them (a select of a frame whose columns are cut
+    in different chunks copies it whole: a night's hold rows, 0.4 GB)."""
+    if df.schema == pl.Schema(schema):
+        return df
     return df.select([pl.col(c).cast(t) if c in df.columns else pl.lit(None, dtype=t).alias(c) for c, t in schema.items()])
 
 
@@ -131,11 +146,42 @@ def concat_summaries(parts: list[DaySummaries]) -> DaySummaries:
     return DaySummaries(tuple(days), **frames)
 
 
-def summarise(inputs: StatsInputs, params: StatsParams, days: tuple[dt.date, ...] | None = None) -> DaySummaries:
-    """The summaries of every gaming day of ``inputs`` (``days``: the days they cover, default first..last)."""
+def summarise(inputs: StatsInputs, params: StatsParams, days: tuple[dt.date, ...] | None = None,
+              families: set[str] | None = None) -> DaySummaries:
+    """The summaries of every gaming day of ``inputs`` (``days``: the days they cover, default first..last). ``families``:
+    the side-bet families some rated player bet on those days (default: those of ``inputs``; a chunk of a day's
+    tables is given the whole day's, ``load.side_bet_families``)."""
+    from pipelines.stats.summary_chunks import merge_chunks
+
     if days is None:
         n = (inputs.last_day - inputs.first_day).days + 1
         days = tuple(inputs.first_day + dt.timedelta(days=i) for i in range(n))
+    return merge_chunks([summarise_chunk(inputs, params, families)], days, params)
+
+
+@dataclass(frozen=True)
+class ChunkSummaries:
+    """What one chunk of tables (``load.table_chunks``; a whole read is one chunk) gives before its day's chunks are
+    merged (``summary_chunks.merge_chunks``): the summary frames but the baccarat hold's (conformed to the summary
+    schemas), and per day the hold's sums (``hold_sums.HoldSums``, whose vector ids are the chunk's own)."""
+
+    frames: dict[str, pl.DataFrame]
+    hold: dict[dt.date, HoldSums]
+
+    def compacted(self) -> "ChunkSummaries":
+        """The same summaries in buffers of their own (``pipelines.memory.compact``): kept until a day's chunks are
+        merged, they must not keep the chunk's read alive."""
+        from pipelines.memory import compact
+
+        return ChunkSummaries({name: compact(df) for name, df in self.frames.items()}, {
+            day: HoldSums(tuple(GroupingSums(g.grouping, compact(g.summary), compact(g.rows)) for g in h.groupings),
+                          h.x.copy(), h.p.copy(), compact(h.pays) if h.pays is not None else None)
+            for day, h in self.hold.items()})
+
+
+def summarise_chunk(inputs: StatsInputs, params: StatsParams, families: set[str] | None = None) -> ChunkSummaries:
+    """The summaries of ``inputs`` (a day's tables, or some of them) before any merge: each frame is per entity and day
+    of these tables' wagers and card events alone."""
     schemas = polars_schemas()
     by = ("gaming_day",)
     wagers = inputs.wagers
@@ -143,60 +189,37 @@ def summarise(inputs: StatsInputs, params: StatsParams, days: tuple[dt.date, ...
     baccarat = wagers.filter(pl.col("game") == "baccarat")
     others = wagers.filter(pl.col("game") != "baccarat")
     settled = settled_baccarat(baccarat)
-    hold_ents, hold_rows, hold_nets, hold_probs = _hold_summaries(settled, params)
+    hold = {day: hold_sums(wd, params.hold_groupings)
+            for (day,), wd in settled.group_by(["gaming_day"], maintain_order=True)} if settled.height else {}
     players = settled.filter(pl.col("player_id").is_not_null())
+    del settled
     if players.height:
         luck_parts, luck_ents = luck_aggregates(players, by)
     else:
         luck_parts = luck_ents = pl.DataFrame()
+    del players
     dealers = dealer_error_aggregates(wagers, inputs.dealer_errors, by)
     pairs = dealer_player_graph(wagers, 1, by).drop("window_days")
     shoes = shoe_rounds(inputs.cards)  # the shoes' rounds and running rank counts, for the counters and the side bets
     hands = blackjack_hands(others, inputs.cards, shoes)
     entries = shoe_entries(others, inputs.cards, params)
     bac = baccarat.filter(pl.col("player_id").is_not_null() & (pl.col("status") == "settled"))
+    del baccarat
     # a family's shoe-left measure for the days some rated player bet it at all (the Tigers' effects of removal
     # cost an enumeration per process): a window's players are compared over the days their family was played
-    families = {name for name, bets, *_ in FAMILIES if bac.height and bac["bet"].is_in(list(bets)).any()}
+    if families is None:
+        families = {name for name, bets, *_ in FAMILIES if bac.height and bac["bet"].is_in(list(bets)).any()}
     side = (side_bet_aggregates(bac, inputs.cards, families, by, shoes)
-            if families and inputs.cards.height else pl.DataFrame())
+            if families and inputs.cards.height and bac.height else pl.DataFrame())
+    del bac, shoes
     games = settled_games(others)
     games_hold, games_draws = games_hold_aggregates(games, params)
     games_lines, games_parts, games_jackpot = games_luck_aggregates(others, games)
     frames = {"games_hold": games_hold, "games_draws": games_draws, "games_lines": games_lines, "games_parts": games_parts,
-              "games_jackpot": games_jackpot, "hold_entities": hold_ents, "hold_rows": hold_rows, "hold_nets": hold_nets, "hold_probs": hold_probs,
-              "luck_entities": luck_ents, "luck_parts": luck_parts,
+              "games_jackpot": games_jackpot, "luck_entities": luck_ents, "luck_parts": luck_parts,
               "dealers": dealers, "pairs": pairs, "hands": hands, "entries": entries, "side": side}
-    return DaySummaries(tuple(days), **{name: _conform(df, schemas[name]) if df.height else pl.DataFrame(schema=schemas[name])
-                                        for name, df in frames.items()})
-
-
-def _hold_summaries(settled: pl.DataFrame, params: StatsParams) -> tuple[pl.DataFrame, ...]:
-    """(entities with their cumulants, MoneySums rows, the rows' distinct outcome vectors and probabilities) per day
-    and grouping (``hold_sums``: the wagers reduced to rounds once; a round's nets on all bets are one vector for its
-    table's, dealer's and shoe's rows; rows with equal draws kept once with a count)."""
-    if settled.height == 0:
-        return pl.DataFrame(), pl.DataFrame(), pl.DataFrame(), pl.DataFrame()
-    ents, rows, nets, probs = [], [], [], []
-    for (day,), wd in settled.group_by(["gaming_day"], maintain_order=True):
-        sums = hold_sums(wd, params.hold_groupings)
-        for g in sums.groupings:
-            mean, var, k3 = sums.moments(g)
-            ents.append(g.summary.drop("ent").with_columns(
-                pl.lit(day).alias("gaming_day"), pl.Series("m_mean", mean), pl.Series("m_var", var), pl.Series("m_k3", k3)))
-            keys = g.summary.select(list(HOLD_KEYS[1:]))[g.rows["ent"].to_numpy()]
-            rows.append(keys.with_columns(
-                pl.lit(day).alias("gaming_day"), pl.lit(g.grouping).alias("grouping"), g.rows["a"], g.rows["c"],
-                g.rows["xid"], g.rows["pid"]))
-        if sums.groupings:
-            for m, out, name in ((sums.x, nets, "x"), (sums.p, probs, "p")):
-                out.append(pl.DataFrame({"gaming_day": [day] * len(m), f"{name}id": np.arange(len(m), dtype=np.int64)})
-                           .with_columns(_vectors(name, m)))
-
-    def cat(parts: list[pl.DataFrame]) -> pl.DataFrame:
-        return pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
-
-    return cat(ents), cat(rows), cat(nets), cat(probs)
+    return ChunkSummaries({name: _conform(df, schemas[name]) if df.height else pl.DataFrame(schema=schemas[name])
+                           for name, df in frames.items()}, hold)
 
 
 def _vectors(name: str, m: np.ndarray) -> pl.Series:
@@ -205,13 +228,29 @@ def _vectors(name: str, m: np.ndarray) -> pl.Series:
     return pl.Series(name, m).cast(pl.List(pl.Float64))
 
 
+def _by_grouping(rows: pl.DataFrame, most_runs: int = 1000) -> dict[str, pl.DataFrame]:
+    """The rows of each grouping, in their order: slices of the runs a day's summaries come in (a day's rows are one
+    run per grouping), not a copy of a night's millions of rows; a group_by when the rows are not in runs."""
+    if rows.height == 0:
+        return {}
+    runs = rows.select(pl.col("grouping").rle()).unnest("grouping")
+    if runs.height > most_runs:
+        return {g: df for (g,), df in rows.group_by(["grouping"], maintain_order=True)}
+    slices: dict[str, list[pl.DataFrame]] = {}
+    at = 0
+    for n, g in runs.select("len", "value").iter_rows():
+        slices.setdefault(g, []).append(rows.slice(at, n))
+        at += n
+    return {g: pl.concat(parts, rechunk=False) for g, parts in slices.items()}
+
+
 def hold_rows_reader(s: DaySummaries):
     """A ``windows.HoldRowsReader`` over summaries in memory: the rows of the far entities of ``stat_day_hold_rows``
     with their outcome vectors ``x`` and probabilities ``p`` (what ``summary_store.stored_hold_rows`` reads from the
     database). The rows are split by grouping once and the vectors gathered from arrays (a night's 4,800,000 rows
     were filtered and joined on strings, and their vectors joined as lists, for every grouping of every window)."""
     rows = s.hold_rows
-    by_grouping = {g: df for (g,), df in rows.group_by(["grouping"], maintain_order=True)} if rows.height else {}
+    by_grouping = _by_grouping(rows)
     arrays = {}
     for name, frame in (("x", s.hold_nets), ("p", s.hold_probs)):
         for (day,), df in (frame.group_by(["gaming_day"]) if frame.height else []):

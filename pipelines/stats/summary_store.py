@@ -15,10 +15,13 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.stats.config import StatsParams
-from pipelines.stats.load import load_inputs
+from pipelines.memory import trim
+from pipelines.stats.advantage import FAMILIES
+from pipelines.stats.load import load_inputs, side_bet_families, table_chunks
 from pipelines.stats.summaries import (
-    HOLD_KEYS, SUMMARY_FORMAT, DaySummaries, concat_summaries, empty_summaries, polars_schemas, summarise,
+    HOLD_KEYS, SUMMARY_FORMAT, DaySummaries, concat_summaries, empty_summaries, polars_schemas, summarise, summarise_chunk,
 )
+from pipelines.stats.summary_chunks import merge_chunks
 from pipelines.stats.windows import HoldRowsReader
 from schemas.derived import STAT_DAY_TABLES, table_of
 
@@ -79,9 +82,30 @@ def stored_hold_rows(con, days: list[dt.date]) -> HoldRowsReader:
     return read
 
 
-def summarise_days(con, days: list[dt.date], params: StatsParams) -> DaySummaries:
-    """Summaries of ``days`` made from the evidence, one day at a time (a day's wagers, findings, card events)."""
-    return concat_summaries([summarise(load_inputs(con, d, d), params, (d,)) for d in sorted(set(days))])
+#: at most about this many rounds of a day are read and summarised at once (``PITAUDIT_GROUP_ROUNDS``, the bound of the
+#: audit's groups): a day is summarised a run of tables at a time and the runs merged (``summary_chunks``)
+CHUNK_ROUNDS = 50_000
+
+
+def summarise_days(con, days: list[dt.date], params: StatsParams, chunk_rounds: int | None = CHUNK_ROUNDS) -> DaySummaries:
+    """Summaries of ``days`` made from the evidence, one day at a time (a day's wagers, findings, card events), each
+    day a chunk of tables of at most ``chunk_rounds`` rounds at a time (None: the whole day at once). The same
+    summaries either way (``summary_chunks``); what the process holds is bounded by the chunk, not the night."""
+    out = []
+    for day in sorted(set(days)):
+        chunks = table_chunks(con, day, chunk_rounds) if chunk_rounds else None
+        if chunks is None or len(chunks) <= 1:
+            out.append(summarise(load_inputs(con, day, day), params, (day,)))
+            continue
+        families = side_bet_families(con, day, tuple((name, bets) for name, bets, *_ in FAMILIES))
+        parts = []
+        for tables in chunks:
+            parts.append(summarise_chunk(load_inputs(con, day, day, tables=tables), params, families).compacted())
+            trim()  # the chunk's freed arrays back to the system, not kept in the heap for the next chunk
+        out.append(merge_chunks(parts, (day,), params))
+        del parts
+        trim()
+    return concat_summaries(out)
 
 
 def write_summaries(con, folder: Path, summaries: DaySummaries) -> None:

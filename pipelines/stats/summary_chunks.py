@@ -1,0 +1,201 @@
+"""A gaming day's summaries from the summaries of chunks of its tables, merged exactly.
+
+The statistics step used to read a whole night's wagers and card events at once and summarise them: on the
+1,000,000-round night its process held 7-8 GB for the frames and their intermediates (issue 13's goal is 3 GB for
+the whole run). It now reads and summarises a run of tables at a time (``load.table_chunks``: at most
+``PITAUDIT_GROUP_ROUNDS`` rounds; a table's day, and so each of its shoes, is one chunk's) and merges the chunks'
+summaries into the day's (``merge_chunks``), as a window adds days:
+
+- a frame keyed by table (``hands``, ``entries``) is the chunks' rows put together;
+- an entity that plays at many tables (a dealer, a player, a shoe id) has a row per chunk: its counts and money
+  add (a round is one table's, so its rounds in two chunks are different rounds), its first and last day are the
+  least and greatest, its tables the union, its rule set the first chunk's (the chunks come in table order, as the
+  day's rows did), a side-bet family's squared deviations combine by the parallel formula;
+- the baccarat hold's rows: the outcome vectors of the chunks are numbered again as one day's (``unique_rows`` of
+  their union numbers each distinct vector as the day's own pass did), a single bet's rows with the same bet, deck
+  count and stake add their counts (as the day's pass grouped them), a round's all-bets row stays its own, and each
+  entity's cumulants are computed from its merged rows in the day's order (the same bits as the day's pass).
+
+Exact where the day's pass was: every count, id, stake, list and cumulant is what summarising the day in one piece
+gives; a float sum over wagers of an entity in several chunks (a dealer's ``theo``, a player's ``wins_expected``)
+is the sum of the chunks' sums, which may differ from the one-piece sum in its last bits
+(``tests/test_stats_chunks.py``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import polars as pl
+
+from pipelines.stats.collusion import GRAPH_SUMS
+from pipelines.stats.config import StatsParams
+from pipelines.stats.hold_sums import GroupingSums, HoldSums, unique_rows
+from pipelines.stats.summaries import HOLD_KEYS, ChunkSummaries, DaySummaries, _conform, _vectors, polars_schemas
+
+DAY = "gaming_day"
+ROWS_SCHEMA = polars_schemas()["hold_rows"]
+
+
+def _union() -> pl.Expr:
+    return pl.col("tables").list.explode(keep_nulls=False, empty_as_null=False).unique().sort()
+
+
+def _sums(*cols: str) -> list[pl.Expr]:
+    return [pl.col(c).sum() for c in cols]
+
+
+def _days() -> list[pl.Expr]:
+    return [pl.col("first_day").min(), pl.col("last_day").max()]
+
+
+#: per frame: (its entity's keys, how the rows of one entity in several chunks become one)
+MERGES: dict[str, tuple[list[str], list[pl.Expr]]] = {
+    "luck_entities": ([DAY, "player_id", "currency", "entity_bet"], [
+        *_sums("wagers", "rounds", "wins", "wins_expected", "theo", "recorded", "cards"), *_days(),
+        pl.col("ruleset").first(), _union()]),
+    "luck_parts": ([DAY, "player_id", "currency", "entity_bet", "ruleset", "ruleset_version", "decks", "bet", "grid"],
+                   _sums("n", "k")),
+    "dealers": ([DAY, "dealer_id"], [*_sums("rounds", "errors"), *_days()]),
+    "pairs": ([DAY, "dealer_id", "player_id", "currency"], [
+        *_sums(*GRAPH_SUMS), *_days(), _union(), pl.col("game").first(), pl.col("ruleset").first()]),
+    "games_hold": ([DAY, "grouping", "key", "currency", "game", "level"], [
+        *_sums("wagers", "rounds", "handle", "theo", "recorded"), pl.col("one_sided").any(), *_days(), _union(),
+        pl.col("ruleset").first(), pl.col("first_round").min(), pl.col("last_round").max()]),
+    "games_draws": ([DAY, "grouping", "key", "currency", "game", "ruleset", "ruleset_version", "decks", "bet", "amount",
+                     "scale"], _sums("c")),
+    "games_lines": ([DAY, "player_id", "currency", "game", "bet"], [
+        *_sums("wagers", "rounds", "wins", "wins_expected", "theo", "recorded", "cards"), *_days(),
+        pl.col("ruleset").first(), _union()]),
+    "games_parts": ([DAY, "player_id", "currency", "game", "bet", "ruleset", "ruleset_version", "decks", "grid"],
+                    _sums("n", "k", "score")),
+    "games_jackpot": ([DAY, "player_id", "currency", "ruleset", "ruleset_version"], [
+        *_sums("wagers", "hits", "recorded", "rounds"), pl.col("p_hit").first(), pl.col("how").first(), *_days(),
+        _union()]),
+}
+#: frames keyed by table: a table is one chunk's
+BY_TABLE = ("hands", "entries")
+
+
+def merge_chunks(parts: list[ChunkSummaries], days: tuple[dt.date, ...], params: StatsParams) -> DaySummaries:
+    """The summaries of ``days`` from the summaries of chunks of their tables, given in table order (one chunk: its
+    own frames, unchanged)."""
+    schemas = polars_schemas()
+    frames: dict[str, pl.DataFrame] = {}
+    for name in schemas:
+        if name.startswith("hold_"):
+            continue
+        present = [p.frames[name] for p in parts if p.frames[name].height]
+        if len(present) <= 1:
+            frames[name] = present[0] if present else pl.DataFrame(schema=schemas[name])
+        elif name in BY_TABLE:
+            frames[name] = pl.concat(present)
+        elif name == "side":
+            frames[name] = _merge_side(pl.concat(present))
+        else:
+            keys, how = MERGES[name]
+            frames[name] = pl.concat(present).group_by(keys, maintain_order=True).agg(how)
+    if frames["pairs"].height:
+        frames["pairs"] = frames["pairs"].sort(DAY, "dealer_id", "player_id", "currency")
+    hold = [_hold_frames(day, [p.hold[day] for p in parts if day in p.hold], params.hold_groupings)
+            for day in sorted({d for p in parts for d in p.hold})]
+    for i, name in enumerate(("hold_entities", "hold_rows", "hold_nets", "hold_probs")):
+        dfs = [_conform(h[i], schemas[name]) for h in hold if h[i].height]  # (no copy of a frame in its schema)
+        frames[name] = pl.concat(dfs, rechunk=False) if dfs else pl.DataFrame()
+    return DaySummaries(tuple(days), **{name: _conform(df, schemas[name]) if df.height else pl.DataFrame(schema=schemas[name])
+                                        for name, df in frames.items()})
+
+
+def _merge_side(side: pl.DataFrame) -> pl.DataFrame:
+    """Per family, player and currency of a day: counts and sums add; the squared deviations combine as
+    ``sum_c m2_c + n_c (mean_c - mean)^2`` (Chan, Golub and LeVeque's parallel formula, as a window does)."""
+    keys = [DAY, "family", "player_id", "currency"]
+    side = side.with_columns((pl.col("sum_all") / pl.col("n_all")).alias("_mean_c")).with_columns(
+        (pl.col("sum_all").sum().over(keys) / pl.col("n_all").sum().over(keys)).alias("_mean"))
+    return side.group_by(keys, maintain_order=True).agg(
+        *_sums("n_all", "n_bet", "sum_all"),
+        (pl.col("m2_all") + pl.col("n_all") * (pl.col("_mean_c") - pl.col("_mean")) ** 2).sum().alias("m2_all"),
+        pl.col("sum_bet").sum(), *_days(), pl.col("ruleset").first(), *_sums("expected_net", "recorded_net"), _union())
+
+
+def _entity_sums() -> list[pl.Expr]:
+    """An entity's sums over chunks (``hold_sums._aggregates``: a round is one chunk's, so rounds add)."""
+    return [pl.col("wagers").sum(), pl.col("rounds").sum(), pl.col("handle").sum(), pl.col("theo").sum(),
+            pl.col("recorded").sum(), *_days(), _union(), pl.col("ruleset").first(), pl.col("first_round").min(),
+            pl.col("last_round").max()]
+
+
+def _hold_frames(day: dt.date, parts: list[HoldSums], groupings: tuple[str, ...]) -> tuple[pl.DataFrame, ...]:
+    """(entities with their cumulants, MoneySums rows, the rows' distinct outcome vectors and probabilities) of one
+    day from its chunks' ``HoldSums`` (table order)."""
+    parts = [h for h in parts if h.groupings]
+    if not parts:
+        return pl.DataFrame(), pl.DataFrame(), pl.DataFrame(), pl.DataFrame()
+    # the day's vectors: each distinct vector of any chunk, numbered as one pass over the day numbers it
+    x_first, x_of = unique_rows(np.concatenate([h.x for h in parts]))
+    p_first, p_of = unique_rows(np.concatenate([h.p for h in parts]))
+    x = np.concatenate([h.x for h in parts])[x_first]
+    p = np.concatenate([h.p for h in parts])[p_first]
+    x_at = np.cumsum([0] + [len(h.x) for h in parts])
+    p_at = np.cumsum([0] + [len(h.p) for h in parts])
+    # a bet's number in the day: its rank among the day's bets (the day's pass numbers them by a dense rank)
+    pays = sorted({tuple(r) for h in parts for r in h.pays.select("ruleset", "ruleset_version", "bet").rows()},
+                  key=lambda k: tuple((v is not None, v or "") for v in k))  # polars ranks nulls first
+    pay_rank = {k: i for i, k in enumerate(pays)}
+    merged_groupings = []
+    for grouping in groupings:
+        gs = [(i, g) for i, h in enumerate(parts) for g in h.groupings if g.grouping == grouping]
+        if not gs:
+            continue
+        if len(gs) == 1:
+            i, g = gs[0]
+            summary = g.summary
+            merged = g.rows.with_columns(pl.Series("xid", x_of[x_at[i] + g.rows["xid"].to_numpy()]),
+                                         pl.Series("pid", p_of[p_at[i] + g.rows["pid"].to_numpy()]))
+        else:
+            summary, merged = _merge_grouping(gs, parts, x_of, x_at, p_of, p_at, pay_rank)
+        merged_groupings.append(GroupingSums(grouping, summary, merged))
+    sums = HoldSums(tuple(merged_groupings), x, p)
+    ents, rows = [], []
+    for g in sums.groupings:
+        mean, var, k3 = sums.moments(g)
+        ents.append(g.summary.drop("ent").with_columns(
+            pl.lit(day).alias(DAY), pl.Series("m_mean", mean), pl.Series("m_var", var), pl.Series("m_k3", k3)))
+        keys = g.summary.select(list(HOLD_KEYS[1:]))[g.rows["ent"].to_numpy()]
+        # in the stored frame's columns and types already (the day's rows are not copied again to conform them)
+        rows.append(keys.with_columns(pl.lit(day).alias(DAY), pl.lit(g.grouping).alias("grouping"), g.rows["a"],
+                                      g.rows["c"].cast(pl.Float64), g.rows["xid"], g.rows["pid"]).select(list(ROWS_SCHEMA)))
+    nets = pl.DataFrame({DAY: [day] * len(x), "xid": np.arange(len(x), dtype=np.int64)}).with_columns(_vectors("x", x))
+    probs = pl.DataFrame({DAY: [day] * len(p), "pid": np.arange(len(p), dtype=np.int64)}).with_columns(_vectors("p", p))
+    return (pl.concat(ents, how="diagonal_relaxed"), pl.concat(rows, rechunk=False), nets, probs)
+
+
+def _merge_grouping(gs: list[tuple[int, GroupingSums]], parts: list[HoldSums], x_of: np.ndarray, x_at: np.ndarray,
+                    p_of: np.ndarray, p_at: np.ndarray, pay_rank: dict[tuple, int]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One grouping's entities and rows over several chunks, numbered and ordered as the day's pass makes them:
+    entities sorted by key, level, currency; a single bet's rows by entity, bet, deck count and stake with their
+    counts added; then each entity's all-bets rows, a round each, in round order (the chunks' order)."""
+    keys = ["key", "currency", "level"]
+    summary = pl.concat([g.summary.drop("ent") for _, g in gs], how="diagonal_relaxed").group_by(
+        keys, maintain_order=True).agg(*_entity_sums(), pl.col("grouping").first()).sort(
+        "key", "level", "currency").with_row_index("ent").with_columns(pl.col("ent").cast(pl.Int64))
+    summary = summary.with_columns(pl.col("wagers").cast(pl.UInt32), pl.col("rounds").cast(pl.UInt32))
+    single, whole = [], []
+    for i, g in gs:
+        ent_of = g.summary.select(*keys, "ent").join(summary.select(*keys, pl.col("ent").alias("day_ent")), on=keys,
+                                                     how="left", nulls_equal=True).sort("ent")["day_ent"].to_numpy()
+        pay_of = np.array([pay_rank[(r, v, b)] for _, r, v, b in parts[i].pays.sort("pay_key").rows()] or [0],
+                          dtype=np.int64)
+        r = g.rows
+        ids = pl.DataFrame({"ent": ent_of[r["ent"].to_numpy()], "a": r["a"], "c": r["c"],
+                            "xid": x_of[x_at[i] + r["xid"].to_numpy()], "pid": p_of[p_at[i] + r["pid"].to_numpy()],
+                            "pay_key": np.where(r["pay_key"].to_numpy() >= 0, pay_of[np.maximum(r["pay_key"].to_numpy(), 0)], -1),
+                            "decks": r["decks"]})
+        single.append(ids.filter(pl.col("pay_key") >= 0))
+        whole.append(ids.filter(pl.col("pay_key") < 0))
+    single = pl.concat(single).group_by("ent", "pay_key", "decks", "a", "xid", "pid").agg(pl.col("c").sum()).sort(
+        "ent", "pay_key", "decks", "a")
+    whole = pl.concat(whole).sort("ent", maintain_order=True)
+    columns = ["ent", "a", "c", "xid", "pid", "pay_key", "decks"]
+    return summary, pl.concat([single.select(columns), whole.select(columns)])
