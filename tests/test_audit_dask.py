@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -65,7 +66,8 @@ def test_a_local_dask_cluster_of_two_workers_gives_the_files_of_the_single_proce
     done = _audit(night / "night", where, "--dask", "local", PITAUDIT_AUDIT_PROCESSES="2", PREFECT_LOGGING_LEVEL="INFO",
                   PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL="INFO")
     assert "on a Dask cluster" in done.stderr, done.stderr[-2000:]
-    assert "Task run 're-settle" in done.stderr  # the step tasks ran on the cluster, reported to the flow's server
+    # the group tasks ran on the cluster and logged their steps, reported to the flow's server
+    assert re.search(r"Task run 'audit [^']*' - group \d+ \(.*re-settle [\d.]+ s", done.stderr), done.stderr[-3000:]
     assert done.stderr.count("Starting temporary server") == 1, done.stderr[-3000:]
     findings = pl.read_csv(single / "out" / "findings.csv")
     assert findings.height > 0 and pl.read_csv(single / "out" / "quarantine.csv").height > 0

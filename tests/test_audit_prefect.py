@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -89,14 +90,16 @@ def sample_run(tmp_path_factory, prefect_harness):
     from pipelines.audit.server import _flush_logs
 
     root = tmp_path_factory.mktemp("prefect-run")
-    runs = logging.getLogger("prefect.flow_runs")
-    level = runs.level
-    runs.setLevel(logging.INFO)
+    loggers = [logging.getLogger("prefect.flow_runs"), logging.getLogger("prefect.task_runs")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.INFO)
     try:
         state = audit_flow(str(SAMPLE), str(root / "audit.duckdb"), str(root / "out"), return_state=True)
         _flush_logs()  # what pitaudit does before its server stops
     finally:
-        runs.setLevel(level)
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
     return root, state
 
 
@@ -113,6 +116,9 @@ def test_a_run_is_named_by_its_gaming_day_and_logs_its_progress(sample_run):
     assert run.name == f"audit {outcome.scope.label()}" and run.name == "audit 2026-11-24"
     text = "\n".join(log.message for log in logs)
     assert "partition(s) (gaming day x table)" in text and "re-settled and checked" in text
+    # each group's task run logs what it held and what each of its steps took
+    assert re.search(r"group 0 \(2026-11-24 .*\): [\d,]+ rounds, [\d,]+ wagers, [\d,]+ device events; load [\d.]+ s, "
+                     r"reconstruct [\d.]+ s, re-settle [\d.]+ s, detect [\d.]+ s, stage [\d.]+ s", text)
 
 
 def test_a_run_publishes_the_nights_summary_and_top_findings(sample_run):

@@ -10,8 +10,8 @@
    (``pipelines.audit.fingerprint``); only those whose fingerprint changed since their last audit are
    re-settled. A re-run over the same input re-settles nothing and publishes the same files.
 5. **Re-settle and check** the changed partitions: cut, in key order, into runs of about equal work
-   (``load.contiguous_groups``), each group a chain of tasks (load -> reconstruct -> re-settle -> detect ->
-   stage) on the task runner: threads for a small night, worker processes for a big one, or a Dask cluster
+   (``load.contiguous_groups``), each group one task run (load -> reconstruct -> re-settle -> detect ->
+   stage, each step's time in its log) on the task runner: threads for a small night, worker processes for a big one, or a Dask cluster
    (``pitaudit audit --dask``: its workers read the Parquet the writer publishes after the ingest, ``canon``;
    ``runner``). Each group leaves its rows in this run's own staging folder. The sequence gaps of the days run once beside them.
    (Statistical detectors, issue 11: after this step, over the night's settlements in the database.)

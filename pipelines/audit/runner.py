@@ -3,7 +3,7 @@
 Reconstructing, re-settling and checking a group is Python that holds the interpreter lock most of
 the time, so groups on threads take turns on one core; on a 1,000,000-round night that made the
 audit stage as long as the sum of its groups. Prefect's ``ProcessPoolTaskRunner`` runs each
-``audit group`` task (and the step tasks it calls, reported to the same flow run) in a spawned worker
+``audit group`` task (reported to the same flow run, with its steps in its log) in a spawned worker
 process instead: each reads its partitions from the database read-only, as DuckDB lets several
 processes do while nobody writes, and leaves its results in the staging folder; the flow's process
 stays the only writer. Workers cost a few seconds to start (Prefect and polars imported in each),
