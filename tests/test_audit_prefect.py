@@ -164,3 +164,52 @@ def test_a_failed_run_notifies_with_its_reason(tmp_path, catcher, monkeypatch, p
     assert state.is_failed()
     assert len(received) == 1
     assert received[0]["title"].endswith("failed") and "is a folder, not a DuckDB file" in received[0]["message"]
+
+
+def test_the_group_workers_end_before_the_statistics_and_their_logs_reach_the_run(prefect_harness):
+    """Issue 13's memory: the flow's worker processes sit idle after the write, holding what the groups left, through
+    the statistics step and publish; ``end_group_workers`` ends them there. The logs their tasks wrote still reach
+    the flow run (they are forwarded before the pool stops), and a runner of threads is left alone."""
+    import multiprocessing
+    import time
+
+    from prefect import flow, task
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+    from prefect.context import get_run_context
+    from prefect.logging import get_run_logger
+    from prefect.task_runners import ProcessPoolTaskRunner, ThreadPoolTaskRunner
+
+    from pipelines.audit.runner import end_group_workers
+
+    @task(name="worker says")
+    def says(n: int) -> int:
+        get_run_logger().warning(f"worker task {n} was here")  # the tests log warnings and above
+        return n
+
+    @flow(task_runner=ProcessPoolTaskRunner(max_workers=2), persist_result=False)
+    def pooled() -> tuple:
+        futures = [says.submit(n) for n in range(3)]
+        values = sorted(f.result() for f in futures)
+        before = len(multiprocessing.active_children())
+        ended = end_group_workers()
+        return values, before, ended, len(multiprocessing.active_children()), get_run_context().flow_run.id
+
+    values, before, ended, after, run_id = pooled()
+    assert values == [0, 1, 2]
+    assert before >= 1 and ended and after == 0
+    seen: set[int] = set()
+    for _ in range(40):  # the run's logs reach the server in batches
+        with get_client(sync_client=True) as client:
+            logs = client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[run_id])))
+        seen = {n for n in range(3) if any(f"worker task {n} was here" in log.message for log in logs)}
+        if seen == {0, 1, 2}:
+            break
+        time.sleep(0.25)
+    assert seen == {0, 1, 2}
+
+    @flow(task_runner=ThreadPoolTaskRunner(max_workers=2), persist_result=False)
+    def threaded() -> bool:
+        return end_group_workers()
+
+    assert threaded() is False

@@ -44,7 +44,9 @@ from prefect.futures import as_completed
 
 from pipelines.audit.load import Window, contiguous_groups
 from pipelines.audit.params import AuditParams
-from pipelines.audit.runner import WORKERS, group_params, runs_on_dask, server_for_workers, task_runner, where_groups_run
+from pipelines.audit.runner import (
+    WORKERS, end_group_workers, group_params, runs_on_dask, server_for_workers, task_runner, where_groups_run,
+)
 from pipelines.audit.scope import Scope, ScopeError, chosen_days
 from pipelines.audit.tasks import (
     audit_group_task, export_settlements_task, fingerprints_task, gaps_task, ingest_task, keys_task, publish_canon_task,
@@ -284,6 +286,7 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
                 if exported is not None:
                     exported.wait()
             timings["write"] = time.perf_counter() - t
+            end_group_workers()  # nothing more runs on them: their memory is the statistics' and publish's
             t = time.perf_counter()  # the statistical detectors: read the written nights, add their findings (issue 11)
             statistics_task(db, sorted({k[0] for k in all_keys}), params)
             timings["statistics"] = time.perf_counter() - t

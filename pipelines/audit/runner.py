@@ -170,3 +170,24 @@ def where_groups_run() -> str:
     if runs_on_dask():
         return "a Dask cluster"
     return "threads"
+
+
+def end_group_workers() -> bool:
+    """End the flow's worker processes once the groups, the sequence gaps and the settlements export are done.
+
+    The process pool lives as long as the flow run; after the write its workers only sit idle, holding what their
+    libraries keep of the groups' work (0.41 and 0.31 GB each on the 1,000,000-round night after ``release``), through
+    the statistics step and publish, the two steps whose own memory peaks the run. Nothing is pending when this is
+    called (every future has been waited for), so the runner's public ``cancel_all`` only shuts its executor down and
+    stops forwarding the workers' log messages after the ones already queued; the runner's exit at the flow's end
+    then finds nothing left to stop. Threads and a Dask cluster are left as they are. Returns whether workers ended.
+    """
+    from prefect.context import FlowRunContext
+    from prefect.task_runners import ProcessPoolTaskRunner
+
+    context = FlowRunContext.get()
+    runner = context.task_runner if context is not None else None
+    if not isinstance(runner, ProcessPoolTaskRunner):
+        return False
+    runner.cancel_all()
+    return True
