@@ -48,4 +48,7 @@ def main(cmd: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        sys.exit(0 if len(sys.argv) > 1 else 2)
     sys.exit(main(sys.argv[1:]))
