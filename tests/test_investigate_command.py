@@ -291,7 +291,8 @@ def test_a_short_curve_is_drawn_whole():
     assert F.thinned(curve, F.MAX_POINTS - 1).height < curve.height
 
 
-def test_a_thinned_chart_says_so_and_where_every_point_is(audited_sample, tmp_path):
+def _counter_pages(audited_sample, tmp_path, max_points: int) -> tuple[dict, str, str]:
+    """The planted counter's frames, and his page written whole and with charts of at most ``max_points`` points."""
     from pipelines.investigation.command import gather, write_pages
 
     con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
@@ -300,10 +301,15 @@ def test_a_thinned_chart_says_so_and_where_every_point_is(audited_sample, tmp_pa
         frames = gather(con, subject)
     finally:
         con.close()
+    whole = write_pages(frames, subject, tmp_path / "whole", "db").read_text(encoding="utf-8")
+    thin = write_pages(frames, subject, tmp_path / "thin", "db", max_points=max_points).read_text(encoding="utf-8")
+    return frames, whole, thin
+
+
+def test_a_thinned_chart_says_so_and_where_every_point_is(audited_sample, tmp_path):
+    frames, whole, thin = _counter_pages(audited_sample, tmp_path, 50)
     points = frames["results_over_time"].height
     assert points > 60
-    whole = write_pages(frames, subject, tmp_path / "whole", "db").read_text(encoding="utf-8")
-    thin = write_pages(frames, subject, tmp_path / "thin", "db", max_points=50).read_text(encoding="utf-8")
     assert "thinned" not in whole
     assert f"thinned to 50 of its {points:,}" in thin and "results_over_time.parquet and results_over_time.csv" in thin
     assert len(thin) < len(whole)
@@ -356,18 +362,9 @@ def test_a_long_bet_versus_count_cloud_draws_a_spread_sample_and_every_counts_la
 
 
 def test_a_sampled_count_chart_says_so_and_where_every_wager_is(audited_sample, tmp_path):
-    from pipelines.investigation.command import gather, write_pages
-
-    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
-    subject = Subject("player", COUNTER)
-    try:
-        frames = gather(con, subject)
-    finally:
-        con.close()
+    frames, whole, thin = _counter_pages(audited_sample, tmp_path, 30)
     wagers = frames["bet_vs_count"].height
     assert wagers > 60
-    whole = write_pages(frames, subject, tmp_path / "whole", "db").read_text(encoding="utf-8")
-    thin = write_pages(frames, subject, tmp_path / "thin", "db", max_points=30).read_text(encoding="utf-8")
     assert "markers are" not in whole
     assert f"of the {wagers:,} wagers: 30 spread evenly" in thin and "bet_vs_count.parquet and bet_vs_count.csv" in thin
 
