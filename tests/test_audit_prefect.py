@@ -187,13 +187,18 @@ def test_the_group_workers_end_before_the_statistics_and_their_logs_reach_the_ru
         get_run_logger().warning(f"worker task {n} was here")  # the tests log warnings and above
         return n
 
+    others = {p.pid for p in multiprocessing.active_children()}  # this test process's children of other tests
+
+    def pool_workers() -> int:
+        return len({p.pid for p in multiprocessing.active_children()} - others)
+
     @flow(task_runner=ProcessPoolTaskRunner(max_workers=2), persist_result=False)
     def pooled() -> tuple:
         futures = [says.submit(n) for n in range(3)]
         values = sorted(f.result() for f in futures)
-        before = len(multiprocessing.active_children())
+        before = pool_workers()
         ended = end_group_workers()
-        return values, before, ended, len(multiprocessing.active_children()), get_run_context().flow_run.id
+        return values, before, ended, pool_workers(), get_run_context().flow_run.id
 
     values, before, ended, after, run_id = pooled()
     assert values == [0, 1, 2]
