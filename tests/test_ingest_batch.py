@@ -109,7 +109,7 @@ def test_files_streamed_in_small_chunks_load_as_one_batch_does(tmp_path: Path, m
     con.close()
     import pipelines.ingest.batch as batch
 
-    monkeypatch.setattr(ingest_run, "BATCH_BYTES", 0)  # every file is "too big": streamed on its own
+    monkeypatch.setattr(ingest_run, "BIG_FILE_BYTES", 0)  # every file is "too big": streamed on its own
     monkeypatch.setattr(ingest_run, "plan_batches", functools.partial(plan_batches, max_files=1))
     monkeypatch.setattr(batch, "iter_lines", functools.partial(batch.iter_lines, chunk_bytes=32_768))
     con, streamed = ingest(folder, tmp_path / "streamed.duckdb")

@@ -363,7 +363,7 @@ def test_a_grown_file_streamed_in_chunks_loads_as_a_whole_one(tmp_path: Path, mo
     con, _ = ingest(full, tmp_path / "clean.duckdb")
     want = snapshot(con)
     con.close()
-    monkeypatch.setattr(ingest_run, "BATCH_BYTES", 0)  # every file is "too big": streamed on its own
+    monkeypatch.setattr(ingest_run, "BIG_FILE_BYTES", 0)  # every file is "too big": streamed on its own
     monkeypatch.setattr(batch, "iter_lines", functools.partial(batch.iter_lines, chunk_bytes=512))
     folder = tmp_path / "in"
     folder.mkdir()

@@ -5,7 +5,8 @@ validation, staging and commit has a fixed cost of its own (SQL statements, pola
 checks), and paid per file it dominated the run: measured on a simulated 1,000,000-round night (1,976
 files), 0.37 CPU s per file, 8.5x the bare DuckDB load. So files of one kind are taken in path order into
 batches of up to ``BATCH_BYTES``; a batch is read as one chunk of lines, parsed once, staged once and
-committed in one transaction. A file bigger than that is a batch of its own, read in chunks.
+committed in one transaction. A file bigger than that is a batch of its own, and one bigger than ``BIG_FILE_BYTES``
+is read in chunks.
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ from __future__ import annotations
 from pipelines.ingest.lines import CHUNK_BYTES
 from pipelines.ingest.records import InputFile, Kind
 
-BATCH_BYTES = CHUNK_BYTES  # the size of a chunk: the memory a parse is known to need
+#: small files are put together up to this: a parse worker holds about 15-17 times its batch at its peak (the
+#: 1,000,000-round night's ingest peaked at 2.93 GB for the process tree with batches of 64 MiB, the two workers 1.0-1.1
+#: GB each; at 2.07-2.11 GB with 32 MiB, for 2-4 % more CPU and the same wall time: docs/sizing.md)
+BATCH_BYTES = 32 << 20
+BIG_FILE_BYTES = CHUNK_BYTES  # a file bigger than a chunk is read, parsed and loaded chunk by chunk
 BATCH_FILES = 1_000
 
 
-def is_big(batch: tuple[InputFile, ...], max_bytes: int = BATCH_BYTES) -> bool:
+def is_big(batch: tuple[InputFile, ...], max_bytes: int = BIG_FILE_BYTES) -> bool:
     """A batch of one file too big to read at once: it is read, parsed and loaded chunk by chunk."""
     return len(batch) == 1 and batch[0].bytes_to_read > max_bytes
 

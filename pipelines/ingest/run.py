@@ -27,12 +27,12 @@ from pipelines.ingest.load import BatchLoaded, DayStartMismatch, InvariantError,
     load_batch, record_failed, record_skipped
 from pipelines.ingest.parallel import parse_ahead
 from pipelines.ingest.parse import parse_big_file, parse_small_batch
-from pipelines.ingest.plan import BATCH_BYTES, is_big, plan_batches
+from pipelines.ingest.plan import BIG_FILE_BYTES, is_big, plan_batches
 from pipelines.ingest.records import FileOutcome, IngestSummary, InputFile, ParseOptions, Progress
 from pipelines.ingest.screen import screen
 from pipelines.settings import Settings
 
-POOL_MIN_BYTES = 2 * BATCH_BYTES  # less than this is parsed in the writer's process (a worker costs ~1 s to start)
+POOL_MIN_BYTES = 128 << 20  # less than this is parsed in the writer's process (a worker costs ~1 s to start)
 
 # what a batch's failure may be when it is not bad input the parse already judged: retried file by file
 RETRIED = (UnreadableFile, OSError, UnicodeError, duckdb.Error, pl.exceptions.PolarsError, ValueError, BrokenExecutor)
@@ -68,7 +68,7 @@ class _Run:
         return self.parse_con
 
     def _parts(self, batch: tuple[InputFile, ...], ahead: Future | None):
-        if is_big(batch, BATCH_BYTES):
+        if is_big(batch, BIG_FILE_BYTES):
             for part in parse_big_file(batch[0], self.options, self._here()):
                 self.progress.advanced(part.bytes_read)
                 yield part
@@ -128,7 +128,7 @@ def ingest_folder(con: duckdb.DuckDBPyConnection, input_dir: Path, gaming_day_st
     progress.planned(sum(f.bytes_to_read for f in screened.to_load))
     run = _Run(con, root, ParseOptions(day_start, settings.max_amount), settings, progress)
     try:
-        small = [i for i, b in enumerate(batches) if not is_big(b, BATCH_BYTES)]
+        small = [i for i, b in enumerate(batches) if not is_big(b, BIG_FILE_BYTES)]
         workers = settings.parse_workers
         if workers < 2 or len(small) < 2 or sum(f.bytes_to_read for i in small for f in batches[i]) < POOL_MIN_BYTES:
             for batch in batches:                            # 4.-5. parse here, load
