@@ -52,12 +52,13 @@ from pipelines.audit.tasks import (
     audit_group_task, export_settlements_task, fingerprints_task, gaps_task, ingest_task, keys_task, publish_canon_task,
     publish_task, scope_task, snapshot_task, statistics_task, write_database_task,
 )
+from pipelines.settings import Settings
 
 # partitions run on a pool of WORKERS threads or processes (pipelines.audit.runner), in at least a few groups each
 # so that they finish together, and in groups of at most about GROUP_ROUNDS rounds, so that what a worker holds at
 # once stays small on a big night; on threads, the rounds the scalar engine settles use WORKERS processes
 GROUPS_PER_WORKER = 4
-GROUP_ROUNDS = 50_000
+GROUP_ROUNDS: int = Settings.model_fields["group_rounds"].default  # PITAUDIT_GROUP_ROUNDS's default
 
 
 def group_count(total_rounds: int, per_group: int = GROUP_ROUNDS) -> int:

@@ -16,6 +16,7 @@ import polars as pl
 
 from pipelines.stats.config import StatsParams
 from pipelines.memory import trim
+from pipelines.settings import Settings
 from pipelines.stats.advantage import FAMILIES
 from pipelines.stats.load import load_inputs, side_bet_families, table_chunks
 from pipelines.stats.summaries import (
@@ -82,9 +83,9 @@ def stored_hold_rows(con, days: list[dt.date]) -> HoldRowsReader:
     return read
 
 
-#: at most about this many rounds of a day are read and summarised at once (``PITAUDIT_GROUP_ROUNDS``, the bound of the
-#: audit's groups): a day is summarised a run of tables at a time and the runs merged (``summary_chunks``)
-CHUNK_ROUNDS = 50_000
+#: at most about this many rounds of a day are read and summarised at once (the default of ``PITAUDIT_GROUP_ROUNDS``,
+#: the bound of the audit's groups): a day is summarised a run of tables at a time and the runs merged (``summary_chunks``)
+CHUNK_ROUNDS: int = Settings.model_fields["group_rounds"].default
 
 
 def summarise_days(con, days: list[dt.date], params: StatsParams, chunk_rounds: int | None = CHUNK_ROUNDS) -> DaySummaries:
