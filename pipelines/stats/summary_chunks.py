@@ -134,10 +134,11 @@ def _hold_frames(day: dt.date, parts: list[HoldSums], groupings: tuple[str, ...]
     if not parts:
         return pl.DataFrame(), pl.DataFrame(), pl.DataFrame(), pl.DataFrame()
     # the day's vectors: each distinct vector of any chunk, numbered as one pass over the day numbers it
-    x_first, x_of = unique_rows(np.concatenate([h.x for h in parts]))
-    p_first, p_of = unique_rows(np.concatenate([h.p for h in parts]))
-    x = np.concatenate([h.x for h in parts])[x_first]
-    p = np.concatenate([h.p for h in parts])[p_first]
+    x_all, p_all = np.concatenate([h.x for h in parts]), np.concatenate([h.p for h in parts])
+    x_first, x_of = unique_rows(x_all)
+    p_first, p_of = unique_rows(p_all)
+    x, p = x_all[x_first], p_all[p_first]
+    del x_all, p_all
     x_at = np.cumsum([0] + [len(h.x) for h in parts])
     p_at = np.cumsum([0] + [len(h.p) for h in parts])
     # a bet's number in the day: its rank among the day's bets (the day's pass numbers them by a dense rank)
