@@ -13,10 +13,11 @@ polars keeps a string longer than 12 bytes as a view into a buffer shared with t
 A chunk's summaries kept so each chunk's read (a rule set's name, a shoe id) until the night's chunks were merged:
 ``compact`` copies a frame into buffers of its own.
 
-``release`` (a collection, then ``trim``) ends a task that runs on a worker process of the audit's pool: the pool's
-workers stay alive until the flow ends, and on the 1,000,000-round night two idle workers still held 0.44 and
-0.31 GB through the statistics step (the cyclic garbage of their last group and glibc's free heap of its DuckDB
-reads and numpy arrays). polars' own allocator (jemalloc, with its background thread) gives its free pages back by
+``release`` (a collection, then ``trim``) ends a task that runs on an audit worker process, which goes on to its
+next group (and on a Dask cluster stays alive after the last): on the 1,000,000-round night two idle workers had
+held 0.44 and 0.31 GB through the statistics step (the cyclic garbage of their last group and glibc's free heap of
+its DuckDB reads and numpy arrays), before the pool's workers were ended after the write
+(``pipelines.audit.runner.end_group_workers``). polars' own allocator (jemalloc, with its background thread) gives its free pages back by
 itself within seconds.
 """
 

@@ -181,7 +181,7 @@ def audit_group_task(db_path: Path, stage_dir: Path, index: int, keys: tuple[tup
     get_run_logger().info(
         f"group {index} ({label}): {result.rounds:,} rounds, {int(seconds['wagers']):,} wagers, "
         f"{int(seconds['events']):,} device events; " + ", ".join(f"{s} {seconds[s]:.1f} s" for s in GROUP_STEPS))
-    release()  # the worker stays alive, idle, until the flow ends: it gives the group's memory back
+    release()  # before the worker's next group, or its idle end on a Dask cluster (a pool's workers end after the write)
     return result
 
 
@@ -217,7 +217,7 @@ def statistics_task(db_path: Path, nights: list[dt.date], params: AuditParams) -
 def export_settlements_task(stage_dir: Path, out_dir: Path) -> Path:
     """The staged settlements into a partial settlements.parquet (named by the publish task)."""
     path = export_settlements(Path(stage_dir), Path(out_dir))
-    release()  # DuckDB's buffers of the copy, freed into the heap of a worker that stays alive
+    release()  # DuckDB's buffers of the copy, freed into the worker's heap (a Dask worker stays alive after it)
     return path
 
 
