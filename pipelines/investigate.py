@@ -12,6 +12,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 import duckdb
+import numpy as np
 import polars as pl
 
 
@@ -240,16 +241,44 @@ def bet_moments(con: duckdb.DuckDBPyConnection, first: dt.date | None = None, la
 
     The band of :func:`pipelines.investigation.analysis.results_over_time` is built from these. An estimate: a
     rare-hit side bet seen a few hundred times has a poor variance estimate; the exact payout distributions
-    of the statistical detectors will replace it where they exist."""
-    return _frame(con, """
-        SELECT ruleset, bet, currency, count(*) AS n, mode(ruleset_version) AS ruleset_version,
-               avg(expected_net::DOUBLE / amount) AS mean_per_unit,
-               var_pop(expected_net::DOUBLE / amount) AS var_per_unit
+    of the statistical detectors will replace it where they exist.
+
+    DuckDB only counts the wagers of each (net, stake) pair, in integers; the means and variances are summed here in
+    one fixed order. Averaging the doubles in SQL summed them in whatever order DuckDB's threads met them, so the
+    figures moved in their last digits from one run to the next. The rule-set version is the most common one, ties
+    going to the latest."""
+    counts = _frame(con, """
+        SELECT ruleset, bet, currency, ruleset_version, expected_net, amount, count(*) AS c
         FROM out_settlements
         WHERE expected_net IS NOT NULL AND amount > 0 AND status = 'settled'
           AND gaming_day BETWEEN coalesce(?, DATE '0001-01-01') AND coalesce(?, DATE '9999-12-31')
-        GROUP BY ALL ORDER BY ruleset, bet, currency
+        GROUP BY ALL
     """, [first, last])
+    return moments_per_unit(counts)
+
+
+def moments_per_unit(counts: pl.DataFrame) -> pl.DataFrame:
+    """``bet_moments`` from its counts (ruleset, bet, currency, ruleset_version, expected_net, amount, c): the same
+    counts in any row order give the same bits."""
+    keys = ["ruleset", "bet", "currency"]
+    schema = {"ruleset": pl.String, "bet": pl.String, "currency": pl.String, "n": pl.Int64,
+              "ruleset_version": pl.String, "mean_per_unit": pl.Float64, "var_per_unit": pl.Float64}
+    if counts.height == 0:
+        return pl.DataFrame(schema=schema)
+    counts = counts.sort(*keys, "expected_net", "amount", "ruleset_version")
+    version = (counts.group_by(*keys, "ruleset_version").agg(pl.col("c").sum())
+               .sort(*keys, "c", "ruleset_version", descending=[False, False, False, True, True])
+               .group_by(keys, maintain_order=True).first().select(*keys, "ruleset_version"))
+    rows = []
+    for key, g in counts.group_by(keys, maintain_order=True):
+        x = g["expected_net"].cast(pl.Float64).to_numpy() / g["amount"].cast(pl.Float64).to_numpy()
+        c = g["c"].to_numpy().astype(np.float64)
+        n = c.sum()
+        mean = float(np.dot(c, x) / n)
+        rows.append((*key, int(n), mean, float(np.dot(c, (x - mean) ** 2) / n)))
+    out = pl.DataFrame(rows, schema={k: schema[k] for k in (*keys, "n", "mean_per_unit", "var_per_unit")},
+                       orient="row")
+    return out.join(version, on=keys, how="left").select(*schema).sort(keys)
 
 
 def dealers_of_many(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -> dict[Subject, pl.DataFrame]:

@@ -165,6 +165,34 @@ def test_baccarat_theory_is_exact_and_the_rest_the_floors_estimate(audited_sampl
     assert flop.height == 0 or (flop["mean_per_unit"][0] == 0 and flop["var_per_unit"][0] == 0)
 
 
+def test_bet_moments_agree_with_sql_and_do_not_depend_on_row_order(audited_sample):
+    """The floor's estimate is DuckDB's own avg/var_pop of every wager's net per unit (to rounding), and the same
+    counts met in another order give the same bits (a re-run's investigation pages do not change)."""
+    from pipelines.investigate import bet_moments, moments_per_unit
+
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    try:
+        ours = bet_moments(con)
+        sql = pl.from_arrow(con.sql("""
+            SELECT ruleset, bet, currency, count(*) AS n, avg(expected_net::DOUBLE / amount) AS mean_per_unit,
+                   var_pop(expected_net::DOUBLE / amount) AS var_per_unit
+            FROM out_settlements WHERE expected_net IS NOT NULL AND amount > 0 AND status = 'settled'
+            GROUP BY ALL ORDER BY ruleset, bet, currency""").to_arrow_table())
+        counts = pl.from_arrow(con.sql("""
+            SELECT ruleset, bet, currency, ruleset_version, expected_net, amount, count(*) AS c
+            FROM out_settlements WHERE expected_net IS NOT NULL AND amount > 0 AND status = 'settled'
+            GROUP BY ALL""").to_arrow_table())
+    finally:
+        con.close()
+    assert ours.height == sql.height > 5
+    assert ours["n"].to_list() == sql["n"].to_list()
+    for col in ("mean_per_unit", "var_per_unit"):
+        for a, b in zip(ours[col].to_list(), sql[col].to_list()):
+            assert a == pytest.approx(b, rel=1e-9, abs=1e-12)
+    for seed in range(3):
+        assert moments_per_unit(counts.sample(fraction=1.0, shuffle=True, seed=seed)).equals(ours)
+
+
 def test_the_page_says_which_bets_theory_is_exact_and_which_simulated(audited_sample, tmp_path):
     from pipelines.investigate import Subject
     from pipelines.investigation.command import write_investigation
