@@ -110,6 +110,7 @@ class PrefetchedRecord:
         try:
             join = "JOIN _pack_rounds k USING (gaming_day, table_id, round_no)"
             sett = con.sql(f"SELECT s.* FROM out_settlements s {join} ORDER BY table_id, round_no, wager_order").pl()
+            self._settlement_rows = sett
             self._settlements = _split(sett, ["gaming_day", "table_id", "round_no"])
             find = con.sql(f"""SELECT gaming_day, table_id, round_no, {RECORDED_FINDING_COLUMNS} FROM out_findings f {join}
                                ORDER BY table_id, round_no, kind, wager_id, finding_id""").pl()
@@ -133,6 +134,11 @@ class PrefetchedRecord:
 
     def settlement_frame(self, table_id: str, round_no: int, day: dt.date) -> pl.DataFrame | None:
         return self._settlements.get((day, table_id, round_no))
+
+    def settlements_of(self, rounds: pl.DataFrame) -> pl.DataFrame:
+        """The recorded settlements of ``rounds`` (gaming_day, table_id, round_no), in one frame."""
+        return self._settlement_rows.join(rounds.select("gaming_day", "table_id", "round_no"),
+                                          on=["gaming_day", "table_id", "round_no"], how="semi", maintain_order="left")
 
     def findings(self, table_id: str, round_no: int, day: dt.date) -> list[dict]:
         df = self._findings.get((day, table_id, round_no))
@@ -235,16 +241,35 @@ def _by_table(df: pl.DataFrame) -> dict[tuple[str], pl.DataFrame]:
     return _split(df, ["table_id"])
 
 
+AUDITED_COLUMNS = ["settled_amount", "cards_net", "pay_clause", "recorded_net", "expected_net", "difference", "clause",
+                   "adjustment", "detail", "unsettled_reason"]
+
+
 def _as_audited(settled_wagers: pl.DataFrame, recorded: pl.DataFrame | None) -> pl.DataFrame:
     """The round's wagers with the audit's recorded settlement (its ``out_settlements`` rows) in place of this pass's
     (which saw only the finding rounds: a player's first under-minimum wager, TBAC-7.17, or a Free Hand needs the
-    whole partition)."""
+    whole partition). The reference for :func:`_as_audited_all`, which the packs run."""
     if recorded is None or recorded.height == 0 or settled_wagers.height == 0:
         return settled_wagers
-    cols = ["settled_amount", "cards_net", "pay_clause", "recorded_net", "expected_net", "difference", "clause",
-            "adjustment", "detail", "unsettled_reason"]
+    cols = AUDITED_COLUMNS
     rec = recorded.select("wager_id", *[pl.col(c).cast(settled_wagers.schema[c]) for c in cols])
     return settled_wagers.drop(cols).join(rec, on="wager_id", how="left").select(settled_wagers.columns)
+
+
+def _as_audited_all(settled_wagers: pl.DataFrame, recorded: pl.DataFrame) -> pl.DataFrame:
+    """:func:`_as_audited` of every round of ``settled_wagers`` at once: ``recorded``, the recorded settlements of
+    those rounds (``table_id``, ``round_no``, ``wager_id`` and the audited columns; one gaming day per round). A round
+    with no recorded row keeps this pass's values; the others take the recorded ones by wager id (null where none),
+    each round's rows in their order. One join a group instead of one a pack (1.5 of the 2,000 packs' 20 CPU s)."""
+    if recorded.height == 0 or settled_wagers.height == 0:
+        return settled_wagers
+    cols = AUDITED_COLUMNS
+    key = ["table_id", "round_no"]
+    rec = recorded.select(*key, "wager_id", *[pl.col(c).cast(settled_wagers.schema[c]) for c in cols])
+    rounds = rec.select(key).unique()
+    replaced = (settled_wagers.join(rounds, on=key, how="semi", maintain_order="left").drop(cols)
+                .join(rec, on=[*key, "wager_id"], how="left", maintain_order="left").select(settled_wagers.columns))
+    return pl.concat([replaced, settled_wagers.join(rounds, on=key, how="anti", maintain_order="left")])
 
 
 def write_packs(con: duckdb.DuckDBPyConnection, keys: list[tuple[dt.date, str]], folder: Path, *, bound: int,
@@ -302,7 +327,7 @@ def _write_group(con, record: PrefetchedRecord, group: list[tuple[dt.date, str]]
     pending = []
     rounds, wagers, actions, events, recon, settled = _frames_of_group(con, group, these, params)
     w_by, a_by, e_by = _by_round(wagers), _by_round(actions), _by_round(events)
-    sw_by, sr_by = _by_round(settled.wagers), _by_round(settled.rounds)
+    sw_by, sr_by = _by_round(_as_audited_all(settled.wagers, record.settlements_of(these))), _by_round(settled.rounds)
     recon_t, rounds_t = _by_table(recon), _by_table(rounds)
     empty = {name: df.head(0) for name, df in (("w", wagers), ("a", actions), ("e", events),
                                                ("sw", settled.wagers), ("sr", settled.rounds))}
@@ -313,7 +338,7 @@ def _write_group(con, record: PrefetchedRecord, group: list[tuple[dt.date, str]]
             rounds=rounds_t.get((table_id,), rounds.head(0)), wagers=w_by.get(k, empty["w"]),
             actions=a_by.get(k, empty["a"]), events=e_by.get(k, empty["e"]),
             recon=recon_t.get((table_id,), recon.head(0)), settled_rounds=sr_by.get(k, empty["sr"]),
-            settled_wagers=_as_audited(sw_by.get(k, empty["sw"]), record.settlement_frame(table_id, round_no, day)),
+            settled_wagers=sw_by.get(k, empty["sw"]),
             fresh=(recorded_findings if recorded_findings is not None else pl.DataFrame(schema=FINDINGS_SCHEMA)),
         )
         try:
