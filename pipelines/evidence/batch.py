@@ -340,6 +340,7 @@ def _write_group(con, record: PrefetchedRecord, group: list[tuple[dt.date, str]]
             recon=recon_t.get((table_id,), recon.head(0)), settled_rounds=sr_by.get(k, empty["sr"]),
             settled_wagers=sw_by.get(k, empty["sw"]),
             fresh=(recorded_findings if recorded_findings is not None else pl.DataFrame(schema=FINDINGS_SCHEMA)),
+            per_round=True,
         )
         try:
             evidence = assemble_round(frames, record, table_id, round_no, day, params)
