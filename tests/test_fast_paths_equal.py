@@ -95,3 +95,30 @@ def test_the_audited_settlements_joined_once_equal_round_by_round(wagers, record
         of_round = rec.filter((pl.col("table_id") == key[0]) & (pl.col("round_no") == key[1]))
         one = _as_audited(frame, of_round if of_round.height else None)
         assert together[key].equals(one), key
+
+
+def test_the_pages_environment_renders_what_jinjas_own_renders(audited_sample, monkeypatch):
+    """``render._PageEnvironment`` (a dict's item before its attribute) and the remembered step filter give the page
+    plain Jinja2 and the plain filter give, byte for byte, for every pack of the audited sample night (damaged rounds
+    included), also with the clause texts of a fake rule document."""
+    import jinja2
+
+    from pipelines.evidence import render
+
+    packs = sorted((audited_sample / "out" / "evidence").glob("*/*/round.json"))
+    assert len(packs) > 20
+
+    def texts(clause_id):
+        return f"the text of {clause_id} <b>&</b>" if clause_id.endswith("1") else None
+
+    for clause_text in (render.no_text, texts):
+        documents = [json.loads(p.read_text(encoding="utf-8")) for p in packs]
+        pages = [render.render_html(d, clause_text) for d in documents]
+        with monkeypatch.context() as m:
+            m.setattr(render, "_PageEnvironment", jinja2.Environment)
+            m.setattr(render, "_step_in_major_units", render.step_in_major_units)
+            plain = render.environment.__wrapped__(clause_text)
+            assert type(plain) is jinja2.Environment
+            m.setattr(render, "environment", lambda _c, plain=plain: plain)
+            assert [render.render_html(d, clause_text) for d in documents] == pages
+        assert type(render.environment(clause_text)) is render._PageEnvironment
