@@ -101,7 +101,8 @@ class PrefetchedRecord:
     """What the database recorded for the chosen rounds, read in one query per table, answered per round
     (the questions of :class:`pipelines.evidence.gather.Recorded`)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, chosen: pl.DataFrame) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, chosen: pl.DataFrame,
+                 disk: dict[Path, str | None] | None = None) -> None:
         rounds = chosen.select("gaming_day", "table_id", "round_no")
         # bound as list parameters, not a registered frame (pipelines.db.create_keys_table says why)
         con.execute("CREATE OR REPLACE TEMP TABLE _pack_rounds AS SELECT unnest($1::DATE[]) AS gaming_day, "
@@ -126,7 +127,7 @@ class PrefetchedRecord:
                 "SELECT source_file, sha256, size_bytes, input_root FROM core_source_files").fetchall()}
         finally:
             con.execute("DROP TABLE IF EXISTS _pack_rounds")
-        self._disk: dict[Path, str | None] = {}
+        self._disk: dict[Path, str | None] = {} if disk is None else disk  # path -> its SHA-256 on disk now
 
     def settlements(self, table_id: str, round_no: int, day: dt.date) -> list[dict]:
         df = self._settlements.get((day, table_id, round_no))
@@ -439,6 +440,11 @@ def _start_pack_worker() -> None:  # pragma: no cover - runs in the worker
     tune_gc()
 
 
+# the source files' SHA-256 on disk, by path, in a pack worker: a worker lives for one night's packs (the pool ends it
+# when they are written), and a table's files serve its partitions of both gaming days, often in two of its groups
+_WORKER_DISK: dict[Path, str | None] = {}
+
+
 def _pack_job(job) -> tuple[dict, list[str]]:
     """One group's packs in a worker process (:class:`PackPool`)."""
     from pipelines.db import open_bounded_reader, open_reader
@@ -448,7 +454,7 @@ def _pack_job(job) -> tuple[dict, list[str]]:
     clause_text = clause_texts(rule_docs)[0] if rule_docs is not None else no_text
     con = open_bounded_reader(db_path, memory_limit) if memory_limit else open_reader(db_path)
     try:
-        record = PrefetchedRecord(con, these)
+        record = PrefetchedRecord(con, these, _WORKER_DISK)
         return _write_group(con, record, group, these, folder, params, database, camera_map, clause_text, clause_note, {})
     finally:
         con.close()
