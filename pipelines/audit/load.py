@@ -627,11 +627,15 @@ def quarantine_as_in_files(quarantine: pl.DataFrame, paths: dict[str, "Path"]) -
     for rows in quarantine.filter(pl.col("source_file").is_in(list(paths)) & (pl.col("source_line") >= 1)
                                         ).partition_by("source_file", as_dict=False):
         wanted = set(rows["source_line"].to_list())
+        last = max(wanted)
         present = []
         try:
             for chunk in iter_lines(paths[rows["source_file"][0]]):
-                frame = pl.DataFrame({"source_line": chunk.line_numbers(), "raw": chunk.lines})
+                numbers = chunk.line_numbers()
+                frame = pl.DataFrame({"source_line": numbers, "raw": chunk.lines})
                 present.append(frame.filter(pl.col("source_line").is_in(list(wanted))))
+                if len(numbers) and numbers.max() >= last:  # the file's lines after the last one wanted: not read
+                    break
         except OSError:
             kept.append(rows)
             continue

@@ -234,6 +234,35 @@ def _split(df: pl.DataFrame, by: list[str]) -> dict[tuple, pl.DataFrame]:
     return {first[a]: ordered.slice(a, b - a) for a, b in zip(starts, ends)}
 
 
+class Neighbourhood:
+    """A group's reconstructed rounds cut by (table, device shoe), each shoe sorted by round number once, and its
+    table records by table: what :func:`pipelines.evidence.gather._neighbours` filtered from the table's frames for
+    every pack (the same rows, in the same order)."""
+
+    def __init__(self, recon: pl.DataFrame, rounds: pl.DataFrame) -> None:
+        self._recon, self._rounds = recon, rounds
+        self._shoes: dict[tuple, pl.DataFrame] | None = None
+        self._sorted: dict[tuple, pl.DataFrame] = {}
+        self._tables: dict[str, dict] = {}
+
+    def shoe(self, table_id: str, shoe: str) -> pl.DataFrame:
+        """``recon.filter(table_id, device_shoe_id).sort("round_no")``."""
+        key = (table_id, shoe)
+        if key not in self._sorted:
+            if self._shoes is None:
+                self._shoes = _split(self._recon, ["table_id", "device_shoe_id"])
+            rows = self._shoes.get(key)
+            self._sorted[key] = (rows if rows is not None else self._recon.head(0)).sort("round_no")
+        return self._sorted[key]
+
+    def table(self, table_id: str) -> dict:
+        """The table's rounds as rows by round number (a number twice: its last row)."""
+        if table_id not in self._tables:
+            self._tables[table_id] = {r["round_no"]: r for r in self._rounds.filter(pl.col("table_id") == table_id)
+                                      .iter_rows(named=True)}
+        return self._tables[table_id]
+
+
 def _by_round(df: pl.DataFrame) -> dict[tuple[str, int], pl.DataFrame]:
     return _split(df, ["table_id", "round_no"])
 
@@ -330,6 +359,7 @@ def _write_group(con, record: PrefetchedRecord, group: list[tuple[dt.date, str]]
     w_by, a_by, e_by = _by_round(wagers), _by_round(actions), _by_round(events)
     sw_by, sr_by = _by_round(_as_audited_all(settled.wagers, record.settlements_of(these))), _by_round(settled.rounds)
     recon_t, rounds_t = _by_table(recon), _by_table(rounds)
+    hood = Neighbourhood(recon, rounds)
     empty = {name: df.head(0) for name, df in (("w", wagers), ("a", actions), ("e", events),
                                                ("sw", settled.wagers), ("sr", settled.rounds))}
     for day, table_id, round_no in these.select("gaming_day", "table_id", "round_no").iter_rows():
@@ -341,7 +371,7 @@ def _write_group(con, record: PrefetchedRecord, group: list[tuple[dt.date, str]]
             recon=recon_t.get((table_id,), recon.head(0)), settled_rounds=sr_by.get(k, empty["sr"]),
             settled_wagers=sw_by.get(k, empty["sw"]),
             fresh=(recorded_findings if recorded_findings is not None else pl.DataFrame(schema=FINDINGS_SCHEMA)),
-            per_round=True,
+            per_round=True, neighbourhood=hood,
         )
         try:
             evidence = assemble_round(frames, record, table_id, round_no, day, params)

@@ -178,6 +178,9 @@ class Frames:
     # True when wagers, actions, events, settled_rounds, settled_wagers and fresh hold only the round's own rows (the
     # audit's packs cut them per round once): the round's rows are then the frames themselves, not filtered again
     per_round: bool = False
+    # the group's shoes and table records cut once for all its packs (:class:`pipelines.evidence.batch.Neighbourhood`),
+    # else filtered here for each round
+    neighbourhood: object | None = None
 
 
 def gather_round(
@@ -296,7 +299,8 @@ def assemble_round(frames: Frames, recorded: "Recorded", table_id: str, round_no
     return RoundEvidence(
         round=round_info, cards=cards, steps=steps, outcome=outcome, wagers=wagers, irregularities=irregularities,
         findings=findings, findings_now=findings_now,
-        neighbours=_neighbours(recorded, recon, part_rounds, table_id, round_no, day, recon_row.get("device_shoe_id") or table_row.get("shoe_id")),
+        neighbours=_neighbours(recorded, recon, part_rounds, table_id, round_no, day,
+                               recon_row.get("device_shoe_id") or table_row.get("shoe_id"), frames.neighbourhood),
         sources=source_files(recorded, table_row, wagers_in, actions_in, events),
         source_lines=_source_lines(table_row, wagers_in, actions_in, events),
         notes=notes,
@@ -316,11 +320,15 @@ def _amount_clause(w: dict) -> str | None:
 
 
 def _neighbours(recorded: Recorded, recon: pl.DataFrame, rounds: pl.DataFrame, table_id: str, round_no: int, day: dt.date,
-                shoe: str | None) -> list[dict]:
-    """Up to :data:`NEIGHBOURS` rounds of the same shoe either side, with their cards and the audit's finding count."""
+                shoe: str | None, hood=None) -> list[dict]:
+    """Up to :data:`NEIGHBOURS` rounds of the same shoe either side, with their cards and the audit's finding count.
+    ``hood``: the same rows of ``recon`` and ``rounds`` already cut by shoe and by table (a group of packs)."""
     if shoe is None:
         return []
-    same = recon.filter((pl.col("table_id") == table_id) & (pl.col("device_shoe_id") == shoe)).sort("round_no")
+    if hood is not None:
+        same = hood.shoe(table_id, shoe)
+    else:
+        same = recon.filter((pl.col("table_id") == table_id) & (pl.col("device_shoe_id") == shoe)).sort("round_no")
     numbers = same["round_no"].to_list()
     if round_no not in numbers:
         return []
@@ -331,9 +339,12 @@ def _neighbours(recorded: Recorded, recon: pl.DataFrame, rounds: pl.DataFrame, t
         counts = recorded.finding_counts(table_id, day, min(window["round_no"]), max(window["round_no"]))
     # the table's record of the window's rounds only (a table's day is a thousand rounds; a round number twice, on two
     # days, keeps its last row as a dict of every round did)
-    shown = window["round_no"]
-    table = {r["round_no"]: r for r in rounds.filter((pl.col("table_id") == table_id) & pl.col("round_no").is_in(shown.to_list()))
-             .iter_rows(named=True)}
+    if hood is not None:
+        table = hood.table(table_id)
+    else:
+        shown = window["round_no"]
+        table = {r["round_no"]: r for r in rounds.filter((pl.col("table_id") == table_id)
+                                                         & pl.col("round_no").is_in(shown.to_list())).iter_rows(named=True)}
     out = []
     for r in window.iter_rows(named=True):
         t = table.get(r["round_no"], {})
