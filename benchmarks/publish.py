@@ -31,6 +31,13 @@ def _children_cpu() -> float:
     return kids.ru_utime + kids.ru_stime
 
 
+def _user_system() -> tuple[float, float]:
+    """User and system CPU seconds of this process and its children so far (the packs' 8,000 files are system time,
+    which a shared disk moves by several seconds from run to run)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + kids.ru_utime, me.ru_stime + kids.ru_stime
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", type=Path, required=True, help="a database an audit has written (only read)")
@@ -80,9 +87,10 @@ def main() -> None:
 
             prof = cProfile.Profile(time.process_time)
             prof.enable()
-        t, c, k = time.perf_counter(), time.process_time(), _children_cpu()
+        t, c, k, us = time.perf_counter(), time.process_time(), _children_cpu(), _user_system()
         out = publish_night(folder, args.db, args.input, keys, scope, partial, settings.reader_memory, settings)
         wall, cpu, kids = time.perf_counter() - t, time.process_time() - c, _children_cpu() - k
+        user, system = (after - before for after, before in zip(_user_system(), us))
         if prof is not None:
             prof.disable()
             prof.dump_stats(str(args.profile))
@@ -91,7 +99,8 @@ def main() -> None:
         pages = sum(1 for _ in (folder / "investigations").rglob("index.html"))
         print(f"run {run + 1}: {wall:.2f} s wall, {cpu:.2f} CPU s here + {kids:.2f} CPU s in children "
               f"({out['findings'].height:,} findings, {len(linked.packs.written):,} packs, {pages} investigation pages, "
-              f"{size / 1e6:.1f} MB; load average {os.getloadavg()[0]:.1f})", flush=True)
+              f"{size / 1e6:.1f} MB; load average {os.getloadavg()[0]:.1f}); all together {user:.2f} user + "
+              f"{system:.2f} system CPU s", flush=True)
         print("  parts (wall / CPU s): " + ", ".join(f"{name} {w:.2f}/{cp:.2f}" for name, (w, cp) in out.get("parts", {}).items()))
         print(f"  packs {linked.packs.seconds:.2f} s wall, {linked.packs.cpu_seconds:.2f} CPU s here; "
               f"investigation pages {linked.investigation_seconds:.2f} s wall, {getattr(linked, 'investigation_cpu', float('nan')):.2f} CPU s",

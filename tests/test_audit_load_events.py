@@ -153,3 +153,31 @@ def test_the_gap_evidence_is_the_annotated_events_after_a_jump(streams, rounds, 
         con.close()
     expected = annotated.filter(pl.col("lost_before") > 0).select(jumps.columns)
     assert jumps.cast(expected.schema).equals(expected)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(streams=st.lists(st.lists(event, max_size=40), min_size=1, max_size=3),
+       rounds=st.lists(round_row, max_size=14),
+       quarantined=st.lists(st.tuples(st.sampled_from(FILES), st.integers(1, 90)), max_size=25, unique=True),
+       days=st.sampled_from([(DAY,), (DAY, DAY + dt.timedelta(days=1)), None]),
+       tables=st.sets(st.sampled_from(TABLES), min_size=1),
+       wanted=st.lists(st.tuples(st.sampled_from(TABLES), st.integers(1, 6)), max_size=5))
+def test_annotating_only_the_wanted_rounds_shoes_gives_their_rows_of_the_whole_annotation(
+        streams, rounds, quarantined, days, tables, wanted):
+    """The evidence packs annotate only the shoes of the rounds they want and the events either side
+    (``load.shoes_of_rounds``): those rounds' rows are the rows the whole streams' annotation gives them."""
+    con = _night(streams, rounds, quarantined)
+    window = Window(days) if days else None
+    listed = ", ".join(f"'{t}'" for t in sorted(tables))
+    devices = f"SELECT DISTINCT device_id FROM core_device_events WHERE table_id IN ({listed})"
+    only = pl.DataFrame({"table_id": [t for t, _ in wanted], "round_no": [r for _, r in wanted]},
+                        schema={"table_id": pl.String, "round_no": pl.Int64})
+    try:
+        whole = _annotated_events(con.cursor(), 360, devices, window)
+        part = _annotated_events(con.cursor(), 360, devices, window, only)
+    finally:
+        con.close()
+    of_wanted = lambda df: df.join(only.unique(), on=["table_id", "round_no"], how="semi", maintain_order="left")  # noqa: E731
+    assert part.schema == whole.schema
+    assert of_wanted(part).equals(of_wanted(whole))
+    assert part.height <= whole.height

@@ -70,12 +70,15 @@ def _ensure(con, name: str, schema: dict[str, pl.DataType]) -> None:
 def stage(stage_dir: Path, index: int, findings: pl.DataFrame, settlements: pl.DataFrame) -> None:
     """One group's results into the staging folder, in the published schemas.
 
-    LZ4, not zstd: the files live for one run and are read once, and LZ4 writes a quarter faster.
+    LZ4, not zstd: the files live for one run and are read once, and LZ4 writes a quarter faster. No column
+    statistics: their only readers (the write and the export) read every row unfiltered, and computing them was a
+    quarter of the writing (0.37 -> 0.27 CPU s for three groups of 590,000 settlements).
     """
     stage_dir.mkdir(parents=True, exist_ok=True)
-    conform(findings, FINDINGS_SCHEMA).write_parquet(stage_dir / f"findings-{index:05d}.parquet", compression="lz4")
+    conform(findings, FINDINGS_SCHEMA).write_parquet(stage_dir / f"findings-{index:05d}.parquet", compression="lz4",
+                                                     statistics=False)
     conform(settlements, SETTLEMENTS_SCHEMA).sort(SETTLEMENT_KEYS).write_parquet(
-        stage_dir / f"settlements-{index:05d}.parquet", compression="lz4")
+        stage_dir / f"settlements-{index:05d}.parquet", compression="lz4", statistics=False)
 
 
 def export_settlements(stage_dir: Path, out_dir: Path) -> Path:

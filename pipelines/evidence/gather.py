@@ -175,6 +175,12 @@ class Frames:
     settled_rounds: pl.DataFrame
     settled_wagers: pl.DataFrame
     fresh: pl.DataFrame  # FINDINGS_SCHEMA
+    # True when wagers, actions, events, settled_rounds, settled_wagers and fresh hold only the round's own rows (the
+    # audit's packs cut them per round once): the round's rows are then the frames themselves, not filtered again
+    per_round: bool = False
+    # the group's shoes and table records cut once for all its packs (:class:`pipelines.evidence.batch.Neighbourhood`),
+    # else filtered here for each round
+    neighbourhood: object | None = None
 
 
 def gather_round(
@@ -196,17 +202,21 @@ def assemble_round(frames: Frames, recorded: "Recorded", table_id: str, round_no
                    params: AuditParams) -> RoundEvidence:
     """One round's evidence from ``frames`` and what the database recorded (``recorded``)."""
     recon, part_rounds = frames.recon, frames.rounds
+
+    def this_round(df: pl.DataFrame) -> pl.DataFrame:
+        return df if frames.per_round else _of_round(df, table_id, round_no)
+
     rec = _of_round(recon, table_id, round_no)
     table_rec = _of_round(part_rounds, table_id, round_no)
     if rec.height == 0 and table_rec.height == 0:
         raise EvidenceError(f"no round {round_no} of table {table_id!r} on gaming day {day.isoformat()}")
-    ctx = _of_round(frames.settled_rounds, table_id, round_no)
+    ctx = this_round(frames.settled_rounds)
     ctx_row = ctx.row(0, named=True) if ctx.height else None
     recon_row = rec.row(0, named=True) if rec.height else {}
     table_row = table_rec.row(0, named=True) if table_rec.height else {}
-    wagers_in = _of_round(frames.wagers, table_id, round_no).sort("wager_order")
-    actions_in = _of_round(frames.actions, table_id, round_no).sort("action_order")
-    events = _of_round(frames.events, table_id, round_no).sort(["device_id", "event_seq"])
+    wagers_in = this_round(frames.wagers).sort("wager_order")
+    actions_in = this_round(frames.actions).sort("action_order")
+    events = this_round(frames.events).sort(["device_id", "event_seq"])
     notes: list[str] = []
     if recon_row.get("note"):
         notes.append(recon_row["note"])
@@ -227,7 +237,7 @@ def assemble_round(frames: Frames, recorded: "Recorded", table_id: str, round_no
     cards = card_rows(events.to_dicts(), steps)
 
     # settlements: re-settled now (the audit's functions) beside what the audit recorded that night
-    now = _of_round(frames.settled_wagers, table_id, round_no).sort("wager_order")
+    now = this_round(frames.settled_wagers).sort("wager_order")
     recorded_audit: dict[str, dict] = {r["wager_id"]: r for r in recorded.settlements(table_id, round_no, day)}
     wagers = []
     for w in now.iter_rows(named=True):
@@ -257,7 +267,7 @@ def assemble_round(frames: Frames, recorded: "Recorded", table_id: str, round_no
         for x in (result.irregularities if result else ())
     ]
     findings = recorded.findings(table_id, round_no, day)
-    findings_now = _rows(_of_round(frames.fresh, table_id, round_no).select(
+    findings_now = _rows(this_round(frames.fresh).select(
         "finding_id", "kind", "severity", "wager_id", "expected_net", "recorded_net", "difference", "rule_ref", "detail"))
 
     engine_outcome = dict(result.outcome) if result and result.outcome else {}
@@ -289,7 +299,8 @@ def assemble_round(frames: Frames, recorded: "Recorded", table_id: str, round_no
     return RoundEvidence(
         round=round_info, cards=cards, steps=steps, outcome=outcome, wagers=wagers, irregularities=irregularities,
         findings=findings, findings_now=findings_now,
-        neighbours=_neighbours(recorded, recon, part_rounds, table_id, round_no, day, recon_row.get("device_shoe_id") or table_row.get("shoe_id")),
+        neighbours=_neighbours(recorded, recon, part_rounds, table_id, round_no, day,
+                               recon_row.get("device_shoe_id") or table_row.get("shoe_id"), frames.neighbourhood),
         sources=source_files(recorded, table_row, wagers_in, actions_in, events),
         source_lines=_source_lines(table_row, wagers_in, actions_in, events),
         notes=notes,
@@ -309,11 +320,15 @@ def _amount_clause(w: dict) -> str | None:
 
 
 def _neighbours(recorded: Recorded, recon: pl.DataFrame, rounds: pl.DataFrame, table_id: str, round_no: int, day: dt.date,
-                shoe: str | None) -> list[dict]:
-    """Up to :data:`NEIGHBOURS` rounds of the same shoe either side, with their cards and the audit's finding count."""
+                shoe: str | None, hood=None) -> list[dict]:
+    """Up to :data:`NEIGHBOURS` rounds of the same shoe either side, with their cards and the audit's finding count.
+    ``hood``: the same rows of ``recon`` and ``rounds`` already cut by shoe and by table (a group of packs)."""
     if shoe is None:
         return []
-    same = recon.filter((pl.col("table_id") == table_id) & (pl.col("device_shoe_id") == shoe)).sort("round_no")
+    if hood is not None:
+        same = hood.shoe(table_id, shoe)
+    else:
+        same = recon.filter((pl.col("table_id") == table_id) & (pl.col("device_shoe_id") == shoe)).sort("round_no")
     numbers = same["round_no"].to_list()
     if round_no not in numbers:
         return []
@@ -322,7 +337,14 @@ def _neighbours(recorded: Recorded, recon: pl.DataFrame, rounds: pl.DataFrame, t
     counts: dict[int, int] = {}
     if window.height:
         counts = recorded.finding_counts(table_id, day, min(window["round_no"]), max(window["round_no"]))
-    table = {r["round_no"]: r for r in rounds.filter(pl.col("table_id") == table_id).iter_rows(named=True)}
+    # the table's record of the window's rounds only (a table's day is a thousand rounds; a round number twice, on two
+    # days, keeps its last row as a dict of every round did)
+    if hood is not None:
+        table = hood.table(table_id)
+    else:
+        shown = window["round_no"]
+        table = {r["round_no"]: r for r in rounds.filter((pl.col("table_id") == table_id)
+                                                         & pl.col("round_no").is_in(shown.to_list())).iter_rows(named=True)}
     out = []
     for r in window.iter_rows(named=True):
         t = table.get(r["round_no"], {})

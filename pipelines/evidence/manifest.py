@@ -46,13 +46,17 @@ def sums_text(hashes: dict[str, str]) -> str:
     return "".join(f"{hashes[name]}  {name}\n" for name in sorted(hashes))
 
 
-def manifest_document(files: dict[str, bytes], round_key: dict, sources: list[dict], version: str) -> dict:
-    """The manifest of a pack whose files (name -> bytes, manifest and sums excluded) are ``files``."""
+def manifest_document(files: dict[str, bytes], round_key: dict, sources: list[dict], version: str,
+                      hashes: dict[str, str] | None = None) -> dict:
+    """The manifest of a pack whose files (name -> bytes, manifest and sums excluded) are ``files`` (``hashes``: their
+    SHA-256 already computed, by name)."""
+    hashes = hashes or {}
     return {
         "format": FORMAT,
         "pitaudit_version": version,
         "round": round_key,
-        "files": {name: {"sha256": sha256_bytes(data), "bytes": len(data)} for name, data in sorted(files.items())},
+        "files": {name: {"sha256": hashes.get(name) or sha256_bytes(data), "bytes": len(data)}
+                  for name, data in sorted(files.items())},
         "sources": [
             {k: s.get(k) for k in ("source_file", "recorded_sha256", "recorded_size_bytes", "path_on_disk", "disk_sha256", "status")}
             for s in sources
@@ -65,9 +69,9 @@ def seal(folder: Path, files: dict[str, bytes], round_key: dict, sources: list[d
     folder.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
         (folder / name).write_bytes(data)
-    manifest = (exact_json.dumps(manifest_document(files, round_key, sources, version)) + "\n").encode("utf-8")
+    hashes = {name: sha256_bytes(data) for name, data in files.items()}  # once, for the manifest and the sums
+    manifest = (exact_json.dumps(manifest_document(files, round_key, sources, version, hashes)) + "\n").encode("utf-8")
     (folder / MANIFEST).write_bytes(manifest)
-    hashes = {name: sha256_bytes(data) for name, data in files.items()}
     hashes[MANIFEST] = sha256_bytes(manifest)
     text = sums_text(hashes).encode("utf-8")
     (folder / SUMS).write_bytes(text)

@@ -44,12 +44,38 @@ def _templates_dir() -> str:
     return str(resources.files("pipelines.evidence") / "templates")
 
 
+_DICT_ATTRIBUTES = frozenset(a for a in dir(dict) if not a.startswith("__"))
+
+
+class _PageEnvironment(Environment):
+    """Jinja2's environment, reading ``x.name`` of a dict as ``x["name"]`` first. Jinja2 tries the attribute first and
+    the item after it; a pack's values are dicts, so each of a page's ~600 lookups raised and caught an
+    ``AttributeError`` first. A dict has no attribute but its methods, so for any other name the result is the one
+    Jinja2 gives, and a method's name (``limits.items()``) still goes to Jinja2's own lookup."""
+
+    def getattr(self, obj, attribute):
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
+
+
+@lru_cache(maxsize=65536)
+def _step_in_major_units(text: str | None, currency: str | None) -> str:
+    """:func:`pipelines.step_money.step_in_major_units`, remembered: the same step texts recur from pack to pack
+    (a baccarat card to the Player), and each is sixteen regular expressions."""
+    return step_in_major_units(text, currency)
+
+
 @lru_cache(maxsize=8)
 def environment(clause_text: ClauseText = no_text) -> Environment:
     """The page's Jinja2 environment for ``clause_text`` (cached: the audit renders thousands of pages with one)."""
-    env = Environment(loader=FileSystemLoader(_templates_dir()), autoescape=True, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = _PageEnvironment(loader=FileSystemLoader(_templates_dir()), autoescape=True, undefined=StrictUndefined,
+                           trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 
+    @lru_cache(maxsize=4096)  # a clause's markup is the same on every page (a page asks for ~30)
     def clause(clause_id: str | None) -> Markup:
         if not clause_id:
             return Markup("")
@@ -62,7 +88,7 @@ def environment(clause_text: ClauseText = no_text) -> Environment:
     env.filters["clause"] = clause
     env.filters["money"] = lambda amount, currency, signed=False: format_money(amount, currency, signed)
     # the engine's step texts with their amounts in major units (round.json keeps the engine's integers)
-    env.filters["step_money"] = step_in_major_units
+    env.filters["step_money"] = _step_in_major_units
     return env
 
 

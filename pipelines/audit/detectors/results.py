@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+import orjson
 import polars as pl
 
 from pipelines.audit.clauses import CLAUSES
@@ -47,13 +48,15 @@ def detect_result_mismatch(rounds: pl.DataFrame) -> pl.DataFrame:
         r.filter(pl.col("out_winner").is_null() & pl.col("recorded_result").is_not_null()),
     ])
     rows = []
-    for row in candidates.iter_rows(named=True):
-        outcome = json.loads(row["outcome"])
+    # only the columns read below: a night's 230,000 blackjack and hold'em rounds are all candidates
+    used = ["outcome", "out_winner", "recorded_result", "clause_prefix", *(rec for rec, _, _ in _COLUMN_PAIRS), *_FINDING_COLUMNS]
+    for row in candidates.select(list(dict.fromkeys(used))).iter_rows(named=True):
+        outcome = _loads(row["outcome"])
         if row["out_winner"] is not None:
             recorded = {k: row[rec] for rec, _, k in _COLUMN_PAIRS if row[rec] is not None}
         else:
             try:
-                recorded = json.loads(row["recorded_result"])
+                recorded = _loads(row["recorded_result"])
             except (TypeError, ValueError):
                 continue
             if not isinstance(recorded, dict):
@@ -66,8 +69,7 @@ def detect_result_mismatch(rounds: pl.DataFrame) -> pl.DataFrame:
             continue
         ref = _result_stands(row["clause_prefix"])
         rows.append({
-            **{k: row[k] for k in ("gaming_day", "table_id", "round_no", "dealer_id", "game", "ruleset",
-                                   "ruleset_version", "currency", "source_file", "source_line")},
+            **{k: row[k] for k in _FINDING_COLUMNS},
             "kind": "result_mismatch",
             "severity": "medium",
             "wager_id": None,
@@ -78,6 +80,37 @@ def detect_result_mismatch(rounds: pl.DataFrame) -> pl.DataFrame:
             ),
         })
     return with_ids(pl.DataFrame(rows)) if rows else pl.DataFrame()
+
+
+_FINDING_COLUMNS = ("gaming_day", "table_id", "round_no", "dealer_id", "game", "ruleset", "ruleset_version", "currency",
+                    "source_file", "source_line")
+
+
+def _loads(text):
+    """``json.loads(text)``: through orjson, several times faster, where it gives the same values: text, integers,
+    booleans, null, lists and objects (in the same key order, a repeated key's last value). What it refuses (a lone
+    surrogate, NaN, not text) and any result holding a float (orjson reads an integer beyond 64 bits as a float; the
+    results compared here hold none) go to the standard library, which decides as before
+    (``tests/test_fast_paths_equal.py``)."""
+    try:
+        value = orjson.loads(text)
+    except (orjson.JSONDecodeError, TypeError):
+        return json.loads(text)
+    return json.loads(text) if _has_float(value) else value
+
+
+def _has_float(v: object) -> bool:
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is float:
+            return True
+        if t is dict:
+            stack.extend(x.values())
+        elif t is list:
+            stack.extend(x)
+    return False
 
 
 def _unknown(v: object) -> bool:
