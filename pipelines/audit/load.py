@@ -586,12 +586,6 @@ def load_quarantine(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return _with_files(lines, _file_rows(con))
 
 
-def load_source_files(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    return _frame(con.cursor(), """
-        SELECT source_file, kind, lines_read, rows_accepted, rows_quarantined, status, error
-        FROM core_source_files ORDER BY source_file""")
-
-
 def load_quarantine_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl.DataFrame:
     """The quarantined lines of the input files ``files`` (relative paths): this run's input, not the history's;
     and those of them that were not read (unreadable, or a refused link), each a row with its reason."""
