@@ -214,8 +214,8 @@ class RoundsParser:
 
         rounds_ar = self._rounds_as_read(rounds_lit)
         wagers_ar = self._elements_as_read(wagers_lit, rounds_ar, WAGER_FIELDS, "wager_order", WAGERS_AS_READ)
-        wagers_ar = wagers_ar.with_columns(
-            (pl.int_range(pl.len()).over(["source_line", "wager_id"]) > 0).alias("wager_id_repeated")
+        wagers_ar = wagers_ar.with_columns(  # a hash of the pair, not a window per group (0.05 of 0.7 CPU s a batch)
+            (~pl.struct("source_line", "wager_id").is_first_distinct()).alias("wager_id_repeated")
         ) if not wagers_ar.is_empty() else wagers_ar
         actions_ar = self._elements_as_read(actions_lit, rounds_ar, ACTION_FIELDS, "action_order", ACTIONS_AS_READ)
         if not actions_ar.is_empty():
