@@ -23,8 +23,8 @@ from pipelines.db import parse_connection
 from pipelines.gaming_day import parse_day_start
 from pipelines.ingest.discover import discover
 from pipelines.ingest.lines import UnreadableFile
-from pipelines.ingest.load import BatchLoaded, DayStartMismatch, InvariantError, check_day_start, known_sources, \
-    load_batch, record_failed, record_skipped
+from pipelines.ingest.load import BatchLoaded, DayStartMismatch, InvariantError, KnownKeys, check_day_start, \
+    known_sources, load_batch, record_failed, record_skipped
 from pipelines.ingest.parallel import parse_ahead
 from pipelines.ingest.parse import parse_big_file, parse_small_batch
 from pipelines.ingest.plan import BIG_FILE_BYTES, is_big, plan_batches
@@ -61,6 +61,7 @@ class _Run:
         self.reasons: Counter = Counter()
         self.changes = 0
         self.partitions: set = set()
+        self.known = KnownKeys()  # the key ranges loaded, so that a batch need not scan the core tables
 
     def _here(self):
         if self.parse_con is None:  # an in-memory DuckDB of the writer's process, holding no evidence
@@ -81,7 +82,7 @@ class _Run:
         """Parse (or take the worker's parse of) a batch and load it; a batch that fails as a whole is loaded
         again file by file, so that only the file at fault is recorded, with its reason."""
         try:
-            done: BatchLoaded = load_batch(self.con, batch, self._parts(batch, ahead), self.root)
+            done: BatchLoaded = load_batch(self.con, batch, self._parts(batch, ahead), self.root, self.known)
         except InvariantError:
             raise
         except RETRIED as exc:
