@@ -12,6 +12,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 import duckdb
+import numpy as np
 import polars as pl
 
 
@@ -240,16 +241,44 @@ def bet_moments(con: duckdb.DuckDBPyConnection, first: dt.date | None = None, la
 
     The band of :func:`pipelines.investigation.analysis.results_over_time` is built from these. An estimate: a
     rare-hit side bet seen a few hundred times has a poor variance estimate; the exact payout distributions
-    of the statistical detectors will replace it where they exist."""
-    return _frame(con, """
-        SELECT ruleset, bet, currency, count(*) AS n, mode(ruleset_version) AS ruleset_version,
-               avg(expected_net::DOUBLE / amount) AS mean_per_unit,
-               var_pop(expected_net::DOUBLE / amount) AS var_per_unit
+    of the statistical detectors will replace it where they exist.
+
+    DuckDB only counts the wagers of each (net, stake) pair, in integers; the means and variances are summed here in
+    one fixed order. Averaging the doubles in SQL summed them in whatever order DuckDB's threads met them, so the
+    figures moved in their last digits from one run to the next. The rule-set version is the most common one, ties
+    going to the latest."""
+    counts = _frame(con, """
+        SELECT ruleset, bet, currency, ruleset_version, expected_net, amount, count(*) AS c
         FROM out_settlements
         WHERE expected_net IS NOT NULL AND amount > 0 AND status = 'settled'
           AND gaming_day BETWEEN coalesce(?, DATE '0001-01-01') AND coalesce(?, DATE '9999-12-31')
-        GROUP BY ALL ORDER BY ruleset, bet, currency
+        GROUP BY ALL
     """, [first, last])
+    return moments_per_unit(counts)
+
+
+def moments_per_unit(counts: pl.DataFrame) -> pl.DataFrame:
+    """``bet_moments`` from its counts (ruleset, bet, currency, ruleset_version, expected_net, amount, c): the same
+    counts in any row order give the same bits."""
+    keys = ["ruleset", "bet", "currency"]
+    schema = {"ruleset": pl.String, "bet": pl.String, "currency": pl.String, "n": pl.Int64,
+              "ruleset_version": pl.String, "mean_per_unit": pl.Float64, "var_per_unit": pl.Float64}
+    if counts.height == 0:
+        return pl.DataFrame(schema=schema)
+    counts = counts.sort(*keys, "expected_net", "amount", "ruleset_version")
+    version = (counts.group_by(*keys, "ruleset_version").agg(pl.col("c").sum())
+               .sort(*keys, "c", "ruleset_version", descending=[False, False, False, True, True])
+               .group_by(keys, maintain_order=True).first().select(*keys, "ruleset_version"))
+    rows = []
+    for key, g in counts.group_by(keys, maintain_order=True):
+        x = g["expected_net"].cast(pl.Float64).to_numpy() / g["amount"].cast(pl.Float64).to_numpy()
+        c = g["c"].to_numpy().astype(np.float64)
+        n = c.sum()
+        mean = float(np.dot(c, x) / n)
+        rows.append((*key, int(n), mean, float(np.dot(c, (x - mean) ** 2) / n)))
+    out = pl.DataFrame(rows, schema={k: schema[k] for k in (*keys, "n", "mean_per_unit", "var_per_unit")},
+                       orient="row")
+    return out.join(version, on=keys, how="left").select(*schema).sort(keys)
 
 
 def dealers_of_many(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -> dict[Subject, pl.DataFrame]:
@@ -298,19 +327,42 @@ def played_with(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
     return played_with_many(con, [s])[s]
 
 
-def blackjack_cards(con: duckdb.DuckDBPyConnection, tables: list[str], shoes: pl.DataFrame | None = None) -> pl.DataFrame:
+#: how far before the first and after the last round of an investigation's shoes their card events are looked for (as
+#: the statistical detectors' read, ``pipelines.stats.load.SHOE_SPAN``); a shoe that started earlier is read whole
+CARDS_SPAN_DAYS = 1
+
+
+def blackjack_cards(con: duckdb.DuckDBPyConnection, tables: list[str], shoes: pl.DataFrame | None = None,
+                    near: tuple[dt.datetime, dt.datetime] | None = None) -> pl.DataFrame:
     """The card events of the devices of ``tables`` (for the count before each round), with the shoe's decks.
 
     ``shoes`` (``table_id``, ``shoe_id``): only those shoes' events (whole shoes, so each round's count is the same),
-    not every shoe the tables ever dealt: an investigation's read does not grow with the database's history."""
+    not every shoe the tables ever dealt: an investigation's read does not grow with the database's history.
+    ``near`` (the first and last ``bets_closed_at`` of the rounds wanted): with ``shoes``, the events within
+    ``CARDS_SPAN_DAYS`` of that range (DuckDB skips the other nights' row groups instead of reading every night's
+    events), every event of a shoe whose ``shoe_start`` lies further back: each wanted round's count is the same
+    (the events a shoe dealt after them do not enter it)."""
     if not tables or (shoes is not None and shoes.height == 0):
         return pl.DataFrame(schema={"table_id": pl.String, "shoe_id": pl.String, "event_seq": pl.Int64,
                                     "round_no": pl.Int64, "card_code": pl.Int16, "decks": pl.Int64})
     if shoes is not None:
         shoes = shoes.drop_nulls()
-        events = """WITH wanted AS (SELECT unnest(?::VARCHAR[]) AS table_id, unnest(?::VARCHAR[]) AS shoe_id),
-        ev AS (SELECT e.* FROM core_device_events e SEMI JOIN wanted w ON e.table_id = w.table_id AND e.shoe_id = w.shoe_id)"""
+        wanted = "WITH wanted AS (SELECT unnest(?::VARCHAR[]) AS table_id, unnest(?::VARCHAR[]) AS shoe_id)"
+        of_shoes = "FROM core_device_events e SEMI JOIN wanted w ON e.table_id = w.table_id AND e.shoe_id = w.shoe_id"
         parameters = [shoes["table_id"].to_list(), shoes["shoe_id"].to_list()]
+        if near is not None and None not in near:
+            span = f"e.ts BETWEEN ?::TIMESTAMPTZ - INTERVAL {int(CARDS_SPAN_DAYS)} DAY AND ?::TIMESTAMPTZ + INTERVAL {int(CARDS_SPAN_DAYS)} DAY"
+            started = {tuple(r) for r in con.execute(
+                f"{wanted} SELECT DISTINCT e.table_id, e.shoe_id {of_shoes} WHERE {span} AND e.event = 'shoe_start'",
+                [*parameters, *near]).fetchall()}
+            whole = [k for k in shoes.select("table_id", "shoe_id").unique().iter_rows() if k not in started]
+            events = f"""{wanted}, whole AS (SELECT unnest(?::VARCHAR[]) AS table_id, unnest(?::VARCHAR[]) AS shoe_id),
+            ev AS (SELECT e.* {of_shoes} WHERE {span}
+                   AND (e.table_id, e.shoe_id) NOT IN (SELECT (table_id, shoe_id) FROM whole)
+                   UNION ALL SELECT e.* FROM core_device_events e SEMI JOIN whole w ON e.table_id = w.table_id AND e.shoe_id = w.shoe_id)"""
+            parameters = [*parameters, [k[0] for k in whole], [k[1] for k in whole], *near]
+        else:
+            events = f"{wanted}, ev AS (SELECT e.* {of_shoes})"
     else:
         events = "WITH ev AS (SELECT * FROM core_device_events WHERE table_id IN (SELECT unnest(?::VARCHAR[])))"
         parameters = [tables]

@@ -65,3 +65,23 @@ def test_the_writers_own_file_is_what_a_reader_would_block(tmp_path):
 def test_no_snapshot_yet_is_a_one_line_reason(tmp_path):
     with pytest.raises(DatabaseError, match="no published snapshot"):
         open_snapshot(tmp_path / "audit.duckdb")
+
+
+def test_clone_file_copies_every_byte_and_falls_back_where_the_kernel_cannot(tmp_path, monkeypatch):
+    """The snapshot's copy (copy_file_range, shutil.copyfile where it is refused) is the source byte for byte."""
+    import os
+
+    from pipelines.db import clone_file
+
+    source = tmp_path / "a.duckdb"
+    source.write_bytes(os.urandom(3 << 20) + b"tail")
+    clone_file(source, tmp_path / "b")
+    assert (tmp_path / "b").read_bytes() == source.read_bytes()
+
+    def refused(*args, **kwargs):
+        raise OSError(18, "Invalid cross-device link")
+
+    (tmp_path / "c").write_bytes(b"an older, longer snapshot" * 1_000_000)
+    monkeypatch.setattr(os, "copy_file_range", refused)
+    clone_file(source, tmp_path / "c")
+    assert (tmp_path / "c").read_bytes() == source.read_bytes()

@@ -165,6 +165,34 @@ def test_baccarat_theory_is_exact_and_the_rest_the_floors_estimate(audited_sampl
     assert flop.height == 0 or (flop["mean_per_unit"][0] == 0 and flop["var_per_unit"][0] == 0)
 
 
+def test_bet_moments_agree_with_sql_and_do_not_depend_on_row_order(audited_sample):
+    """The floor's estimate is DuckDB's own avg/var_pop of every wager's net per unit (to rounding), and the same
+    counts met in another order give the same bits (a re-run's investigation pages do not change)."""
+    from pipelines.investigate import bet_moments, moments_per_unit
+
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    try:
+        ours = bet_moments(con)
+        sql = pl.from_arrow(con.sql("""
+            SELECT ruleset, bet, currency, count(*) AS n, avg(expected_net::DOUBLE / amount) AS mean_per_unit,
+                   var_pop(expected_net::DOUBLE / amount) AS var_per_unit
+            FROM out_settlements WHERE expected_net IS NOT NULL AND amount > 0 AND status = 'settled'
+            GROUP BY ALL ORDER BY ruleset, bet, currency""").to_arrow_table())
+        counts = pl.from_arrow(con.sql("""
+            SELECT ruleset, bet, currency, ruleset_version, expected_net, amount, count(*) AS c
+            FROM out_settlements WHERE expected_net IS NOT NULL AND amount > 0 AND status = 'settled'
+            GROUP BY ALL""").to_arrow_table())
+    finally:
+        con.close()
+    assert ours.height == sql.height > 5
+    assert ours["n"].to_list() == sql["n"].to_list()
+    for col in ("mean_per_unit", "var_per_unit"):
+        for a, b in zip(ours[col].to_list(), sql[col].to_list()):
+            assert a == pytest.approx(b, rel=1e-9, abs=1e-12)
+    for seed in range(3):
+        assert moments_per_unit(counts.sample(fraction=1.0, shuffle=True, seed=seed)).equals(ours)
+
+
 def test_the_page_says_which_bets_theory_is_exact_and_which_simulated(audited_sample, tmp_path):
     from pipelines.investigate import Subject
     from pipelines.investigation.command import write_investigation
@@ -415,3 +443,41 @@ def test_pages_written_half_on_a_worker_process_are_the_same_files(audited_sampl
     assert pages == sorted(p.relative_to(tmp_path / "two") for p in (tmp_path / "two").rglob("*") if p.is_file())
     for page in pages:
         assert (tmp_path / "one" / page).read_bytes() == (tmp_path / "two" / page).read_bytes(), page
+
+
+def test_a_shoes_cards_read_near_its_rounds_give_each_rounds_count_as_the_whole_history_does():
+    """``blackjack_cards(..., near=)`` reads the events within a day of the rounds wanted (the other nights' row groups
+    skipped) and a shoe whose start lies further back whole: the count before each wanted round is the one every
+    event of the database gives; another night's shoe of the same table is not read."""
+    import duckdb
+
+    from pipelines.investigate import blackjack_cards
+
+    con = duckdb.connect()
+    con.execute("""CREATE TABLE core_device_events (device_id VARCHAR, table_id VARCHAR, shoe_id VARCHAR, event_seq BIGINT,
+                   ts TIMESTAMPTZ, event VARCHAR, round_no BIGINT, card_code SMALLINT, decks SMALLINT)""")
+    t0 = dt.datetime(2026, 11, 1, 20, 0, tzinfo=dt.timezone.utc)
+
+    def shoe(shoe_id: str, start: dt.datetime, first_seq: int, first_round: int, rounds: int, every: dt.timedelta) -> None:
+        rows = [("D1", "BJ-01", shoe_id, first_seq, start, "shoe_start", None, None, 8)]
+        for r in range(rounds):
+            for k in range(4):
+                rows.append(("D1", "BJ-01", shoe_id, first_seq + 1 + 4 * r + k, start + every * (r + 1), "card",
+                             first_round + r, (7 * r + 3 * k) % 52, None))
+        con.executemany("INSERT INTO core_device_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    shoe("S-1", t0 - dt.timedelta(days=20), 0, 1, 10, dt.timedelta(minutes=2))  # another night's shoe
+    shoe("S-2", t0 - dt.timedelta(days=3), 100, 101, 30, dt.timedelta(hours=3))  # started 3 days before: read whole
+    shoe("S-3", t0, 300, 301, 30, dt.timedelta(minutes=2))  # its later rounds lie after the rounds wanted
+    wanted = pl.DataFrame({"table_id": ["BJ-01", "BJ-01"], "shoe_id": ["S-2", "S-3"]})
+    near = (t0 - dt.timedelta(hours=6), t0 + dt.timedelta(minutes=20))  # S-2's rounds 124-130, S-3's rounds 301-310
+    rounds = pl.DataFrame({"table_id": ["BJ-01"] * 17, "shoe_id": ["S-2"] * 7 + ["S-3"] * 10,
+                           "round_no": list(range(124, 131)) + list(range(301, 311))})
+    every = blackjack_cards(con, ["BJ-01"], wanted)
+    read = blackjack_cards(con, ["BJ-01"], wanted, near)
+    assert set(read["shoe_id"]) == {"S-2", "S-3"}
+    assert read.filter(pl.col("shoe_id") == "S-2").equals(every.filter(pl.col("shoe_id") == "S-2"))  # whole
+    on = ["table_id", "shoe_id", "round_no"]
+    assert rounds.join(true_counts(read), on=on, how="left").sort(on).equals(
+        rounds.join(true_counts(every), on=on, how="left").sort(on))
+    assert rounds.join(true_counts(read), on=on, how="left")["true_count"].null_count() == 0

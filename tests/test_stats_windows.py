@@ -328,3 +328,47 @@ def test_a_shoe_played_across_midnight_is_entered_once_at_its_earliest_round():
     import math
 
     assert json.loads(t["evidence"])["z"] == round((18.5 + 4 * 14.5) / math.sqrt(5 * 1599 / 12), 3)
+
+
+def test_open_days_are_the_latest_day_with_a_sliver_of_the_day_befores_rounds():
+    """``load.open_days``: the latest gaming day of the database with under 1/24 of the previous day's rounds is still in
+    play (the next day's first rounds in tonight's export); with as many rounds as an hour of that day, or once a later
+    day is in the database, it is a day like any other."""
+    from pipelines.stats.load import open_days
+
+    d0, d1, d2 = FIRST, FIRST + dt.timedelta(days=1), FIRST + dt.timedelta(days=2)
+    con = duckdb.connect()
+    con.execute("CREATE TABLE core_rounds (gaming_day DATE, round_no BIGINT)")
+    con.execute("INSERT INTO core_rounds SELECT ?, range FROM range(2400)", [d0])
+    con.execute("INSERT INTO core_rounds SELECT ?, range FROM range(99)", [d1])
+    assert open_days(con, [d0, d1]) == {d1}
+    assert open_days(con, [d1]) == {d1}
+    assert open_days(con, [d0]) == set()  # a later day exists: d0 is complete
+    con.execute("INSERT INTO core_rounds SELECT ?, 1000 + range FROM range(1)", [d1])  # 100 = 2400 / 24: an hour's play
+    assert open_days(con, [d0, d1]) == set()
+    con.execute("DELETE FROM core_rounds WHERE gaming_day = ? AND round_no >= 1000", [d1])
+    con.execute("INSERT INTO core_rounds VALUES (?, 1)", [d2])  # a later day: d1 is over, however short
+    assert open_days(con, [d0, d1]) == set()
+
+
+def test_a_day_still_in_play_runs_its_own_window_only_and_the_day_before_runs_its_rolling_windows(tmp_path):
+    """Night 31's export holds gaming day 31 and the first rounds of day 32: day 31 gets its 1-, 7- (and 30-) day
+    windows, day 32 only its own 1-day window (its 7- and 30-day windows would test day 31's again with a few
+    rounds more; the next night's run, which completes day 32, runs them)."""
+    from pipelines.stats.run import statistics_step
+
+    floor = Floor(baccarat_tables=3, baccarat_rounds=150, players=20)
+    w, c, e = nights(floor, FIRST, 3, seed=7)
+    last = FIRST + dt.timedelta(days=2)
+    keep = w.filter((pl.col("gaming_day") < last) | ((pl.col("table_id") == w["table_id"].min()) & (pl.col("round_no") <= (
+        w.filter(pl.col("gaming_day") == last)["round_no"].min() + 2))))
+    rounds = keep.select("table_id", "round_no").unique()
+    db = tmp_path / "open.duckdb"
+    _write_evidence(db, keep, c.join(rounds, on=["table_id", "round_no"], how="semi"),
+                    e.join(rounds, on=["table_id", "round_no"], how="semi") if e.height else e)
+    day_before, in_play = statistics_step(db, [FIRST + dt.timedelta(days=1), last], PARAMS)
+    assert set(day_before.tests["window_days"].unique()) == {1, 7}  # the 30-day window holds the same two days: skipped
+    assert set(in_play.tests["window_days"].unique()) <= {1}
+    # the day before's rolling windows are those it would have alone
+    alone, = statistics_step(db, [FIRST + dt.timedelta(days=1)], PARAMS)
+    assert day_before.tests.drop("q_value", "flagged").equals(alone.tests.drop("q_value", "flagged"))

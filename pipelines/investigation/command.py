@@ -67,8 +67,10 @@ def gather_many(con, subjects: list[q.Subject], moments_of: dict | None = None) 
         wagers_of = q.subject_wagers_of(con, group)
         # the count before each round of the group's blackjack shoes (each shoe's count is its own)
         bj = pl.concat([w.filter(pl.col("game") == "blackjack") for w in wagers_of.values()])
+        # their events near the rounds' times (DuckDB skips the other nights'), a shoe that started earlier whole
+        near = (bj["bets_closed_at"].min(), bj["bets_closed_at"].max()) if bj.height else None
         counts = true_counts(q.blackjack_cards(con, sorted(bj["table_id"].unique().to_list()),
-                                               bj.select("table_id", "shoe_id").unique()))
+                                               bj.select("table_id", "shoe_id").unique(), near))
         rounds, findings = q.subject_rounds_of(con, group), q.subject_findings_of(con, group)
         dealers, played = q.dealers_of_many(con, group), q.played_with_many(con, group)
         for subject in group:

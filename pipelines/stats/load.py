@@ -142,3 +142,28 @@ def gaming_days(con, first_day: dt.date | None = None, last_day: dt.date | None 
     lo, hi = first_day or dt.date.min, last_day or dt.date.max
     return [r[0] for r in con.execute("SELECT DISTINCT gaming_day FROM out_settlements WHERE gaming_day BETWEEN ? AND ? "
                                       "ORDER BY 1", [lo, hi]).fetchall()]
+
+
+#: a gaming day with fewer rounds than this share of the day before it, and no later day in the database, is the
+#: start of a day still in play (``open_days``)
+OPEN_DAY_SHARE = 1 / 24
+
+
+def open_days(con, nights: Sequence[dt.date], share: float = OPEN_DAY_SHARE) -> set[dt.date]:
+    """The nights of ``nights`` that are a gaming day still in play: the database holds no round of a later gaming day,
+    and the day holds fewer than ``share`` of the rounds of the gaming day before it (within a week). An export taken
+    after the gaming day's end holds the first rounds of the next day (a few minutes of play), which the next export
+    completes: its rolling windows would test again almost exactly what the windows of the day before test, and the
+    next run replaces them (docs/interpretations/statistics.md, "A day still in play")."""
+    if not nights:
+        return set()
+    rows = con.execute("""SELECT gaming_day, count(*) FROM core_rounds WHERE gaming_day BETWEEN ? AND ?
+                          GROUP BY gaming_day""", [min(nights) - dt.timedelta(days=7), max(nights)]).fetchall()
+    per_day = dict(rows)
+    night = max(nights)  # only the latest day can be in play: the days before it have a later day
+    # a round of a later day, found by the row groups' ranges (not a scan of every night's rounds)
+    (later,), = con.execute("SELECT count(*) FROM (SELECT 1 FROM core_rounds WHERE gaming_day > ? LIMIT 1)", [night]).fetchall()
+    before = [d for d in per_day if d < night]
+    if later or night not in per_day or not before or per_day[night] >= share * per_day[max(before)]:
+        return set()
+    return {night}

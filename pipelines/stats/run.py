@@ -2,8 +2,8 @@
 
 ``statistical_findings(con, night)`` runs the detectors over tonight and the rolling windows of the
 gaming days in the database that end with it (``StatsParams.windows``, 1, 7 and 30 days; a window
-holding no more nights than a shorter one is skipped: the same data would be the same test twice),
-puts one Benjamini-Hochberg over every entity tested that night, and turns the tests under the FDR
+holding no more nights than a shorter one is skipped: the same data would be the same test twice; a
+gaming day still in play, ``load.open_days``, runs only its own 1-day window), puts one Benjamini-Hochberg over every entity tested that night, and turns the tests under the FDR
 level into findings. ``investigate(con, first_day, last_day)`` is the same over one date range (an
 investigation). Both are plain functions over an open read-only connection; the audit flow calls
 ``statistics_step`` once, after its write step, and writes through its one writer
@@ -26,7 +26,7 @@ from pipelines.stats.collusion import collusion_tests, dealer_player_graph
 from pipelines.stats.config import DEFAULT_PARAMS, StatsParams
 from pipelines.stats.fdr import bh_adjust
 from pipelines.stats.hold import dealer_error_rates, hold_tests
-from pipelines.stats.load import StatsInputs, gaming_days
+from pipelines.stats.load import StatsInputs, gaming_days, open_days
 from pipelines.stats.luck import detect_luck, settled_baccarat
 from pipelines.stats.summaries import DaySummaries, concat_summaries, empty_summaries, hold_rows_reader
 from pipelines.stats.summary_store import (
@@ -146,10 +146,11 @@ def run_windows(inputs: StatsInputs, night: dt.date, days_present: list[dt.date]
     return _each_window(night, days_present, params, lambda first, w: detect_all(_window(inputs, first, night), params, w))
 
 
-def _each_window(night: dt.date, days_present: list[dt.date], params: StatsParams, detect):
+def _each_window(night: dt.date, days_present: list[dt.date], params: StatsParams, detect,
+                 windows: tuple[int, ...] | None = None):
     tests, funnels, graphs = [], [], []
     seen: set[tuple] = set()
-    for w in sorted(params.windows):
+    for w in sorted(params.windows if windows is None else windows):
         first = night - dt.timedelta(days=w - 1)
         inside = tuple(d for d in days_present if first <= d <= night)
         if not inside or inside in seen:
@@ -168,12 +169,13 @@ def _each_window(night: dt.date, days_present: list[dt.date], params: StatsParam
 
 
 def summary_windows(summaries: DaySummaries, night: dt.date, days_present: list[dt.date], params: StatsParams,
-                    hold_rows_for: HoldRowsReader | None = None, memo: WindowMemo | None = None):
+                    hold_rows_for: HoldRowsReader | None = None, memo: WindowMemo | None = None,
+                    windows: tuple[int, ...] | None = None):
     """``run_windows`` from the days' summaries (what the audit runs). ``memo``: the figures the run's windows worked
     out per entity and days (``windows.WindowMemo``), shared by the windows of a night and by the nights of one run."""
     memo = memo if memo is not None else WindowMemo()
     return _each_window(night, days_present, params, lambda first, w: window_tests(
-        summaries, first, night, params, w, hold_rows_for, memo))
+        summaries, first, night, params, w, hold_rows_for, memo), windows)
 
 
 def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: StatsParams) -> tuple[DaySummaries, DaySummaries, HoldRowsReader]:
@@ -195,16 +197,19 @@ def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: Stat
 
 
 def statistical_findings(con, night: dt.date, params: StatsParams = DEFAULT_PARAMS,
-                         fresh: DaySummaries | None = None, memo: WindowMemo | None = None) -> StatsOutcome:
+                         fresh: DaySummaries | None = None, memo: WindowMemo | None = None,
+                         windows: tuple[int, ...] | None = None) -> StatsOutcome:
     """Tonight and the rolling windows ending with it, one FDR over every entity tested.
 
     The windows add up per-day summaries: ``fresh`` (made this run, e.g. tonight's), the stored ones, and those of
     any other day of the windows made now from the evidence (returned in the outcome's ``summaries``, for the
-    writer). ``memo``: a ``windows.WindowMemo`` shared by the nights of one run (the same summaries)."""
-    longest = night - dt.timedelta(days=max(params.windows) - 1)
+    writer). ``memo``: a ``windows.WindowMemo`` shared by the nights of one run (the same summaries). ``windows``: the
+    window lengths to run (default ``params.windows``; a day still in play runs only its own, ``load.open_days``)."""
+    windows = tuple(params.windows if windows is None else windows)
+    longest = night - dt.timedelta(days=max(windows, default=1) - 1)
     days = gaming_days(con, longest, night)
     summaries, fresh, rows = _summaries_for(con, days, fresh if fresh is not None else empty_summaries(), params)
-    tests, funnel, graph = summary_windows(summaries, night, days, params, rows, memo)
+    tests, funnel, graph = summary_windows(summaries, night, days, params, rows, memo, windows)
     tests = with_fdr(tests, params)
     return StatsOutcome(night, tests, findings_of(tests, params), funnel, graph, fresh)
 
@@ -258,8 +263,10 @@ def statistics_step(db_path: Path, nights: list[dt.date], params: StatsParams = 
         fresh = summarise_days(con, gaming_days(con, nights[0], nights[-1]) if nights else [], params, chunk_rounds)
         fresh = DaySummaries(tuple(sorted(set(fresh.days) | set(nights))), **fresh.frames())  # a night with no wager too
         outcomes, memo = [], WindowMemo()
+        still_in_play = open_days(con, nights)  # the next day's first rounds: no rolling windows of their own
         for night in nights:
-            outcome = statistical_findings(con, night, params, fresh, memo)
+            own = tuple(w for w in params.windows if w <= 1) if night in still_in_play else None
+            outcome = statistical_findings(con, night, params, fresh, memo, own)
             fresh = outcome.summaries  # with any day a window had to summarise
             outcomes.append(outcome)
         return outcomes
