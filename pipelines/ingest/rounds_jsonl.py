@@ -88,9 +88,11 @@ def decoded(frame: pl.DataFrame, names: tuple[str, ...] | list[str]) -> pl.DataF
     decoded by ``json.loads``); any other value keeps its JSON text (``100.0``, ``{...}``).
     """
     out = frame.with_columns([json_kind(pl.col(n), n in INTEGER_FIELDS).alias(f"{n}__json") for n in names])
+    # a string without a backslash holds no quote, so stripping every quote at either end takes off exactly its own
+    # two (one pass, not two); one with a backslash is decoded again from its JSON text below
     out = out.with_columns([
         pl.when(pl.col(f"{n}__json") == "string")
-        .then(pl.col(n).str.strip_prefix('"').str.strip_suffix('"'))
+        .then(pl.col(n).str.strip_chars('"'))
         .otherwise(pl.col(n)).alias(n)
         for n in names
     ])
