@@ -23,6 +23,7 @@ import argparse
 import dataclasses
 import datetime as dt
 import json
+import os
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -171,15 +172,20 @@ def timing(rounds: int) -> None:
 
 def timing_db(db, rounds: int = 0) -> None:
     """The statistics step in this process on an audited database: the shoe enumerations (once per process and
-    deck count) apart from the detectors, CPU seconds (the machine may be shared); and the step's parts: the read of
-    the audited nights' evidence, the night's summaries made from it (both grow with the night) and the windows
-    tested from the summaries (grow with the entities, not the rounds). ``rounds``: 0 counts the database's."""
+    deck count; frozen as data for 6 and 8 decks) apart from the detectors, CPU seconds (the machine may be shared);
+    the step as the audit runs it (its windows timed inside it); then its first part again, one chunk at a time with
+    no read-ahead, to split it into the read of the audited nights' evidence, the chunks' summaries and their merge
+    (the three grow with the night; the windows grow with the entities, not the rounds). ``rounds``: 0 counts the
+    database's."""
+    import pipelines.stats.run as run
     from pipelines.db import open_bounded_reader
+    from pipelines.stats.advantage import FAMILIES
     from pipelines.stats.config import DEFAULT_PARAMS
     from pipelines.stats.distributions import joint_outcome_probabilities
-    from pipelines.stats.load import load_inputs
-    from pipelines.stats.run import statistics_step
-    from pipelines.stats.summaries import summarise
+    from pipelines.stats.load import load_inputs, side_bet_families, table_chunks
+    from pipelines.stats.summaries import summarise_chunk
+    from pipelines.stats.summary_chunks import merge_chunks
+    from pipelines.stats.summary_store import CHUNK_ROUNDS
     from pipelines.stats.tiger_count import _removal_classes
 
     cpu0 = time.process_time()
@@ -189,27 +195,53 @@ def timing_db(db, rounds: int = 0) -> None:
     enumerations = time.process_time() - cpu0
     nights = _nights(db)
     rounds = rounds or _rounds(db)
-    wall0, cpu0 = time.perf_counter(), time.process_time()
-    outcomes = statistics_step(db, nights)
-    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    con = open_bounded_reader(db)
-    read = summarise_cpu = 0.0
+    windows = [0.0, 0.0]
+    findings = run.statistical_findings
+
+    def timed_windows(*a, **k):
+        c, w = time.process_time(), time.perf_counter()
+        try:
+            return findings(*a, **k)
+        finally:
+            windows[0] += time.process_time() - c
+            windows[1] += time.perf_counter() - w
+
+    run.statistical_findings = timed_windows
     try:
-        for night in nights:  # the step's first part again, timed apart: the read, then the summaries
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        outcomes = run.statistics_step(db, nights)
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    finally:
+        run.statistical_findings = findings
+    con = open_bounded_reader(db)
+    read = summarise_cpu = merge = 0.0
+    try:
+        for night in nights:  # the step's first part again, timed apart: the reads, the chunks' summaries, the merge
+            chunks = table_chunks(con, night, CHUNK_ROUNDS)
+            families = (side_bet_families(con, night, tuple((name, bets) for name, bets, *_ in FAMILIES))
+                        if chunks is not None and len(chunks) > 1 else None)
+            parts = []
+            for tables in (chunks if families is not None else [None]):
+                cpu1 = time.process_time()
+                inputs = load_inputs(con, night, night, tables=tables)
+                cpu2 = time.process_time()
+                parts.append(summarise_chunk(inputs, DEFAULT_PARAMS, families).compacted())
+                read, summarise_cpu = read + cpu2 - cpu1, summarise_cpu + time.process_time() - cpu2
+                del inputs
             cpu1 = time.process_time()
-            inputs = load_inputs(con, night, night)
-            cpu2 = time.process_time()
-            summarise(inputs, DEFAULT_PARAMS, (night,))
-            read, summarise_cpu = read + cpu2 - cpu1, summarise_cpu + time.process_time() - cpu2
-            del inputs
+            merge_chunks(parts, (night,), DEFAULT_PARAMS)
+            merge += time.process_time() - cpu1
+            del parts
     finally:
         con.close()
     tests = sum(o.tests.height for o in outcomes)
     print(f"timing: shoe enumerations (6 and 8 decks, once per process): {enumerations:.1f} s CPU")
     print(f"timing: statistics step on {rounds:,} rounds ({len(nights)} night(s): "
-          f"{', '.join(str(n) for n in nights)}): {cpu:.1f} s CPU, {wall:.1f} s wall, {tests:,} entities tested; of it "
-          f"the read of the nights' evidence {read:.1f} s CPU, their summaries {summarise_cpu:.1f} s CPU, the windows "
-          f"(and their own reads) {cpu - read - summarise_cpu:.1f} s CPU")
+          f"{', '.join(str(n) for n in nights)}): {cpu:.1f} s CPU, {wall:.1f} s wall (load average "
+          f"{os.getloadavg()[0]:.1f}), {tests:,} entities tested; of it the read and summaries {cpu - windows[0]:.1f} s CPU "
+          f"({wall - windows[1]:.1f} s wall), the windows (and their own reads) {windows[0]:.1f} s CPU ({windows[1]:.1f} s wall)")
+    print(f"timing: the read and summaries again, chunk by chunk, no read-ahead: the read of the nights' evidence "
+          f"{read:.1f} s CPU, the chunks' summaries {summarise_cpu:.1f} s CPU, their merge {merge:.1f} s CPU")
     how = "measured" if rounds >= 900_000 else "a linear extrapolation (a smaller night's fixed costs inflate it)"
     print(f"timing: per 1,000,000 rounds: {cpu / max(rounds, 1) * 1e6:.1f} s CPU, {how} (goal: under 10 s; each night "
           "with its windows over the nights before it)")

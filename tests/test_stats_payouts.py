@@ -112,6 +112,27 @@ def test_frozen_records_are_reproduced_and_the_holdem_main_mean_is_the_engines()
     assert -d.mean == pytest.approx(ante_odds(rs(HOIANA_HB).params, 2_000_000, 20261125, "basic").house_edge, abs=1e-12)
 
 
+def test_frozen_shoe_enumerations_are_the_enumerations_bit_for_bit_and_are_what_the_detectors_use():
+    """The frozen fresh-shoe probabilities and Tiger effects of removal (``enumerations_frozen``) are the enumerations'
+    own floats; the detectors' functions return them; a combination not frozen is still enumerated."""
+    from pipelines.stats import enumerations_frozen as frozen
+    from pipelines.stats.distributions import _joint, joint_enumerated, joint_outcome_probabilities
+    from pipelines.stats.freeze_enumerations import joint_records, removal_records
+    from pipelines.stats.tiger_count import _removal_classes, removal_enumerated
+
+    assert joint_records() == frozen.JOINT and removal_records() == frozen.REMOVAL
+    pbpb = ("player", "banker", "player", "banker")
+    for decks in (6, 8):
+        assert np.array_equal(joint_outcome_probabilities(decks), joint_enumerated(decks, pbpb))
+        p0, removed = _removal_classes(decks, pbpb)
+        q0, q = removal_enumerated(decks, pbpb)
+        assert np.array_equal(p0, q0) and np.array_equal(removed, q) and removed.shape == (13, 5)
+    assert (4, pbpb) not in frozen.JOINT
+    _joint.cache_clear()
+    four = joint_outcome_probabilities(4)
+    assert four.shape == (20,) and math.isclose(four.sum(), 1.0) and not np.array_equal(four, joint_outcome_probabilities(8))
+
+
 def test_jackpot_hit_probabilities_are_the_published_poker_frequencies_and_the_stake_is_never_invented():
     """Five-card hands (Wikipedia, "Poker probability"): 4 royal, 36 straight flushes, 624 fours, 3,744 full houses,
     5,108 flushes of 2,598,960; seven cards: 4,324 royal, 37,260 straight flushes, 224,848 fours of 133,784,560."""

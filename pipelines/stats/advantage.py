@@ -32,16 +32,6 @@ from pipelines.stats.tests_frame import fmt_p, tests_frame
 RAMP_BANDS = (("<= 0", None, 0.5), ("1", 0.5, 1.5), ("2", 1.5, 2.5), ("3", 2.5, 3.5), (">= 4", 3.5, None))
 
 
-def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman's rho with average ranks for ties (Pearson of the ranks); 0 when a side is constant."""
-    rx = pl.Series(x).rank("average").to_numpy()
-    ry = pl.Series(y).rank("average").to_numpy()
-    sx, sy = rx.std(), ry.std()
-    if sx == 0 or sy == 0:
-        return 0.0
-    return float(np.mean((rx - rx.mean()) * (ry - ry.mean())) / (sx * sy))
-
-
 def stratified_rank_z(x: np.ndarray, y: np.ndarray, strata: np.ndarray) -> tuple[float, float]:
     """(rho, z) of the rank association of x and y within strata (a player's table and gaming day).
 

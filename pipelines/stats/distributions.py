@@ -441,6 +441,16 @@ def joint_outcome_probabilities(decks: int, deal_order: tuple[str, ...] = ("play
 
 @lru_cache(maxsize=16)
 def _joint(decks: int, deal_order: tuple[str, ...]) -> np.ndarray:
+    """The frozen record when there is one (``enumerations_frozen``: the same floats, 0.45 CPU s less per deck count
+    in every audit), else the enumeration."""
+    from pipelines.stats.enumerations_frozen import JOINT
+
+    frozen = JOINT.get((decks, deal_order))
+    return np.array(frozen, dtype=np.float64) if frozen is not None else joint_enumerated(decks, deal_order)
+
+
+def joint_enumerated(decks: int, deal_order: tuple[str, ...]) -> np.ndarray:
+    """``joint_outcome_probabilities`` by the enumeration (``_joint`` takes the frozen record of it when it has one)."""
     from rulebook.baccarat import vector as V
     from rulebook.baccarat.odds import _sequence_weights
 

@@ -70,13 +70,13 @@ def games_hold_aggregates(w: pl.DataFrame, params: StatsParams) -> tuple[pl.Data
                                                                       pl.lit(grouping).alias("grouping"))
         if base.height == 0:
             continue
-        ents.append(base.group_by("gaming_day", "grouping", "key", "currency", "game", "bet").agg(
+        ents.append(base.group_by("gaming_day", "key", "currency", "game", "bet").agg(
             pl.len().alias("wagers"), pl.col("rid").n_unique().alias("rounds"), pl.col("amount").cast(pl.Int128).sum().alias("handle"),
             pl.col("theo").sum(), pl.col("recorded_net").cast(pl.Int128).sum().alias("recorded"), pl.col("one_sided").any(),
             pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
             pl.col("table_id").unique().sort().alias("tables"), pl.col("ruleset").first(),
             pl.col("round_no").min().alias("first_round"), pl.col("round_no").max().alias("last_round"),
-        ).rename({"bet": "level"}))
+        ).rename({"bet": "level"}).select("gaming_day", pl.lit(grouping).alias("grouping"), pl.all().exclude("gaming_day")))
         draws.append(_draw_rows(base))
     if not ents:
         return pl.DataFrame(), pl.DataFrame()
@@ -85,20 +85,28 @@ def games_hold_aggregates(w: pl.DataFrame, params: StatsParams) -> tuple[pl.Data
 
 def _draw_rows(base: pl.DataFrame) -> pl.DataFrame:
     """The independent draws of a grouping's entities per day: one per wager (Bonus, Pair), one per round (Insurance,
-    main games), kept once per distinct (distribution, stake, spread) with a count."""
-    keys = ["gaming_day", "grouping", "key", "currency", "game"]
-    kinds = base.select(DIST).unique()
-    rho = kinds.with_columns(pl.Series("rho", [seat_correlation(r, v, int(d), b) for r, v, d, b in kinds.rows()],
-                                       dtype=pl.Float64))
+    main games), kept once per distinct (distribution, stake, spread) with a count. A distribution (game, rule set,
+    version, decks, bet: a day has a few) is grouped by as its number (``kind``) and the grouping's name is put back
+    after (hashing six strings per wager twice was most of the games' hold summary); every sum is of whole amounts,
+    exact in any order, so the draws are the same."""
+    grouping = base["grouping"][0]
+    kinds = base.select("game", *DIST).unique(maintain_order=True).with_row_index("kind")
+    kinds = kinds.with_columns(pl.col("kind").cast(pl.Int64), pl.Series(
+        "rho", [seat_correlation(r, v, int(d), b) for r, v, d, b in kinds.select(DIST).rows()], dtype=pl.Float64))
+    base = base.join(kinds.select("game", *DIST, "kind"), on=["game", *DIST], how="left", nulls_equal=True).select(
+        "gaming_day", "key", "currency", "rid", "bet", "kind", pl.col("amount").cast(pl.Float64))
     single = base.filter(~pl.col("bet").is_in(PER_ROUND)).select(
-        *keys, *DIST, pl.col("amount").cast(pl.Float64), pl.col("amount").cast(pl.Float64).alias("scale"))
+        "gaming_day", "key", "currency", "kind", "amount", pl.col("amount").alias("scale"))
     # a round's seats: the round's stake A = sum a_i, and the spread sqrt(sum a_i^2 + rho (A^2 - sum a_i^2)) that gives
     # the round's net its variance when any two seats' nets have correlation rho
-    rounds = base.filter(pl.col("bet").is_in(PER_ROUND)).group_by(*keys, "rid", *DIST).agg(
-        pl.col("amount").cast(pl.Float64).sum(), (pl.col("amount").cast(pl.Float64) ** 2).sum().alias("a2")).join(
-        rho, on=DIST).select(*keys, *DIST, "amount", (pl.col("a2") + pl.col("rho") * (pl.col("amount") ** 2 - pl.col("a2")))
-                             .sqrt().alias("scale"))
-    return pl.concat([single, rounds]).group_by(*keys, *DIST, "amount", "scale").agg(pl.len().cast(pl.Int64).alias("c"))
+    rounds = base.filter(pl.col("bet").is_in(PER_ROUND)).group_by("gaming_day", "key", "currency", "rid", "kind").agg(
+        pl.col("amount").sum(), (pl.col("amount") ** 2).sum().alias("a2")).join(kinds.select("kind", "rho"), on="kind").select(
+        "gaming_day", "key", "currency", "kind", "amount",
+        (pl.col("a2") + pl.col("rho") * (pl.col("amount") ** 2 - pl.col("a2"))).sqrt().alias("scale"))
+    counted = pl.concat([single, rounds]).group_by("gaming_day", "key", "currency", "kind", "amount", "scale").agg(
+        pl.len().cast(pl.Int64).alias("c"))
+    return counted.join(kinds.select("kind", "game", *DIST), on="kind").select(
+        "gaming_day", pl.lit(grouping).alias("grouping"), "key", "currency", "game", *DIST, "amount", "scale", "c")
 
 
 def combine_hold(ents: pl.DataFrame, draws: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -130,7 +130,12 @@ def luck_aggregates(w: pl.DataFrame, by: tuple[str, ...] = ()) -> tuple[pl.DataF
         w.filter(pl.col("bet").is_in(SIDE_BETS)).with_columns(pl.lit("side_bets").alias("entity_bet")),
     ])
     ent_keys = list(ENTITY_KEYS)
-    per_part = both.group_by(*by, *ent_keys, *PART_KEYS).agg(pl.len().alias("n"), pl.col("k").sum().alias("k"))
+    # a part's bet is one of its keys, so a side bet's part of the "side_bets" entity is its part of its own bet's
+    # entity: each part is counted once and the side bets' copied (integer counts and sums: the same rows)
+    per_bet = w.group_by(*by, "player_id", "currency", *PART_KEYS).agg(pl.len().alias("n"), pl.col("k").sum().alias("k"))
+    per_part = pl.concat([per_bet.with_columns(pl.col("bet").alias("entity_bet")),
+                          per_bet.filter(pl.col("bet").is_in(SIDE_BETS)).with_columns(pl.lit("side_bets").alias("entity_bet"))]
+                         ).select(*by, *ent_keys, *PART_KEYS, "n", "k")
     summary = both.group_by(*by, *ent_keys).agg(
         pl.len().alias("wagers"), pl.struct("gaming_day", "table_id", "round_no").n_unique().alias("rounds"),
         pl.col("won").sum().alias("wins"), pl.col("p_win").sum().alias("wins_expected"),

@@ -173,8 +173,9 @@ class ChunkSummaries:
         merged, they must not keep the chunk's read alive."""
         from pipelines.memory import compact
 
+        # a grouping's rows are numbers in arrays of their own (``hold_sums`` makes them from numpy): not copied again
         return ChunkSummaries({name: compact(df) for name, df in self.frames.items()}, {
-            day: HoldSums(tuple(GroupingSums(g.grouping, compact(g.summary), compact(g.rows)) for g in h.groupings),
+            day: HoldSums(tuple(GroupingSums(g.grouping, compact(g.summary), g.rows) for g in h.groupings),
                           h.x.copy(), h.p.copy(), compact(h.pays) if h.pays is not None else None)
             for day, h in self.hold.items()})
 

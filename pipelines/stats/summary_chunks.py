@@ -186,21 +186,40 @@ def _merge_grouping(gs: list[tuple[int, GroupingSums]], parts: list[HoldSums], x
         keys, maintain_order=True).agg(*_entity_sums(), pl.col("grouping").first()).sort(
         "key", "level", "currency").with_row_index("ent").with_columns(pl.col("ent").cast(pl.Int64))
     summary = summary.with_columns(pl.col("wagers").cast(pl.UInt32), pl.col("rounds").cast(pl.UInt32))
-    single, whole = [], []
+    cols: dict[str, list[np.ndarray]] = {c: [] for c in ("ent", "a", "c", "xid", "pid", "pay_key", "decks")}
     for i, g in gs:
         ent_of = g.summary.select(*keys, "ent").join(summary.select(*keys, pl.col("ent").alias("day_ent")), on=keys,
                                                      how="left", nulls_equal=True).sort("ent")["day_ent"].to_numpy()
         pay_of = np.array([pay_rank[(r, v, b)] for _, r, v, b in parts[i].pays.sort("pay_key").rows()] or [0],
                           dtype=np.int64)
         r = g.rows
-        ids = pl.DataFrame({"ent": ent_of[r["ent"].to_numpy()], "a": r["a"], "c": r["c"],
-                            "xid": x_of[x_at[i] + r["xid"].to_numpy()], "pid": p_of[p_at[i] + r["pid"].to_numpy()],
-                            "pay_key": np.where(r["pay_key"].to_numpy() >= 0, pay_of[np.maximum(r["pay_key"].to_numpy(), 0)], -1),
-                            "decks": r["decks"]})
-        single.append(ids.filter(pl.col("pay_key") >= 0))
-        whole.append(ids.filter(pl.col("pay_key") < 0))
-    single = pl.concat(single).group_by("ent", "pay_key", "decks", "a", "xid", "pid").agg(pl.col("c").sum()).sort(
-        "ent", "pay_key", "decks", "a")
-    whole = pl.concat(whole).sort("ent", maintain_order=True)
-    columns = ["ent", "a", "c", "xid", "pid", "pay_key", "decks"]
-    return summary, pl.concat([single.select(columns), whole.select(columns)])
+        pay_key = r["pay_key"].to_numpy()
+        cols["ent"].append(ent_of[r["ent"].to_numpy()].astype(np.int64))
+        cols["a"].append(r["a"].to_numpy())
+        cols["c"].append(r["c"].to_numpy())
+        cols["xid"].append(x_of[x_at[i] + r["xid"].to_numpy()])
+        cols["pid"].append(p_of[p_at[i] + r["pid"].to_numpy()])
+        cols["pay_key"].append(np.where(pay_key >= 0, pay_of[np.maximum(pay_key, 0)], -1))
+        cols["decks"].append(r["decks"].to_numpy())
+    ids = {c: np.concatenate(v) for c, v in cols.items()}
+    del cols
+    # a single bet's rows: one per entity, bet, deck count and stake (its vectors follow from the bet and the decks),
+    # their counts added, in that order; numpy's stable sort and sums over runs (a polars group_by over six keys and
+    # a sort of a night's million rows per grouping were most of the merge)
+    one = np.flatnonzero(ids["pay_key"] >= 0)
+    ent, pay, decks, a = ids["ent"][one], ids["pay_key"][one], ids["decks"][one], ids["a"][one]
+    order = np.lexsort((a, decks, pay, ent))
+    ent, pay, decks, a = ent[order], pay[order], decks[order], a[order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (ent[1:] != ent[:-1]) | (pay[1:] != pay[:-1]) | (decks[1:] != decks[:-1]) | (a[1:] != a[:-1])
+    starts = np.flatnonzero(new)
+    first = one[order[starts]]
+    c = np.add.reduceat(ids["c"][one][order], starts) if len(starts) else ids["c"][:0]
+    # then each entity's all-bets rows in the chunks' order
+    rest = np.flatnonzero(ids["pay_key"] < 0)
+    rest = rest[np.argsort(ids["ent"][rest], kind="stable")]
+    take = np.concatenate([first, rest])
+    rows = pl.DataFrame({"ent": ids["ent"][take], "a": ids["a"][take], "c": np.concatenate([c, ids["c"][rest]]),
+                         "xid": ids["xid"][take], "pid": ids["pid"][take], "pay_key": ids["pay_key"][take],
+                         "decks": ids["decks"][take]})
+    return summary, rows

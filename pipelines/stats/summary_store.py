@@ -19,6 +19,7 @@ from pipelines.memory import trim
 from pipelines.settings import Settings
 from pipelines.stats.advantage import FAMILIES
 from pipelines.stats.load import load_inputs, side_bet_families, table_chunks
+from pipelines.stats.read_ahead import read_ahead
 from pipelines.stats.summaries import (
     HOLD_KEYS, SUMMARY_FORMAT, DaySummaries, concat_summaries, empty_summaries, polars_schemas, summarise, summarise_chunk,
 )
@@ -103,8 +104,10 @@ def summarise_days(con, days: list[dt.date], params: StatsParams, chunk_rounds: 
             continue
         families = side_bet_families(con, day, tuple((name, bets) for name, bets, *_ in FAMILIES))
         parts = []
-        for tables in chunks:
-            parts.append(summarise_chunk(load_inputs(con, day, day, tables=tables), params, families).compacted())
+        # the next chunk is read while this one is summarised (``read_ahead``: the same reads, on one thread)
+        for inputs in read_ahead(lambda tables: load_inputs(con, day, day, tables=tables), chunks):
+            parts.append(summarise_chunk(inputs, params, families).compacted())
+            del inputs
             trim()  # the chunk's freed arrays back to the system, not kept in the heap for the next chunk
         _let_go_of_reads(con)
         out.append(merge_chunks(parts, (day,), params))

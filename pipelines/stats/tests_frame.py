@@ -64,9 +64,23 @@ BET_LABEL = {
 # ``json.dumps(value, default=str)`` writes, byte for byte (``tests/test_stats_rows.py``).
 
 
+_QUOTED: dict[str, str] = {}
+
+
 def json_value(v) -> str:
     """``json.dumps(v, default=str)`` for a scalar: null, true/false, an int, a float as ``float.__repr__`` (NaN,
-    Infinity), a string quoted; anything else (a date) as its ``str`` quoted."""
+    Infinity), a string quoted; anything else (a date) as its ``str`` quoted. A string's quoted form is kept (bet
+    names and table ids come back hundreds of thousands of times a night)."""
+    kind = type(v)
+    if kind is str:
+        quoted = _QUOTED.get(v)
+        if quoted is None:
+            quoted = json.dumps(v)
+            if len(_QUOTED) < 100_000:
+                _QUOTED[v] = quoted
+        return quoted
+    if kind is int:
+        return int.__repr__(v)
     if v is None:
         return "null"
     if v is True:

@@ -84,7 +84,19 @@ def exact_ev(composition: np.ndarray, ruleset_name: str, ruleset_version: str) -
 @lru_cache(maxsize=8)
 def _removal_classes(decks: int, deal_order: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """(class probabilities of the full shoe, 13 x 5 of the shoe less one card of each rank): shared by the
-    rule sets (only their pay tables differ); the four ten-value ranks are one enumeration."""
+    rule sets (only their pay tables differ). The frozen record when there is one (``enumerations_frozen``: the same
+    floats, 0.3 CPU s less per deck count in every audit), else the enumeration (``removal_enumerated``)."""
+    from pipelines.stats.enumerations_frozen import REMOVAL
+
+    frozen = REMOVAL.get((decks, deal_order))
+    if frozen is None:
+        return removal_enumerated(decks, deal_order)
+    p0, removed = frozen
+    return np.array(p0, dtype=np.float64), np.array(removed, dtype=np.float64).reshape(13, 5)
+
+
+def removal_enumerated(decks: int, deal_order: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """``_removal_classes`` by 11 exact enumerations (the four ten-value ranks are one)."""
     full = np.full(13, 4 * decks)
     p0 = class_probabilities(full, deal_order)
     removed = np.zeros((13, 5))
