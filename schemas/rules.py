@@ -57,7 +57,13 @@ def json_kind(literal: pl.Expr, tell_integers: bool = True) -> pl.Expr:
     ``object``, ``array``; null for a missing field or a JSON null. With ``tell_integers=False``
     every number is ``number`` (cheaper: for fields where any number is the wrong kind anyway).
     """
-    by_first = literal.str.head(1).replace_strict(_KIND_BY_FIRST_CHAR, default="number", return_dtype=pl.String)
+    # one starts_with per kind, not the first character cut out and looked up (0.009 against 0.016 CPU s for a
+    # 32 MiB batch's 103,000 wagers); the same answers as _KIND_BY_FIRST_CHAR, with "number" for anything else
+    by_first = pl.when(literal.str.starts_with('"')).then(pl.lit("string"))
+    for first, kind in _KIND_BY_FIRST_CHAR.items():
+        if first != '"':
+            by_first = by_first.when(literal.str.starts_with(first)).then(pl.lit(kind))
+    by_first = by_first.otherwise(pl.lit("number"))
     if tell_integers:
         by_first = pl.when((by_first == "number") & literal.str.contains(INT_TEXT)).then(pl.lit("integer")).otherwise(by_first)
     return pl.when(literal.is_null()).then(None).otherwise(by_first)

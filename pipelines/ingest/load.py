@@ -18,7 +18,8 @@ import duckdb
 
 from pipelines.db import get_meta, set_meta
 from pipelines.ingest.records import FileOutcome, FileStatus, InputFile, Loaded, Parsed
-from pipelines.ingest.store import InvariantError, create_staging, drop_staging, move_batch, move_direct, stage
+from pipelines.ingest.store import InvariantError, KnownKeys, create_staging, drop_staging, move_batch, move_direct, \
+    stage
 
 
 class DayStartMismatch(ValueError):
@@ -105,12 +106,13 @@ def record_skipped(con: duckdb.DuckDBPyConnection, outcomes: Iterable[FileOutcom
 
 
 def load_batch(con: duckdb.DuckDBPyConnection, files: tuple[InputFile, ...], parts: Iterable[Parsed],
-               input_root: Path) -> BatchLoaded:
+               input_root: Path, known: KnownKeys | None = None) -> BatchLoaded:
     """Load a batch's parsed parts (a list, or a stream of a big file's chunks) in one transaction.
 
     A file the parse could not read as lines (``Parsed.unreadable``) is recorded unreadable in the same
     transaction. Raises whatever stopped the load (the transaction rolled back): ``InvariantError`` for broken
-    line accounting, anything else for the caller to retry file by file."""
+    line accounting, anything else for the caller to retry file by file. ``known``: the run's key ranges
+    (``store.KnownKeys``; None: each batch's keys are looked up in the core tables)."""
     kind = files[0].kind
     con.execute("BEGIN TRANSACTION")
     try:
@@ -129,13 +131,15 @@ def load_batch(con: duckdb.DuckDBPyConnection, files: tuple[InputFile, ...], par
         counts = None
         if first is not None and second is None:  # one part (a small batch): straight into the core tables
             frames = _frames_by_table(first)
-            counts = move_direct(con, kind, readable, lines_read, frames)
+            counts = move_direct(con, kind, readable, lines_read, frames, known)
             if counts is not None:
                 changes = 0
                 rounds = frames.get("rounds")
                 read = set() if rounds is None else set(rounds.select("gaming_day", "table_id").unique().iter_rows())
                 partitions = frozenset(read)
         if counts is None:  # a big file's parts, or a key that repeats: staged, then resolved
+            if known is not None:
+                known.forget(kind)
             create_staging(con)
             for part in (first, second):
                 if part is not None:
@@ -196,5 +200,5 @@ def record_failed(con: duckdb.DuckDBPyConnection, f: InputFile, code: str, error
     return o
 
 
-__all__ = ["BatchLoaded", "DayStartMismatch", "InvariantError", "check_day_start", "known_sources", "load_batch",
-           "record_failed", "record_skipped"]
+__all__ = ["BatchLoaded", "DayStartMismatch", "InvariantError", "KnownKeys", "check_day_start", "known_sources",
+           "load_batch", "record_failed", "record_skipped"]

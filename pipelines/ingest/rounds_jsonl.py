@@ -88,9 +88,11 @@ def decoded(frame: pl.DataFrame, names: tuple[str, ...] | list[str]) -> pl.DataF
     decoded by ``json.loads``); any other value keeps its JSON text (``100.0``, ``{...}``).
     """
     out = frame.with_columns([json_kind(pl.col(n), n in INTEGER_FIELDS).alias(f"{n}__json") for n in names])
+    # a string without a backslash holds no quote, so stripping every quote at either end takes off exactly its own
+    # two (one pass, not two); one with a backslash is decoded again from its JSON text below
     out = out.with_columns([
         pl.when(pl.col(f"{n}__json") == "string")
-        .then(pl.col(n).str.strip_prefix('"').str.strip_suffix('"'))
+        .then(pl.col(n).str.strip_chars('"'))
         .otherwise(pl.col(n)).alias(n)
         for n in names
     ])
@@ -214,8 +216,8 @@ class RoundsParser:
 
         rounds_ar = self._rounds_as_read(rounds_lit)
         wagers_ar = self._elements_as_read(wagers_lit, rounds_ar, WAGER_FIELDS, "wager_order", WAGERS_AS_READ)
-        wagers_ar = wagers_ar.with_columns(
-            (pl.int_range(pl.len()).over(["source_line", "wager_id"]) > 0).alias("wager_id_repeated")
+        wagers_ar = wagers_ar.with_columns(  # a hash of the pair, not a window per group (0.05 of 0.7 CPU s a batch)
+            (~pl.struct("source_line", "wager_id").is_first_distinct()).alias("wager_id_repeated")
         ) if not wagers_ar.is_empty() else wagers_ar
         actions_ar = self._elements_as_read(actions_lit, rounds_ar, ACTION_FIELDS, "action_order", ACTIONS_AS_READ)
         if not actions_ar.is_empty():
