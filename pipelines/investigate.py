@@ -15,6 +15,8 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from pipelines.stats.load import SHOE_SPAN
+
 
 def _frame(con: duckdb.DuckDBPyConnection, sql: str, params: list) -> pl.DataFrame:
     df = pl.from_arrow(con.sql(sql, params=params).to_arrow_table())
@@ -327,11 +329,6 @@ def played_with(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
     return played_with_many(con, [s])[s]
 
 
-#: how far before the first and after the last round of an investigation's shoes their card events are looked for (as
-#: the statistical detectors' read, ``pipelines.stats.load.SHOE_SPAN``); a shoe that started earlier is read whole
-CARDS_SPAN_DAYS = 1
-
-
 def blackjack_cards(con: duckdb.DuckDBPyConnection, tables: list[str], shoes: pl.DataFrame | None = None,
                     near: tuple[dt.datetime, dt.datetime] | None = None) -> pl.DataFrame:
     """The card events of the devices of ``tables`` (for the count before each round), with the shoe's decks.
@@ -339,9 +336,9 @@ def blackjack_cards(con: duckdb.DuckDBPyConnection, tables: list[str], shoes: pl
     ``shoes`` (``table_id``, ``shoe_id``): only those shoes' events (whole shoes, so each round's count is the same),
     not every shoe the tables ever dealt: an investigation's read does not grow with the database's history.
     ``near`` (the first and last ``bets_closed_at`` of the rounds wanted): with ``shoes``, the events within
-    ``CARDS_SPAN_DAYS`` of that range (DuckDB skips the other nights' row groups instead of reading every night's
-    events), every event of a shoe whose ``shoe_start`` lies further back: each wanted round's count is the same
-    (the events a shoe dealt after them do not enter it)."""
+    ``SHOE_SPAN`` of that range, the statistical detectors' own bound (DuckDB skips the other nights' row groups
+    instead of reading every night's events), and every event of a shoe whose ``shoe_start`` lies further back: each
+    wanted round's count is the same (the events a shoe dealt after them do not enter it)."""
     if not tables or (shoes is not None and shoes.height == 0):
         return pl.DataFrame(schema={"table_id": pl.String, "shoe_id": pl.String, "event_seq": pl.Int64,
                                     "round_no": pl.Int64, "card_code": pl.Int16, "decks": pl.Int64})
@@ -351,7 +348,8 @@ def blackjack_cards(con: duckdb.DuckDBPyConnection, tables: list[str], shoes: pl
         of_shoes = "FROM core_device_events e SEMI JOIN wanted w ON e.table_id = w.table_id AND e.shoe_id = w.shoe_id"
         parameters = [shoes["table_id"].to_list(), shoes["shoe_id"].to_list()]
         if near is not None and None not in near:
-            span = f"e.ts BETWEEN ?::TIMESTAMPTZ - INTERVAL {int(CARDS_SPAN_DAYS)} DAY AND ?::TIMESTAMPTZ + INTERVAL {int(CARDS_SPAN_DAYS)} DAY"
+            days = SHOE_SPAN.days
+            span = f"e.ts BETWEEN ?::TIMESTAMPTZ - INTERVAL {days} DAY AND ?::TIMESTAMPTZ + INTERVAL {days} DAY"
             started = {tuple(r) for r in con.execute(
                 f"{wanted} SELECT DISTINCT e.table_id, e.shoe_id {of_shoes} WHERE {span} AND e.event = 'shoe_start'",
                 [*parameters, *near]).fetchall()}
