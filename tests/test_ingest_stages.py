@@ -70,3 +70,32 @@ def test_screen_decides_from_content_without_a_database(tmp_path: Path) -> None:
     grown, new = got.to_load
     assert (grown.rel, grown.start_byte, grown.first_line) == ("rounds_grown.jsonl", len(old), 3)
     assert (new.rel, new.start_byte, new.first_line) == ("rounds_new.jsonl", 0, 1)
+
+
+def test_fingerprint_hashes_equal_a_whole_read_of_each_prefix(tmp_path: Path, monkeypatch) -> None:
+    """Every hash :func:`fingerprint` takes in its one pass (the file, its bytes up to the last line end, each length
+    asked for) equals SHA-256 of those bytes read whole, whatever blocks the file is read in and however many of the
+    lengths fall in one block (a name read every night asks for one length per night)."""
+    import hashlib
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from pipelines.ingest import screen
+
+    path = tmp_path / "rounds.jsonl"
+
+    @settings(max_examples=150, deadline=None)
+    @given(data=st.binary(max_size=200).map(lambda b: b.replace(b"\x00", b"\n")),
+           lengths=st.lists(st.integers(0, 210), max_size=8), block=st.sampled_from([1, 3, 16, 8 << 20]))
+    def check(data: bytes, lengths: list[int], block: int) -> None:
+        monkeypatch.setattr(screen, "BLOCK", block)
+        path.write_bytes(data)
+        fp = screen.fingerprint(path, tuple(lengths))
+        end = data.rfind(b"\n") + 1
+        assert (fp.sha256, fp.size) == (hashlib.sha256(data).hexdigest(), len(data))
+        assert (fp.prefix_sha256, fp.prefix_bytes, fp.prefix_lines) == (hashlib.sha256(data[:end]).hexdigest(), end,
+                                                                         data.count(b"\n"))
+        assert fp.at == tuple((n, hashlib.sha256(data[:n]).hexdigest()) for n in sorted(set(lengths)) if 0 < n <= len(data))
+
+    check()

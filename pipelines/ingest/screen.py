@@ -26,7 +26,11 @@ class NotText(Exception):
 
 def fingerprint(path: Path, lengths: tuple[int, ...] = ()) -> Fingerprint:
     """SHA-256 of the file, of its bytes up to its last line end, and of its first ``length`` bytes for each
-    length asked for; one pass over the file."""
+    length asked for; one pass over the file.
+
+    Each byte is hashed once: the lengths asked for and each block's last line end are visited in order, a copy of
+    the running hash taken at each. (A file whose name was read every night asks for as many lengths as nights;
+    hashing each from its block's start hashed the file that many times: a second of the ingest at 30 nights.)"""
     whole = hashlib.sha256()
     prefix_state = hashlib.sha256()
     prefix_bytes = prefix_lines = lines = size = 0
@@ -35,20 +39,25 @@ def fingerprint(path: Path, lengths: tuple[int, ...] = ()) -> Fingerprint:
     with open(path, "rb") as f:
         while block := f.read(BLOCK):
             start = size
-            while wanted and wanted[0] <= start + len(block):  # a length inside this block: hash up to it
-                cut = wanted.pop(0) - start
-                probe = whole.copy()
-                probe.update(block[:cut])
-                at.append((start + cut, probe.hexdigest()))
+            view = memoryview(block)
             last = block.rfind(b"\n")
+            # the places inside this block where a hash is taken: the lengths asked for, then the last line end
+            marks: list[tuple[int, int]] = []
+            while wanted and wanted[0] <= start + len(block):
+                marks.append((wanted.pop(0) - start, 0))
             if last >= 0:
-                whole.update(block[: last + 1])
-                prefix_state = whole.copy()
-                lines += block.count(b"\n")
-                prefix_bytes, prefix_lines = start + last + 1, lines
-                whole.update(block[last + 1:])
-            else:
-                whole.update(block)
+                marks.append((last + 1, 1))
+            done = 0
+            for cut, what in sorted(marks):
+                whole.update(view[done:cut])
+                done = cut
+                if what == 0:
+                    at.append((start + cut, whole.copy().hexdigest()))
+                else:
+                    prefix_state = whole.copy()
+                    lines += block.count(b"\n")
+                    prefix_bytes, prefix_lines = start + last + 1, lines
+            whole.update(view[done:])
             size += len(block)
     return Fingerprint(whole.hexdigest(), size, prefix_state.hexdigest(), prefix_bytes, prefix_lines, tuple(at))
 
