@@ -445,6 +445,37 @@ def test_pages_written_half_on_a_worker_process_are_the_same_files(audited_sampl
         assert (tmp_path / "one" / page).read_bytes() == (tmp_path / "two" / page).read_bytes(), page
 
 
+def test_pages_started_early_and_cancelled_leave_no_worker_behind(audited_sample, tmp_path):
+    """The audit starts the pages' worker as soon as the findings are read (``start_investigations``): finishing gives
+    the same files and links as one process; a publish that fails before finishing cancels it, and the worker
+    process ends (none is left running beside the next night's audit)."""
+    import multiprocessing
+
+    from pipelines.report.linked import finish_investigations, start_investigations, write_investigations
+
+    db = audited_sample / "pitaudit.readonly.duckdb"
+    con = open_reader(db)
+    try:
+        findings = con.sql("SELECT * FROM out_findings WHERE p_value IS NOT NULL").pl()
+        one = write_investigations(con, tmp_path / "one", findings, "db")
+        started = start_investigations(con, tmp_path / "two", findings, db, workers=2, split_from=1, split_rows=0,
+                                       database="db")
+        assert started.pending is not None and started.theirs
+        two = finish_investigations(con, tmp_path / "two", started, "db")
+        cancelled = start_investigations(con, tmp_path / "three", findings, db, workers=2, split_from=1, split_rows=0,
+                                         database="db")
+        assert cancelled.pending is not None
+        workers = multiprocessing.active_children()
+        assert workers
+        cancelled.cancel()
+    finally:
+        con.close()
+    assert one == two and one[0]
+    for page in (p for p in (tmp_path / "one").rglob("*") if p.is_file()):
+        assert (tmp_path / "two" / page.relative_to(tmp_path / "one")).read_bytes() == page.read_bytes(), page
+    assert cancelled.pending is None and not any(w.is_alive() for w in workers)
+
+
 def test_a_shoes_cards_read_near_its_rounds_give_each_rounds_count_as_the_whole_history_does():
     """``blackjack_cards(..., near=)`` reads the events within a day of the rounds wanted (the other nights' row groups
     skipped) and a shoe whose start lies further back whole: the count before each wanted round is the one every

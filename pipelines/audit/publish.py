@@ -274,17 +274,20 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
     from pipelines.report import ReportInputs, write_report
     from pipelines.report.gather import gather_from
     from pipelines.report.detector_hold import read_funnel
-    from pipelines.report.linked import write_linked_pages
+    from pipelines.report.linked import start_linked_investigations, write_linked_pages
 
     parts = PartClock()
     with parts("input files"):
         found = discover(input_dir)
     files_of_input = [f.rel for f in found]
     con = open_bounded_reader(db_path, memory_limit or READER_MEMORY)
+    started = None
     try:
         with parts("findings and totals"):
             findings = _read_findings(con, keys)
             totals = _settlement_totals(con, keys)
+        with parts("investigations started"):  # a worker may write half the pages while the rest runs here
+            started = start_linked_investigations(con, folder, findings, str(Path(db_path).resolve()), settings)
         with parts("quarantine and files"):
             quarantine = load_quarantine_of(con, files_of_input)
             source_files = load_source_files_of(con, files_of_input)
@@ -301,8 +304,10 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
             rounds = con.execute(f"SELECT count(*) FROM core_rounds WHERE {_in_keys(_window(keys))}").fetchall()[0][0]
             con.execute("DROP TABLE _keys")
         with parts("packs and investigations"):
-            linked = write_linked_pages(con, folder, keys, findings, str(Path(db_path).resolve()), settings)
+            linked = write_linked_pages(con, folder, keys, findings, str(Path(db_path).resolve()), settings, started)
     finally:
+        if started is not None:
+            started.cancel()
         con.close()
     with parts("quarantined lines re-read"):
         quarantine = quarantine_as_in_files(quarantine, {f.rel: f.path for f in found if f.kind is not None})

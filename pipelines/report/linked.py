@@ -69,57 +69,102 @@ PAGES_IN_TWO_FROM = 8
 PAGES_IN_TWO_ROWS = 1_000_000
 
 
+@dataclass
+class Investigations:
+    """The night's investigation pages, started (:func:`start_investigations`) and not yet finished
+    (:func:`finish_investigations`): which finding names which subject, and the worker process writing some of them."""
+
+    found: list[tuple[str, tuple | None]]  # (finding_id, its subject or None)
+    subjects: list[tuple]
+    plotly_js: Path | None = None
+    theirs: list[tuple] = field(default_factory=list)  # the worker's subjects
+    moments_of: dict = field(default_factory=dict)
+    pending: tuple | None = None  # (executor, future) of the worker
+
+    def cancel(self) -> None:
+        """End the worker, if it still runs (a publish that failed before it finished the pages)."""
+        if self.pending is not None:
+            executor, future = self.pending
+            self.pending = None
+            future.cancel()
+            executor.shutdown(wait=True, cancel_futures=True)
+
+
+def start_investigations(con, folder: Path, findings: pl.DataFrame, db_path: Path | None = None,
+                         memory_limit: str | None = None, workers: int = 1, split_from: int = PAGES_IN_TWO_FROM,
+                         split_rows: int = PAGES_IN_TWO_ROWS, database: str | None = None) -> Investigations:
+    """The subjects of the statistical findings; with ``workers`` > 1, ``db_path`` (the database file, which a worker
+    process opens read-only itself, as the pack workers do), at least ``split_from`` subjects and ``split_rows`` rows
+    of ``out_settlements`` in their windows' days, every other subject (the longest windows first) goes to one worker
+    process, started here: it writes its pages while this process does the rest of the publish step (the audit starts
+    it as soon as the findings are read, so its start and imports overlap the report's reads, not the pages).
+    ``database``: the path the pages name (default ``db_path``)."""
+    from pipelines.investigation.render import write_plotly_js
+    from pipelines.report.links import INVESTIGATIONS_DIR
+
+    stat = findings.filter(pl.col("p_value").is_not_null()) if "p_value" in findings.columns else findings.head(0)
+    found = [(f["finding_id"], subject_of(f)) for f in stat.iter_rows(named=True)]
+    subjects = list(dict.fromkeys(s for _, s in found if s is not None))
+    started = Investigations(found, subjects)
+    if not subjects:
+        return started
+    # one plotly.min.js for every page of the folder
+    started.plotly_js = write_plotly_js(folder / INVESTIGATIONS_DIR)
+    if workers > 1 and db_path is not None and len(subjects) >= split_from and _rows_in(con, subjects) >= split_rows:
+        by_length = sorted(subjects, key=lambda s: -(s[3] - s[2]).days)  # stable: the subjects' order within a length
+        theirs = by_length[1::2]
+        # every window's bets' moments, read here once for both processes (the worker would compute the exact payout
+        # distributions again, a second of CPU)
+        try:
+            started.moments_of = window_moments(con, subjects)
+        except Exception:  # noqa: BLE001 - each process then reads them itself, and says what fails
+            started.moments_of = {}
+        started.pending = _start_pages_worker((str(db_path), memory_limit, str(folder), theirs,
+                                               database or str(db_path), str(started.plotly_js), started.moments_of))
+        if started.pending is not None:
+            started.theirs = theirs
+    return started
+
+
+def finish_investigations(con, folder: Path, started: Investigations, database: str) -> tuple[dict[str, str], list[str]]:
+    """The pages :func:`start_investigations` left to this process, then the worker's: finding_id -> its page's link,
+    and what could not be written. A worker that cannot start or dies leaves its subjects to this process."""
+    links: dict[str, str] = {}
+    subjects = started.subjects
+    if not subjects:
+        return links, []
+    theirs = set(started.theirs)
+    mine = [s for s in subjects if s not in theirs]
+    try:
+        done, why = write_subject_pages(con, folder, mine, database, started.plotly_js, started.moments_of)
+        if started.pending is not None:
+            got = _finish_pages_worker(*started.pending)
+            started.pending = None
+            if got is None:  # the worker broke: its subjects here
+                got = write_subject_pages(con, folder, started.theirs, database, started.plotly_js, started.moments_of)
+            done.update(got[0])
+            why.update(got[1])
+    finally:
+        started.cancel()
+    if not any(done.values()):
+        started.plotly_js.unlink(missing_ok=True)  # no page loads it
+    errors = [f"{s[0]} {s[1]}: {why[s]}" for s in subjects if s in why]
+    for finding_id, subject in started.found:
+        if subject is not None and done.get(subject):
+            links[finding_id] = done[subject]
+    return links, errors
+
+
 def write_investigations(con, folder: Path, findings: pl.DataFrame, database: str, db_path: Path | None = None,
                          memory_limit: str | None = None, workers: int = 1, split_from: int = PAGES_IN_TWO_FROM,
                          split_rows: int = PAGES_IN_TWO_ROWS) -> tuple[dict[str, str], list[str]]:
     """One investigation per (subject, window) of the statistical findings; finding_id -> its page's link.
 
-    With ``workers`` > 1, ``db_path`` (the database file, which a worker process opens read-only itself, as the pack
-    workers do), at least ``split_from`` subjects and ``split_rows`` rows of ``out_settlements`` in their windows' days,
-    every other subject (the longest windows first) is written by
-    one worker process while this one writes the rest: the same pages, byte for byte
-    (``tests/test_investigate_command.py``). A worker that cannot start or dies leaves its subjects to this process."""
-    from pipelines.investigation.render import write_plotly_js
-    from pipelines.report.links import INVESTIGATIONS_DIR
-
-    stat = findings.filter(pl.col("p_value").is_not_null()) if "p_value" in findings.columns else findings.head(0)
-    links: dict[str, str] = {}
-    found = [(f["finding_id"], subject_of(f)) for f in stat.iter_rows(named=True)]
-    subjects = list(dict.fromkeys(s for _, s in found if s is not None))
-    if not subjects:
-        return links, []
-    # one plotly.min.js for every page of the folder
-    plotly_js = write_plotly_js(folder / INVESTIGATIONS_DIR)
-    theirs: list[tuple] = []
-    if workers > 1 and db_path is not None and len(subjects) >= split_from and _rows_in(con, subjects) >= split_rows:
-        by_length = sorted(subjects, key=lambda s: -(s[3] - s[2]).days)  # stable: the subjects' order within a length
-        theirs = by_length[1::2]
-    pending = None
-    moments_of: dict = {}
-    if theirs:
-        # each window's bets' moments, read here once for both processes (the worker would compute the exact payout
-        # distributions again, a second of CPU)
-        try:
-            moments_of = window_moments(con, theirs)
-        except Exception:  # noqa: BLE001 - each process then reads them itself, and says what fails
-            moments_of = {}
-        pending = _start_pages_worker((str(db_path), memory_limit, str(folder), theirs, database, str(plotly_js),
-                                       moments_of))
-    mine = [s for s in subjects if s not in set(theirs)] if pending is not None else subjects
-    done, why = write_subject_pages(con, folder, mine, database, plotly_js, moments_of)
-    if pending is not None:
-        got = _finish_pages_worker(*pending)
-        if got is None:  # the worker broke: its subjects here
-            got = write_subject_pages(con, folder, theirs, database, plotly_js, moments_of)
-        done.update(got[0])
-        why.update(got[1])
-    if not any(done.values()):
-        plotly_js.unlink(missing_ok=True)  # no page loads it
-    errors = [f"{s[0]} {s[1]}: {why[s]}" for s in subjects if s in why]
-    for finding_id, subject in found:
-        if subject is not None and done.get(subject):
-            links[finding_id] = done[subject]
-    return links, errors
+    :func:`start_investigations` then :func:`finish_investigations`: with ``workers`` > 1 and enough subjects, a
+    worker process writes every other page, the same pages, byte for byte (``tests/test_investigate_command.py``)."""
+    started = start_investigations(con, folder, findings, db_path, memory_limit, workers, split_from, split_rows,
+                                   database)
+    return finish_investigations(con, folder, started, database)
 
 
 def _rows_in(con, subjects: list[tuple]) -> int:
@@ -208,9 +253,25 @@ def _pages_job(job):  # pragma: no cover - runs in the worker
         con.close()
 
 
+def start_linked_investigations(con, folder: Path, findings: pl.DataFrame, database: str,
+                                settings=None) -> Investigations:
+    """:func:`start_investigations` as the audit runs it: a worker process for half the pages when this machine has a
+    core besides the one this process and the pack workers share; ``database``: the database file's path."""
+    from pipelines.audit.pool import workers_available
+    from pipelines.settings import Settings
+
+    settings = settings or Settings.defaults()
+    db_file = Path(database) if Path(database).is_file() else None
+    return start_investigations(con, folder, findings, db_file, settings.reader_memory, workers_available(),
+                                database=database)
+
+
 def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findings: pl.DataFrame, database: str,
-                       settings=None) -> LinkedPages:
-    """Write the night's evidence packs and investigations into ``folder`` (the run's temporary output folder)."""
+                       settings=None, started: Investigations | None = None) -> LinkedPages:
+    """Write the night's evidence packs and investigations into ``folder`` (the run's temporary output folder).
+
+    ``started``: the investigations :func:`start_linked_investigations` began (a worker may be writing some of them);
+    None: they start here, beside the pack workers."""
     from pipelines.evidence.cameras import load_camera_map
     from pipelines.evidence.rule_text import clause_texts
     from pipelines.settings import Settings
@@ -247,11 +308,13 @@ def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findi
 
     def investigations() -> None:  # in this process while the pool's workers write the packs
         t, c = time.perf_counter(), time.process_time()
-        # a core the pack workers leave free may take half the pages
-        free = workers_available() - (pool.started if pool is not None else 0)
-        investigated["links"], investigated["errors"] = write_investigations(
-            con, folder, findings, database, Path(database) if Path(database).is_file() else None,
-            settings.reader_memory, 1 + max(free, 0))
+        if started is not None:
+            investigated["links"], investigated["errors"] = finish_investigations(con, folder, started, database)
+        else:  # a core the pack workers leave free may take half the pages
+            free = workers_available() - (pool.started if pool is not None else 0)
+            investigated["links"], investigated["errors"] = write_investigations(
+                con, folder, findings, database, Path(database) if Path(database).is_file() else None,
+                settings.reader_memory, 1 + max(free, 0))
         investigated["seconds"], investigated["cpu"] = time.perf_counter() - t, time.process_time() - c
 
     packs = write_packs(con, keys, folder, bound=settings.evidence_packs, database=database, cameras=cameras,
