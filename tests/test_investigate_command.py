@@ -512,3 +512,23 @@ def test_a_shoes_cards_read_near_its_rounds_give_each_rounds_count_as_the_whole_
     assert rounds.join(true_counts(read), on=on, how="left").sort(on).equals(
         rounds.join(true_counts(every), on=on, how="left").sort(on))
     assert rounds.join(true_counts(read), on=on, how="left")["true_count"].null_count() == 0
+
+
+def test_the_workers_share_is_half_the_wagers_in_whole_groups_where_it_can():
+    """``worker_share``: groups of one kind and window stay whole (their rows are read with one query per table) and
+    the two processes get about half the wagers each; a group holding more than half of them is dealt by subject."""
+    from pipelines.report.linked import worker_share
+
+    d1, d7, d30 = dt.date(2026, 12, 1), dt.date(2026, 11, 25), dt.date(2026, 11, 2)
+    dealers30 = [("dealer", f"D{i}", d30, d1) for i in range(4)]
+    tables30 = [("table", f"T{i}", d30, d1) for i in range(2)]
+    players7 = [("player", f"P{i}", d7, d1) for i in range(3)]
+    subjects = [players7[0], *dealers30, players7[1], *tables30, players7[2]]
+    rows = {**{s: 100 for s in dealers30}, **{s: 190 for s in tables30}, **{s: 10 for s in players7}}
+    theirs = worker_share(subjects, rows)
+    # the dealers' group (400) to the worker, the tables' (380) here, the players' (30) here: 400 against 410
+    assert theirs == dealers30
+    # one group of all the wagers: dealt by subject, half each, in the subjects' order
+    lone = worker_share(dealers30, {s: 100 for s in dealers30})
+    assert lone == [dealers30[0], dealers30[2]]
+    assert worker_share([], {}) == []

@@ -95,8 +95,8 @@ def start_investigations(con, folder: Path, findings: pl.DataFrame, db_path: Pat
                          split_rows: int = PAGES_IN_TWO_ROWS, database: str | None = None) -> Investigations:
     """The subjects of the statistical findings; with ``workers`` > 1, ``db_path`` (the database file, which a worker
     process opens read-only itself, as the pack workers do), at least ``split_from`` subjects and ``split_rows`` rows
-    of ``out_settlements`` in their windows' days, every other subject (the longest windows first) goes to one worker
-    process, started here: it writes its pages while this process does the rest of the publish step (the audit starts
+    of ``out_settlements`` in their windows' days, about half their wagers go to one worker process (:func:`worker_share`),
+    started here: it writes its pages while this process does the rest of the publish step (the audit starts
     it as soon as the findings are read, so its start and imports overlap the report's reads, not the pages).
     ``database``: the path the pages name (default ``db_path``)."""
     from pipelines.investigation.render import write_plotly_js
@@ -111,8 +111,7 @@ def start_investigations(con, folder: Path, findings: pl.DataFrame, db_path: Pat
     # one plotly.min.js for every page of the folder
     started.plotly_js = write_plotly_js(folder / INVESTIGATIONS_DIR)
     if workers > 1 and db_path is not None and len(subjects) >= split_from and _rows_in(con, subjects) >= split_rows:
-        by_length = sorted(subjects, key=lambda s: -(s[3] - s[2]).days)  # stable: the subjects' order within a length
-        theirs = by_length[1::2]
+        theirs = worker_share(subjects, subject_rows(con, subjects))
         # every window's bets' moments, read here once for both processes (the worker would compute the exact payout
         # distributions again, a second of CPU)
         try:
@@ -165,6 +164,51 @@ def write_investigations(con, folder: Path, findings: pl.DataFrame, database: st
     started = start_investigations(con, folder, findings, db_path, memory_limit, workers, split_from, split_rows,
                                    database)
     return finish_investigations(con, folder, started, database)
+
+
+def subject_rows(con, subjects: list[tuple]) -> dict[tuple, int]:
+    """Each subject's wagers in its window (what its page reads): one query per kind of subject."""
+    from pipelines.investigate import SUBJECT_COLUMNS
+
+    rows: dict[tuple, int] = {}
+    for kind in dict.fromkeys(s[0] for s in subjects):
+        mine = [s for s in subjects if s[0] == kind]
+        col = SUBJECT_COLUMNS[kind]  # from the fixed map, never from input
+        per_day: dict[tuple, int] = {}
+        for ident, day, n in con.execute(
+                f"SELECT {col}, gaming_day, count(*) FROM out_settlements WHERE {col} IN (SELECT unnest(?::VARCHAR[])) "
+                "AND gaming_day BETWEEN ? AND ? GROUP BY ALL",
+                [sorted({s[1] for s in mine}), min(s[2] for s in mine), max(s[3] for s in mine)]).fetchall():
+            per_day[(ident, day)] = n
+        for s in mine:
+            rows[s] = sum(n for (ident, day), n in per_day.items() if ident == s[1] and s[2] <= day <= s[3])
+    return rows
+
+
+def worker_share(subjects: list[tuple], rows: dict[tuple, int]) -> list[tuple]:
+    """The subjects the pages' worker process writes: about half of all the wagers, in whole groups of one kind and
+    window where it can (a group's pages are read with one query per table: a group split between two processes is
+    read twice). Groups, largest first, each to the side with fewer wagers so far (the worker first); a group larger
+    than half of all is dealt subject by subject the same way. In the subjects' order."""
+    groups: dict[tuple, list[tuple]] = {}
+    for s in subjects:
+        groups.setdefault((s[0], s[2], s[3]), []).append(s)
+    total = sum(rows.get(s, 0) for s in subjects)
+    units: list[list[tuple]] = []
+    for group in groups.values():
+        if 2 * sum(rows.get(s, 0) for s in group) > total and len(group) > 1:
+            units.extend([s] for s in group)
+        else:
+            units.append(group)
+    units.sort(key=lambda u: -sum(rows.get(s, 0) for s in u))  # stable: ties keep the subjects' order
+    theirs: set[tuple] = set()
+    load = [0, 0]  # the worker's wagers, this process's
+    for unit in units:
+        side = 0 if load[0] <= load[1] else 1
+        load[side] += sum(rows.get(s, 0) for s in unit)
+        if side == 0:
+            theirs.update(unit)
+    return [s for s in subjects if s in theirs]
 
 
 def _rows_in(con, subjects: list[tuple]) -> int:
