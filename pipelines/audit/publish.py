@@ -287,7 +287,7 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
             findings = _read_findings(con, keys)
             totals = _settlement_totals(con, keys)
         with parts("investigations started"):  # a worker may write half the pages while the rest runs here
-            started = start_linked_investigations(con, folder, findings, str(Path(db_path).resolve()), settings)
+            started = start_linked_investigations(con, folder, keys, findings, str(Path(db_path).resolve()), settings)
         with parts("quarantine and files"):
             quarantine = load_quarantine_of(con, files_of_input)
             source_files = load_source_files_of(con, files_of_input)

@@ -297,17 +297,34 @@ def _pages_job(job):  # pragma: no cover - runs in the worker
         con.close()
 
 
-def start_linked_investigations(con, folder: Path, findings: pl.DataFrame, database: str,
-                                settings=None) -> Investigations:
-    """:func:`start_investigations` as the audit runs it: a worker process for half the pages when this machine has a
-    core besides the one this process and the pack workers share; ``database``: the database file's path."""
+def start_linked_investigations(con, folder: Path, keys: list[tuple[dt.date, str]], findings: pl.DataFrame,
+                                database: str, settings=None) -> Investigations:
+    """:func:`start_investigations` as the audit runs it, as soon as the findings are read: a worker process for half
+    the pages when the pack workers (:func:`pack_workers`, the decision :func:`write_linked_pages` will take) leave a
+    core free; ``database``: the database file's path."""
     from pipelines.audit.pool import workers_available
     from pipelines.settings import Settings
 
     settings = settings or Settings.defaults()
     db_file = Path(database) if Path(database).is_file() else None
-    return start_investigations(con, folder, findings, db_file, settings.reader_memory, workers_available(),
+    free = workers_available() - (pack_workers(con, keys, settings) if db_file is not None else 0)
+    return start_investigations(con, folder, findings, db_file, settings.reader_memory, 1 + max(free, 0),
                                 database=database)
+
+
+def pack_workers(con, keys: list[tuple[dt.date, str]], settings) -> int:
+    """How many worker processes the night's packs will take (:class:`PackPool`, as :func:`write_packs` decides it from
+    the same rounds and groups): none for a night of few packs, one for one group (a night of 20,000 rounds), more
+    for the 1,000,000-round night."""
+    from pipelines.audit.pool import workers_available
+    from pipelines.evidence.batch import PackPool, _partition_sizes, _round_groups, choose, finding_rounds
+
+    chosen, _ = choose(finding_rounds(con, keys), settings.evidence_packs)
+    if chosen.height == 0:
+        return 0
+    groups = _round_groups(chosen, settings.group_rounds, _partition_sizes(con, chosen))
+    pool = PackPool(Path("."), workers_available())
+    return min(pool.workers, len(groups)) if pool.worth_it(chosen.height, len(groups)) else 0
 
 
 def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findings: pl.DataFrame, database: str,
