@@ -13,8 +13,9 @@ page is written: the audit writes the pages first, into the same temporary outpu
   ``investigations/plotly.min.js``, which each loads by a relative path. Each writes its tables as Parquet, and as
   CSV only the small ones (``command.AUDIT_CSV_TABLES``), with its results chart thinned to ``figures.MAX_POINTS``
   points per line: a page over 30 days of a busy subject was tens of MB, written for every flagged subject. With
-  30 nights of history a night has some 50 such pages: when the pack workers leave a core free, a second process
-  writes half of them (:func:`write_investigations`).
+  30 nights of history a night has some 30 such pages of up to 30 days: when the pack workers leave a core free, a
+  second process writes about half their wagers' pages (:func:`worker_share`), started as soon as the publish step
+  has read the findings (:func:`start_linked_investigations`), so its start overlaps the report's reads.
 
 The packs are written on worker processes while this process writes the investigations (:class:`PackPool`).
 
