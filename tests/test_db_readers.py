@@ -85,3 +85,30 @@ def test_clone_file_copies_every_byte_and_falls_back_where_the_kernel_cannot(tmp
     monkeypatch.setattr(os, "copy_file_range", refused)
     clone_file(source, tmp_path / "c")
     assert (tmp_path / "c").read_bytes() == source.read_bytes()
+
+
+def test_a_snapshot_copied_early_is_kept_only_if_the_file_did_not_change(tmp_path, monkeypatch):
+    """``start_snapshot_copy`` copies the file beside the publish step; the snapshot keeps that copy when nothing wrote
+    the file since (no second copy), and copies again when something did: the snapshot holds the last write."""
+    import pipelines.db as db_module
+    from pipelines.db import start_snapshot_copy
+
+    db = tmp_path / "a.duckdb"
+    _write(db, [1, 2])
+    copies = []
+    clone = db_module.clone_file
+    monkeypatch.setattr(db_module, "clone_file", lambda s, t: (copies.append(t), clone(s, t)))
+    start_snapshot_copy(db)
+    publish_snapshot(db)
+    assert len(copies) == 1  # the early copy, kept
+    con = open_snapshot(db)
+    assert con.execute("select count(*) from t").fetchone()[0] == 2
+    con.close()
+
+    start_snapshot_copy(db)
+    _write(db, [3])  # a write after the copy began: the copy is stale
+    publish_snapshot(db)
+    assert len(copies) == 3  # the early copy, then the snapshot's own
+    con = open_snapshot(db)
+    assert con.execute("select count(*) from t").fetchone()[0] == 3
+    con.close()
