@@ -28,7 +28,7 @@ from pipelines.stats.fdr import bh_adjust
 from pipelines.stats.hold import dealer_error_rates, hold_tests
 from pipelines.stats.load import StatsInputs, gaming_days, open_days
 from pipelines.stats.luck import detect_luck, settled_baccarat
-from pipelines.stats.summaries import DaySummaries, concat_summaries, empty_summaries, hold_rows_reader
+from pipelines.stats.summaries import HOLD_KEYS, DaySummaries, concat_summaries, empty_summaries, hold_rows_reader
 from pipelines.stats.summary_store import (
     CHUNK_ROUNDS, stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
 )
@@ -191,7 +191,11 @@ def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: Stat
     memory_rows = hold_rows_reader(fresh)
 
     def rows(first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
-        return pl.concat([memory_rows(first, last, far), db_rows(first, last, far)])
+        """The far entities' rows of both; numbered by ``far``'s ``ent`` when it has one (``stored_hold_rows``)."""
+        memory = memory_rows(first, last, far)
+        if "ent" in far.columns:
+            memory = memory.join(far.select(*HOLD_KEYS, "ent"), on=list(HOLD_KEYS), how="inner").select("ent", "a", "c", "x", "p")
+        return pl.concat([memory, db_rows(first, last, far)], how="vertical_relaxed")
 
     return concat_summaries([from_db, fresh]), fresh, rows
 
