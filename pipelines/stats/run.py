@@ -33,7 +33,7 @@ from pipelines.stats.summary_store import (
     CHUNK_ROUNDS, stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
 )
 from pipelines.stats.tests_frame import fmt_p, tests_frame
-from pipelines.stats.windows import HoldRowsReader, WindowMemo, window_tests
+from pipelines.stats.windows import FarRows, HoldRowsReader, WindowMemo, window_tests
 from pipelines.stats.wonging import mid_shoe_entry_tests
 
 STAT_KINDS: tuple[str, ...] = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
@@ -190,12 +190,10 @@ def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: Stat
     db_rows = stored_hold_rows(con, sorted(from_db.days))
     memory_rows = hold_rows_reader(fresh)
 
-    def rows(first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
-        """The far entities' rows of both; numbered by ``far``'s ``ent`` when it has one (``stored_hold_rows``)."""
-        memory = memory_rows(first, last, far)
-        if "ent" in far.columns:
-            memory = memory.join(far.select(*HOLD_KEYS, "ent"), on=list(HOLD_KEYS), how="inner").select("ent", "a", "c", "x", "p")
-        return pl.concat([memory, db_rows(first, last, far)], how="vertical_relaxed")
+    def rows(first: dt.date, last: dt.date, far: pl.DataFrame) -> FarRows:
+        """The far entities' rows of both, numbered by ``far``'s ``ent``."""
+        memory = memory_rows(first, last, far).join(far.select(*HOLD_KEYS, "ent"), on=list(HOLD_KEYS), how="inner")
+        return FarRows.concat([FarRows.of_frame(memory), db_rows(first, last, far)])
 
     return concat_summaries([from_db, fresh]), fresh, rows
 
