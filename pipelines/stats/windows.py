@@ -186,6 +186,29 @@ def _matrix(col: pl.Series) -> np.ndarray:
     return m
 
 
+def vector_ids(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index of each distinct row's first occurrence, each row's distinct number) of a float matrix, rows equal when
+    their bits are (-0.0 is taken as 0.0): a 64-bit hash of each row, every row then compared with its group's first
+    (a collision falls back to sorting the rows' bytes). Each word is folded (``b ^ b >> 32``) before it is multiplied:
+    an outcome vector and its negation differ in their sign bits alone, and an even number of flipped top bits times
+    odd multipliers cancels (such pairs sent ``hold_sums.unique_rows`` to its slow path on most windows)."""
+    m = np.ascontiguousarray(m + 0.0, dtype=np.float64)
+    if len(m) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    bits = m.view(np.uint64)
+    mult = np.random.default_rng(20261127).integers(1, 2**63, size=m.shape[1], dtype=np.uint64) | np.uint64(1)
+    with np.errstate(over="ignore"):
+        h = ((bits ^ (bits >> np.uint64(32))) * mult).sum(axis=1, dtype=np.uint64)
+        h ^= h >> np.uint64(29)
+    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    if not np.array_equal(bits[first[inverse]], bits):
+        _, first, inverse = np.unique(m.view(np.dtype((np.void, 8 * m.shape[1]))).ravel(), return_index=True,
+                                      return_inverse=True)
+        inverse = inverse.ravel()
+    return first.astype(np.int64), inverse.astype(np.int64)
+
+
 def _padded(m: np.ndarray, width: int) -> np.ndarray:
     return m if m.shape[1] == width else np.pad(m, ((0, 0), (0, width - m.shape[1])))
 
@@ -195,19 +218,16 @@ def _money_sums(rows: "pl.DataFrame | FarRows", wanted: pl.DataFrame, n: int) ->
     with the entities' keys (``summaries.hold_rows_reader``) or a ``FarRows``.
 
     The same stake and outcome vectors on several days are one row with their counts added (a third fewer rows over
-    30 nights for the saddle point, whose work is per row): equal vectors get one number (``hold_sums.unique_rows``,
-    by their bits, with -0.0 as 0.0), and the rows are merged by entity, stake and the two numbers, in the order
+    30 nights for the saddle point, whose work is per row): equal vectors get one number (``vector_ids``), and the rows are merged by entity, stake and the two numbers, in the order
     of their first row."""
-    from pipelines.stats.hold_sums import unique_rows
-
     if isinstance(rows, pl.DataFrame):
         if rows.height:
             rows = rows.join(wanted, on=list(HOLD_KEYS), how="inner")
         rows = FarRows.of_frame(rows.select("ent", "a", "c", "x", "p") if rows.height else rows)
     if len(rows.ent) == 0:
         return MoneySums(np.zeros(0, dtype=np.int64), np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0), np.zeros(0), n)
-    x_first, x_of = unique_rows(rows.x + 0.0)
-    p_first, p_of = unique_rows(rows.p + 0.0)
+    x_first, x_of = vector_ids(rows.x)
+    p_first, p_of = vector_ids(rows.p)
     merged = pl.DataFrame({"ent": rows.ent, "a": rows.a, "gx": x_of[rows.xi], "gp": p_of[rows.pi], "c": rows.c}).group_by(
         "ent", "a", "gx", "gp", maintain_order=True).agg(pl.col("c").sum())
     return MoneySums(merged["ent"].to_numpy().astype(np.int64), rows.x[x_first][merged["gx"].to_numpy()],
