@@ -261,55 +261,61 @@ class RoundsParser:
 
     # -- parsing --------------------------------------------------------------------------------
     def _duck_parse(self, todo: pl.DataFrame):
-        """DuckDB parses every line once; returns the literal frames and the line-level failures."""
+        """DuckDB parses every line once; returns the literal frames and the line-level failures.
+
+        One statement gives every line's verdict and values, its wagers and actions as lists (exploded in polars,
+        which costs nothing): no temporary table written and read three times (0.32 -> 0.19 CPU s for 39 MB of
+        round lines)."""
         table = arrow(todo)  # record batches of 20k lines: DuckDB parses them on every thread
         batches = table.to_batches(max_chunksize=20_000)
         src = pa.Table.from_batches(batches, schema=table.schema) if batches else table
         con = self.con
+        limit_cols = ", ".join(f"j.limits.{k} AS {v}" for k, v in LIMIT_FIELDS.items())
         with registered(con, "_ingest_lines", src):
-            con.execute(f"""
-                CREATE OR REPLACE TEMP TABLE _ingest_parsed AS
-                SELECT source_line, j, looks_object,
+            parsed = con.sql(f"""
+                SELECT source_line,
                        CASE WHEN j IS NULL OR NOT looks_object THEN
                             CASE WHEN json_valid(raw) THEN lower(json_type(raw)) ELSE 'invalid' END END AS line_kind,
+                       {", ".join(f"j.{f} AS {f}" for f in ROUND_FIELDS)}, {limit_cols},
                        CASE WHEN j IS NULL THEN NULL WHEN j.limits IS NULL OR ({_ALL_NULL_LIMITS})
-                            THEN {_kind_sql("json_type(raw, '$.limits')")} ELSE 'object' END AS limits_kind,
-                       CASE WHEN j IS NULL THEN NULL WHEN j.wagers IS NULL THEN {_kind_sql("json_type(raw, '$.wagers')")} ELSE 'array' END AS wagers_kind,
-                       CASE WHEN j IS NULL THEN NULL WHEN j.actions IS NULL THEN {_kind_sql("json_type(raw, '$.actions')")} ELSE 'array' END AS actions_kind
+                            THEN {_kind_sql("json_type(raw, '$.limits')")} ELSE 'object' END AS "limits__json",
+                       CASE WHEN j IS NULL THEN NULL WHEN j.wagers IS NULL THEN {_kind_sql("json_type(raw, '$.wagers')")} ELSE 'array' END AS "wagers__json",
+                       CASE WHEN j IS NULL THEN NULL WHEN j.actions IS NULL THEN {_kind_sql("json_type(raw, '$.actions')")} ELSE 'array' END AS "actions__json",
+                       coalesce(len(j.wagers), 0)::INTEGER AS wager_count,
+                       coalesce(len(j.actions), 0)::INTEGER AS action_count,
+                       NULL::VARCHAR AS content_hash,
+                       j.wagers AS _wagers, j.actions AS _actions
                 FROM (SELECT source_line, raw, {PARSED} AS j,
                              ltrim(raw) LIKE '{{%' AS looks_object
                       FROM _ingest_lines)
-            """)
-        lf = con.sql("""SELECT source_line, line_kind FROM _ingest_parsed
-                        WHERE line_kind IS NOT NULL OR j IS NULL OR NOT looks_object""").pl()
-        unparseable = lf.filter(pl.col("line_kind").is_null() | (pl.col("line_kind") == "invalid"))
-        not_object = lf.filter(pl.col("line_kind").is_not_null() & (pl.col("line_kind") != "invalid"))
+            """).pl()
+        failed = pl.col("line_kind").is_not_null()
+        lf = parsed.filter(failed)
+        unparseable = lf.filter(pl.col("line_kind") == "invalid")
+        not_object = lf.filter(pl.col("line_kind") != "invalid")
         line_fail = pl.concat([
             failures_at(unparseable["source_line"], "json_unparseable"),
             failures_at(not_object["source_line"], "json_not_object", "a JSON " + not_object["line_kind"].cast(pl.String)),
         ])
-        ok = "line_kind IS NULL AND j IS NOT NULL AND looks_object"
-        limit_cols = ", ".join(f"j.limits.{k} AS {v}" for k, v in LIMIT_FIELDS.items())
-        rounds = con.sql(f"""
-            SELECT source_line, {", ".join(f"j.{f} AS {f}" for f in ROUND_FIELDS)}, {limit_cols},
-                   limits_kind AS "limits__json", wagers_kind AS "wagers__json", actions_kind AS "actions__json",
-                   coalesce(len(j.wagers), 0)::INTEGER AS wager_count,
-                   coalesce(len(j.actions), 0)::INTEGER AS action_count,
-                   NULL::VARCHAR AS content_hash
-            FROM _ingest_parsed WHERE {ok}""").pl()
-        wagers = self._duck_elements("wagers", WAGER_FIELDS, "wager_order", ok, todo)
-        actions = self._duck_elements("actions", ACTION_FIELDS, "action_order", ok, todo)
-        con.execute("DROP TABLE IF EXISTS _ingest_parsed")
+        ok = parsed.filter(~failed)
+        rounds = ok.drop("line_kind", "_wagers", "_actions")
+        wagers = self._elements(ok, "_wagers", WAGER_FIELDS, "wager_order", todo)
+        actions = self._elements(ok, "_actions", ACTION_FIELDS, "action_order", todo)
         return rounds, wagers, actions, line_fail
 
-    def _duck_elements(self, name: str, fields: tuple[str, ...], order: str, ok: str, todo: pl.DataFrame) -> pl.DataFrame:
-        """One row per list element. An element that is not an object comes back with every field
+    @staticmethod
+    def _elements(ok: pl.DataFrame, column: str, fields: tuple[str, ...], order: str, todo: pl.DataFrame) -> pl.DataFrame:
+        """One row per list element, numbered from 1. An element that is not an object comes back with every field
         null; only for those (rare) rows is the element's JSON kind looked up, from the raw line."""
-        cols = ", ".join(f"e.{f} AS {f}" for f in fields)
-        out = self.con.sql(f"""
-            SELECT source_line, i::BIGINT AS {order}, {cols}
-            FROM (SELECT source_line, unnest(j.{name}) AS e, generate_subscripts(j.{name}, 1) AS i
-                  FROM _ingest_parsed WHERE {ok} AND j.{name} IS NOT NULL)""").pl()
+        name = column.removeprefix("_")
+        lists = ok.select("source_line", column).filter(pl.col(column).list.len() > 0)
+        out = lists.select(
+            "source_line",
+            pl.int_ranges(1, pl.col(column).list.len() + 1, dtype=pl.Int64).alias(order), column,
+        ).explode([order, column]).unnest(column)
+        if out.is_empty():  # an empty list gives no struct fields to unnest into: the columns by name
+            out = pl.DataFrame(schema={"source_line": pl.Int64, order: pl.Int64, **{f: pl.String for f in fields}})
+        out = out.select("source_line", order, *fields)
         empty = out.select(pl.all_horizontal([pl.col(f).is_null() for f in fields])).to_series()
         kinds = pl.Series("element__json", ["object"] * len(out), dtype=pl.String)
         if empty.any():
