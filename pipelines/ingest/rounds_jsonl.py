@@ -126,8 +126,8 @@ def _surely_unique(raw: str, key_tokens: int) -> bool:
     holds at least one ``"`` then ``:`` per key it spells out. Equal counts: no object spelled a key twice."""
     try:
         return orjson.dumps(orjson.loads(raw)).count(b'":') == key_tokens
-    except orjson.JSONDecodeError:  # beyond orjson (an integer past 64 bits, NaN): the exact check decides
-        return False
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # beyond orjson (an integer past 64 bits, NaN, nesting
+        return False  # deeper than it writes, which DuckDB reads): the exact check decides
 
 
 def key_tokens(raw: pl.Series) -> pl.Series:
