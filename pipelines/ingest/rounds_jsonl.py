@@ -26,9 +26,10 @@ import pyarrow as pa
 from pipelines.ingest.lines import LineChunk, screen
 from pipelines.ingest.duck import arrow, registered
 from pipelines.ingest.quarantine import checked, failures_at
+from pipelines.ingest.timestamps import with_utc_instants
 from schemas.inputs import INPUT_ACTION, INPUT_ROUNDS_JSONL, INPUT_WAGER
 from schemas.pandera_models import polars_schema
-from schemas.rules import INT_TEXT, json_kind, utc_offset_minutes, with_parsed_timestamps
+from schemas.rules import INT_TEXT, json_kind, utc_offset_minutes
 from schemas.tables import CORE_ACTIONS, CORE_ROUNDS, CORE_WAGERS
 
 KIND = "rounds_jsonl"
@@ -329,7 +330,7 @@ class RoundsParser:
     # -- as read --------------------------------------------------------------------------------
     def _rounds_as_read(self, lit: pl.DataFrame) -> pl.DataFrame:
         names = [f for f in ROUND_FIELDS if f != "recorded_result"] + list(LIMIT_FIELDS.values())
-        out = with_parsed_timestamps(decoded(lit, names), ["bets_open_at", "bets_closed_at", "settled_at"])
+        out = with_utc_instants(self.con, decoded(lit, names), ["bets_open_at", "bets_closed_at", "settled_at"])
         return out.with_columns(pl.col("source_line").cast(pl.Int64))
 
     def _elements_as_read(self, lit: pl.DataFrame, rounds_ar: pl.DataFrame, fields: tuple[str, ...], order: str,
@@ -337,7 +338,7 @@ class RoundsParser:
         if lit.is_empty():
             return pl.DataFrame(schema=schema)
         names = [f for f in fields if f != "wager_ids"] if "wager_ids" in fields else list(fields)
-        out = with_parsed_timestamps(decoded(lit, names), [f for f in ("placed_at", "ts") if f in fields])
+        out = with_utc_instants(self.con, decoded(lit, names), [f for f in ("placed_at", "ts") if f in fields])
         if "wager_ids" in fields:
             out = out.with_columns(json_kind(pl.col("wager_ids")).alias("wager_ids__json"))
         games = rounds_ar.select("source_line", pl.when(pl.col("game__json") == "string").then(pl.col("game")).alias("game"))

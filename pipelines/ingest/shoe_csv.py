@@ -12,10 +12,12 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass, field
 
+import duckdb
 import polars as pl
 
 from pipelines.ingest.lines import LineChunk, UnreadableFile, screen
 from pipelines.ingest.quarantine import checked, empty_failures, failures_at
+from pipelines.ingest.timestamps import with_utc_instants
 from rulebook.cards import FOREIGN, NO_CARD, RANKS, SUITS, UNREADABLE
 from schemas.inputs import INPUT_SHOE_CSV, SHOE_CSV_COLUMNS
 from schemas.pandera_models import polars_schema
@@ -52,6 +54,7 @@ class ShoeParser:
     header: list[str]
     max_seq: dict[str, int] = field(default_factory=dict)
     file_starts: pl.Series | None = None
+    con: duckdb.DuckDBPyConnection | None = None  # reads the common timestamp shape (``timestamps``); polars without
 
     def parse(self, chunk: LineChunk) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
         """One chunk -> (canonical events, failures, raw lines (source_line, raw))."""
@@ -76,7 +79,8 @@ class ShoeParser:
         fields = fields.with_columns([
             pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c) for c in SHOE_CSV_COLUMNS
         ])
-        as_read = self._with_prev_max(with_parsed_timestamps(fields, ["ts"]))
+        stamped = with_parsed_timestamps(fields, ["ts"]) if self.con is None else with_utc_instants(self.con, fields, ["ts"])
+        as_read = self._with_prev_max(stamped)
         # every check but the sequence's was judged for the sequence: the rows passing all are those and the sequence
         passing = as_read["_valid"] & as_read.select(_SEQ_RULE).to_series()
         as_read = as_read.select(list(AS_READ_SCHEMA))
