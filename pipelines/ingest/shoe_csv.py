@@ -62,16 +62,15 @@ class ShoeParser:
 
         quoted = frame.filter(pl.col("raw").str.contains('"', literal=True))
         plain = frame.filter(~pl.col("raw").str.contains('"', literal=True))
-        split = plain.with_columns(pl.col("raw").str.split(",").alias("_f"))
-        split = split.with_columns(pl.col("_f").list.len().alias("_n"))
-        wrong = split.filter(pl.col("_n") != len(SHOE_CSV_COLUMNS))
+        # the fields counted by their commas, then cut at them in one pass (split_exact: no list per line)
+        count = plain.select(pl.col("raw").str.count_matches(",", literal=True) + 1).to_series()
+        wrong = plain.filter(count != len(SHOE_CSV_COLUMNS))
         failures.append(failures_at(wrong["source_line"], "csv_column_count",
-                                    "expected 9 fields, got " + wrong["_n"].cast(pl.String)))
-        good = split.filter(pl.col("_n") == len(SHOE_CSV_COLUMNS))
-        fields = good.select(
+                                    "expected 9 fields, got " + count.filter(count != len(SHOE_CSV_COLUMNS)).cast(pl.String)))
+        fields = plain.filter(count == len(SHOE_CSV_COLUMNS)).select(
             "source_line",
-            *[pl.col("_f").list.get(i).alias(name) for i, name in enumerate(self.header)],
-        )
+            pl.col("raw").str.split_exact(",", len(SHOE_CSV_COLUMNS) - 1).struct.rename_fields(self.header).alias("_f"),
+        ).unnest("_f")
         if not quoted.is_empty():
             qf, qfail = self._parse_quoted(quoted)
             failures.append(qfail)
@@ -118,17 +117,17 @@ class ShoeParser:
         passes every other check. A line set aside (say a mistyped event the device then sent
         again with the same event_seq) is not evidence of the sequence."""
         valid = passes_all(INPUT_SHOE_CSV, builtin_vocabulary(), skip_codes=("seq_backwards",))
-        out = fields.with_columns(valid.alias("_valid"))
         seq = (pl.when(pl.col("event_seq").str.contains(INT_TEXT) & pl.col("_valid"))
                .then(pl.col("event_seq").str.to_integer(strict=False)))
-        out = out.with_columns(seq.alias("_seq"))
         window = ["device_id"]
+        out = fields
         if self.file_starts is not None:
             out = out.with_columns(self.file_starts.search_sorted(out["source_line"], side="right").alias("_file"))
             window = ["_file", "device_id"]
-        out = out.with_columns(
+        # one lazy query: the checks' shared parses (event_seq's integer) computed once
+        out = out.lazy().with_columns(valid.alias("_valid")).with_columns(seq.alias("_seq")).with_columns(
             pl.col("_seq").cum_max().forward_fill().shift(1).over(window).alias("prev_max_event_seq")
-        )
+        ).collect()
         if self.file_starts is not None:  # a batch is parsed in one call: nothing to carry
             return out.drop("_seq", "_file")
         if self.max_seq:
