@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 
 from pipelines.stats.distributions import OUTCOMES, MoneySums, joint_outcome_probabilities, unit_nets_by_outcome
+from pipelines.stats.entity_codes import like
 
 #: a round's part: its wagers of one currency, dealer, shoe and deck count (normally the whole round)
 PART = ["gaming_day", "table_id", "round_no", "currency", "dealer_id", "shoe_id", "decks"]
@@ -133,7 +134,7 @@ def _aggregates() -> list[pl.Expr]:
 def _entities(base: pl.DataFrame, min_wagers: int) -> pl.DataFrame:
     """Per entity (key x currency, on each bet type and on all bets): ``entity_aggregates`` of its round parts."""
     by_bet = base.group_by("key", "currency", "bet").agg(_aggregates()).rename({"bet": "level"})
-    by_all = base.group_by("key", "currency").agg(_aggregates()).with_columns(pl.lit("all").alias("level"))
+    by_all = base.group_by("key", "currency").agg(_aggregates()).with_columns(like("all", base, "bet").alias("level"))
     ents = pl.concat([by_bet, by_all.select(by_bet.columns)])
     if min_wagers:
         ents = ents.filter(pl.col("wagers") >= min_wagers)

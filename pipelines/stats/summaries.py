@@ -227,8 +227,9 @@ def summarise_chunk(inputs: StatsInputs, params: StatsParams, families: set[str]
 
 
 def _decoded_hold(h: HoldSums) -> HoldSums:
-    """``h`` with its entities' keys and tables as strings again (its rows are numbers)."""
-    return HoldSums(tuple(GroupingSums(g.grouping, decoded(g.summary), g.rows) for g in h.groupings), h.x, h.p, h.pays)
+    """``h`` with its entities' keys, labels and tables, and its bets, as strings again (its rows are numbers)."""
+    return HoldSums(tuple(GroupingSums(g.grouping, decoded(g.summary), g.rows) for g in h.groupings), h.x, h.p,
+                    decoded(h.pays) if h.pays is not None else None)
 
 
 def _vectors(name: str, m: np.ndarray) -> pl.Series:
