@@ -13,6 +13,8 @@ on (beside it) and off (a fair floor). Then power against strength and sample si
     .venv/bin/python -m benchmarks.detectors --only none --curve-nights 0 --timing-synthetic 200000  # one synthetic night
     .venv/bin/python -m benchmarks.detectors --only none --curve-nights 0 --input night-1m/   # a real simulated night
     .venv/bin/python -m benchmarks.detectors --only none --curve-nights 0 --timing-db audit.duckdb  # an audited database
+    .venv/bin/python -m benchmarks.detectors --only none --curve-nights 0 --timing-step audit.duckdb  # its last night,
+                                                    # as the audit's statistics task runs it (on a copy), with its parts
 
 Nothing is asserted; the figures are printed (docs/detectors.md quotes them).
 """
@@ -247,6 +249,80 @@ def timing_db(db, rounds: int = 0) -> None:
           "with its windows over the nights before it)")
 
 
+def timing_step(db, nights: list[dt.date] | None = None, repeat: int = 2) -> None:
+    """The statistics task of ``pitaudit audit`` on a copy of an audited database: ``statistics_step`` then
+    ``write_statistics`` (as ``pipelines.audit.tasks.statistics_task`` calls them, with the default settings), ``repeat``
+    times (the first run pays the process's one-off costs, the enumerations and the rule sets' odds; each later one is
+    the steady state, writing over the rows of the run before, as a re-run does). CPU seconds of this process (DuckDB's
+    and polars' threads included) and wall seconds, with the parts that grow with the history: the stored summaries
+    read, the audited nights' summaries made from the evidence, each window length's tests (hold, luck, counting,
+    collusion: their reads of the far hold rows included) and the write. ``nights``: default the database's latest
+    gaming day, and the day before it when the latest is a day still in play (``load.open_days``: the audit of an
+    export holding the next day's first rounds audits both)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    import pipelines.stats.run as run
+    from pipelines.db import open_bounded_reader
+    from pipelines.settings import Settings
+    from pipelines.stats.load import gaming_days, open_days
+
+    settings = Settings()
+    if not nights:
+        con = open_bounded_reader(db)
+        try:
+            days = gaming_days(con)
+            nights = days[-1:]
+            if days and open_days(con, nights) and len(days) > 1:
+                nights = days[-2:]
+        finally:
+            con.close()
+    parts: dict[str, float] = {}
+
+    def timed(name_of, f):
+        def g(*a, **k):
+            c = time.process_time()
+            try:
+                return f(*a, **k)
+            finally:
+                key = name_of(a)
+                parts[key] = parts.get(key, 0.0) + time.process_time() - c
+        return g
+
+    saved = {n: getattr(run, n) for n in ("window_tests", "stored_summaries", "summarise_days")}
+    run.window_tests = timed(lambda a: f"{a[4]}-day windows", saved["window_tests"])
+    run.stored_summaries = timed(lambda a: "stored summaries read", saved["stored_summaries"])
+    run.summarise_days = timed(lambda a: "summaries made", saved["summarise_days"])
+    folder = Path(tempfile.mkdtemp(prefix="pitaudit-timing-"))
+    try:
+        copy = folder / "copy.duckdb"
+        shutil.copyfile(db, copy)
+        for r in range(repeat):
+            parts.clear()
+            c0, w0 = time.process_time(), time.perf_counter()
+            outcomes = run.statistics_step(copy, nights, memory_limit=settings.reader_memory,
+                                           chunk_rounds=settings.group_rounds)
+            c1, w1 = time.process_time(), time.perf_counter()
+            run.write_statistics(copy, outcomes, memory_limit=settings.writer_memory)
+            c2, w2 = time.process_time(), time.perf_counter()
+            tests = {}
+            for o in outcomes:
+                for w, n in o.tests.group_by("window_days").len().rows():
+                    tests[w] = tests.get(w, 0) + n
+            detail = ", ".join(f"{k} {v:.2f}" for k, v in sorted(parts.items()))
+            print(f"timing: statistics task, run {r + 1} of {repeat}, night(s) {', '.join(str(n) for n in nights)}: "
+                  f"step {c1 - c0:.2f} s CPU ({w1 - w0:.2f} s wall), write {c2 - c1:.2f} s CPU ({w2 - w1:.2f} s wall); "
+                  f"of the step (CPU s): {detail}; entities tested per window length: "
+                  f"{', '.join(f'{w}-day {n:,}' for w, n in sorted(tests.items()))}; load average {os.getloadavg()[0]:.1f}",
+                  flush=True)
+            del outcomes
+    finally:
+        for n, f in saved.items():
+            setattr(run, n, f)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def timing_input(folder: str) -> None:
     """``pitaudit audit`` of the night in ``folder`` into a temporary database (a child process, as a user runs it),
     then ``timing_db`` on that database: the statistics step measured on a real simulated night."""
@@ -332,6 +408,10 @@ def main() -> None:
     ap.add_argument("--timing-db-rounds", type=int, default=0, help="the rounds of --timing-db (default: its core_rounds)")
     ap.add_argument("--input", default="", help="audit this night (a folder) and time the statistics step on it")
     ap.add_argument("--timing-synthetic", type=int, default=0, help="time one synthetic night of about this many rounds")
+    ap.add_argument("--timing-step", default="", help="time the audit's statistics task on a copy of this audited database")
+    ap.add_argument("--timing-nights", default="", help="with --timing-step: the nights (comma-separated dates; default "
+                    "its latest gaming day, and the one before when the latest is still in play)")
+    ap.add_argument("--timing-repeat", type=int, default=2, help="with --timing-step: runs in one process (default 2)")
     args = ap.parse_args()
     only = set(filter(None, args.only.split(",")))
     print(f"FDR level {PARAMS.fdr_level}; windows of this benchmark: the scenario's nights (1, or 7 for collusion)")
@@ -369,6 +449,9 @@ def main() -> None:
         timing_input(args.input)
     if args.timing_synthetic:
         timing_synthetic(args.timing_synthetic)
+    if args.timing_step:
+        nights = [dt.date.fromisoformat(d) for d in args.timing_nights.split(",") if d]
+        timing_step(args.timing_step, nights, args.timing_repeat)
 
 
 if __name__ == "__main__":

@@ -266,9 +266,12 @@ class MoneySums:
         return self._sum(self.c * self.a * xs_lo), self._sum(self.c * self.a * xs_hi)
 
     def subset(self, keep: np.ndarray) -> "MoneySums":
-        """Only the entities in boolean ``keep`` (renumbered in order)."""
+        """Only the entities in boolean ``keep`` (renumbered in order). The rows are not copied when every one is kept
+        (a window reads the rows of the kept entities only: a 30-day window's are hundreds of MB)."""
         new = np.cumsum(keep) - 1
         rows = keep[self.ent]
+        if rows.all():
+            return MoneySums(new[self.ent], self.x, self.p, self.a, self.c, int(keep.sum()))
         return MoneySums(new[self.ent[rows]], self.x[rows], self.p[rows], self.a[rows], self.c[rows], int(keep.sum()))
 
     def cgf(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -359,7 +362,9 @@ class _TiltRows:
 
     def __init__(self, ms: MoneySums):
         self.n = ms.n
-        self._all = (ms.ent, ms.a[:, None] * ms.x, np.where(ms.p > 0, np.log(np.where(ms.p > 0, ms.p, 1.0)), -np.inf), ms.c)
+        with np.errstate(divide="ignore"):  # log 0 = -inf: an atom of probability 0 weighs nothing
+            logp = np.log(ms.p)
+        self._all = (ms.ent, ms.a[:, None] * ms.x, logp, ms.c)
         self._rows, self._kept = self._all, np.ones(ms.n, dtype=bool)
         self._scratch: np.ndarray | None = None
 

@@ -146,16 +146,29 @@ def games_hold_rows(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams
 
 def _draws(draws: pl.DataFrame, summary: pl.DataFrame, kinds: pl.DataFrame | None = None) -> MoneySums:
     """The entities' independent draws (``_draw_rows``, summed over days) as a ``MoneySums``. ``kinds``: the
-    distributions of every entity of ``summary`` when ``draws`` holds only some of them (the outcome vectors are
-    padded to the widest of those, as with all of them: the moments' sums then add the same terms in the same order)."""
+    distributions of every entity of ``summary`` when ``draws`` holds only some of them (``_numbered_draws``)."""
     draws = draws.join(summary.select("key", "currency", "game", "level", "ent"),
                        left_on=["key", "currency", "game", "bet"], right_on=["key", "currency", "game", "level"],
-                       how="inner").sort("ent", *DIST, "amount", "scale")
-    kinds = (draws.select(DIST) if kinds is None else kinds).unique().sort(DIST)
-    if kinds.height == 0:
-        return MoneySums(np.zeros(0, dtype=np.int64), np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0), np.zeros(0),
-                         summary.height)
-    pays = [distribution_of(r, v, int(d), b) for r, v, d, b in kinds.rows()]
+                       how="inner")
+    kinds = _numbered_kinds(draws if kinds is None else kinds)
+    return _numbered_draws(draws.join(kinds, on=DIST, how="left"), kinds, summary.height)
+
+
+def _numbered_kinds(draws: pl.DataFrame) -> pl.DataFrame:
+    """The distributions (``DIST``) of ``draws``, sorted, each with its number ``kind``."""
+    return draws.select(DIST).unique().sort(DIST).with_row_index("kind").with_columns(pl.col("kind").cast(pl.Int64))
+
+
+def _numbered_draws(draws: pl.DataFrame, kinds: pl.DataFrame, n: int) -> MoneySums:
+    """The entities' independent draws (``_draw_rows``, summed over days and numbered: ``ent``, the distribution's
+    number ``kind`` in ``kinds``, which is sorted by its columns) as a ``MoneySums`` of ``n`` entities, in the order of
+    entity, distribution, stake and spread. The outcome vectors are padded to the widest of ``kinds`` (the
+    distributions of every entity tested, of which ``draws`` may hold only some: the moments' sums then add the same
+    terms in the same order)."""
+    if kinds.height == 0 or draws.height == 0:
+        return MoneySums(np.zeros(0, dtype=np.int64), np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0), np.zeros(0), n)
+    draws = draws.sort("ent", "kind", "amount", "scale")
+    pays = [distribution_of(r, v, int(d), b) for r, v, d, b in kinds.select(DIST).rows()]
     width = max(len(p.values) for p in pays)
     values = np.zeros((len(pays), width))
     probs = np.zeros((len(pays), width))
@@ -163,14 +176,14 @@ def _draws(draws: pl.DataFrame, summary: pl.DataFrame, kinds: pl.DataFrame | Non
         values[i, :len(p.values)] = [float(v) for v in p.values]
         probs[i, :len(p.probs)] = [float(q) for q in p.probs]
     means = np.array([p.mean for p in pays])
-    idx = draws.join(kinds.with_row_index("kind"), on=DIST, how="left")["kind"].to_numpy()
+    idx = draws["kind"].to_numpy()
     amount = draws["amount"].to_numpy()[:, None]
     scale = draws["scale"].to_numpy()[:, None]
     mu = means[idx][:, None]
     # the mean is the stake's (A mu), the spread about it the round's; with rho = 1 this is A times the net per unit
     x = np.where(probs[idx] > 0, amount * mu + scale * (values[idx] - mu), 0.0)
     return MoneySums(draws["ent"].to_numpy().astype(np.int64), x, probs[idx], np.ones(draws.height),
-                     draws["c"].to_numpy().astype(float), summary.height)
+                     draws["c"].to_numpy().astype(float), n)
 
 
 def seat_correlation(name: str, version: str, decks: int, bet: str) -> float:
@@ -205,12 +218,14 @@ def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, wind
     keys = summary.select(*ENTITY, "first_day", "last_day").rows()
     known = memo.known(keys) if memo is not None else np.full((summary.height, 4), np.nan)
     have = ~np.isnan(known[:, 3])
-    on = {"left_on": ["key", "currency", "game", "bet"], "right_on": ["key", "currency", "game", "level"]}
-    tested = draws.join(summary.select("key", "currency", "game", "level"), how="semi", **on)
-    kinds = tested.select(DIST).unique()
-    wanted = summary.filter(pl.Series(~have))  # the draws of the entities not worked out yet, added up over the days
-    ms = _draws(_combine_draws(tested.join(wanted.select("key", "currency", "game", "level"), how="semi", **on)),
-                summary, kinds)
+    # the draws of the entities tested, by the entity's number and the distribution's (sorted by its columns), so that
+    # they are added up over the days and put in order by numbers (the same groups and order as by the strings)
+    tested = draws.join(summary.select("key", "currency", "game", "level", "ent"), how="inner",
+                        left_on=["key", "currency", "game", "bet"], right_on=["key", "currency", "game", "level"])
+    kinds = _numbered_kinds(tested)
+    wanted = tested.filter(pl.Series((~have)[tested["ent"].to_numpy()]))  # the entities not worked out yet
+    wanted = wanted.join(kinds, on=DIST, how="left").group_by("ent", "kind", "amount", "scale").agg(pl.col("c").sum())
+    ms = _numbered_draws(wanted, kinds, summary.height)
     s = summary["recorded"].cast(pl.Float64).to_numpy()
     mean, var, k3 = ms.moments()
     if have.any():

@@ -28,12 +28,12 @@ from pipelines.stats.fdr import bh_adjust
 from pipelines.stats.hold import dealer_error_rates, hold_tests
 from pipelines.stats.load import StatsInputs, gaming_days, open_days
 from pipelines.stats.luck import detect_luck, settled_baccarat
-from pipelines.stats.summaries import DaySummaries, concat_summaries, empty_summaries, hold_rows_reader
+from pipelines.stats.summaries import HOLD_KEYS, DaySummaries, concat_summaries, empty_summaries, hold_rows_reader
 from pipelines.stats.summary_store import (
     CHUNK_ROUNDS, stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
 )
 from pipelines.stats.tests_frame import fmt_p, tests_frame
-from pipelines.stats.windows import HoldRowsReader, WindowMemo, window_tests
+from pipelines.stats.windows import FarRows, HoldRowsReader, WindowMemo, window_tests
 from pipelines.stats.wonging import mid_shoe_entry_tests
 
 STAT_KINDS: tuple[str, ...] = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
@@ -190,8 +190,10 @@ def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: Stat
     db_rows = stored_hold_rows(con, sorted(from_db.days))
     memory_rows = hold_rows_reader(fresh)
 
-    def rows(first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
-        return pl.concat([memory_rows(first, last, far), db_rows(first, last, far)])
+    def rows(first: dt.date, last: dt.date, far: pl.DataFrame) -> FarRows:
+        """The far entities' rows of both, numbered by ``far``'s ``ent``."""
+        memory = memory_rows(first, last, far).join(far.select(*HOLD_KEYS, "ent"), on=list(HOLD_KEYS), how="inner")
+        return FarRows.concat([FarRows.of_frame(memory), db_rows(first, last, far)])
 
     return concat_summaries([from_db, fresh]), fresh, rows
 

@@ -13,7 +13,8 @@ it reads no wager and no card event, whatever the game.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Union
 
 import numpy as np
 import polars as pl
@@ -28,8 +29,9 @@ from pipelines.stats.luck import ENTITY_KEYS, PART_KEYS, luck_rows
 from pipelines.stats.summaries import HOLD_KEYS, DaySummaries, hold_rows_reader
 from pipelines.stats.tests_frame import tests_frame
 
-#: (days, far entities: grouping, key, currency, level) -> their rows of ``stat_day_hold_rows`` in those days
-HoldRowsReader = Callable[[dt.date, dt.date, pl.DataFrame], pl.DataFrame]
+#: (days, far entities: grouping, key, currency, level, and their number ``ent``) -> their rows of ``stat_day_hold_rows``
+#: in those days: a frame with their keys and vectors (``summaries.hold_rows_reader``), or a ``FarRows``
+HoldRowsReader = Callable[[dt.date, dt.date, pl.DataFrame], Union[pl.DataFrame, "FarRows"]]
 
 
 class WindowMemo:
@@ -118,7 +120,7 @@ def _hold(ents: pl.DataFrame, first: dt.date, last: dt.date, params: StatsParams
 
         def sums_for(far: np.ndarray, summary=summary) -> MoneySums:
             wanted = summary.filter(pl.Series(far)).select(*HOLD_KEYS, "ent")
-            rows = read_rows(first, last, wanted.drop("ent")) if wanted.height else pl.DataFrame()
+            rows = read_rows(first, last, wanted) if wanted.height else pl.DataFrame()
             return _money_sums(rows, wanted, summary.height)
 
         keys = summary.select(*HOLD_KEYS, "first_day", "last_day").rows()
@@ -131,27 +133,106 @@ def _hold(ents: pl.DataFrame, first: dt.date, last: dt.date, params: StatsParams
     return (pl.concat(tests) if tests else tests_frame([])), (pl.concat(funnels) if funnels else pl.DataFrame())
 
 
-def _money_sums(rows: pl.DataFrame, wanted: pl.DataFrame, n: int) -> MoneySums:
-    """The far entities' rows as a ``MoneySums`` numbered like the window's entities (outcome vectors padded to the
-    widest: an atom of probability 0 is ignored by the saddle point)."""
-    if rows.height == 0:
-        return MoneySums(np.zeros(0, dtype=np.int64), np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0), np.zeros(0), n)
-    # the same stake and outcome vectors on several days are one row with their counts added (a third fewer rows
-    # over 30 nights for the saddle point, whose work is per row)
-    rows = rows.join(wanted, on=list(HOLD_KEYS), how="inner").group_by(
-        "ent", "a", "x", "p", maintain_order=True).agg(pl.col("c").sum())
-    width = int(rows["x"].list.len().max())
-    x = np.zeros((rows.height, width))
-    p = np.zeros((rows.height, width))
-    lens = rows["x"].list.len().to_numpy()
+@dataclass(frozen=True)
+class FarRows:
+    """Far entities' rows by number: row i is ``c[i]`` draws of stake ``a[i]`` of entity ``ent[i]`` with the outcome
+    vector ``x[xi[i]]`` and probabilities ``p[pi[i]]``; each vector is kept once however many rows name it (a
+    30-day window's far dealers are 400,000 rows over about 190,000 stored vectors)."""
+
+    ent: np.ndarray
+    a: np.ndarray
+    c: np.ndarray
+    xi: np.ndarray
+    pi: np.ndarray
+    x: np.ndarray
+    p: np.ndarray
+
+    @staticmethod
+    def empty(width: int = 1) -> "FarRows":
+        none = np.zeros(0, dtype=np.int64)
+        return FarRows(none, np.zeros(0), np.zeros(0), none, none, np.zeros((0, width)), np.zeros((0, width)))
+
+    @staticmethod
+    def of_frame(rows: pl.DataFrame) -> "FarRows":
+        """From a frame of ``ent``, ``a``, ``c`` and the list columns ``x`` and ``p`` (one vector per row)."""
+        if rows.height == 0:
+            return FarRows.empty()
+        return FarRows(rows["ent"].to_numpy().astype(np.int64), rows["a"].to_numpy().astype(float),
+                       rows["c"].to_numpy().astype(float), np.arange(rows.height), np.arange(rows.height),
+                       _matrix(rows["x"]), _matrix(rows["p"]))
+
+    @staticmethod
+    def concat(parts: list["FarRows"]) -> "FarRows":
+        """The rows of every part in order (the vectors padded with zeros to the widest: an atom of probability 0
+        is ignored by the saddle point)."""
+        parts = [q for q in parts if len(q.ent)] or [FarRows.empty()]
+        width = max(max(q.x.shape[1], q.p.shape[1]) for q in parts)
+        xs, ps = np.cumsum([0] + [len(q.x) for q in parts]), np.cumsum([0] + [len(q.p) for q in parts])
+        return FarRows(np.concatenate([q.ent for q in parts]), np.concatenate([q.a for q in parts]),
+                       np.concatenate([q.c for q in parts]), np.concatenate([q.xi + o for q, o in zip(parts, xs)]),
+                       np.concatenate([q.pi + o for q, o in zip(parts, ps)]),
+                       np.concatenate([_padded(q.x, width) for q in parts]), np.concatenate([_padded(q.p, width) for q in parts]))
+
+
+def _matrix(col: pl.Series) -> np.ndarray:
+    """A list column of floats as a matrix, each row padded with zeros to the longest."""
+    lens = col.list.len().to_numpy()
+    width = int(lens.max()) if len(lens) else 1
     if (lens == width).all():
-        x[:] = rows["x"].explode().to_numpy().reshape(-1, width)
-        p[:] = rows["p"].explode().to_numpy().reshape(-1, width)
-    else:
-        for i, (xs, ps) in enumerate(zip(rows["x"].to_list(), rows["p"].to_list())):
-            x[i, :len(xs)], p[i, :len(ps)] = xs, ps
-    return MoneySums(rows["ent"].to_numpy().astype(np.int64), x, p, rows["a"].to_numpy().astype(float),
-                     rows["c"].to_numpy().astype(float), n)
+        return np.ascontiguousarray(col.explode().to_numpy().reshape(-1, width), dtype=float)
+    m = np.zeros((len(col), width))
+    for i, v in enumerate(col.to_list()):
+        m[i, :len(v)] = v
+    return m
+
+
+def vector_ids(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index of each distinct row's first occurrence, each row's distinct number) of a float matrix, rows equal when
+    their bits are (-0.0 is taken as 0.0): a 64-bit hash of each row, every row then compared with its group's first
+    (a collision falls back to sorting the rows' bytes). Each word is folded (``b ^ b >> 32``) before it is multiplied:
+    an outcome vector and its negation differ in their sign bits alone, and an even number of flipped top bits times
+    odd multipliers cancels (such pairs sent ``hold_sums.unique_rows`` to its slow path on most windows)."""
+    m = np.ascontiguousarray(m + 0.0, dtype=np.float64)
+    if len(m) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    bits = m.view(np.uint64)
+    mult = np.random.default_rng(20261127).integers(1, 2**63, size=m.shape[1], dtype=np.uint64) | np.uint64(1)
+    with np.errstate(over="ignore"):
+        h = ((bits ^ (bits >> np.uint64(32))) * mult).sum(axis=1, dtype=np.uint64)
+        h ^= h >> np.uint64(29)
+    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    if not np.array_equal(bits[first[inverse]], bits):
+        _, first, inverse = np.unique(m.view(np.dtype((np.void, 8 * m.shape[1]))).ravel(), return_index=True,
+                                      return_inverse=True)
+        inverse = inverse.ravel()
+    return first.astype(np.int64), inverse.astype(np.int64)
+
+
+def _padded(m: np.ndarray, width: int) -> np.ndarray:
+    return m if m.shape[1] == width else np.pad(m, ((0, 0), (0, width - m.shape[1])))
+
+
+def _money_sums(rows: "pl.DataFrame | FarRows", wanted: pl.DataFrame, n: int) -> MoneySums:
+    """The far entities' rows as a ``MoneySums`` numbered like the window's entities. ``rows``: the reader's, a frame
+    with the entities' keys (``summaries.hold_rows_reader``) or a ``FarRows``.
+
+    The same stake and outcome vectors on several days are one row with their counts added (a third fewer rows over
+    30 nights for the saddle point, whose work is per row): equal vectors get one number (``vector_ids``), and the rows are merged by entity, stake and the two numbers, in the order
+    of their first row."""
+    if isinstance(rows, pl.DataFrame):
+        if rows.height:
+            rows = rows.join(wanted, on=list(HOLD_KEYS), how="inner")
+        rows = FarRows.of_frame(rows.select("ent", "a", "c", "x", "p") if rows.height else rows)
+    if len(rows.ent) == 0:
+        return MoneySums(np.zeros(0, dtype=np.int64), np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0), np.zeros(0), n)
+    x_first, x_of = vector_ids(rows.x)
+    p_first, p_of = vector_ids(rows.p)
+    merged = pl.DataFrame({"ent": rows.ent, "a": rows.a, "gx": x_of[rows.xi], "gp": p_of[rows.pi], "c": rows.c}).group_by(
+        "ent", "a", "gx", "gp", maintain_order=True).agg(pl.col("c").sum())
+    return MoneySums(merged["ent"].to_numpy().astype(np.int64), rows.x[x_first][merged["gx"].to_numpy()],
+                     rows.p[p_first][merged["gp"].to_numpy()], merged["a"].to_numpy().astype(float),
+                     merged["c"].to_numpy().astype(float), n)
 
 
 def _dealers(d: pl.DataFrame) -> pl.DataFrame:
