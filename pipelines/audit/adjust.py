@@ -29,6 +29,7 @@ import polars as pl
 from pipelines.currency import format_amount
 
 from pipelines.audit.clauses import CLAUSES, DECISION_BETS, LIMIT_SIGN, SIDE_BETS
+from pipelines.audit.joins import attach
 
 # columns prescribe() needs on each wager row
 WAGER_CONTEXT_COLUMNS: tuple[str, ...] = (
@@ -149,7 +150,7 @@ def _sentences(w: pl.DataFrame) -> pl.DataFrame:
         texts["differential_issue"].append(_differential_sentence(r))
         texts["override_detail"].append(_override_sentence(r, limit))
     frame = pl.DataFrame(texts, schema={"_row": pl.UInt32, **{c: pl.String for c in TEXT_COLUMNS}})
-    return w.join(frame, on="_row", how="left")
+    return attach(w, frame, ["_row"])
 
 
 def _n(v: int | None, currency: str | None) -> str:
@@ -228,12 +229,14 @@ def _under_minimum_repeats(w: pl.DataFrame) -> pl.DataFrame:
     wager (no player_id) cannot be linked to earlier ones and is settled as placed.
     """
     applies = pl.col("_under") & pl.col("player_id").is_not_null() & (pl.col("_under_clause") == "TBAC-7.17")
+    # the few columns the grouping reads are cut before the filter: a filter of the whole wager frame copies it all
     first = (
-        w.filter(applies)
+        w.select("table_id", "gaming_day", "player_id", "round_no", "_under", "_under_clause")
+        .filter(applies)
         .group_by(["table_id", "gaming_day", "player_id"])
         .agg(pl.col("round_no").min().alias("_first_under_round"))
     )
-    w = w.join(first, on=["table_id", "gaming_day", "player_id"], how="left", nulls_equal=False)
+    w = attach(w, first, ["table_id", "gaming_day", "player_id"])
     return w.with_columns(
         (applies & (pl.col("round_no") > pl.col("_first_under_round"))).fill_null(False).alias("_under_repeat")
     )
@@ -242,12 +245,12 @@ def _under_minimum_repeats(w: pl.DataFrame) -> pl.DataFrame:
 def _holdem_ratios(w: pl.DataFrame) -> pl.DataFrame:
     """The Flop is twice the Ante, the Turn and River equal to it (HTB-4.11.2-4.11.4, MBS-3.7.2, the guide)."""
     ante = (
-        w.filter((pl.col("game") == "holdem_bonus") & (pl.col("bet") == "ante"))
-        .sort("wager_order")
+        w.select("table_id", "round_no", "seat", "game", "bet", "wager_order", "amount")
+        .filter((pl.col("game") == "holdem_bonus") & (pl.col("bet") == "ante"))
         .group_by(["table_id", "round_no", "seat"])
-        .agg(pl.col("amount").first().alias("_ante"))
+        .agg(pl.col("amount").sort_by("wager_order").first().alias("_ante"))
     )
-    w = w.join(ante, on=["table_id", "round_no", "seat"], how="left")
+    w = attach(w, ante, ["table_id", "round_no", "seat"])
     holdem = pl.col("game") == "holdem_bonus"
     target = (
         pl.when(holdem & (pl.col("bet") == "flop")).then(2 * pl.col("_ante"))
@@ -284,7 +287,9 @@ def _differential(w: pl.DataFrame) -> pl.DataFrame:
     )
     under = pl.col("amount") < pl.col("limit_min").fill_null(0)
     sides = (
-        w.filter(eligible)
+        w.select("table_id", "round_no", "game", "bet", "limit_differential", "limit_min", "clause_prefix", "status", "amount",
+                 "_capped")
+        .filter(eligible)
         .group_by(["table_id", "round_no"])
         .agg(
             pl.col("_capped").filter(pl.col("bet") == "banker").sum().alias("_banker_total"),
@@ -307,7 +312,7 @@ def _differential(w: pl.DataFrame) -> pl.DataFrame:
             pl.max_horizontal(pl.col("_smaller_total") + pl.col("_diff") - pl.col("_exempt_total"), pl.lit(0)).alias("_share"),
         )
     )
-    w = w.join(sides, on=["table_id", "round_no"], how="left")
+    w = attach(w, sides, ["table_id", "round_no"])
     on_larger = (eligible & pl.col("_larger").is_not_null() & (pl.col("bet") == pl.col("_larger"))).fill_null(False)
     share = (
         pl.col("_capped").cast(pl.Int128) * pl.col("_share").cast(pl.Int128) // pl.col("_pool").cast(pl.Int128).clip(lower_bound=1)

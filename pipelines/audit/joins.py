@@ -25,6 +25,8 @@ def attach(left: pl.DataFrame, right: pl.DataFrame, on: list[str], how: str = "l
     overlap = (set(left.columns) & set(right.columns)) - set(on)
     if overlap:
         return left.join(right, on=on, how=how, maintain_order="left")
+    if how == "left" and right.height == 0:  # nothing to match: the join's new columns, all null
+        return left.with_columns(pl.lit(None, dtype=t).alias(c) for c, t in right.schema.items() if c not in on)
     if how == "inner":
         right = right.with_columns(pl.lit(True).alias(_HIT))
     extra = left.select(on).join(right, on=on, how="left", maintain_order="left")
