@@ -40,10 +40,26 @@ WAGER_CONTEXT_COLUMNS: tuple[str, ...] = (
 # optional: ``free_hand_after`` / ``free_hand_cause`` (pipelines.audit.free_hand), a Free Hand by the rules
 
 
+# each wager's rule text as a row of CLAUSES (the last row: none), found once per frame in ``_PREFIX``: a lookup of
+# the text's clauses by that row is a gather, where mapping the prefix strings again cost a hash pass per clause
+_PREFIXES: tuple[str, ...] = tuple(CLAUSES)
+_PREFIX = "_prefix_row"
+
+
+def _prefix_row() -> pl.Expr:
+    return pl.col("clause_prefix").replace_strict(
+        {p: i for i, p in enumerate(_PREFIXES)}, default=len(_PREFIXES), return_dtype=pl.UInt32
+    ).alias(_PREFIX)
+
+
+def _by_text(values: list, dtype: pl.DataType) -> pl.Expr:
+    """One value per rule text (``values`` in ``_PREFIXES`` order, then the value for no known text), per wager."""
+    return pl.lit(pl.Series(values, dtype=dtype)).gather(pl.col(_PREFIX))
+
+
 def _clause(field: str) -> pl.Expr:
     """The procedure clause ``field`` of the wager's rule text (null where the text has none)."""
-    mapping = {prefix: getattr(c, field) for prefix, c in CLAUSES.items()}
-    return pl.col("clause_prefix").replace_strict(mapping, default=None, return_dtype=pl.String)
+    return _by_text([getattr(CLAUSES[p], field) for p in _PREFIXES] + [None], pl.String)
 
 
 TEXT_COLUMNS = ("limit_issue", "differential_issue", "override_detail")
@@ -75,6 +91,7 @@ def prescribe(w: pl.DataFrame) -> pl.DataFrame:
                 "override", "override_clause", "override_detail", "amount_clause")),
             pl.lit(None, dtype=pl.Int64).alias("settled_amount"),
         )
+    w = w.with_columns(_prefix_row())
     w = w.with_columns(
         pl.when(pl.col("bet").is_in(list(DECISION_BETS))).then(pl.lit("decision"))
         .when(pl.col("bet").is_in(list(SIDE_BETS))).then(pl.lit("side"))
@@ -259,9 +276,7 @@ def _holdem_ratios(w: pl.DataFrame) -> pl.DataFrame:
     w = w.with_columns(
         target.alias("_ratio_target"),
         pl.when(pl.col("bet") == "flop").then(_clause("flop_ratio")).otherwise(_clause("turn_river_ratio")).alias("_ratio_clause"),
-        pl.col("clause_prefix").replace_strict(
-            {p: c.ratio_excess_returned for p, c in CLAUSES.items()}, default=False, return_dtype=pl.Boolean
-        ).alias("_excess_returned"),
+        _by_text([CLAUSES[p].ratio_excess_returned for p in _PREFIXES] + [False], pl.Boolean).alias("_excess_returned"),
     )
     off = (pl.col("_ratio_target").is_not_null() & (pl.col("amount") != pl.col("_ratio_target"))).fill_null(False)
     return w.with_columns(
@@ -287,8 +302,7 @@ def _differential(w: pl.DataFrame) -> pl.DataFrame:
     )
     under = pl.col("amount") < pl.col("limit_min").fill_null(0)
     sides = (
-        w.select("table_id", "round_no", "game", "bet", "limit_differential", "limit_min", "clause_prefix", "status", "amount",
-                 "_capped")
+        w.select("table_id", "round_no", "game", "bet", "limit_differential", "limit_min", _PREFIX, "status", "amount", "_capped")
         .filter(eligible)
         .group_by(["table_id", "round_no"])
         .agg(
@@ -313,6 +327,11 @@ def _differential(w: pl.DataFrame) -> pl.DataFrame:
         )
     )
     w = attach(w, sides, ["table_id", "round_no"])
+    if sides.height == 0:  # no round over its differential (every Hold'em or Blackjack group): nothing pro rata
+        return w.with_columns(
+            pl.lit(False).alias("_exempt"), pl.lit(False).alias("_prorated"), pl.col("_capped").alias("_settled"),
+            pl.lit(None, dtype=pl.String).alias("differential_clause"),
+        )
     on_larger = (eligible & pl.col("_larger").is_not_null() & (pl.col("bet") == pl.col("_larger"))).fill_null(False)
     share = (
         pl.col("_capped").cast(pl.Int128) * pl.col("_share").cast(pl.Int128) // pl.col("_pool").cast(pl.Int128).clip(lower_bound=1)
