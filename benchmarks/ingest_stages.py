@@ -28,11 +28,13 @@ STAGES = {  # (module, owner attribute or None, function) -> label
     ("pipelines.ingest.rounds_jsonl", None, "duplicate_keys"): "rounds: duplicate keys",
     ("pipelines.ingest.rounds_jsonl", "RoundsParser", "_rounds_as_read"): "rounds: as read (rounds)",
     ("pipelines.ingest.rounds_jsonl", "RoundsParser", "_elements_as_read"): "rounds: as read (wagers, actions)",
+    ("pipelines.ingest.rounds_jsonl", None, "with_utc_instants"): "rounds: timestamps (within as read)",
     ("pipelines.ingest.rounds_jsonl", None, "checked"): "rounds: the models' checks",
     ("pipelines.ingest.rounds_jsonl", "RoundsParser", "_canonical"): "rounds: canonical rows",
     ("pipelines.ingest.shoe_csv", "ShoeParser", "parse"): "shoe CSV: all",
     ("pipelines.ingest.shoe_csv", None, "checked"): "shoe CSV: the models' checks",
     ("pipelines.ingest.shoe_csv", "ShoeParser", "_with_prev_max"): "shoe CSV: the sequence",
+    ("pipelines.ingest.shoe_csv", None, "with_utc_instants"): "shoe CSV: timestamps",
     ("pipelines.ingest.parse", None, "to_quarantine"): "quarantine rows",
 }
 

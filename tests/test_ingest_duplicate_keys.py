@@ -79,3 +79,14 @@ def test_a_repeat_in_each_place_the_contract_knows_is_found_and_a_clean_line_is_
 def test_key_tokens_counts_as_the_regex_does_on_any_text(lines) -> None:
     raw = pl.Series("raw", lines, dtype=pl.String)
     assert key_tokens(raw).to_list() == raw.str.count_matches(KEY_TOKEN).to_list()
+
+
+def test_a_line_nested_deeper_than_orjson_writes_is_judged_by_the_exact_check() -> None:
+    """DuckDB reads a round line with a 300-deep value in a field the contract does not name; orjson reads it but
+    refuses to write it back. The screen must hand it to the exact check, not fail the batch."""
+    deep = "[" * 300 + "]" * 300
+    clean = '{"round_no": 7, "extra": ' + deep + "}"
+    repeated = '{"round_no": 7, "extra": ' + deep + ', "round_no": 8}'
+    frame = pl.DataFrame({"source_line": [1, 2], "raw": [clean, repeated]})
+    got = duplicate_keys(frame)
+    assert got["source_line"].to_list() == [2]

@@ -33,7 +33,7 @@ def _parsed_parts(parts, files: tuple[InputFile, ...], options: ParseOptions, co
         if kind == Kind.SHOE_CSV:
             key = tuple(part.header)
             if key not in shoe or not streamed:  # one file's chunks share a parser (it carries event_seq)
-                shoe[key] = ShoeParser(files[0].rel, part.header, file_starts=None if streamed else part.starts)
+                shoe[key] = ShoeParser(files[0].rel, part.header, file_starts=None if streamed else part.starts, con=con)
             events, failures, raw = shoe[key].parse(part.chunk)
             frames = [("events", part.relabel(events))]
         else:

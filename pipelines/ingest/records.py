@@ -6,6 +6,7 @@ nothing but these records, so each can be tested with hand-made ones and none re
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -124,6 +125,26 @@ class Parsed:
     reasons: Counter  # quarantine reason -> lines
     lines_read: Counter  # file -> lines
     bytes_read: int = 0
+
+    def __getstate__(self) -> dict:
+        """A parse worker sends its frames to the writer as Arrow IPC, uncompressed: half the CPU of polars' own
+        pickling of a frame (0.84 -> 0.44 CPU s for the 200,000-round night's 432 MB of parsed frames), read back
+        at the same cost (0.3)."""
+        state = dict(self.__dict__)
+        state["frames"] = tuple((name, _ipc(frame)) for name, frame in self.frames)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        state["frames"] = tuple((name, pl.read_ipc(io.BytesIO(data))) for name, data in state["frames"])
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+
+
+def _ipc(frame: pl.DataFrame) -> bytes:
+    out = io.BytesIO()
+    frame.write_ipc(out, compression="uncompressed")
+    return out.getvalue()
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,12 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass, field
 
+import duckdb
 import polars as pl
 
 from pipelines.ingest.lines import LineChunk, UnreadableFile, screen
 from pipelines.ingest.quarantine import checked, empty_failures, failures_at
+from pipelines.ingest.timestamps import with_utc_instants
 from rulebook.cards import FOREIGN, NO_CARD, RANKS, SUITS, UNREADABLE
 from schemas.inputs import INPUT_SHOE_CSV, SHOE_CSV_COLUMNS
 from schemas.pandera_models import polars_schema
@@ -52,6 +54,7 @@ class ShoeParser:
     header: list[str]
     max_seq: dict[str, int] = field(default_factory=dict)
     file_starts: pl.Series | None = None
+    con: duckdb.DuckDBPyConnection | None = None  # reads the common timestamp shape (``timestamps``); polars without
 
     def parse(self, chunk: LineChunk) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
         """One chunk -> (canonical events, failures, raw lines (source_line, raw))."""
@@ -59,16 +62,15 @@ class ShoeParser:
 
         quoted = frame.filter(pl.col("raw").str.contains('"', literal=True))
         plain = frame.filter(~pl.col("raw").str.contains('"', literal=True))
-        split = plain.with_columns(pl.col("raw").str.split(",").alias("_f"))
-        split = split.with_columns(pl.col("_f").list.len().alias("_n"))
-        wrong = split.filter(pl.col("_n") != len(SHOE_CSV_COLUMNS))
+        # the fields counted by their commas, then cut at them in one pass (split_exact: no list per line)
+        count = plain.select(pl.col("raw").str.count_matches(",", literal=True) + 1).to_series()
+        wrong = plain.filter(count != len(SHOE_CSV_COLUMNS))
         failures.append(failures_at(wrong["source_line"], "csv_column_count",
-                                    "expected 9 fields, got " + wrong["_n"].cast(pl.String)))
-        good = split.filter(pl.col("_n") == len(SHOE_CSV_COLUMNS))
-        fields = good.select(
+                                    "expected 9 fields, got " + count.filter(count != len(SHOE_CSV_COLUMNS)).cast(pl.String)))
+        fields = plain.filter(count == len(SHOE_CSV_COLUMNS)).select(
             "source_line",
-            *[pl.col("_f").list.get(i).alias(name) for i, name in enumerate(self.header)],
-        )
+            pl.col("raw").str.split_exact(",", len(SHOE_CSV_COLUMNS) - 1).struct.rename_fields(self.header).alias("_f"),
+        ).unnest("_f")
         if not quoted.is_empty():
             qf, qfail = self._parse_quoted(quoted)
             failures.append(qfail)
@@ -76,7 +78,8 @@ class ShoeParser:
         fields = fields.with_columns([
             pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c) for c in SHOE_CSV_COLUMNS
         ])
-        as_read = self._with_prev_max(with_parsed_timestamps(fields, ["ts"]))
+        stamped = with_parsed_timestamps(fields, ["ts"]) if self.con is None else with_utc_instants(self.con, fields, ["ts"])
+        as_read = self._with_prev_max(stamped)
         # every check but the sequence's was judged for the sequence: the rows passing all are those and the sequence
         passing = as_read["_valid"] & as_read.select(_SEQ_RULE).to_series()
         as_read = as_read.select(list(AS_READ_SCHEMA))
@@ -114,17 +117,17 @@ class ShoeParser:
         passes every other check. A line set aside (say a mistyped event the device then sent
         again with the same event_seq) is not evidence of the sequence."""
         valid = passes_all(INPUT_SHOE_CSV, builtin_vocabulary(), skip_codes=("seq_backwards",))
-        out = fields.with_columns(valid.alias("_valid"))
         seq = (pl.when(pl.col("event_seq").str.contains(INT_TEXT) & pl.col("_valid"))
                .then(pl.col("event_seq").str.to_integer(strict=False)))
-        out = out.with_columns(seq.alias("_seq"))
         window = ["device_id"]
+        out = fields
         if self.file_starts is not None:
             out = out.with_columns(self.file_starts.search_sorted(out["source_line"], side="right").alias("_file"))
             window = ["_file", "device_id"]
-        out = out.with_columns(
+        # one lazy query: the checks' shared parses (event_seq's integer) computed once
+        out = out.lazy().with_columns(valid.alias("_valid")).with_columns(seq.alias("_seq")).with_columns(
             pl.col("_seq").cum_max().forward_fill().shift(1).over(window).alias("prev_max_event_seq")
-        )
+        ).collect()
         if self.file_starts is not None:  # a batch is parsed in one call: nothing to carry
             return out.drop("_seq", "_file")
         if self.max_seq:
