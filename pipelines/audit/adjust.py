@@ -29,6 +29,7 @@ import polars as pl
 from pipelines.currency import format_amount
 
 from pipelines.audit.clauses import CLAUSES, DECISION_BETS, LIMIT_SIGN, SIDE_BETS
+from pipelines.audit.joins import attach
 
 # columns prescribe() needs on each wager row
 WAGER_CONTEXT_COLUMNS: tuple[str, ...] = (
@@ -39,10 +40,26 @@ WAGER_CONTEXT_COLUMNS: tuple[str, ...] = (
 # optional: ``free_hand_after`` / ``free_hand_cause`` (pipelines.audit.free_hand), a Free Hand by the rules
 
 
+# each wager's rule text as a row of CLAUSES (the last row: none), found once per frame in ``_PREFIX``: a lookup of
+# the text's clauses by that row is a gather, where mapping the prefix strings again cost a hash pass per clause
+_PREFIXES: tuple[str, ...] = tuple(CLAUSES)
+_PREFIX = "_prefix_row"
+
+
+def _prefix_row() -> pl.Expr:
+    return pl.col("clause_prefix").replace_strict(
+        {p: i for i, p in enumerate(_PREFIXES)}, default=len(_PREFIXES), return_dtype=pl.UInt32
+    ).alias(_PREFIX)
+
+
+def _by_text(values: list, dtype: pl.DataType) -> pl.Expr:
+    """One value per rule text (``values`` in ``_PREFIXES`` order, then the value for no known text), per wager."""
+    return pl.lit(pl.Series(values, dtype=dtype)).gather(pl.col(_PREFIX))
+
+
 def _clause(field: str) -> pl.Expr:
     """The procedure clause ``field`` of the wager's rule text (null where the text has none)."""
-    mapping = {prefix: getattr(c, field) for prefix, c in CLAUSES.items()}
-    return pl.col("clause_prefix").replace_strict(mapping, default=None, return_dtype=pl.String)
+    return _by_text([getattr(CLAUSES[p], field) for p in _PREFIXES] + [None], pl.String)
 
 
 TEXT_COLUMNS = ("limit_issue", "differential_issue", "override_detail")
@@ -74,6 +91,7 @@ def prescribe(w: pl.DataFrame) -> pl.DataFrame:
                 "override", "override_clause", "override_detail", "amount_clause")),
             pl.lit(None, dtype=pl.Int64).alias("settled_amount"),
         )
+    w = w.with_columns(_prefix_row())
     w = w.with_columns(
         pl.when(pl.col("bet").is_in(list(DECISION_BETS))).then(pl.lit("decision"))
         .when(pl.col("bet").is_in(list(SIDE_BETS))).then(pl.lit("side"))
@@ -149,7 +167,7 @@ def _sentences(w: pl.DataFrame) -> pl.DataFrame:
         texts["differential_issue"].append(_differential_sentence(r))
         texts["override_detail"].append(_override_sentence(r, limit))
     frame = pl.DataFrame(texts, schema={"_row": pl.UInt32, **{c: pl.String for c in TEXT_COLUMNS}})
-    return w.join(frame, on="_row", how="left")
+    return attach(w, frame, ["_row"])
 
 
 def _n(v: int | None, currency: str | None) -> str:
@@ -228,12 +246,14 @@ def _under_minimum_repeats(w: pl.DataFrame) -> pl.DataFrame:
     wager (no player_id) cannot be linked to earlier ones and is settled as placed.
     """
     applies = pl.col("_under") & pl.col("player_id").is_not_null() & (pl.col("_under_clause") == "TBAC-7.17")
+    # the few columns the grouping reads are cut before the filter: a filter of the whole wager frame copies it all
     first = (
-        w.filter(applies)
+        w.select("table_id", "gaming_day", "player_id", "round_no", "_under", "_under_clause")
+        .filter(applies)
         .group_by(["table_id", "gaming_day", "player_id"])
         .agg(pl.col("round_no").min().alias("_first_under_round"))
     )
-    w = w.join(first, on=["table_id", "gaming_day", "player_id"], how="left", nulls_equal=False)
+    w = attach(w, first, ["table_id", "gaming_day", "player_id"])
     return w.with_columns(
         (applies & (pl.col("round_no") > pl.col("_first_under_round"))).fill_null(False).alias("_under_repeat")
     )
@@ -242,12 +262,12 @@ def _under_minimum_repeats(w: pl.DataFrame) -> pl.DataFrame:
 def _holdem_ratios(w: pl.DataFrame) -> pl.DataFrame:
     """The Flop is twice the Ante, the Turn and River equal to it (HTB-4.11.2-4.11.4, MBS-3.7.2, the guide)."""
     ante = (
-        w.filter((pl.col("game") == "holdem_bonus") & (pl.col("bet") == "ante"))
-        .sort("wager_order")
+        w.select("table_id", "round_no", "seat", "game", "bet", "wager_order", "amount")
+        .filter((pl.col("game") == "holdem_bonus") & (pl.col("bet") == "ante"))
         .group_by(["table_id", "round_no", "seat"])
-        .agg(pl.col("amount").first().alias("_ante"))
+        .agg(pl.col("amount").sort_by("wager_order").first().alias("_ante"))
     )
-    w = w.join(ante, on=["table_id", "round_no", "seat"], how="left")
+    w = attach(w, ante, ["table_id", "round_no", "seat"])
     holdem = pl.col("game") == "holdem_bonus"
     target = (
         pl.when(holdem & (pl.col("bet") == "flop")).then(2 * pl.col("_ante"))
@@ -256,9 +276,7 @@ def _holdem_ratios(w: pl.DataFrame) -> pl.DataFrame:
     w = w.with_columns(
         target.alias("_ratio_target"),
         pl.when(pl.col("bet") == "flop").then(_clause("flop_ratio")).otherwise(_clause("turn_river_ratio")).alias("_ratio_clause"),
-        pl.col("clause_prefix").replace_strict(
-            {p: c.ratio_excess_returned for p, c in CLAUSES.items()}, default=False, return_dtype=pl.Boolean
-        ).alias("_excess_returned"),
+        _by_text([CLAUSES[p].ratio_excess_returned for p in _PREFIXES] + [False], pl.Boolean).alias("_excess_returned"),
     )
     off = (pl.col("_ratio_target").is_not_null() & (pl.col("amount") != pl.col("_ratio_target"))).fill_null(False)
     return w.with_columns(
@@ -284,7 +302,8 @@ def _differential(w: pl.DataFrame) -> pl.DataFrame:
     )
     under = pl.col("amount") < pl.col("limit_min").fill_null(0)
     sides = (
-        w.filter(eligible)
+        w.select("table_id", "round_no", "game", "bet", "limit_differential", "limit_min", _PREFIX, "status", "amount", "_capped")
+        .filter(eligible)
         .group_by(["table_id", "round_no"])
         .agg(
             pl.col("_capped").filter(pl.col("bet") == "banker").sum().alias("_banker_total"),
@@ -307,7 +326,12 @@ def _differential(w: pl.DataFrame) -> pl.DataFrame:
             pl.max_horizontal(pl.col("_smaller_total") + pl.col("_diff") - pl.col("_exempt_total"), pl.lit(0)).alias("_share"),
         )
     )
-    w = w.join(sides, on=["table_id", "round_no"], how="left")
+    w = attach(w, sides, ["table_id", "round_no"])
+    if sides.height == 0:  # no round over its differential (every Hold'em or Blackjack group): nothing pro rata
+        return w.with_columns(
+            pl.lit(False).alias("_exempt"), pl.lit(False).alias("_prorated"), pl.col("_capped").alias("_settled"),
+            pl.lit(None, dtype=pl.String).alias("differential_clause"),
+        )
     on_larger = (eligible & pl.col("_larger").is_not_null() & (pl.col("bet") == pl.col("_larger"))).fill_null(False)
     share = (
         pl.col("_capped").cast(pl.Int128) * pl.col("_share").cast(pl.Int128) // pl.col("_pool").cast(pl.Int128).clip(lower_bound=1)

@@ -18,6 +18,9 @@ from pipelines.audit.frames import RECON_SCHEMA, conform
 from pipelines.audit.params import AuditParams
 from rulebook.cards import FOREIGN, NO_CARD
 
+# the device's order of a round's events: what the engine reads the cards in
+DEVICE_ORDER = ["table_id", "round_no", "device_id", "event_seq"]
+
 
 def reconstruct(events: pl.DataFrame, rounds: pl.DataFrame, params: AuditParams) -> pl.DataFrame:
     """One row per round of the partition: the device's card sequence beside the table system's record.
@@ -26,7 +29,11 @@ def reconstruct(events: pl.DataFrame, rounds: pl.DataFrame, params: AuditParams)
     rounds (core_rounds). Rounds seen by only one side are kept, with a note saying which.
     """
     dealt = events.filter(pl.col("round_no").is_not_null() & pl.col("event").is_in(["card", "burn"]))
-    dealt = dealt.sort(["table_id", "round_no", "device_id", "event_seq"])
+    # Each round's events are wanted in device order, and the rounds in any order (the result is sorted by round at
+    # the end). The load reads the events in (device_id, event_seq) order, which is each round's device order
+    # already: then the sort, the costliest step here, is skipped.
+    if not _in_order(dealt, ["device_id", "event_seq"]):
+        dealt = dealt.sort(DEVICE_ORDER)
     per_round = dealt.group_by(["table_id", "round_no"], maintain_order=True).agg(
         pl.col("gaming_day").first().alias("_device_day"),
         pl.col("device_id").first(),
@@ -61,6 +68,23 @@ def reconstruct(events: pl.DataFrame, rounds: pl.DataFrame, params: AuditParams)
     )
     df = df.with_columns(_note().alias("note"))
     return conform(df, RECON_SCHEMA).sort(["table_id", "round_no"])
+
+
+def _in_order(df: pl.DataFrame, keys: list[str]) -> bool:
+    """The rows are sorted by ``keys`` (nulls nowhere in them), checked in one pass over adjacent rows."""
+    if df.height < 2:
+        return True
+    if df.select(pl.any_horizontal(pl.col(keys).is_null()).any()).item():
+        return False
+    return bool(df.select(_not_before_previous(keys).slice(1).all()).item())
+
+
+def _not_before_previous(keys: list[str]) -> pl.Expr:
+    head, rest = keys[0], keys[1:]
+    prev = pl.col(head).shift()
+    if not rest:
+        return pl.col(head) >= prev
+    return (pl.col(head) > prev) | ((pl.col(head) == prev) & _not_before_previous(rest))
 
 
 def _note() -> pl.Expr:

@@ -11,16 +11,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
-
 
 from pipelines.audit.adjust import prescribe
 from pipelines.audit.engine_pass import engine_pass
 from pipelines.audit.frames import SETTLEMENTS_SCHEMA, conform
 from pipelines.audit.free_hand import free_hand_pass
+from pipelines.audit.joins import attach
 from pipelines.audit.params import AuditParams
 from pipelines.money import checked_difference
 from rulebook.ruleset import RuleSet
+
+
+ROUND = ["table_id", "round_no"]
+WAGER = ["table_id", "round_no", "wager_id"]
+WAGER_ORDER = ["table_id", "round_no", "wager_order"]
 
 
 @dataclass(frozen=True)
@@ -49,7 +55,7 @@ def resolve_rulesets(rounds: pl.DataFrame, params: AuditParams) -> tuple[pl.Data
                 "clause_prefix": pl.String, "ruleset_error": pl.String},
         orient="row",
     )
-    return rounds.join(table, on=["ruleset", "gaming_day"], how="left"), found
+    return attach(rounds, table, ["ruleset", "gaming_day"]), found
 
 
 def settle(
@@ -57,12 +63,10 @@ def settle(
 ) -> Settled:
     """Settle every wager of the partition; see the module docstring."""
     rounds, rulesets = resolve_rulesets(rounds, params)
-    ctx_all = rounds.join(
-        recon.select("table_id", "round_no", "has_cards", "complete", "codes", "burns", "dealt", "foreign_burn", "decks",
-                     "excess_cards", "first_card_at", "note", "device_id", "device_shoe_id",
-                     "device_source_file", "device_source_line"),
-        on=["table_id", "round_no"], how="left",
-    )
+    ctx_all = attach(rounds, recon.select(
+        "table_id", "round_no", "has_cards", "complete", "codes", "burns", "dealt", "foreign_burn", "decks",
+        "excess_cards", "first_card_at", "note", "device_id", "device_shoe_id", "device_source_file", "device_source_line",
+    ), ROUND)
     engine_ready = ctx_all.filter(pl.col("complete").fill_null(False) & pl.col("ruleset_key").is_not_null())
     # the engine's `ruleset_version` key is the name@version (two rule sets may share a version string)
     face = engine_pass(
@@ -72,8 +76,8 @@ def settle(
     # a card dealt in error makes the next round of the shoe a Free Hand (TBAC-7.6-7.8): pipelines.audit.free_hand
     face, free_hands = free_hand_pass(ctx_all, engine_ready, face, wagers, actions, rulesets, params)
     round_results = face.rounds.drop("ruleset_version")
-    ctx_all = ctx_all.join(round_results, on=["table_id", "round_no"], how="left")
-    ctx_all = ctx_all.join(free_hands, on=["table_id", "round_no"], how="left")
+    ctx_all = attach(ctx_all, round_results, ROUND)
+    ctx_all = attach(ctx_all, free_hands, ROUND)
     # A card seen more often than the shoe holds is a card-integrity finding, not a void: the texts void
     # a round when extra cards are discovered during it (TBAC-7.1, HTB-7.7, ...); one only the audit
     # finds afterwards left the round to be settled as dealt (docs/interpretations/audit.md).
@@ -86,12 +90,14 @@ def settle(
         "table_id", "round_no", "gaming_day", "game", "ruleset", "ruleset_version", "clause_prefix", "status",
         "dealer_id", "currency", "limit_min", "limit_max", "limit_differential", "limit_side_min", "limit_side_max",
         "rules_void", "rules_void_clause", "bets_closed_at", "first_card_at", "free_hand_after", "free_hand_cause",
+        # read only after prescribe, by the unsettled reasons below
+        "has_cards", "complete", "note", "ruleset_error", "engine_error",
     ]
-    w = wagers.join(ctx_all.select(round_cols), on=["table_id", "round_no"], how="inner")
+    # every join onto the wide wager frame copies only its keys (pipelines.audit.joins)
+    w = attach(wagers, ctx_all.select(round_cols), ROUND, how="inner")
     w = prescribe(w)
-    w = w.join(
-        face.wagers.rename({"net": "cards_net", "detail": "_pay_detail", "unsettled_reason": "_engine_unsettled"}),
-        on=["table_id", "round_no", "wager_id"], how="left",
+    w = attach(
+        w, face.wagers.rename({"net": "cards_net", "detail": "_pay_detail", "unsettled_reason": "_engine_unsettled"}), WAGER,
     )
 
     # a second pass for the wagers the rules settle at another amount (limits, ratios, differential)
@@ -108,17 +114,13 @@ def settle(
         )
         a2 = actions.join(keys, on=["table_id", "round_no"], how="semi")
         second = engine_pass(ctx2, w2, a2, "settled_amount", rulesets, params, with_rounds=False).wagers
-        w = w.join(
-            second.select("table_id", "round_no", "wager_id", pl.col("net").alias("_adj_net"), pl.col("detail").alias("_adj_detail")),
-            on=["table_id", "round_no", "wager_id"], how="left",
+        w = attach(
+            w, second.select("table_id", "round_no", "wager_id", pl.col("net").alias("_adj_net"), pl.col("detail").alias("_adj_detail")),
+            WAGER,
         )
     else:
         w = w.with_columns(pl.lit(None, dtype=pl.Int64).alias("_adj_net"), pl.lit(None, dtype=pl.String).alias("_adj_detail"))
 
-    w = w.join(
-        ctx_all.select("table_id", "round_no", "has_cards", "complete", "note", "ruleset_error", "engine_error"),
-        on=["table_id", "round_no"], how="left",
-    )
     changed = pl.col("settled_amount") != pl.col("amount")
     expected = (
         pl.when(pl.col("override").is_not_null()).then(pl.lit(0, dtype=pl.Int64))
@@ -161,9 +163,18 @@ def settle(
              "cards_net_detail", "hand"]
     w = w.with_columns(pl.col("_pay_detail").alias("cards_net_detail"))
     published = conform(w, SETTLEMENTS_SCHEMA)
-    wagers_out = pl.concat([published, w.select(extra)], how="horizontal").sort(["table_id", "round_no", "wager_order"])
+    wagers_out = _in_wager_order(pl.concat([published, w.select(extra)], how="horizontal"))
     rounds_out = ctx_all
     return Settled(wagers=wagers_out, rounds=rounds_out, irregularities=face.irregularities)
+
+
+def _in_wager_order(w: pl.DataFrame) -> pl.DataFrame:
+    """``w`` sorted by table, round and wager order. The order is found on the three key columns alone and the
+    wide frame gathered only when it is not in that order already (the wagers come in it from the load)."""
+    order = w.select(WAGER_ORDER).with_row_index("_i").sort(WAGER_ORDER, maintain_order=True)["_i"].to_numpy()
+    if np.array_equal(order, np.arange(w.height, dtype=order.dtype)):
+        return w
+    return w[order]
 
 
 def published_settlements(wagers: pl.DataFrame) -> pl.DataFrame:
