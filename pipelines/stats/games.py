@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import polars as pl
 
+from pipelines.stats.entity_codes import like, typed_as
 from pipelines.stats.payouts import BetDistribution, Untestable, bet_distribution
 
 GAMES = ("holdem_bonus", "blackjack")
@@ -61,7 +62,7 @@ def _holdem_main(w: pl.DataFrame) -> pl.DataFrame:
     ok = (~pl.col("off_table") & (pl.col("antes") == 1) & (pl.col("amount") > 0) & ((pl.col("flop") == 0) | (pl.col("flop") == 2 * pl.col("amount")))
           & ((pl.col("turn") == 0) | (pl.col("turn") == pl.col("amount")))
           & ((pl.col("river") == 0) | (pl.col("river") == pl.col("amount"))))
-    return seats.filter(ok).with_columns(pl.lit("main").alias("bet")).drop("flop", "turn", "river", "antes", "parts", "off_table")
+    return seats.filter(ok).with_columns(like("main", w, "bet").alias("bet")).drop("flop", "turn", "river", "antes", "parts", "off_table")
 
 
 COLUMNS = [*ROUND, "seat", "player_id", "dealer_id", "game", "ruleset", "ruleset_version", "currency", "shoe_id",
@@ -96,7 +97,7 @@ def settled_games(wagers: pl.DataFrame) -> pl.DataFrame:
                      "mean": d.mean, "p_win": d.win_probability, "one_sided": d.one_sided})
     table = pl.DataFrame(rows, schema={"ruleset": pl.String, "ruleset_version": pl.String, "decks": pl.Int64, "bet": pl.String,
                                        "grid": pl.Int64, "mean": pl.Float64, "p_win": pl.Float64, "one_sided": pl.Boolean})
-    w = w.join(table, on=["ruleset", "ruleset_version", "decks", "bet"], how="inner").with_columns(
+    w = w.join(typed_as(table, w), on=["ruleset", "ruleset_version", "decks", "bet"], how="inner").with_columns(
         (pl.col("cards_net") * pl.col("grid") / pl.col("amount")).alias("k_exact"))
     # a net off the lattice (a double for less, a rounded 3:2 on an odd stake) is not a draw of the distribution
     return w.filter((pl.col("k_exact") - pl.col("k_exact").round(0)).abs() < 1e-9).with_columns(
@@ -114,7 +115,8 @@ def jackpot_wagers(wagers: pl.DataFrame) -> pl.DataFrame:
         if p is not None:
             rows.append({"ruleset": name, "ruleset_version": version, "p_hit": p[0], "how": p[1]})
     table = pl.DataFrame(rows, schema={"ruleset": pl.String, "ruleset_version": pl.String, "p_hit": pl.Float64, "how": pl.String})
-    return w.join(table, on=["ruleset", "ruleset_version"], how="inner").with_columns((pl.col("cards_net") > 0).alias("hit"))
+    return w.join(typed_as(table, w), on=["ruleset", "ruleset_version"], how="inner").with_columns(
+        (pl.col("cards_net") > 0).alias("hit"))
 
 
 @lru_cache(maxsize=64)

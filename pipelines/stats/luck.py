@@ -22,6 +22,7 @@ import polars as pl
 from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import Payout, baccarat_payouts, sum_distribution, tail_at
+from pipelines.stats.entity_codes import like, typed_as
 from pipelines.stats.tests_frame import BET_LABEL, JsonLists, fmt_ps, json_value, only_table, rows_frame, tests_frame
 
 SIDE_BETS = ("tie", "player_pair", "banker_pair", "tiger", "small_tiger", "big_tiger")
@@ -44,7 +45,7 @@ def settled_baccarat(wagers: pl.DataFrame) -> pl.DataFrame:
                      "mean": pay.mean, "p_win": float(sum(q for v, q in zip(pay.values, pay.probs) if v > 0))})
     table = pl.DataFrame(rows, schema={"ruleset": pl.String, "ruleset_version": pl.String, "decks": pl.Int64,
                                        "bet": pl.String, "grid": pl.Int64, "mean": pl.Float64, "p_win": pl.Float64})
-    return w.join(table, on=["ruleset", "ruleset_version", "decks", "bet"], how="inner").with_columns(
+    return w.join(typed_as(table, w), on=["ruleset", "ruleset_version", "decks", "bet"], how="inner").with_columns(
         (pl.col("cards_net") * pl.col("grid") / pl.col("amount")).round(0).cast(pl.Int64).alias("k"))
 
 
@@ -127,14 +128,14 @@ def luck_aggregates(w: pl.DataFrame, by: tuple[str, ...] = ()) -> tuple[pl.DataF
     w = w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"), (pl.col("k") > 0).alias("won"))
     both = pl.concat([
         w.with_columns(pl.col("bet").alias("entity_bet")),
-        w.filter(pl.col("bet").is_in(SIDE_BETS)).with_columns(pl.lit("side_bets").alias("entity_bet")),
+        w.filter(pl.col("bet").is_in(SIDE_BETS)).with_columns(like("side_bets", w, "bet").alias("entity_bet")),
     ])
     ent_keys = list(ENTITY_KEYS)
     # a part's bet is one of its keys, so a side bet's part of the "side_bets" entity is its part of its own bet's
     # entity: each part is counted once and the side bets' copied (integer counts and sums: the same rows)
     per_bet = w.group_by(*by, "player_id", "currency", *PART_KEYS).agg(pl.len().alias("n"), pl.col("k").sum().alias("k"))
     per_part = pl.concat([per_bet.with_columns(pl.col("bet").alias("entity_bet")),
-                          per_bet.filter(pl.col("bet").is_in(SIDE_BETS)).with_columns(pl.lit("side_bets").alias("entity_bet"))]
+                          per_bet.filter(pl.col("bet").is_in(SIDE_BETS)).with_columns(like("side_bets", w, "bet").alias("entity_bet"))]
                          ).select(*by, *ent_keys, *PART_KEYS, "n", "k")
     summary = both.group_by(*by, *ent_keys).agg(
         pl.len().alias("wagers"), pl.struct("gaming_day", "table_id", "round_no").n_unique().alias("rounds"),

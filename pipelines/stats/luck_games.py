@@ -25,6 +25,7 @@ import polars as pl
 from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import P_FLOOR, Payout, binom_sf, sum_distribution, tail_at
+from pipelines.stats.entity_codes import typed_as
 from pipelines.stats.games import distribution_of, jackpot_wagers, settled_games
 from pipelines.stats.tests_frame import fmt_p, fmt_ps, json_list, json_value, only_table, rows_frame, tests_frame
 
@@ -90,7 +91,7 @@ def games_luck_aggregates(wagers: pl.DataFrame, settled: pl.DataFrame) -> tuple[
                                for k, sc in rarity_scores(r, v, d, b)[0].items()],
                               schema={"ruleset": pl.String, "ruleset_version": pl.String, "decks": pl.Int64, "bet": pl.String,
                                       "k": pl.Int64, "score": pl.Int64})
-        w = w.join(scores, on=["ruleset", "ruleset_version", "decks", "bet", "k"], how="inner")
+        w = w.join(typed_as(scores, w), on=["ruleset", "ruleset_version", "decks", "bet", "k"], how="inner")
         parts = w.group_by("gaming_day", *ENTITY, "ruleset", "ruleset_version", "decks", "grid").agg(
             pl.len().alias("n"), pl.col("k").sum(), pl.col("score").sum())
         lines = w.with_columns((pl.col("amount") * pl.col("mean")).alias("theo"), (pl.col("k") > 0).alias("won")).group_by(

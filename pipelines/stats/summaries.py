@@ -51,6 +51,7 @@ from pipelines.stats.advantage import FAMILIES, blackjack_hands, side_bet_aggreg
 from pipelines.stats.collusion import dealer_player_graph
 from pipelines.stats.config import StatsParams
 from pipelines.stats.counts import shoe_rounds
+from pipelines.stats.entity_codes import coded, decoded
 from pipelines.stats.games import settled_games
 from pipelines.stats.hold import dealer_error_aggregates
 from pipelines.stats.hold_games import games_hold_aggregates
@@ -182,15 +183,17 @@ class ChunkSummaries:
 
 def summarise_chunk(inputs: StatsInputs, params: StatsParams, families: set[str] | None = None) -> ChunkSummaries:
     """The summaries of ``inputs`` (a day's tables, or some of them) before any merge: each frame is per entity and day
-    of these tables' wagers and card events alone."""
+    of these tables' wagers and card events alone. The ids are coded as one sorted Enum while it works
+    (``entity_codes``: the same groups and orders as the strings) and are strings again in what it returns."""
     schemas = polars_schemas()
     by = ("gaming_day",)
+    inputs = coded(inputs)
     wagers = inputs.wagers
     # each game's detectors read its own wagers (each used to filter every wager of the night again)
     baccarat = wagers.filter(pl.col("game") == "baccarat")
     others = wagers.filter(pl.col("game") != "baccarat")
     settled = settled_baccarat(baccarat)
-    hold = {day: hold_sums(wd, params.hold_groupings)
+    hold = {day: _decoded_hold(hold_sums(wd, params.hold_groupings))
             for (day,), wd in settled.group_by(["gaming_day"], maintain_order=True)} if settled.height else {}
     players = settled.filter(pl.col("player_id").is_not_null())
     del settled
@@ -221,6 +224,12 @@ def summarise_chunk(inputs: StatsInputs, params: StatsParams, families: set[str]
               "dealers": dealers, "pairs": pairs, "hands": hands, "entries": entries, "side": side}
     return ChunkSummaries({name: _conform(df, schemas[name]) if df.height else pl.DataFrame(schema=schemas[name])
                            for name, df in frames.items()}, hold)
+
+
+def _decoded_hold(h: HoldSums) -> HoldSums:
+    """``h`` with its entities' keys, labels and tables, and its bets, as strings again (its rows are numbers)."""
+    return HoldSums(tuple(GroupingSums(g.grouping, decoded(g.summary), g.rows) for g in h.groupings), h.x, h.p,
+                    decoded(h.pays) if h.pays is not None else None)
 
 
 def _vectors(name: str, m: np.ndarray) -> pl.Series:

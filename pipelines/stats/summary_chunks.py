@@ -32,7 +32,7 @@ import polars as pl
 from pipelines.memory import trim
 from pipelines.stats.collusion import GRAPH_SUMS
 from pipelines.stats.config import StatsParams
-from pipelines.stats.hold_sums import GroupingSums, HoldSums, unique_rows
+from pipelines.stats.hold_sums import GroupingSums, HoldSums, lex_order, unique_rows
 from pipelines.stats.summaries import HOLD_KEYS, ChunkSummaries, DaySummaries, _conform, _vectors, polars_schemas
 
 DAY = "gaming_day"
@@ -208,7 +208,7 @@ def _merge_grouping(gs: list[tuple[int, GroupingSums]], parts: list[HoldSums], x
     # a sort of a night's million rows per grouping were most of the merge)
     one = np.flatnonzero(ids["pay_key"] >= 0)
     ent, pay, decks, a = ids["ent"][one], ids["pay_key"][one], ids["decks"][one], ids["a"][one]
-    order = np.lexsort((a, decks, pay, ent))
+    order = lex_order(ent, pay, decks, a)
     ent, pay, decks, a = ent[order], pay[order], decks[order], a[order]
     new = np.ones(len(order), dtype=bool)
     new[1:] = (ent[1:] != ent[:-1]) | (pay[1:] != pay[:-1]) | (decks[1:] != decks[:-1]) | (a[1:] != a[:-1])
