@@ -313,7 +313,7 @@ def annotate_events(events: pl.DataFrame, rounds_of: pl.DataFrame, quarantine: p
     # the quarantined lines between the event kept before each jump and the one after it (_QUARANTINED_BETWEEN)
     jumps = ev.select("_row", "_gap", "source_file", "source_line", pl.col("source_file").shift(1).alias("prev_file"),
                       pl.col("source_line").shift(1).alias("prev_line")).filter(pl.col("_gap") > 0)
-    quarantined = pl.Series("quarantined_before", [0] * n, dtype=pl.Int64)
+    quarantined = pl.zeros(n, dtype=pl.Int64, eager=True).alias("quarantined_before")
     if jumps.height and quarantine.height:
         q = quarantine.select("source_file", pl.col("source_line").alias("q_line"))
         same_file = jumps.join(q, on="source_file").filter(
@@ -329,7 +329,7 @@ def annotate_events(events: pl.DataFrame, rounds_of: pl.DataFrame, quarantine: p
              .sort("event_seq", maintain_order=True)
              .group_by("table_id", "shoe_id", maintain_order=True).agg(pl.col("decks").first().cast(pl.Int64).alias("shoe_decks")))
     # the few (shoe, card) pairs seen more often than the shoe's decks hold: their copies numbered in device order
-    copy_no = pl.Series("copy_no", [None] * n, dtype=pl.Int64)
+    copy_no = pl.repeat(None, n, dtype=pl.Int64, eager=True).alias("copy_no")
     over = (ev.filter(pl.col("card_code") >= 0).group_by("table_id", "shoe_id", "card_code").len("_seen")
             .join(shoes, on=["table_id", "shoe_id"]).filter(pl.col("_seen") > pl.col("shoe_decks")))
     if over.height:
