@@ -31,6 +31,7 @@ from functools import cache
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from pipelines.audit.frames import IRREGULARITIES_SCHEMA, ROUND_RESULTS_SCHEMA, WAGER_RESULTS_SCHEMA, conform, empty
 from rulebook import poker
@@ -73,6 +74,25 @@ def _hand_texts() -> pl.Series:
 @cache
 def _hand_json() -> pl.Series:
     return pl.Series("hand", ["", *(json.dumps(text.hand(s)) for s in range(1, poker.N_STRENGTHS + 1))], dtype=pl.String)
+
+
+@cache
+def _hand_entries() -> pl.Series:
+    """A seat's ``"hand": ..., `` by strength (0: none, a deal stopped early)."""
+    return pl.Series("h", ["", *(f'"hand": {json.dumps(text.hand(s))}, ' for s in range(1, poker.N_STRENGTHS + 1))],
+                     dtype=pl.String)
+
+
+@cache
+def _seat_keys() -> pl.Series:
+    return pl.Series("key", [f'"{k}": {{' for k in range(SEATS)], dtype=pl.String)
+
+
+@cache
+def _result_status() -> pl.Series:
+    """A seat's result (win, lose, stand-off, none) and status, by ``result * 3 + status``."""
+    results = ('"result": "win", ', '"result": "lose", ', '"result": "stand_off", ', "")
+    return pl.Series("rs", [f'{r}"status": "{s}"}}' for r in results for s in STATUS_NAMES], dtype=pl.String)
 
 
 @cache
@@ -613,7 +633,9 @@ def _wager_frame(w: pl.DataFrame, wrows: np.ndarray, parts: list[_Settled], clas
     seat, player, dealer, hole = cat("seat"), cat("player"), cat("dealer_w"), np.concatenate([x.hole for x in parts])
     won = {k: v for x in parts for k, v in x.won.items()}
     take_rows = pl.Series(wrows[rows])
-    bet_names = w["bet"].gather(take_rows)
+    # a settled wager's bet is one of the names its code stands for (any other went to the scalar engine)
+    bet_names = pl.Series(list(vector.BET_CODES), dtype=pl.String)
+    bet = cat("bet")
     order: list[np.ndarray] = []
     details: list[pl.Series] = []
     by_template: dict[str, list[int]] = {}
@@ -633,7 +655,7 @@ def _wager_frame(w: pl.DataFrame, wrows: np.ndarray, parts: list[_Settled], clas
             values = pl.Series([classes[k][2][name] if k in members else "" for k in range(len(classes))], dtype=pl.String)
             fields[name] = values.gather(pl.Series(cls[picked]))
         if "{bet}" in template:
-            fields["bet"] = bet_names.gather(pl.Series(picked))
+            fields["bet"] = bet_names.gather(pl.Series(bet[picked]))
         if "{seat}" in template:
             fields["seat"] = pl.Series(seat[picked]).cast(pl.String)
         if "{player}" in template:
@@ -673,29 +695,20 @@ def _round_frame(c: pl.DataFrame, parts: list[_Settled]) -> pl.DataFrame:
     rows, early, d7, n_seats = cat("rounds"), cat("early"), cat("dealer"), cat("n_seats")
     community = np.concatenate([x.community for x in parts]).astype(np.int64).reshape(-1, 5)
     seat_round, seat_no, st, p7 = cat("seat_round"), cat("seat_no"), cat("seat_status"), cat("seat_strength")
-    # each round's seats are consecutive, in seat order (as the rounds are): the j-th seat of round r
-    first = np.concatenate([[0], np.cumsum(n_seats)])[:-1]
+    # each round's seats are consecutive, in seat order (as the rounds are)
     in_full = ~np.repeat(early, n_seats)
     seat_d7 = np.repeat(d7, n_seats)
     result = np.where(p7 > seat_d7, 0, np.where(p7 < seat_d7, 1, 2))
+    # a seat's entry: its key, its hand, its result with its status, each a gather from a small table of texts
     seats = pl.DataFrame({
-        "key": pl.Series(seat_no).cast(pl.String),
-        "h": _hand_json().gather(pl.Series(np.where(in_full, p7, 0))),
-        "result": pl.Series(['"result": "win", ', '"result": "lose", ', '"result": "stand_off", ', ""]).gather(
-            pl.Series(np.where((st == 0) & in_full, result, 3))),
-        "status": pl.Series([f'"status": "{s}"}}' for s in STATUS_NAMES]).gather(pl.Series(st)),
-    }).select(
-        pl.concat_str([
-            pl.lit('"'), pl.col("key"), pl.lit('": {'),
-            pl.when(pl.col("h") != "").then(pl.concat_str([pl.lit('"hand": '), pl.col("h"), pl.lit(", ")])).otherwise(pl.lit("")),
-            pl.col("result"), pl.col("status"),
-        ]).alias("entry"),
-    ).to_series()
+        "key": _seat_keys().gather(pl.Series(seat_no)),
+        "h": _hand_entries().gather(pl.Series(np.where(in_full, p7, 0))),
+        "rs": _result_status().gather(pl.Series(np.where((st == 0) & in_full, result, 3) * len(STATUS_NAMES) + st)),
+    }).select(pl.concat_str(["key", "h", "rs"]).alias("entry")).to_series()
     most = int(n_seats.max()) if len(n_seats) else 0
-    entries = {
-        f"s{j}": seats.gather(pl.Series(np.where(n_seats > j, first + j, 0))).set(pl.Series(n_seats <= j), None)
-        for j in range(most)
-    }
+    # a settled round has a seat at least: its seats' entries, consecutive, joined as one list per round
+    offsets = pa.array(np.concatenate([[0], np.cumsum(n_seats)]).astype(np.int64), type=pa.int64())
+    entries = {"seats": pl.Series(pa.LargeListArray.from_arrays(offsets, seats.to_arrow())).list.join(", ")}
     quoted = _card_texts(True)
     frame = pl.DataFrame({
         "full": ~early,
@@ -709,7 +722,7 @@ def _round_frame(c: pl.DataFrame, parts: list[_Settled]) -> pl.DataFrame:
             pl.col("c3"), pl.lit(", "), pl.col("c4"), pl.lit('], "dealer_hand": '), pl.col("dealer"), pl.lit(", "),
         ])).otherwise(pl.lit("{")),
         pl.lit('"seats": {'),
-        pl.concat_str([pl.col(f"s{j}") for j in range(most)], separator=", ", ignore_nulls=True) if most else pl.lit(""),
+        pl.col("seats") if most else pl.lit(""),
         pl.lit("}}"),
     ])
     out = c.select("table_id", "round_no", "ruleset_version").gather(pl.Series(rows)).with_columns(
