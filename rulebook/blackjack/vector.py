@@ -524,13 +524,14 @@ class _Night(Settlement):
         up = self.up
         up_ten_or_ace = (up < 4) | (up >= 36)
         # what the wagers still in play need of the dealer (dealer.dealer_needs)
-        slot = np.arange(self.U * MH) % MH
-        u_of = np.arange(self.U * MH) // MH
-        exists = slot < self.u_nh[u_of]
+        # the hands in use only (most seats play one hand of MH slots)
+        nh = self.u_nh
+        u_of = np.repeat(np.arange(self.U), nh)
+        slot = np.arange(len(u_of)) - np.repeat(np.cumsum(nh) - nh, nh)
         ctrl_live = ~((slot == 0) & ((self.u_surr[u_of] > 0) | self.u_even_money[u_of]))
         back_live = (slot == 0) & (self.u_nmain[u_of] > np.maximum(self.u_surr[u_of], 1))
-        live = exists & (ctrl_live | back_live) & (self.h_hard <= 21)
-        hbj = exists & (slot == 0) & self.u_bj[u_of]
+        live = (ctrl_live | back_live) & (self.h_hard[u_of * MH + slot] <= 21)
+        hbj = (slot == 0) & self.u_bj[u_of]
         r_of = self.u_ri[u_of]
         need_total = np.bincount(r_of[live & ~hbj], minlength=R) > 0
         need_second = need_total | (np.bincount(r_of[live & hbj & up_ten_or_ace[r_of]], minlength=R) > 0)
@@ -543,16 +544,21 @@ class _Night(Settlement):
         stood = np.zeros(R, bool)
         used = np.zeros(R, np.int64)
         W = self.cards.shape[1]
+        # draw k of every dealer still drawing: a dealer who stood, or has no card left to take, changes no more
+        A = np.arange(R)
         for k in range(int(m.max()) + 1 if R else 0):
-            tot = _total(hard, ace)
-            stands = (tot >= 17) & ~(p.dealer_hits_soft_17 & ace & (hard <= 11) & (tot == 17))
-            newly = stands & ~stood
-            used[newly] = k
-            stood |= stands
-            draw = ~stood & (k < m)
-            c = np.maximum(self.cards[np.arange(R), np.minimum(d0 + k, W - 1)], 0)
-            hard = np.where(draw, hard + _POINTS[c], hard)
-            ace = np.where(draw, ace | (c < 4), ace)
+            A = A[~stood[A] & (k <= m[A])]
+            if not A.size:
+                break
+            h, a = hard[A], ace[A]
+            tot = _total(h, a)
+            stands = (tot >= 17) & ~(p.dealer_hits_soft_17 & a & (h <= 11) & (tot == 17))
+            used[A[stands]] = k
+            stood[A[stands]] = True
+            D = A[~stands & (k < m[A])]
+            c = np.maximum(self.cards[D, np.minimum(d0[D] + k, W - 1)], 0)
+            hard[D] += _POINTS[c]
+            ace[D] |= c < 4
         # cards past the dealer's standing total (BJ-7.3), or the dealer short of what a wager needs (BJ-4.14.2)
         extra = stood & (used < m)
         short = ~stood & (need_total | (need_second & (m == 0)))

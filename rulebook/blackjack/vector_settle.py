@@ -121,12 +121,13 @@ class Settlement:
         ok_r = self.why == 0
         ok_u = ok_r[self.u_ri]
         # the stakes: the controlling wager on every hand of its seat, back bettors on the first hand
-        uu = np.repeat(np.arange(self.U), MH)
-        slot = np.tile(np.arange(MH), self.U)
-        hands = np.flatnonzero(ok_u[uu] & (slot < self.u_nh[uu]))
+        # (the hands in use of the seats settled, in order: built from the counts, not sought among all MH slots)
+        nh = np.where(ok_u, self.u_nh, 0)
+        uu = np.repeat(np.arange(self.U), nh)
+        hands = uu * MH + np.arange(len(uu)) - np.repeat(np.cumsum(nh) - nh, nh)
         back_rows = np.flatnonzero((self.w_bet == 0) & ~self.w_ctrl & ok_r[self.w_ri])
         s_h = np.concatenate([hands, self.w_u[back_rows] * MH])
-        s_w = np.concatenate([self.u_ctrl[uu[hands]], back_rows])
+        s_w = np.concatenate([self.u_ctrl[uu], back_rows])
         s_ctrl = np.concatenate([np.ones(len(hands), bool), np.zeros(len(back_rows), bool)])
         s_u = s_h // MH
         s_slot = s_h % MH
