@@ -246,7 +246,10 @@ def _round_rows(frame: pl.DataFrame, c: pl.DataFrame, order: str) -> tuple[np.nd
     fr = frame["round_no"].fill_null(-1).to_numpy()
     fine = (ft >= 0) & (fr >= 0) & (fr < 1 << ROUND_BITS)
     fk = (np.where(fine, ft, 0) << ROUND_BITS) | np.where(fine, fr, 0)
-    pos = np.minimum(np.searchsorted(sk, fk), len(sk) - 1)
+    # one search per run of equal keys (a round's rows come together): a tenth of the searches
+    starts = np.flatnonzero(np.concatenate([[True], fk[1:] != fk[:-1]])) if len(fk) else np.zeros(0, dtype=np.int64)
+    found = np.minimum(np.searchsorted(sk, fk[starts]), len(sk) - 1)
+    pos = np.repeat(found, np.diff(np.append(starts, len(fk))))
     ri = np.where(fine & (sk[pos] == fk), by_key[pos], -1)
     rows = np.flatnonzero(ri >= 0)
     ri, fk = ri[rows], fk[rows]
@@ -616,13 +619,24 @@ def _classes(p: HoldemBonusParams) -> list[tuple[str, str, dict[str, str]]]:
 def _class_of(kind: np.ndarray, bet: np.ndarray, line: np.ndarray, mode: np.ndarray) -> np.ndarray:
     """Each wager's outcome class in the version's :func:`_classes` (-1: a jackpot win, worded apart)."""
     win_class = np.array([3, 3, 4, 5, 6, 3], dtype=np.int64)  # by bet code: ante, (bonus), flop, turn, river
-    return np.select(
-        [kind == vector.FOLD, kind == vector.CONCEDE, kind == vector.WIN, kind == vector.ANTE_STAND_OFF,
-         kind == vector.LOSE, kind == vector.STAND_OFF, kind == vector.BONUS_LOSE, kind == _JP_LOSE,
-         kind == _JP_LOSE_AFTER_FOLD, kind == vector.BONUS_WIN],
-        [mode, 2, win_class[bet], 7, 8, 9, 10, 11, 12, 13 + line],
-        -1,
-    )
+    # the classes fixed by the kind from a table; a fold's (by deal mode), a win's (by bet) and a Bonus win's (by
+    # pay-table line) from their own columns
+    cls = _KIND_CLASS[np.clip(kind, 0, len(_KIND_CLASS) - 1)]
+    for k, by in ((vector.FOLD, mode), (vector.WIN, win_class[bet]), (vector.BONUS_WIN, 13 + line)):
+        at = np.flatnonzero(kind == k)
+        cls[at] = by[at]
+    return cls
+
+
+def _kind_classes() -> np.ndarray:
+    table = np.full(_JP_WIN + 2, -1, dtype=np.int64)  # the last: any kind not named (none is)
+    for kind, cls in ((vector.CONCEDE, 2), (vector.ANTE_STAND_OFF, 7), (vector.LOSE, 8), (vector.STAND_OFF, 9),
+                      (vector.BONUS_LOSE, 10), (_JP_LOSE, 11), (_JP_LOSE_AFTER_FOLD, 12)):
+        table[kind] = cls
+    return table
+
+
+_KIND_CLASS = _kind_classes()
 
 
 def _wager_frame(w: pl.DataFrame, wrows: np.ndarray, parts: list[_Settled], classes: list[tuple[str, str, dict[str, str]]]) -> pl.DataFrame:
