@@ -143,7 +143,8 @@ class _Night(Settlement):
         seat = w["seat"].fill_null(-1).to_numpy().astype(np.int64)
         hand_named = w["hand"].is_not_null().to_numpy() if "hand" in w.columns else np.zeros(len(ri), bool)
         # a wager id twice in a round (ids are unique on a night: the cheap global test first)
-        dup_id = w["wager_id"].is_duplicated().to_numpy()
+        ids = w["wager_id"]
+        dup_id = np.zeros(len(ri), bool) if ids.n_unique() == len(ri) else ids.is_duplicated().to_numpy()
         if dup_id.any():
             dup_id = w.select(pl.struct("_ri", "wager_id").is_duplicated()).to_series().to_numpy()
         # a hand is named only by a Pair wager placed when splitting (BJ-4.10.1.2); on another the scalar says why not

@@ -78,7 +78,7 @@ def _texts(kind: np.ndarray, cols: dict[str, np.ndarray], pt) -> tuple[np.ndarra
 
     Formatted kind by kind on the columns that kind needs: cheaper than one chain of conditions that
     formats every sentence for every row."""
-    where = pl.format("seat {} hand {}", "seat", "number")
+    where = pl.col("where")
     dbl = pl.col("doubled") > 0
     texts = {
         1: pl.format("{} surrendered: half of {} returned, {} lost", where, "amount", pl.col("amount") - pl.col("back")),
@@ -102,14 +102,25 @@ def _texts(kind: np.ndarray, cols: dict[str, np.ndarray], pt) -> tuple[np.ndarra
              11: ("mine", "d", "risked"), 12: ("mine", "d")}
     order = np.argsort(kind.astype(np.int8), kind="stable")  # small integers: numpy's radix sort
     bounds = np.searchsorted(kind[order], np.arange(14))
+    places = _places(cols["seat"], cols["number"])
     pieces = []
     for k in range(1, 13):
         idx = order[bounds[k]:bounds[k + 1]]
         if idx.size:
-            frame = pl.DataFrame({c: cols[c][idx] for c in ("seat", "number") + needs[k]})
+            frame = pl.DataFrame({"where": places.gather(idx), **{c: cols[c][idx] for c in needs[k]}})
             pieces.append(frame.select(texts[k]).to_series())
     text = pl.concat(pieces) if pieces else pl.Series([], dtype=pl.String)
     return order[bounds[1]:bounds[13]], text
+
+def _places(seat: np.ndarray, number: np.ndarray) -> pl.Series:
+    """``seat {seat} hand {number}`` of every part: from a table of the few seats and hands a table has, else
+    formatted row by row."""
+    hands = int(number.max()) if len(number) else 1
+    if len(seat) and 0 <= int(seat.min()) and int(seat.max()) < 64 and int(number.min()) >= 1:
+        table = pl.Series([f"seat {s} hand {n}" for s in range(64) for n in range(1, hands + 1)], dtype=pl.String)
+        return table.gather((seat * hands + number - 1).astype(np.int64))
+    return pl.DataFrame({"seat": seat, "number": number}).select(pl.format("seat {} hand {}", "seat", "number")).to_series()
+
 
 class Settlement:
     """The settlement half of ``vector._Night``: reads the arrays its play filled (see there)."""
