@@ -435,3 +435,18 @@ def test_bj_4_12_3_after_a_surrender_the_next_wager_on_the_seat_decides():
     # near miss: a double by the back bettor after the surrender is the scalar engine's to settle
     got, handed, _ = one(RS, "Tc 9c 6h 5d 8s", wagers, [Action(1, 1, "surrender"), Action(1, 1, "double")])
     assert handed.height == 1 and got["B"][0] == 1000
+
+
+@given(st.lists(st.tuples(st.integers(0, 999_999), st.integers(1, 6)), max_size=30), st.booleans())
+def test_a_parts_place_reads_as_its_seat_and_hand_from_the_table_or_formatted(parts, small):
+    """The sentence's "seat S hand N" comes from a table for small seat numbers and is formatted otherwise:
+    both read as the scalar engine writes it."""
+    import numpy as np
+
+    from rulebook.blackjack.vector_settle import _places
+
+    if small:
+        parts = [(s % 64, n) for s, n in parts]
+    seat = np.array([s for s, _ in parts], dtype=np.int64)
+    number = np.array([n for _, n in parts], dtype=np.int64)
+    assert _places(seat, number).to_list() == [f"seat {s} hand {n}" for s, n in parts]
