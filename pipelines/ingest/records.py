@@ -128,17 +128,24 @@ class Parsed:
 
     def __getstate__(self) -> dict:
         """A parse worker sends its frames to the writer as Arrow IPC, uncompressed: half the CPU of polars' own
-        pickling of a frame (0.84 -> 0.44 CPU s for the 200,000-round night's 432 MB of parsed frames), read back
-        at the same cost (0.3)."""
+        pickling of a frame (0.84 -> 0.44 CPU s for the 200,000-round night's 432 MB of parsed frames). The writer
+        reads them in place: Arrow's reader over the received bytes and polars over its arrays copy nothing (0.30 ->
+        0.01 CPU s for those frames; polars' ``read_ipc`` of a file object copied every buffer)."""
         state = dict(self.__dict__)
         state["frames"] = tuple((name, _ipc(frame)) for name, frame in self.frames)
         return state
 
     def __setstate__(self, state: dict) -> None:
         state = dict(state)
-        state["frames"] = tuple((name, pl.read_ipc(io.BytesIO(data))) for name, data in state["frames"])
+        state["frames"] = tuple((name, _from_ipc(data)) for name, data in state["frames"])
         for key, value in state.items():
             object.__setattr__(self, key, value)
+
+
+def _from_ipc(data: bytes) -> pl.DataFrame:
+    import pyarrow as pa
+
+    return pl.from_arrow(pa.ipc.open_file(pa.py_buffer(data)).read_all(), rechunk=False)
 
 
 def _ipc(frame: pl.DataFrame) -> bytes:

@@ -274,9 +274,14 @@ def _repeats(con: duckdb.DuckDBPyConnection, kind: Kind, first: pl.DataFrame, kn
                 SELECT (SELECT count(*) FROM k WHERE n > 1)
                      + (SELECT count(*) FROM k JOIN (SELECT {entity}, {number} FROM {core}) USING ({entity}, {number}))"""
             return con.execute(sql).fetchall()[0][0] > 0
-    if keys.is_duplicated().any():
+    # one grouping answers both questions: a key repeats within the batch exactly when some table's or device's
+    # rows outnumber its distinct numbers (is_duplicated over the string and number hashed every row: 0.09 against
+    # 0.04 CPU s for both answers, a 200,000-round night's 13 batches)
+    mine = keys.group_by(entity).agg(pl.col(number).min().alias("lo"), pl.col(number).max().alias("hi"),
+                                     pl.len().alias("_rows"), pl.col(number).n_unique().alias("_distinct"))
+    if (mine["_rows"] != mine["_distinct"]).any():
         return True
-    mine = keys.group_by(entity).agg(pl.col(number).min().alias("lo"), pl.col(number).max().alias("hi"))
+    mine = mine.drop("_rows", "_distinct")
     loaded = known.ranges(con, kind)
     near = mine.join(loaded, on=entity, suffix="_loaded").filter(
         (pl.col("lo") <= pl.col("hi_loaded")) & (pl.col("lo_loaded") <= pl.col("hi")))
@@ -312,9 +317,15 @@ def move_direct(con: duckdb.DuckDBPyConnection, kind: Kind, files: tuple[InputFi
                 con.execute(f"INSERT INTO {STAGING[t]} BY NAME SELECT * FROM _direct_frame")
 
     def per_file(frame: pl.DataFrame | None) -> dict[str, int]:
+        """Rows per file, from the runs of equal ``source_file`` (a file's rows lie together, so there are about as
+        many runs as files; summed by name, so any order counts right): one comparison of neighbours instead of a
+        hash of every row's name (0.022 -> 0.004 CPU s for a 200,000-round night's batches)."""
         if frame is None or frame.is_empty():
             return {}
-        return dict(frame.group_by("source_file").len().iter_rows())
+        out: dict[str, int] = {}
+        for n, name in frame.select(pl.col("source_file").rle()).unnest("source_file").iter_rows():
+            out[name] = out.get(name, 0) + n
+        return out
 
     staged, quarantined = per_file(first), per_file(frames.get("quarantine"))
     return {f.rel: _check(f.rel, lines_read.get(f.rel, 0), staged.get(f.rel, 0), quarantined.get(f.rel, 0), 0)

@@ -25,6 +25,7 @@ from pipelines.stats.collusion import GRAPH_SUMS, collusion_tests
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import MoneySums
 from pipelines.stats.hold import dealer_error_rows, hold_rows
+from pipelines.stats.hold_sums import unique_rows
 from pipelines.stats.luck import ENTITY_KEYS, PART_KEYS, luck_rows
 from pipelines.stats.summaries import HOLD_KEYS, DaySummaries, hold_rows_reader
 from pipelines.stats.tests_frame import tests_frame
@@ -187,26 +188,8 @@ def _matrix(col: pl.Series) -> np.ndarray:
 
 
 def vector_ids(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(index of each distinct row's first occurrence, each row's distinct number) of a float matrix, rows equal when
-    their bits are (-0.0 is taken as 0.0): a 64-bit hash of each row, every row then compared with its group's first
-    (a collision falls back to sorting the rows' bytes). Each word is folded (``b ^ b >> 32``) before it is multiplied:
-    an outcome vector and its negation differ in their sign bits alone, and an even number of flipped top bits times
-    odd multipliers cancels (such pairs sent ``hold_sums.unique_rows`` to its slow path on most windows)."""
-    m = np.ascontiguousarray(m + 0.0, dtype=np.float64)
-    if len(m) == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    bits = m.view(np.uint64)
-    mult = np.random.default_rng(20261127).integers(1, 2**63, size=m.shape[1], dtype=np.uint64) | np.uint64(1)
-    with np.errstate(over="ignore"):
-        h = ((bits ^ (bits >> np.uint64(32))) * mult).sum(axis=1, dtype=np.uint64)
-        h ^= h >> np.uint64(29)
-    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
-    inverse = inverse.ravel()
-    if not np.array_equal(bits[first[inverse]], bits):
-        _, first, inverse = np.unique(m.view(np.dtype((np.void, 8 * m.shape[1]))).ravel(), return_index=True,
-                                      return_inverse=True)
-        inverse = inverse.ravel()
-    return first.astype(np.int64), inverse.astype(np.int64)
+    """``hold_sums.unique_rows`` of the stored vectors, -0.0 taken as 0.0: the same net, so the same vector."""
+    return unique_rows(m + 0.0)
 
 
 def _padded(m: np.ndarray, width: int) -> np.ndarray:
