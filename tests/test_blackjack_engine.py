@@ -564,13 +564,11 @@ def test_a_table_that_plays_split_hands_in_number_order_is_replayed_as_it_played
     assert r.irregularities == () and nets(r) == {"W1": 3000}
 
 
-@pytest.mark.xfail(strict=True, reason="known defect: a resplit hand completed without a decision (21) is not dealt "
-                   "before an older split hand the log names next; the play order of split hands should be a rule-set "
-                   "parameter (BJ-4.10.2 leaves it open)")
 def test_a_resplit_hand_that_reaches_21_without_a_decision_plays_before_the_older_split_hand_BJ_4_10_2():
     # split hand 1 (Js Kd) -> hand 2; resplit hand 1 (Js Qh) -> hand 3; hand 1 doubles to 20. A table that plays the
     # new hand first (order 1, 3, 2, as the engine's own play does) deals Ad to hand 3 (21: no decision, nothing
-    # logged), then 8h to hand 2, which doubles (5c, bust). The log names hand 2 next, and the replay deals it the Ad.
+    # logged), then 8h to hand 2, which doubles (5c, bust). The log names hand 2 next and never hand 3: hand 3 plays
+    # first in its place (read as a table playing 1, 2, 3, hand 2 got the Ad and its double was refused).
     cards = "Js 7c Kd Qh 6c 4h Ad 8h 5c Tc"
     actions = [(1, 1, "split"), (1, 1, "split"), (1, 1, "double"), (1, 2, "double")]
     r = settle_round(bj_round(cards, [MAIN], actions))

@@ -16,7 +16,9 @@ draws BJ-4.14) and settles each wager (``settle.py``). Judgements, in docs/inter
 
 The order of ``actions`` across seats does not matter (seats play in seat order, BJ-4.7.2); within
 a seat it is the order of play: an action naming another hand than the one in play closes the
-hand in play (it stands) and gives the turn to the named hand.
+hand in play (it stands) and gives the turn to the named hand. Hands still to play that come before
+it in play position and that the seat's log does not name again (a split hand that reached 21 on its
+second card takes no decision, so nothing is logged for it) are dealt and complete first.
 """
 
 from __future__ import annotations
@@ -94,8 +96,9 @@ def settle_round(round_input: RoundInput) -> RoundResult:
         if seat not in state.seats:
             state = flag(state, "illegal_action", "BJ-4.7.2", f"seat {seat} has no wager and no cards: its {len(by_seat[seat])} decision(s) ignored")
     for seat in state.seats:
-        for action in by_seat.get(seat, ()):
-            state = _play(state, action)
+        played = by_seat.get(seat, [])
+        for i, action in enumerate(played):
+            state = _play(state, action, frozenset(a.hand for a in played[i:]))
         state = _finish_seat(state, seat)
     state = advance(state)
     state = _unmatched_back_doubles(state)
@@ -189,8 +192,10 @@ def _before_play(state: BlackjackState, a: Action, wagers: Sequence[Wager]) -> B
 
 
 # -- the players' decisions -----------------------------------------------------------------------
-def _focus(state: BlackjackState, seat: int, number: int) -> BlackjackState:
-    """Give the turn to (seat, number) if it is a hand still to play: the hand in play stands."""
+def _focus(state: BlackjackState, seat: int, number: int, later: frozenset[int] = frozenset()) -> BlackjackState:
+    """Give the turn to (seat, number) if it is a hand still to play: the hand in play stands. ``later``: the hands of
+    the seat its log names from this action on; a hand still to play that it does not name plays in its place
+    first (the module docstring)."""
     if state.turn == (seat, number) or state.phase != PLAY:
         return state
     hand = state.hand(seat, number)
@@ -198,8 +203,11 @@ def _focus(state: BlackjackState, seat: int, number: int) -> BlackjackState:
         return state
     if state.turn is not None:
         state = close_turn(state)
-    # hands of earlier seats are complete before this seat plays (seat order, BJ-4.7.2)
-    while (nxt := next_pending(state)) is not None and nxt[0] < seat:
+    # hands of earlier seats are complete before this seat plays (seat order, BJ-4.7.2), and so are this seat's hands
+    # that come first in play position and that the log does not name again (a resplit's new hand that reached 21 on
+    # its second card takes no decision: nothing is logged for it, BJ-4.10.2, 4.13.2)
+    while (nxt := next_pending(state)) is not None and nxt != (seat, number) and (
+            nxt[0] < seat or (nxt[0] == seat and nxt[1] not in later)):
         state = start_hand(state, *nxt)
         if state.turn is not None:
             state = close_turn(state)
@@ -208,9 +216,9 @@ def _focus(state: BlackjackState, seat: int, number: int) -> BlackjackState:
     return state
 
 
-def _play(state: BlackjackState, a: Action) -> BlackjackState:
+def _play(state: BlackjackState, a: Action, later: frozenset[int] = frozenset()) -> BlackjackState:
     seat, number = a.seat, a.hand
-    state = _focus(state, seat, number)
+    state = _focus(state, seat, number, later)
     hand = state.hand(seat, number)
     if a.action == "stand" and hand is not None and hand.done:
         return note(state, f"{hand.label()}: stand recorded on a complete hand ({hand.done})", "BJ-4.13.2")
