@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -218,6 +220,18 @@ def start_snapshot_copy(db_path: Path | str) -> None:
     stamp = _stamp(path)
     if not stamp[2]:
         _EARLY_COPIES[path] = _EarlyCopy(path, stamp)
+
+
+@contextmanager
+def duckdb_threads(con: duckdb.DuckDBPyConnection, threads: int) -> Iterator[None]:
+    """``con`` on ``threads`` DuckDB threads for the block, its own setting restored after: for a connection that
+    shares the cores with worker processes for a while (the ingest's writer, the investigation pages' reads)."""
+    before = con.execute("SELECT current_setting('threads')").fetchone()[0]
+    con.execute(f"SET threads = {int(threads)}")
+    try:
+        yield
+    finally:
+        con.execute(f"SET threads = {int(before)}")
 
 
 def clone_file(source: Path, target: Path) -> None:

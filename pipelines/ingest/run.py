@@ -13,15 +13,13 @@ line accounting (a defect of the loader, ``InvariantError``) stops it. The calle
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from concurrent.futures import BrokenExecutor, Future
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
-from pipelines.db import parse_connection
+from pipelines.db import duckdb_threads, parse_connection
 from pipelines.gaming_day import parse_day_start
 from pipelines.ingest.discover import discover
 from pipelines.ingest.lines import UnreadableFile
@@ -107,19 +105,6 @@ class _Run:
             self.parse_con.close()
 
 
-@contextmanager
-def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """The writer's DuckDB on one thread while the parse workers fill the cores (its setting restored after): a second
-    thread only waited for the first. Measured on a 200,000-round night's 13 batches, inserts and commits alone:
-    2.47 CPU s on two threads, 2.19 on one (the inserts 1.27 -> 0.62, the commits 1.06 -> 1.45)."""
-    threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
-    con.execute("SET threads = 1")
-    try:
-        yield
-    finally:
-        con.execute(f"SET threads = {int(threads)}")
-
-
 def ingest_folder(con: duckdb.DuckDBPyConnection, input_dir: Path, gaming_day_start: str = "06:00",
                   settings: Settings | None = None, progress: Progress | None = None) -> IngestSummary:
     """Ingest every input file under ``input_dir`` with the writer connection ``con``; returns the summary."""
@@ -152,7 +137,9 @@ def ingest_folder(con: duckdb.DuckDBPyConnection, input_dir: Path, gaming_day_st
                 run.load(batch)
         else:
             # worker processes parse the batches ahead while this process loads them in order; big files stream here
-            with _one_thread(con), parse_ahead(batches, small, run.options, workers, settings.writer_memory) as ahead:
+            # the writer's DuckDB on one thread while the workers fill the cores: a second thread only waited for
+            # the first (a 200,000-round night's inserts and commits: 2.47 CPU s on two threads, 2.19 on one)
+            with duckdb_threads(con, 1), parse_ahead(batches, small, run.options, workers, settings.writer_memory) as ahead:
                 for i, batch in enumerate(batches):          # 4.-5. parsed on workers, loaded here
                     progress.started(batch)
                     run.load(batch, ahead.pop(i, None))

@@ -27,11 +27,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
+from pipelines.db import duckdb_threads
 from pipelines.evidence.batch import PackIndex, write_packs
 from pipelines.report.links import investigation_href, investigation_relpath
 
@@ -139,15 +141,11 @@ def finish_investigations(con, folder: Path, started: Investigations, database: 
         return links, []
     theirs = set(started.theirs)
     mine = [s for s in subjects if s not in theirs]
-    threads = con.execute("SELECT current_setting('threads')").fetchall()[0][0] if started.pending is not None else None
+    # beside the worker and the packs' workers: one thread each (PAGE_READ_THREADS)
+    shared = duckdb_threads(con, PAGE_READ_THREADS) if started.pending is not None else nullcontext()
     try:
-        if threads is not None:  # beside the worker and the packs' workers: one thread each (PAGE_READ_THREADS)
-            con.execute(f"SET threads = {PAGE_READ_THREADS}")
-        try:
+        with shared:
             done, why = write_subject_pages(con, folder, mine, database, started.plotly_js, started.moments_of)
-        finally:
-            if threads is not None:
-                con.execute(f"SET threads = {int(threads)}")
         if started.pending is not None:
             got = _finish_pages_worker(*started.pending)
             started.pending = None
