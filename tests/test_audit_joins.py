@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from pipelines.audit.joins import attach
-from pipelines.audit.reconstruct import _in_order
+from pipelines.audit.frames import in_order
 
 KEYS = st.tuples(st.sampled_from(["T-1", "T-2", "T-10", None]), st.integers(0, 4) | st.none())
 
@@ -62,12 +62,12 @@ def test_in_order_is_sortedness(rows):
     df = pl.DataFrame({"device_id": [r[0] for r in rows], "event_seq": [r[1] for r in rows]},
                       schema={"device_id": pl.String, "event_seq": pl.Int64})
     keys = ["device_id", "event_seq"]
-    assert _in_order(df, keys) == (df.rows() == sorted(df.rows()))
+    assert in_order(df, keys) == (df.rows() == sorted(df.rows()))
 
 
 def test_in_order_with_a_null_is_not_in_order():
     df = pl.DataFrame({"device_id": ["D-1", None], "event_seq": [1, 2]})
-    assert not _in_order(df, ["device_id", "event_seq"])
+    assert not in_order(df, ["device_id", "event_seq"])
 
 
 def _events(rows: list[tuple[str, str, int, int, str]]) -> pl.DataFrame:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.audit.frames import RECON_SCHEMA, conform
+from pipelines.audit.frames import RECON_SCHEMA, conform, in_order
 from pipelines.audit.params import AuditParams
 from rulebook.cards import FOREIGN, NO_CARD
 
@@ -32,7 +32,7 @@ def reconstruct(events: pl.DataFrame, rounds: pl.DataFrame, params: AuditParams)
     # Each round's events are wanted in device order, and the rounds in any order (the result is sorted by round at
     # the end). The load reads the events in (device_id, event_seq) order, which is each round's device order
     # already: then the sort, the costliest step here, is skipped.
-    if not _in_order(dealt, ["device_id", "event_seq"]):
+    if not in_order(dealt, ["device_id", "event_seq"]):
         dealt = dealt.sort(DEVICE_ORDER)
     per_round = dealt.group_by(["table_id", "round_no"], maintain_order=True).agg(
         pl.col("gaming_day").first().alias("_device_day"),
@@ -68,23 +68,6 @@ def reconstruct(events: pl.DataFrame, rounds: pl.DataFrame, params: AuditParams)
     )
     df = df.with_columns(_note().alias("note"))
     return conform(df, RECON_SCHEMA).sort(["table_id", "round_no"])
-
-
-def _in_order(df: pl.DataFrame, keys: list[str]) -> bool:
-    """The rows are sorted by ``keys`` (nulls nowhere in them), checked in one pass over adjacent rows."""
-    if df.height < 2:
-        return True
-    if df.select(pl.any_horizontal(pl.col(keys).is_null()).any()).item():
-        return False
-    return bool(df.select(_not_before_previous(keys).slice(1).all()).item())
-
-
-def _not_before_previous(keys: list[str]) -> pl.Expr:
-    head, rest = keys[0], keys[1:]
-    prev = pl.col(head).shift()
-    if not rest:
-        return pl.col(head) >= prev
-    return (pl.col(head) > prev) | ((pl.col(head) == prev) & _not_before_previous(rest))
 
 
 def _note() -> pl.Expr:

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 
 from pipelines.audit.adjust import prescribe
 from pipelines.audit.engine_pass import engine_pass
-from pipelines.audit.frames import SETTLEMENTS_SCHEMA, conform
+from pipelines.audit.frames import SETTLEMENTS_SCHEMA, conform, in_order
 from pipelines.audit.free_hand import free_hand_pass
 from pipelines.audit.joins import attach
 from pipelines.audit.params import AuditParams
@@ -169,12 +168,9 @@ def settle(
 
 
 def _in_wager_order(w: pl.DataFrame) -> pl.DataFrame:
-    """``w`` sorted by table, round and wager order. The order is found on the three key columns alone and the
-    wide frame gathered only when it is not in that order already (the wagers come in it from the load)."""
-    order = w.select(WAGER_ORDER).with_row_index("_i").sort(WAGER_ORDER, maintain_order=True)["_i"].to_numpy()
-    if np.array_equal(order, np.arange(w.height, dtype=order.dtype)):
-        return w
-    return w[order]
+    """``w`` sorted by table, round and wager order, gathered only when it is not in that order already (the wagers
+    come in it from the load)."""
+    return w if in_order(w, WAGER_ORDER) else w.sort(WAGER_ORDER, maintain_order=True)
 
 
 def published_settlements(wagers: pl.DataFrame) -> pl.DataFrame:
