@@ -1,5 +1,5 @@
-"""The round log's parse with DuckDB's validator in front (``rounds_jsonl.PARSED``) says exactly what the plain
-``try(from_json(...))`` said, on hostile lines: every frame (rounds, wagers, actions as read and canonical), every
+"""The round log's parse, a line that looks whole parsed without DuckDB's validator (``rounds_jsonl.FAST_PARSED``)
+and any other with it in front (``rounds_jsonl.PARSED``), says exactly what the plain ``try(from_json(...))`` said, on hostile lines: every frame (rounds, wagers, actions as read and canonical), every
 failure and reason, every raw line kept for the quarantine.
 
 The lines are real round lines broken the ways an export breaks: cut mid-way, NUL bytes, replacement characters
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import duckdb
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -92,12 +93,13 @@ def _parse(lines: list[str]):
 @given(st.lists(hostile(), min_size=1, max_size=25))
 def test_the_validator_in_front_changes_no_verdict(lines) -> None:
     new = _parse(lines)
-    kept = rounds_jsonl.PARSED
+    kept = rounds_jsonl.PARSED, rounds_jsonl.FAST_PARSED
     rounds_jsonl.PARSED = f"try(from_json(raw, '{rounds_jsonl.STRUCTURE}'))"  # the parse before the validator
+    rounds_jsonl.FAST_PARSED = None
     try:
         old = _parse(lines)
     finally:
-        rounds_jsonl.PARSED = kept
+        rounds_jsonl.PARSED, rounds_jsonl.FAST_PARSED = kept
     assert new == old
 
 
@@ -108,3 +110,17 @@ def test_the_hostile_lines_are_hostile() -> None:
     assert [x["source_line"] for x in r] == [1, 2]
     assert [(x["source_line"], x["reason_code"]) for x in q] == [
         (3, "json_unparseable"), (4, "duplicate_key"), (5, "non_integer_amount"), (6, "json_unparseable")]
+
+
+def test_a_line_that_looks_whole_but_is_not_json_is_judged_as_before() -> None:
+    """A comma missing between ``{`` and ``}``: the statement without the validator fails, and the chunk is parsed
+    again with it; the good lines are kept and the bad one is unparseable, as the validator alone would say."""
+    whole_but_bad = BACCARAT.replace('"BAC-01", "game"', '"BAC-01" "game"', 1)
+    with duckdb.connect() as con:  # the case this test is about: the statement without the validator fails
+        with pytest.raises(duckdb.Error):
+            con.execute(f"SELECT from_json(?, '{rounds_jsonl.STRUCTURE}')", [whole_but_bad]).fetchall()
+    assert whole_but_bad.startswith("{") and whole_but_bad.endswith("}")
+    r, w, a, failures, raw, q = _parse([BACCARAT, whole_but_bad, BLACKJACK])
+    assert [x["source_line"] for x in r] == [1, 3]
+    assert [(x["source_line"], x["reason_code"]) for x in q] == [(2, "json_unparseable")]
+    assert len(w) == 3 and len(a) == 2

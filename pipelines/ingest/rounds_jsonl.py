@@ -65,6 +65,12 @@ _ALL_NULL_LIMITS = " AND ".join(f"j.limits.{k} IS NULL" for k in LIMIT_FIELDS)
 # Only a line DuckDB's validator accepts is parsed: ``try`` re-runs a whole vector row by row once one row fails,
 # so a few malformed lines in a chunk cost as much again as parsing it (measured: 0.7-1.2 CPU s of 285 MB)
 PARSED = f"CASE WHEN json_valid(raw) THEN try(from_json(raw, '{STRUCTURE}')) END"
+# The validator and ``try`` cost 40 % of the parse on lines that need neither (0.17 -> 0.10 CPU s for 52 MB of round
+# lines, one thread). A line that looks whole (``{`` to ``}``: a cut line does not) is parsed without them; the rest as
+# PARSED. When a line that looked whole is not JSON after all (a trailing comma, a comment), that statement fails as a
+# whole and the batch is parsed again with PARSED: the verdicts are PARSED's either way.
+FAST_PARSED = (f"CASE WHEN raw LIKE '{{%}}' THEN from_json(raw, '{STRUCTURE}') "
+               f"WHEN json_valid(raw) THEN try(from_json(raw, '{STRUCTURE}')) END")
 STRING_ARRAY = r'^\[\s*("([^"\\]|\\.)*"\s*(,\s*"([^"\\]|\\.)*"\s*)*)?\]$'
 
 
@@ -278,8 +284,8 @@ class RoundsParser:
         src = pa.Table.from_batches(batches, schema=table.schema) if batches else table
         con = self.con
         limit_cols = ", ".join(f"j.limits.{k} AS {v}" for k, v in LIMIT_FIELDS.items())
-        with registered(con, "_ingest_lines", src):
-            parsed = con.sql(f"""
+        def query(parse: str) -> str:
+            return f"""
                 SELECT source_line,
                        CASE WHEN j IS NULL OR NOT looks_object THEN
                             CASE WHEN json_valid(raw) THEN lower(json_type(raw)) ELSE 'invalid' END END AS line_kind,
@@ -292,10 +298,17 @@ class RoundsParser:
                        coalesce(len(j.actions), 0)::INTEGER AS action_count,
                        NULL::VARCHAR AS content_hash,
                        j.wagers AS _wagers, j.actions AS _actions
-                FROM (SELECT source_line, raw, {PARSED} AS j,
+                FROM (SELECT source_line, raw, {parse} AS j,
                              ltrim(raw) LIKE '{{%' AS looks_object
                       FROM _ingest_lines)
-            """).pl()
+            """
+        with registered(con, "_ingest_lines", src):
+            try:
+                parsed = con.sql(query(FAST_PARSED)).pl() if FAST_PARSED else None
+            except duckdb.Error:  # a line that looked whole is not JSON: every line through the validator
+                parsed = None
+            if parsed is None:
+                parsed = con.sql(query(PARSED)).pl()
         failed = pl.col("line_kind").is_not_null()
         lf = parsed.filter(failed)
         unparseable = lf.filter(pl.col("line_kind") == "invalid")
