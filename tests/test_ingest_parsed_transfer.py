@@ -44,3 +44,32 @@ def test_a_parsed_part_arrives_as_it_was_sent() -> None:
         assert theirs.equals(mine)
     assert (got.unreadable, got.reasons, got.lines_read, got.bytes_read) == \
         (sent.unreadable, sent.reasons, sent.lines_read, sent.bytes_read)
+
+
+def test_a_batch_parsed_on_a_worker_process_arrives_as_parsed_here(tmp_path) -> None:
+    """Through the real crossing (a spawned parse worker, its frames in a memory file whose descriptor crosses to
+    this process): every frame equal to the same batch parsed here."""
+    from pipelines.db import parse_connection
+    from pipelines.ingest.discover import discover
+    from pipelines.ingest.parallel import parse_ahead
+    from pipelines.ingest.parse import parse_small_batch
+    from pipelines.ingest.plan import plan_batches
+    from pipelines.ingest.records import Loaded, ParseOptions
+    from pipelines.ingest.screen import screen
+
+    (tmp_path / "rounds_a.jsonl").write_text(ROUND + "\n{not json\n" + ROUND.replace('"round_no": 7', '"round_no": 8')
+                                             + "\n")
+    (tmp_path / "shoe_a.csv").write_text(",".join(shoe_csv.SHOE_CSV_COLUMNS) + "\n" + "\n".join(CSV) + "\n")
+    batches = plan_batches(screen(discover(tmp_path), Loaded()).to_load)
+    options = ParseOptions(360, 10**12)
+    con = parse_connection()
+    here = [parse_small_batch(b, options, con) for b in batches]
+    with parse_ahead(batches, list(range(len(batches))), options, 1, "256MB") as ahead:
+        there = [ahead.pop(i).result() for i in range(len(batches))]
+    assert len(here) == len(there) == 2
+    for mine, theirs in zip(here, there):
+        assert [n for n, _ in theirs.frames] == [n for n, _ in mine.frames]
+        assert all(not f.is_empty() for _, f in mine.frames)  # rows in every frame: the comparison compares values
+        for (_, a), (_, b) in zip(mine.frames, theirs.frames):
+            assert b.schema == a.schema and b.equals(a)
+        assert (theirs.reasons, theirs.lines_read, theirs.bytes_read) == (mine.reasons, mine.lines_read, mine.bytes_read)
