@@ -1,4 +1,5 @@
-"""Benchmark: the ingest's parse stage by stage, as a parse worker runs it (one process, one thread, every batch).
+"""Benchmark: the ingest's parse stage by stage, as a parse worker runs it (one process, one thread, every batch),
+and each batch's parsed frames handed over as a worker hands them to the writer (pickled and read back here).
 
     .venv/bin/python -m benchmarks.ingest_stages DIR
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
+import pickle
 import sys
 import time
 from collections import Counter
@@ -75,11 +77,18 @@ def main() -> None:
     con.execute("SET threads = 1")
     start = time.process_time()
     for batch in batches:
-        parse.parse_small_batch(batch, ParseOptions(360, 10**12), con)
+        parsed = parse.parse_small_batch(batch, ParseOptions(360, 10**12), con)
+        handed = time.process_time()  # what a worker's handing over costs, and the writer's taking it (records.Parsed)
+        sent = pickle.dumps(parsed)
+        SPENT["handing over (worker's side)"] += time.process_time() - handed
+        taken = time.process_time()
+        pickle.loads(sent)
+        SPENT["taking it (writer's side)"] += time.process_time() - taken
+        start += time.process_time() - handed
     total = time.process_time() - start
     con.close()
     print(f"{'stage':40}{'CPU s':>8}")
-    for label in STAGES.values():
+    for label in [*STAGES.values(), "handing over (worker's side)", "taking it (writer's side)"]:
         print(f"{label:40}{SPENT[label]:>8.2f}")
     print(f"{'the whole parse (' + str(len(batches)) + ' batches)':40}{total:>8.2f}")
 
