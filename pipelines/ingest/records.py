@@ -129,9 +129,9 @@ class Parsed:
         """A parse worker hands its frames to the writer as Arrow IPC in shared memory (``_to_shared``): written once,
         by pyarrow, into an anonymous memory file whose descriptor crosses to the writer; the writer maps it and
         reads the frames in place. Through the pipe, the frames' bytes were copied six times (polars' IPC writer,
-        the bytes taken from it, the pickle, the pipe's two ends, the bytes unpickled): 0.46 -> 0.32 CPU s for the
-        200,000-round night's 432 MB of parsed frames without the pipe, and the pipe's copies on top. Where the
-        system has no memory files, the IPC bytes go through the pipe as before."""
+        the bytes taken from it, the pickle, the pipe's two ends, the bytes unpickled): for the 200,000-round
+        night's 432 MB of frames 0.50 + 0.16 -> 0.20 + 0.09 CPU s (worker + writer; the pipe's copies not counted,
+        ``benchmarks.ingest_stages``). Where the system has no memory files, the IPC bytes go through the pipe."""
         state = dict(self.__dict__)
         state["frames"] = _to_shared(self.frames)
         return state
@@ -143,58 +143,45 @@ class Parsed:
             object.__setattr__(self, key, value)
 
 
-def _arrow_tables(frames) -> list:
+def _write_ipc(frames, sink) -> tuple[tuple[int, int], ...]:
+    """Each frame as an Arrow IPC file, one after the other into ``sink`` (pyarrow's writer: 0.05 against polars'
+    0.13 CPU s for a 200,000-round night's frames); the (offset, size) of each."""
     import pyarrow as pa
 
-    tables = [frame.to_arrow(compat_level=pl.CompatLevel.newest()) for _, frame in frames]
-    sizes = []
-    for table in tables:  # the IPC file's size, without writing it (a mock stream only counts)
-        mock = pa.MockOutputStream()
-        with pa.ipc.new_file(mock, table.schema) as writer:
+    spans = []
+    for _, frame in frames:
+        table = frame.to_arrow(compat_level=pl.CompatLevel.newest())
+        start = sink.tell()
+        with pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
-        sizes.append(mock.size())
-    return tables, sizes
+        spans.append((start, sink.tell() - start))
+    return tuple(spans)
 
 
 def _to_shared(frames) -> tuple:
     """(names, where the bytes are, the (offset, size) of each frame's IPC file in them): the bytes are a
     ``multiprocessing`` handle to a memory file (``os.memfd_create``; it ends with its last descriptor and mapping,
-    so a killed run leaves nothing behind), or the bytes themselves where there is no such file."""
-    import mmap
+    so a killed run leaves nothing behind), or the bytes themselves where there is no such file. The file is
+    written with ``write`` (the kernel copies into its pages: 0.23 CPU s for those frames, against 0.38-0.41
+    written through a mapping, whose every fresh page faults)."""
     import os
 
     import pyarrow as pa
 
     names = tuple(name for name, _ in frames)
-    tables, sizes = _arrow_tables(frames)
-    spans, at = [], 0
-    for size in sizes:
-        spans.append((at, size))
-        at += size
-    if not hasattr(os, "memfd_create") or at == 0:
+    if not hasattr(os, "memfd_create"):
         sink = pa.BufferOutputStream()
-        for table in tables:
-            with pa.ipc.new_file(sink, table.schema) as writer:
-                writer.write_table(table)
-        return names, sink.getvalue().to_pybytes(), tuple(spans)
+        spans = _write_ipc(frames, sink)
+        return names, sink.getvalue().to_pybytes(), spans
     from multiprocessing.reduction import DupFd
 
     fd = os.memfd_create("pitaudit-parsed", os.MFD_CLOEXEC)
     try:
-        os.ftruncate(fd, at)
-        _write_ipc(mmap.mmap(fd, at), tables, spans)  # unmapped when the function's views of it are gone
-        return names, DupFd(fd), tuple(spans)
+        with open(fd, "wb", buffering=0, closefd=False) as file:
+            spans = _write_ipc(frames, pa.PythonFile(file, mode="w"))
+        return names, DupFd(fd) if sum(size for _, size in spans) else b"", spans
     finally:
         os.close(fd)
-
-
-def _write_ipc(view, tables: list, spans: list) -> None:
-    import pyarrow as pa
-
-    whole = memoryview(view)
-    for table, (offset, size) in zip(tables, spans):  # a slice of a memoryview stays writable (pyarrow's does not)
-        with pa.ipc.new_file(pa.FixedSizeBufferWriter(pa.py_buffer(whole[offset:offset + size])), table.schema) as w:
-            w.write_table(table)
 
 
 def _from_shared(state: tuple) -> tuple:
@@ -214,7 +201,8 @@ def _from_shared(state: tuple) -> tuple:
             data = pa.py_buffer(mmap.mmap(fd, sum(size for _, size in spans), prot=mmap.PROT_READ))
         finally:
             os.close(fd)
-    return tuple((name, pl.from_arrow(pa.ipc.open_file(data.slice(offset, size)).read_all(), rechunk=False))
+    # a file's blocks are placed by their offsets in the whole (its writer shared the sink): read through its end
+    return tuple((name, pl.from_arrow(pa.ipc.open_file(data, footer_offset=offset + size).read_all(), rechunk=False))
                  for name, (offset, size) in zip(names, spans))
 
 
