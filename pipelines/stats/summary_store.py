@@ -21,6 +21,7 @@ from pipelines.settings import Settings
 from pipelines.stats.advantage import FAMILIES
 from pipelines.stats.load import load_inputs, side_bet_families, table_chunks
 from pipelines.stats.read_ahead import read_ahead
+from pipelines.stats.reuse import forget_windows
 from pipelines.stats.summaries import (
     HOLD_KEYS, SUMMARY_FORMAT, DaySummaries, concat_summaries, empty_summaries, polars_schemas, summarise, summarise_chunk,
 )
@@ -174,4 +175,5 @@ def write_summaries(con, folder: Path, summaries: DaySummaries) -> None:
         source = "read_parquet('" + path.as_posix().replace("'", "''") + "')"
         con.execute(f"INSERT INTO {table_of(frame)} BY NAME SELECT * FROM {source}")
     con.execute("INSERT INTO stat_days SELECT unnest($1::DATE[]), ?", [days, SUMMARY_FORMAT])
+    forget_windows(con, days)  # a window holding one of these days is no basis for the next night's (``reuse``)
 
