@@ -134,7 +134,9 @@ def games_hold_rows(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams
     of an earlier night (``pipelines.stats.reuse``): its rows stand for the entities untouched since."""
     if ents.height == 0:
         return tests_frame([]), pl.DataFrame()
-    ents = _combine_entities(ents)
+    # only the entities with enough wagers are tested (``_grouping``): the others' days are not combined (a window's
+    # blackjack shoes are 141,000 rows over 30 nights, and few are ever tested); the same groups of the same rows
+    ents = _combine_entities(ents.filter(pl.col("wagers").sum().over(list(ENTITY)) >= params.hold_min_wagers))
     tests, funnels = [], []
     for grouping in params.hold_groupings:
         t, f = _grouping(ents.filter(pl.col("grouping") == grouping), draws.filter(pl.col("grouping") == grouping),
