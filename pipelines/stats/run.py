@@ -195,7 +195,7 @@ def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: Stat
     missing = [d for d in wanted if d not in have and d not in stored]
     if missing:
         fresh = concat_summaries([fresh, summarise_days(con, missing, params)])
-    from_db = stored_summaries(con, sorted(d for d in stored if d in set(wanted)))
+    from_db = stored_summaries(con, sorted(d for d in stored if d in set(wanted)), params.hold_min_wagers, fresh)
     db_rows = stored_hold_rows(con, sorted(from_db.days))
     memory_rows = hold_rows_reader(fresh)
 
