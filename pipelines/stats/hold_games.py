@@ -127,11 +127,13 @@ def _combine_draws(draws: pl.DataFrame) -> pl.DataFrame:
 
 
 def games_hold_rows(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, window_days: int,
-                    memo=None, reuse=None) -> tuple[pl.DataFrame, pl.DataFrame]:
+                    memo=None, reuse=None, widths: dict | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(test rows, funnel rows) from days' aggregates (``games_hold_aggregates``, any number of days). ``memo``: a
     ``windows.WindowMemo`` of the run's earlier windows; only the draws of the entities tested and not in it are
     added up (the draws are most of the work: one per distinct stake and spread of a round). ``reuse``: the same window
-    of an earlier night (``pipelines.stats.reuse``): its rows stand for the entities untouched since."""
+    of an earlier night (``pipelines.stats.reuse``): its rows stand for the entities untouched since. ``widths``: gets
+    each grouping's padding width (the widest distribution of its tested entities), which the next night's reuse must
+    find again."""
     if ents.height == 0:
         return tests_frame([]), pl.DataFrame()
     # only the entities with enough wagers are tested (``_grouping``): the others' days are not combined (a window's
@@ -140,7 +142,7 @@ def games_hold_rows(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams
     tests, funnels = [], []
     for grouping in params.hold_groupings:
         t, f = _grouping(ents.filter(pl.col("grouping") == grouping), draws.filter(pl.col("grouping") == grouping),
-                         params, window_days, memo, reuse)
+                         params, window_days, memo, reuse, widths)
         tests.append(t)
         if f.height:
             funnels.append(f)
@@ -172,7 +174,7 @@ def _numbered_draws(draws: pl.DataFrame, kinds: pl.DataFrame, n: int) -> MoneySu
         return MoneySums(np.zeros(0, dtype=np.int64), np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0), np.zeros(0), n)
     draws = draws.sort("ent", "kind", "amount", "scale")
     pays = [distribution_of(r, v, int(d), b) for r, v, d, b in kinds.select(DIST).rows()]
-    width = max(len(p.values) for p in pays)
+    width = _width(kinds)
     values = np.zeros((len(pays), width))
     probs = np.zeros((len(pays), width))
     for i, p in enumerate(pays):
@@ -213,7 +215,7 @@ def _game(name: str, version: str) -> str:
 
 
 def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, window_days: int,
-              memo=None, reuse=None) -> tuple[pl.DataFrame, pl.DataFrame]:
+              memo=None, reuse=None, widths: dict | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     from pipelines.stats.reuse import interleave
     from pipelines.stats.windows import untouched_hold
 
@@ -225,14 +227,22 @@ def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, wind
     known = memo.known(keys) if memo is not None else np.full((summary.height, 4), np.nan)
     # an entity untouched since the basis night keeps its rows: not worked out, but its distributions still set the
     # width the moments are padded to (the same terms in the same order as when every entity is worked out)
-    kept, old_tests, old_funnel = untouched_hold(summary, reuse, _bet_labels(summary))
     have = ~np.isnan(known[:, 3])
-    skip = have | kept
     # the draws of the entities tested, by the entity's number and the distribution's (sorted by its columns), so that
     # they are added up over the days and put in order by numbers (the same groups and order as by the strings)
     tested = draws.join(summary.select("key", "currency", "game", "level", "ent"), how="inner",
                         left_on=["key", "currency", "game", "bet"], right_on=["key", "currency", "game", "level"])
     kinds = _numbered_kinds(tested)
+    width = _width(kinds)
+    grouping = summary["grouping"][0]
+    if widths is not None:
+        widths[grouping] = width
+    kept = np.zeros(summary.height, dtype=bool)
+    if reuse is not None and reuse.widths.get(grouping) == width:
+        # the same padding width as the night before: a carried-over entity's moments are the ones its from-scratch
+        # sums would give (the moments are padded to the widest distribution of the window's tested entities)
+        kept, old_tests, old_funnel = untouched_hold(summary, reuse, _bet_labels(summary))
+    skip = have | kept
     wanted = tested.filter(pl.Series((~skip)[tested["ent"].to_numpy()]))  # the entities not worked out yet
     wanted = wanted.join(kinds, on=DIST, how="left").group_by("ent", "kind", "amount", "scale").agg(pl.col("c").sum())
     ms = _numbered_draws(wanted, kinds, summary.height)
@@ -269,6 +279,11 @@ def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, wind
     if kept.any():
         return interleave(tests, old_tests, kept), interleave(funnel, old_funnel, kept)
     return tests, funnel
+
+
+def _width(kinds: pl.DataFrame) -> int:
+    """The widest distribution of ``kinds`` (its outcomes): what every entity's outcome vectors are padded to."""
+    return max((len(distribution_of(r, v, int(d), b).values) for r, v, d, b in kinds.select(DIST).rows()), default=0)
 
 
 def _bet_labels(summary: pl.DataFrame) -> list[str]:

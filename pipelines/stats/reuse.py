@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -34,7 +35,7 @@ from pipelines.stats.tests_frame import TEST_SCHEMA
 
 BASIS_TABLE = "stat_window_basis"
 BASIS_DDL = (f"CREATE TABLE IF NOT EXISTS {BASIS_TABLE} (night DATE, window_days BIGINT, first_day DATE, "
-             "basis VARCHAR)")
+             "basis VARCHAR, widths VARCHAR)")
 
 
 @lru_cache(maxsize=1)
@@ -67,6 +68,7 @@ class Reuse:
     first: dt.date
     tests: pl.DataFrame  # TEST_SCHEMA rows of the basis window
     funnel: pl.DataFrame  # its funnel rows (``hold.funnel_rows``' columns)
+    widths: dict = field(default_factory=dict)  # the games' hold padding width per grouping (``hold_games``)
 
     def match(self, candidates: pl.DataFrame, on: list[str]) -> tuple[np.ndarray, pl.DataFrame]:
         """(which candidates are untouched, their basis test rows in the candidates' order). ``candidates``: one row per
@@ -130,11 +132,22 @@ def previous_reuse(previous, night: dt.date, window_days: int) -> Reuse | None:
         return None
     tests = previous.tests.filter(pl.col("window_days") == window_days) if previous.tests.height else previous.tests
     funnel = (previous.funnel.filter(pl.col("window_days") == window_days) if previous.funnel.height else previous.funnel)
-    return Reuse(previous.night, first, tests, funnel)
+    return Reuse(previous.night, first, tests, funnel, dict(previous.widths.get(window_days, {})))
 
 
 def _has_basis(con) -> bool:
-    return con.execute(f"SELECT count(*) FROM duckdb_tables() WHERE table_name = '{BASIS_TABLE}'").fetchall()[0][0] > 0
+    """Whether the database holds the basis table in this shape (an earlier shape is derived data: replaced)."""
+    cols = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ?",
+                                      [BASIS_TABLE]).fetchall()}
+    return "widths" in cols
+
+
+def _ensure_basis(con) -> None:
+    """The basis table in this shape (the writer's transaction); one of an earlier shape is dropped: no window of it is
+    carried over, and the next night's are written anew."""
+    if not _has_basis(con):
+        con.execute(f"DROP TABLE IF EXISTS {BASIS_TABLE}")
+    con.execute(BASIS_DDL)
 
 
 def stored_basis(con, night: dt.date, window_days: int, basis: str, summarised: set[dt.date]) -> Reuse | None:
@@ -144,17 +157,19 @@ def stored_basis(con, night: dt.date, window_days: int, basis: str, summarised: 
     first = night - dt.timedelta(days=window_days - 1)
     if not _has_basis(con):
         return None
-    found = con.execute(f"SELECT max(night) FROM {BASIS_TABLE} WHERE window_days = ? AND basis = ? AND night BETWEEN ? AND ?",
-                        [window_days, basis, first, night - dt.timedelta(days=1)]).fetchall()
-    after = found[0][0] if found else None
-    if after is None or any(first <= d <= after for d in summarised):
+    found = con.execute(f"SELECT night, widths FROM {BASIS_TABLE} WHERE window_days = ? AND basis = ? AND night BETWEEN ? AND ? "
+                        "ORDER BY night DESC LIMIT 1", [window_days, basis, first, night - dt.timedelta(days=1)]).fetchall()
+    if not found:
+        return None
+    after, widths = found[0]
+    if any(first <= d <= after for d in summarised):
         return None
     tests = con.sql("SELECT * EXCLUDE (night) FROM out_stat_tests WHERE night = ? AND window_days = ?",
                     params=[after, window_days]).pl()
     has_funnel = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'out_stat_funnel'").fetchall()[0][0]
     funnel = (con.sql("SELECT * EXCLUDE (night) FROM out_stat_funnel WHERE night = ? AND window_days = ?",
                       params=[after, window_days]).pl() if has_funnel else pl.DataFrame())
-    return Reuse(after, first, tests, funnel)
+    return Reuse(after, first, tests, funnel, json.loads(widths) if widths else {})
 
 
 def forget_windows(con, days: list[dt.date]) -> None:
@@ -162,17 +177,19 @@ def forget_windows(con, days: list[dt.date]) -> None:
     writer's transaction)."""
     if not days:
         return
-    con.execute(BASIS_DDL)
+    _ensure_basis(con)
     con.execute(f"DELETE FROM {BASIS_TABLE} b WHERE EXISTS (SELECT 1 FROM (SELECT unnest($1::DATE[]) AS d) t "
                 "WHERE t.d BETWEEN b.first_day AND b.night)", [sorted(days)])
 
 
-def write_basis(con, rows: list[tuple[dt.date, int, dt.date, str]], nights: list[dt.date]) -> None:
-    """Replace the nights' basis rows by ``rows`` (night, window length, first day, basis) of the windows written now."""
-    con.execute(BASIS_DDL)
+def write_basis(con, rows: list[tuple[dt.date, int, dt.date, str, dict]], nights: list[dt.date]) -> None:
+    """Replace the nights' basis rows by ``rows`` (night, window length, first day, basis, the games' hold padding
+    widths by grouping) of the windows written now."""
+    _ensure_basis(con)
     if nights:
         con.execute(f"DELETE FROM {BASIS_TABLE} WHERE night IN (SELECT unnest($1::DATE[]))", [sorted(nights)])
     if rows:
         con.execute(f"INSERT INTO {BASIS_TABLE} SELECT unnest($1::DATE[]), unnest($2::BIGINT[]), unnest($3::DATE[]), "
-                    "unnest($4::VARCHAR[])", [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
-                                              [r[3] for r in rows]])
+                    "unnest($4::VARCHAR[]), unnest($5::VARCHAR[])",
+                    [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows],
+                     [json.dumps(r[4], sort_keys=True) for r in rows]])

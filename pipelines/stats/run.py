@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -51,6 +51,7 @@ class StatsOutcome:
     summaries: DaySummaries | None = None  # per-day summaries made by this run, for the writer
     windows: tuple[int, ...] = ()  # the window lengths run (a shorter one's days again is not run)
     basis: str | None = None  # what the windows' rows were worked out by (``reuse.window_basis``), for the next night
+    widths: dict = field(default_factory=dict)  # per window length, the games' hold padding width by grouping
 
 
 def _window(inputs: StatsInputs, first: dt.date, last: dt.date) -> StatsInputs:
@@ -177,14 +178,17 @@ def _each_window(night: dt.date, days_present: list[dt.date], params: StatsParam
 def summary_windows(summaries: DaySummaries, night: dt.date, days_present: list[dt.date], params: StatsParams,
                     hold_rows_for: HoldRowsReader | None = None, memo: WindowMemo | None = None,
                     windows: tuple[int, ...] | None = None, reuse_for: Callable[[int], Reuse | None] | None = None,
-                    ran: list[int] | None = None):
+                    ran: list[int] | None = None, widths: dict | None = None):
     """``run_windows`` from the days' summaries (what the audit runs). ``memo``: the figures the run's windows worked
     out per entity and days (``windows.WindowMemo``), shared by the windows of a night and by the nights of one run;
     ``reuse_for(window_days)``: the same window of an earlier night whose rows its untouched entities keep
-    (``pipelines.stats.reuse``); ``ran``: gets the window lengths run."""
+    (``pipelines.stats.reuse``); ``ran``: gets the window lengths run; ``widths``: each one's games' hold padding
+    widths."""
     memo = memo if memo is not None else WindowMemo()
+    widths = widths if widths is not None else {}
     return _each_window(night, days_present, params, lambda first, w: window_tests(
-        summaries, first, night, params, w, hold_rows_for, memo, reuse_for(w) if reuse_for else None), windows, ran)
+        summaries, first, night, params, w, hold_rows_for, memo, reuse_for(w) if reuse_for else None,
+        widths.setdefault(w, {})), windows, ran)
 
 
 def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: StatsParams) -> tuple[DaySummaries, DaySummaries, HoldRowsReader]:
@@ -231,10 +235,11 @@ def statistical_findings(con, night: dt.date, params: StatsParams = DEFAULT_PARA
         return found if found is not None else stored_basis(con, night, w, basis, set(fresh.days))
 
     ran: list[int] = []
+    widths: dict = {}
     tests, funnel, graph = summary_windows(summaries, night, days, params, rows, memo, windows,
-                                           reuse_for if reuse else None, ran)
+                                           reuse_for if reuse else None, ran, widths)
     tests = with_fdr(tests, params)
-    return StatsOutcome(night, tests, findings_of(tests, params), funnel, graph, fresh, tuple(ran), basis)
+    return StatsOutcome(night, tests, findings_of(tests, params), funnel, graph, fresh, tuple(ran), basis, widths)
 
 
 def investigate(con, first_day: dt.date, last_day: dt.date, params: StatsParams = DEFAULT_PARAMS) -> StatsOutcome:
@@ -363,7 +368,7 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
             write_summaries(con, folder, summaries)  # the days summarised by this run (tonight's, any missing)
             # what the nights' windows were worked out by, for the next night's (after ``write_summaries`` dropped the
             # windows holding a day summarised again)
-            write_basis(con, [(o.night, w, o.night - dt.timedelta(days=w - 1), o.basis) for o in outcomes
+            write_basis(con, [(o.night, w, o.night - dt.timedelta(days=w - 1), o.basis, o.widths.get(w, {})) for o in outcomes
                               if o.night is not None and o.basis is not None for w in o.windows], nights)
             con.execute("COMMIT")
         except BaseException:

@@ -68,10 +68,12 @@ def _union(col: str) -> pl.Expr:
 
 def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsParams, window_days: int,
                  hold_rows_for: HoldRowsReader | None = None,
-                 memo: WindowMemo | None = None, reuse: Reuse | None = None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+                 memo: WindowMemo | None = None, reuse: Reuse | None = None,
+                 widths: dict | None = None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Every detector over the days ``first..last`` of ``s``: (tests, funnel, graph), as ``run.detect_all``;
     ``memo``: the hold figures of the run's earlier windows (the same summaries); ``reuse``: the same window of an
-    earlier night, whose rows the entities untouched since keep (``pipelines.stats.reuse``: the hold's and luck's)."""
+    earlier night, whose rows the entities untouched since keep (``pipelines.stats.reuse``: the hold's and luck's);
+    ``widths``: gets the games' hold padding widths by grouping (``hold_games.games_hold_rows``), for the next night."""
     from pipelines.stats.hold_games import games_hold_rows
     from pipelines.stats.luck_games import games_luck_rows
     from pipelines.stats.wonging import entry_rows, window_entries
@@ -81,7 +83,7 @@ def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsPa
     memo = memo if memo is not None else WindowMemo()
     hold, funnel = _hold(s.hold_entities, first, last, params, window_days, read_rows, memo, reuse)
     trim()  # the far entities' rows and money sums (numpy, DuckDB: glibc's heap) back to the system
-    games_hold, games_funnel = games_hold_rows(s.games_hold, s.games_draws, params, window_days, memo, reuse)
+    games_hold, games_funnel = games_hold_rows(s.games_hold, s.games_draws, params, window_days, memo, reuse, widths)
     if games_funnel.height:
         funnel = pl.concat([f for f in (funnel, games_funnel) if f.height], how="diagonal_relaxed")
     games = [games_hold, games_luck_rows(s.games_lines, s.games_parts, s.games_jackpot, params, window_days),
