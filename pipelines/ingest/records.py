@@ -161,7 +161,7 @@ def _write_ipc(frames, sink) -> tuple[tuple[int, int], ...]:
 def _to_shared(frames) -> tuple:
     """(names, where the bytes are, the (offset, size) of each frame's IPC file in them): the bytes are a
     ``multiprocessing`` handle to a memory file (``os.memfd_create``; it ends with its last descriptor and mapping,
-    so a killed run leaves nothing behind), or the bytes themselves where there is no such file. The file is
+    so a killed run leaves no memory behind), or the bytes themselves where there is no such file. The file is
     written with ``write`` (the kernel copies into its pages: 0.23 CPU s for those frames, against 0.38-0.41
     written through a mapping, whose every fresh page faults)."""
     import os

@@ -67,8 +67,8 @@ _ALL_NULL_LIMITS = " AND ".join(f"j.limits.{k} IS NULL" for k in LIMIT_FIELDS)
 PARSED = f"CASE WHEN json_valid(raw) THEN try(from_json(raw, '{STRUCTURE}')) END"
 # The validator and ``try`` cost 40 % of the parse on lines that need neither (0.17 -> 0.10 CPU s for 52 MB of round
 # lines, one thread). A line that looks whole (``{`` to ``}``: a cut line does not) is parsed without them; the rest as
-# PARSED. When a line that looked whole is not JSON after all (a trailing comma, a comment), that statement fails as a
-# whole and the batch is parsed again with PARSED: the verdicts are PARSED's either way.
+# PARSED. When a line that looked whole is not JSON after all (a comma missing), that statement fails as a whole and
+# the chunk is parsed again with PARSED: the verdicts are PARSED's either way (tests/test_ingest_parse_paths.py).
 FAST_PARSED = (f"CASE WHEN raw LIKE '{{%}}' THEN from_json(raw, '{STRUCTURE}') "
                f"WHEN json_valid(raw) THEN try(from_json(raw, '{STRUCTURE}')) END")
 STRING_ARRAY = r'^\[\s*("([^"\\]|\\.)*"\s*(,\s*"([^"\\]|\\.)*"\s*)*)?\]$'
@@ -284,6 +284,7 @@ class RoundsParser:
         src = pa.Table.from_batches(batches, schema=table.schema) if batches else table
         con = self.con
         limit_cols = ", ".join(f"j.limits.{k} AS {v}" for k, v in LIMIT_FIELDS.items())
+
         def query(parse: str) -> str:
             return f"""
                 SELECT source_line,
