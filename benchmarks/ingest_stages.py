@@ -27,7 +27,7 @@ STAGES = {  # (module, owner attribute or None, function) -> label
     ("pipelines.ingest.parse", None, "read_small_files"): "read the lines",
     ("pipelines.ingest.rounds_jsonl", "RoundsParser", "parse"): "rounds: all",
     ("pipelines.ingest.rounds_jsonl", "RoundsParser", "_duck_parse"): "rounds: DuckDB's JSON parse",
-    ("pipelines.ingest.rounds_jsonl", None, "duplicate_keys"): "rounds: duplicate keys",
+    ("pipelines.ingest.rounds_jsonl", None, "strict_json_failures"): "rounds: strict JSON (duplicate keys)",
     ("pipelines.ingest.rounds_jsonl", "RoundsParser", "_rounds_as_read"): "rounds: as read (rounds)",
     ("pipelines.ingest.rounds_jsonl", "RoundsParser", "_elements_as_read"): "rounds: as read (wagers, actions)",
     ("pipelines.ingest.rounds_jsonl", None, "with_utc_instants"): "rounds: timestamps (within as read)",

@@ -215,6 +215,28 @@ def test_duplicate_json_keys_are_quarantined(tmp_path: Path) -> None:
     assert count(db, "core_rounds") == ROUNDS - 2
 
 
+def test_json_that_only_a_lenient_parser_reads_is_unparseable_and_its_strict_twin_loads(tmp_path: Path) -> None:
+    """A trailing comma, NaN and Infinity are not JSON (RFC 8259); DuckDB's parser takes them, Python's refuses
+    them: such a line means something only to some readers, as a repeated key does, so it is quarantined."""
+    folder = tmp_path / "in"
+    written = night_files(folder, 0, tables=1)
+    name = next(n for n in written if n.startswith("rounds_"))
+    lines = list(written[name])
+    lines[1] = lines[1][:-1] + ",}"  # a trailing comma after the last member
+    lines[2] = lines[2][:-1] + ',"note":NaN}'
+    lines[3] = lines[3][:-1] + ',"note":-Infinity}'
+    lines[4] = lines[4][:-1] + ',"note":null}'  # the near miss: an extra member, strict JSON
+    (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    db = tmp_path / "audit.duckdb"
+    out = cli_ingest(folder, db)
+    assert "unparseable JSON" in out
+    got = query(db, "SELECT source_line, reason_code, detail FROM core_quarantine ORDER BY 1")
+    assert [g[:2] for g in got] == [(2, "json_unparseable"), (3, "json_unparseable"), (4, "json_unparseable")]
+    assert got[0][2].startswith("not strict JSON: ") and got[1][2] == "not strict JSON: NaN is not a JSON value"
+    assert got[2][2] == "not strict JSON: -Infinity is not a JSON value"
+    assert count(db, "core_rounds") == ROUNDS - 3
+
+
 def test_an_amount_of_2_63_minus_1_is_quarantined_and_later_nights_load(tmp_path: Path) -> None:
     db = tmp_path / "audit.duckdb"
     folder = tmp_path / "night0"

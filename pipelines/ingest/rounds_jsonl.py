@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from pipelines.ingest.lines import LineChunk, screen
 from pipelines.ingest.duck import arrow, registered
-from pipelines.ingest.quarantine import checked, failures_at
+from pipelines.ingest.quarantine import FAILURE_SCHEMA, checked, failures_at
 from pipelines.ingest.timestamps import with_utc_instants
 from schemas.inputs import INPUT_ACTION, INPUT_ROUNDS_JSONL, INPUT_WAGER
 from schemas.pandera_models import polars_schema
@@ -154,8 +154,15 @@ def key_tokens(raw: pl.Series) -> pl.Series:
     return tokens
 
 
-def duplicate_keys(lines: pl.DataFrame) -> pl.DataFrame:
-    """Failures (``duplicate_key``) of the lines (source_line, raw) holding an object with a key twice.
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def strict_json_failures(lines: pl.DataFrame) -> pl.DataFrame:
+    """Failures of the lines (source_line, raw) DuckDB's parser took that strict JSON (RFC 8259) refuses: an object
+    with a key twice (``duplicate_key``); a trailing comma, ``NaN`` or ``Infinity`` (``json_unparseable``: DuckDB's
+    parser takes them, Python's and most others refuse the line, so it would mean different things to different
+    readers, as a repeated key does).
 
     DuckDB's parser keeps the first of two values under one key, Python's and many others the last: such a
     line means two things, and is quarantined. No vectorised parser here reports the repeat. The exact check is
@@ -180,15 +187,17 @@ def duplicate_keys(lines: pl.DataFrame) -> pl.DataFrame:
         if screenable and surely(raw, n):
             continue
         try:
-            json.loads(raw, object_pairs_hook=_no_duplicates)
+            json.loads(raw, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant)
         except _DuplicateKey as exc:
-            found.append((line, f"key {exc.args[0]!r} appears twice in one object"))
-        except ValueError:  # not JSON for Python either: DuckDB's verdict stands
-            pass
+            found.append((line, "duplicate_key", f"key {exc.args[0]!r} appears twice in one object"))
+        except json.JSONDecodeError as exc:  # strict JSON refuses what DuckDB's parser took (a trailing comma)
+            found.append((line, "json_unparseable", f"not strict JSON: {exc.msg} at character {exc.pos + 1}"))
+        except ValueError as exc:  # NaN, Infinity (_refuse_constant)
+            found.append((line, "json_unparseable", f"not strict JSON: {exc}"))
     if not found:
         return failures_at(pl.Series([], dtype=pl.Int64), "duplicate_key")
-    lines_, details = zip(*found)
-    return failures_at(pl.Series(lines_, dtype=pl.Int64), "duplicate_key", pl.Series(details, dtype=pl.String))
+    lines_, codes, details = zip(*found)
+    return pl.DataFrame({"source_line": lines_, "code": codes, "detail": details}, schema=FAILURE_SCHEMA)
 
 
 ROUND_MONEY = ("limit_min", "limit_max", "limit_differential", "limit_side_min", "limit_side_max", "jackpot_meter")
@@ -223,7 +232,7 @@ class RoundsParser:
 
         rounds_lit, wagers_lit, actions_lit, line_fail = self._duck_parse(todo)
         failures.append(line_fail)
-        failures.append(duplicate_keys(todo.join(rounds_lit.select("source_line"), on="source_line", how="semi")))
+        failures.append(strict_json_failures(todo.join(rounds_lit.select("source_line"), on="source_line", how="semi")))
 
         escapes = bool(todo["raw"].str.contains("\\", literal=True).any())  # else no value needs json's decoding
         rounds_ar = self._rounds_as_read(rounds_lit, escapes)

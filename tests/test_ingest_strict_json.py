@@ -1,4 +1,4 @@
-"""rounds_jsonl.duplicate_keys: the screen that clears most lines before the exact check never clears a line
+"""rounds_jsonl.strict_json_failures: the screen that clears most lines before the exact check never clears a line
 that spells a key twice, however the repeat is written (spacing, an escape, deep in a nested object, a value that
 looks like a key), and says the same as the exact check (``json.loads`` with a hook) on every line."""
 
@@ -10,7 +10,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.ingest.rounds_jsonl import KEY_TOKEN, _DuplicateKey, _no_duplicates, duplicate_keys, key_tokens
+from pipelines.ingest.rounds_jsonl import KEY_TOKEN, _DuplicateKey, _no_duplicates, strict_json_failures, key_tokens
 
 KEYS = st.sampled_from(["a", "b", "seat", "net", "a b", ":", '"', "\\", "é", "a:"])
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.sampled_from(["", " :", '":', "x\\y", "ü"]))
@@ -52,7 +52,7 @@ def _exact(raw: str) -> bool:
 @given(st.lists(objects(), min_size=1, max_size=20))
 def test_the_screened_check_finds_exactly_the_lines_with_a_repeated_key(lines) -> None:
     frame = pl.DataFrame({"source_line": list(range(1, len(lines) + 1)), "raw": lines})
-    found = set(duplicate_keys(frame)["source_line"].to_list())
+    found = set(strict_json_failures(frame)["source_line"].to_list())
     assert found == {i for i, raw in enumerate(lines, 1) if _exact(raw)}
 
 
@@ -68,7 +68,7 @@ def test_a_repeat_in_each_place_the_contract_knows_is_found_and_a_clean_line_is_
         clean.replace('"hand": 1', '"hand": 1, "seat"\t:2'),
     ]
     frame = pl.DataFrame({"source_line": list(range(1, 7)), "raw": [clean, *repeats]})
-    got = duplicate_keys(frame).sort("source_line")
+    got = strict_json_failures(frame).sort("source_line")
     assert got["source_line"].to_list() == [2, 3, 4, 5, 6]
     assert got["detail"].to_list() == [f"key {k!r} appears twice in one object"
                                        for k in ("round_no", "min", "winner", "net", "seat")]
@@ -88,5 +88,17 @@ def test_a_line_nested_deeper_than_orjson_writes_is_judged_by_the_exact_check() 
     clean = '{"round_no": 7, "extra": ' + deep + "}"
     repeated = '{"round_no": 7, "extra": ' + deep + ', "round_no": 8}'
     frame = pl.DataFrame({"source_line": [1, 2], "raw": [clean, repeated]})
-    got = duplicate_keys(frame)
+    got = strict_json_failures(frame)
     assert got["source_line"].to_list() == [2]
+
+
+def test_a_line_only_a_lenient_parser_reads_is_not_strict_json_and_its_twin_passes() -> None:
+    """RFC 8259 has no trailing comma, NaN or Infinity (DuckDB's parser takes them): json_unparseable, with why."""
+    lines = ['{"a": 1, "b": [1, 2],}', '{"a": [1, 2,]}', '{"a": NaN}', '{"a": Infinity}', '{"a": 1, "b": [1, 2]}',
+             '{"a": "NaN,}"}']
+    frame = pl.DataFrame({"source_line": list(range(1, len(lines) + 1)), "raw": lines})
+    got = strict_json_failures(frame).sort("source_line")
+    assert got["source_line"].to_list() == [1, 2, 3, 4]
+    assert set(got["code"].to_list()) == {"json_unparseable"}
+    assert got["detail"].to_list()[2:] == ["not strict JSON: NaN is not a JSON value",
+                                           "not strict JSON: Infinity is not a JSON value"]
