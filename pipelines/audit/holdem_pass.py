@@ -409,7 +409,7 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     first_seat = np.concatenate([[0], np.cumsum(n_seats)])
 
     # the decisions, read once per distinct shape (seat's actions, its wagers, the deal mode)
-    seat_status = _seat_status(p, cols, seat_keys, bets_mask, mode[seat_ri] if n_total else np.zeros(0, np.int8), ok)
+    seat_status = _seat_status(p, cols, seat_row, bets_mask, mode[seat_ri] if n_total else np.zeros(0, np.int8), ok)
     ok[seat_ri[seat_status < 0]] = False
     folded = np.bincount(seat_ri, weights=seat_status == 1, minlength=n).astype(np.int64)
     all_folded = (folded == n_seats) & (n_seats > 0)
@@ -456,26 +456,29 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     full = ok & ~early
     seat_full = full[seat_ri]
     fr = np.flatnonzero(full)
-    players = np.concatenate([hole[seat_full], community[seat_ri[seat_full]]], axis=1)
-    dealers = np.concatenate([dealer[fr], community[fr]], axis=1)
-    strengths = poker.evaluate7(np.ascontiguousarray(np.concatenate([players, dealers]), dtype=np.uint8))
+    sf = np.flatnonzero(seat_full)
+    hands = np.empty((len(sf) + len(fr), 7), dtype=np.uint8)  # the players' seven cards, then the dealers'
+    hands[: len(sf), :2] = hole[sf]
+    hands[: len(sf), 2:] = community[seat_ri[sf]]
+    hands[len(sf):, :2] = dealer[fr]
+    hands[len(sf):, 2:] = community[fr]
+    strengths = poker.evaluate7(hands)
     p7 = np.ones(n_total, dtype=np.int64)
     d7 = np.ones(n, dtype=np.int64)
-    p7[seat_full] = strengths[: len(players)]
-    d7[fr] = strengths[len(players):]
+    p7[sf] = strengths[: len(sf)]
+    d7[fr] = strengths[len(sf):]
 
     # the wagers settled (kernels of rulebook.holdem_bonus.vector)
     sel = np.flatnonzero(ok[wri])
     ws, wr, wb, wa = wpos[sel], wri[sel], bet[sel], amount[sel]
     status = seat_status[ws]
     player, dealer_s = p7[ws], d7[wr]
-    net = np.zeros(len(sel), dtype=np.int64)
-    kind = np.zeros(len(sel), dtype=np.int64)
     line_b = np.full(len(sel), -1, dtype=np.int64)
     is_bonus = wb == BONUS
     is_jp = wb == PROGRESSIVE
-    main = ~is_bonus & ~is_jp
-    net[main], kind[main] = vector.main_game(p, wb[main], status[main], player[main], dealer_s[main], wa[main])
+    # every wager through the main game's kernel at once (a Bonus or jackpot code nets 0 there): the Bonus and
+    # jackpot wagers are written over below, which costs less than gathering the main wagers apart
+    net, kind = vector.main_game(p, wb, status, player, dealer_s, wa)
     net[is_bonus], kind[is_bonus], line_b[is_bonus] = vector.bonus(
         p, status[is_bonus], hole[ws[is_bonus]], dealer[wr[is_bonus]], wa[is_bonus])
     won: dict[int, tuple[str, str]] = {}  # wager row -> (clause, sentence) of a jackpot wager that wins
@@ -540,19 +543,19 @@ def _jackpot_wins(prog, rounds, rows, hf, ht, comm, sel, wr, wa, status, player,
             won[int(sel[i])] = (line.clause, text.jackpot_win(text.line_description(line), payout, prog.wager_on_win, 0))
 
 
-def _seat_status(p: HoldemBonusParams, cols: _Columns, seat_keys: np.ndarray, bets_mask: np.ndarray,
+def _seat_status(p: HoldemBonusParams, cols: _Columns, seat_row: np.ndarray, bets_mask: np.ndarray,
                  seat_mode: np.ndarray, ok: np.ndarray) -> np.ndarray:
     """Per seat dealt: 0 played, 1 folded, 2 conceded, -1 anything the scalar engine must judge.
 
-    A seat's decisions are coded as one integer (its action names, in order, as base-8 digits), so that
-    the decision reader (``decisions.read_seat``) runs once per distinct shape -- a few dozen a night --
-    and not once per seat. Marks ``ok`` False for a round with an action on a seat that has no Ante."""
-    n_total = len(seat_keys)
+    ``seat_row``: each (round * SEATS + seat)'s seat dealt, -1 for none. A seat's decisions are coded as one
+    integer (its action names, in order, as base-8 digits), so that the decision reader
+    (``decisions.read_seat``) runs once per distinct shape -- a few dozen a night -- and not once per seat.
+    Marks ``ok`` False for a round with an action on a seat that has no Ante."""
+    n_total = len(bets_mask)
     ari, aseat, code = cols.ari, cols.aseat, cols.acode
     aok = (aseat >= 0) & (aseat < SEATS)
-    akey = ari * SEATS + np.where(aok, aseat, 0)
-    apos = np.minimum(np.searchsorted(seat_keys, akey), max(n_total - 1, 0))
-    aok &= (n_total > 0) & (seat_keys[apos] == akey if n_total else False)
+    apos = seat_row[ari * SEATS + np.where(aok, aseat, 0)]
+    aok &= apos >= 0
     ok[ari[~aok]] = False
     apos, code = apos[aok], code[aok]
     by_seat = np.argsort(apos, kind="stable")  # each seat's actions together, in the order they happened
