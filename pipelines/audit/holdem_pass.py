@@ -27,7 +27,7 @@ import json
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 import polars as pl
@@ -574,8 +574,10 @@ def _seat_status(p: HoldemBonusParams, cols: _Columns, seat_row: np.ndarray, bet
     return np.where(too_many, -1, status)
 
 
+@lru_cache(maxsize=1 << 16)
 def _shape_status(p: HoldemBonusParams, key: int) -> int:
-    """The status of one shape of seat (see :func:`_seat_status`), read by ``decisions.read_seat`` itself."""
+    """The status of one shape of seat (see :func:`_seat_status`), read by ``decisions.read_seat`` itself; kept
+    for the next group (a night has a few hundred shapes per rule set, and a worker settles many groups)."""
     mode, key = MODES[key & 1], key >> 1
     mask, key = key & 63, key >> 6
     count, shape = key & 7, key >> 3
@@ -590,8 +592,10 @@ def _clean_cards(codes: np.ndarray, burns: np.ndarray, is_burn: np.ndarray) -> n
     fine = (burns == is_burn).all(axis=1)
     fine &= ((codes[:, ~is_burn] >= 0) & (codes[:, ~is_burn] <= 51)).all(axis=1)
     fine &= (codes != FOREIGN).all(axis=1) & (codes <= 51).all(axis=1)
-    srt = np.sort(np.where(codes < 0, 1000 + np.arange(codes.shape[1]), codes), axis=1)
-    fine &= (np.diff(srt, axis=1) != 0).all(axis=1)
+    # no card twice: each row's cards as bits of one 64-bit word hold as many bits as the row has cards
+    card = (codes >= 0) & (codes <= 51)
+    bits = np.left_shift(np.uint64(1), np.where(card, codes, 0).astype(np.uint64)) * card
+    fine &= np.bitwise_count(np.bitwise_or.reduce(bits, axis=1)) == card.sum(axis=1)
     return fine
 
 
