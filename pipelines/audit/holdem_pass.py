@@ -197,11 +197,9 @@ CONTEXT = ("table_id", "round_no", "ruleset_version", "deal_mode", "decks", "cod
 
 
 def _concat(EngineOutput, outputs: list, with_rounds: bool):
-    """The parts as one output, each frame in one chunk: the settlement joins them by their keys, and a join onto a
-    frame of several chunks (the columns' part and the scalar engine's) costs more than the copy into one."""
     return EngineOutput(
-        pl.concat([o.wagers for o in outputs], rechunk=True) if outputs else empty(WAGER_RESULTS_SCHEMA),
-        pl.concat([o.rounds for o in outputs], rechunk=True) if outputs and with_rounds else empty(ROUND_RESULTS_SCHEMA),
+        pl.concat([o.wagers for o in outputs]) if outputs else empty(WAGER_RESULTS_SCHEMA),
+        pl.concat([o.rounds for o in outputs]) if outputs and with_rounds else empty(ROUND_RESULTS_SCHEMA),
         pl.concat([o.irregularities for o in outputs]) if outputs else empty(IRREGULARITIES_SCHEMA),
     )
 
