@@ -183,10 +183,11 @@ def holdem_pass(
     for k, key in enumerate(version_keys):
         handed = rest & (version == k)
         if handed.any():
+            # a few rounds: their rows gathered (in frame order), not the whole frames filtered
             outputs.append(scalar(
-                ctx.filter(pl.Series(handed)),
-                wagers.filter(pl.Series(_rows_mask(wagers.height, wrows[handed[wri]]))),
-                actions.filter(pl.Series(_rows_mask(actions.height, arows[handed[ari]]))),
+                ctx[np.flatnonzero(handed)],
+                wagers[np.sort(wrows[handed[wri]])],
+                actions[np.sort(arows[handed[ari]])],
                 rulesets[key],
             ))
     return _concat(EngineOutput, outputs, with_rounds)
@@ -289,12 +290,6 @@ def _names(s: pl.Series, names: tuple[str, ...], first: int, default: int) -> np
     """``first + k`` where ``s`` holds ``names[k]``, ``default`` elsewhere (null included), as int64."""
     physical = s.cast(pl.Enum(list(names)), strict=False).to_physical().fill_null(len(names)).to_numpy()
     return np.array([*range(first, first + len(names)), default], dtype=np.int64)[physical]
-
-
-def _rows_mask(height: int, rows: np.ndarray) -> np.ndarray:
-    mask = np.zeros(height, dtype=bool)
-    mask[rows] = True
-    return mask
 
 
 @dataclass(frozen=True)
