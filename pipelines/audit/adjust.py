@@ -160,17 +160,20 @@ def _sentences(w: pl.DataFrame) -> pl.DataFrame:
         pl.col("_over") | pl.col("_under") | pl.col("_ratio_off") | pl.col("_prorated") | pl.col("_exempt")
         | pl.col("override").is_not_null()
     )
-    w = w.with_row_index("_row")
-    sub = w.filter(say)
-    texts: dict[str, list] = {"_row": [], **{c: [] for c in TEXT_COLUMNS}}
-    for r in sub.iter_rows(named=True):
+    # the few rows that speak gathered by their numbers and their sentences put back in place: filtering and
+    # joining the whole ~60-column frame cost more than writing the sentences
+    rows = w.select(say.alias("_say")).to_series().arg_true()
+    texts: dict[str, list] = {c: [] for c in TEXT_COLUMNS}
+    for r in w[rows].iter_rows(named=True):
         limit = _limit_sentence(r)
-        texts["_row"].append(r["_row"])
         texts["limit_issue"].append(limit)
         texts["differential_issue"].append(_differential_sentence(r))
         texts["override_detail"].append(_override_sentence(r, limit))
-    frame = pl.DataFrame(texts, schema={"_row": pl.UInt32, **{c: pl.String for c in TEXT_COLUMNS}})
-    return attach(w, frame, ["_row"])
+    def column(name: str, values: list) -> pl.Series:
+        out = pl.repeat(None, w.height, dtype=pl.String, eager=True).alias(name)
+        return out.scatter(rows, pl.Series(values, dtype=pl.String)) if len(rows) else out
+
+    return w.with_columns(column(c, v) for c, v in texts.items())
 
 
 def _n(v: int | None, currency: str | None) -> str:
