@@ -127,6 +127,7 @@ def handed_over(calls) -> tuple[int, collections.Counter, float]:
     """Rounds the column pass hands to the scalar engine, by what the scalar engine says of them, and the CPU
     seconds the scalar engine spent on them (RoundInputs and result frames included)."""
     from pipelines.audit import engine_pass as EP
+    from rulebook.cards import UNREADABLE
 
     why: collections.Counter = collections.Counter()
     count = 0
@@ -142,13 +143,15 @@ def handed_over(calls) -> tuple[int, collections.Counter, float]:
         irregular = out.irregularities.group_by("table_id", "round_no").agg(pl.col("kind").unique().sort().str.join("+"))
         unsettled = out.wagers.filter(pl.col("unsettled_reason").is_not_null()).group_by("table_id", "round_no").agg(
             pl.col("unsettled_reason").first().str.split(" (").list.first())
-        rounds = ctx.select("table_id", "round_no").join(irregular, on=["table_id", "round_no"], how="left").join(
-            unsettled, on=["table_id", "round_no"], how="left")
-        for kind, reason in rounds.select("kind", "unsettled_reason").iter_rows():
+        rounds = ctx.select("table_id", "round_no", pl.col("codes").list.contains(UNREADABLE).alias("unread")).join(
+            irregular, on=["table_id", "round_no"], how="left").join(unsettled, on=["table_id", "round_no"], how="left")
+        for kind, reason, unread in rounds.select("kind", "unsettled_reason", "unread").iter_rows():
             if kind:
                 why[f"irregular: {kind}"] += 1
             elif reason:
                 why[f"unsettled: {reason}"] += 1
+            elif unread:
+                why["settled: an unread card no wager depends on (the engine tries every card it can be)"] += 1
             else:
                 why["settled, no irregularity (a jackpot round the columns leave to the engine)"] += 1
         return out
