@@ -54,7 +54,7 @@ def main_game(
 
     Each wager's kind is one gather from a small table by (status, comparison, an Ante below the qualifier), and
     its net ``amount * num // den`` with ``num/den`` from a table by (kind, bet): a win pays the bet's odds, a loss,
-    fold or concession ``-1/1``, a stand-off ``0/1``. Any other bet code wins nothing (``0/1``), as before.
+    fold or concession ``-1/1``, a stand-off ``0/1`` (a win on any other bet code pays ``0/1``).
     """
     amount = np.asarray(amount).astype(np.int64, copy=False)
     bet = np.asarray(bet)
