@@ -123,28 +123,35 @@ def best_cpu(fn, calls, repeat: int) -> float:
     return min(times)
 
 
-def handed_over(calls) -> tuple[int, collections.Counter]:
-    """Rounds the column pass hands to the scalar engine, by what the scalar engine says of them."""
+def handed_over(calls) -> tuple[int, collections.Counter, float]:
+    """Rounds the column pass hands to the scalar engine, by what the scalar engine says of them, and the CPU
+    seconds the scalar engine spent on them (RoundInputs and result frames included)."""
     from pipelines.audit import engine_pass as EP
+    from rulebook.cards import UNREADABLE
 
     why: collections.Counter = collections.Counter()
     count = 0
+    cpu = 0.0
     real = EP._scalar
 
     def spy(ctx, wagers, actions, *rest):
-        nonlocal count
+        nonlocal count, cpu
+        t = time.process_time()
         out = real(ctx, wagers, actions, *rest)
+        cpu += time.process_time() - t
         count += ctx.height
         irregular = out.irregularities.group_by("table_id", "round_no").agg(pl.col("kind").unique().sort().str.join("+"))
         unsettled = out.wagers.filter(pl.col("unsettled_reason").is_not_null()).group_by("table_id", "round_no").agg(
             pl.col("unsettled_reason").first().str.split(" (").list.first())
-        rounds = ctx.select("table_id", "round_no").join(irregular, on=["table_id", "round_no"], how="left").join(
-            unsettled, on=["table_id", "round_no"], how="left")
-        for kind, reason in rounds.select("kind", "unsettled_reason").iter_rows():
+        rounds = ctx.select("table_id", "round_no", pl.col("codes").list.contains(UNREADABLE).alias("unread")).join(
+            irregular, on=["table_id", "round_no"], how="left").join(unsettled, on=["table_id", "round_no"], how="left")
+        for kind, reason, unread in rounds.select("kind", "unsettled_reason", "unread").iter_rows():
             if kind:
                 why[f"irregular: {kind}"] += 1
             elif reason:
                 why[f"unsettled: {reason}"] += 1
+            elif unread:
+                why["settled: an unread card no wager depends on (the engine tries every card it can be)"] += 1
             else:
                 why["settled, no irregularity (a jackpot round the columns leave to the engine)"] += 1
         return out
@@ -155,7 +162,7 @@ def handed_over(calls) -> tuple[int, collections.Counter]:
             _now(*call)
     finally:
         EP._scalar = real
-    return count, why
+    return count, why, cpu
 
 
 def _copies(frame: pl.DataFrame, k: int) -> pl.DataFrame:
@@ -192,8 +199,9 @@ def main(argv: list[str] | None = None) -> None:
     before = best_cpu(_before, calls, max(1, args.repeat // 2))
     print(f"  engine_pass (column pass + scalar hand-over): {now:.3f} CPU s = {rounds / now:>9,.0f} rounds per CPU-second")
     print(f"  before (RoundInputs + settle_many):           {before:.3f} CPU s = {rounds / before:>9,.0f} rounds per CPU-second")
-    count, why = handed_over(calls)
-    print(f"  settled by the scalar engine: {count:,} rounds ({count / max(rounds, 1):.2%}):")
+    count, why, cpu = handed_over(calls)
+    print(f"  settled by the scalar engine: {count:,} rounds ({count / max(rounds, 1):.2%}), {cpu:.3f} CPU s in one "
+          f"run ({cpu / now:.0%} of the pass's best):")
     for reason, n in why.most_common():
         print(f"    {n:6,}  {reason}")
 

@@ -188,3 +188,29 @@ def test_any_input_is_settled_or_explained_never_raised(name, mode, events, wage
         assert all(isinstance(s.net, int) and s.clause for s in r.settlements.values())
         if r.void:
             assert all(s.net == 0 for s in r.settlements.values())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(NAMES),
+    rows=st.lists(
+        st.tuples(st.sampled_from(["ante", "flop", "turn", "river"]), st.integers(1, 7462), st.integers(1, 7462),
+                  st.integers(0, 10**9)),
+        min_size=1, max_size=40,
+    ),
+)
+def test_main_game_kernel_equals_the_scalar_showdown_HTB_5_2_to_5_4(name, rows):
+    """The table-driven kernel nets each wager of a hand in play as the scalar engine's ``_main_game`` does (a win at
+    the bet's odds, the Ante's stand-off below the qualifier, a loss, a tie); a fold or concession loses the wager."""
+    p = builtin().latest(name).params
+    bet = np.array([vector.BET_CODES[b] for b, _, _, _ in rows])
+    player = np.array([r[1] for r in rows])
+    dealer = np.array([r[2] if k % 3 else r[1] for k, r in enumerate(rows)])  # every third a tie
+    amount = np.array([r[3] for r in rows])
+    net, _ = vector.main_game(p, bet, np.zeros(len(rows), dtype=np.int64), player, dealer, amount)
+    expected = [engine._main_game(p, Wager(wager_id="w", seat=1, bet=b, amount=int(a), player_id=None), int(pl), int(dl)).net
+                for (b, _, _, _), pl, dl, a in zip(rows, player, dealer, amount)]
+    assert net.tolist() == expected
+    for status in (1, 2):
+        net, _ = vector.main_game(p, bet, np.full(len(rows), status), player, dealer, amount)
+        assert net.tolist() == (-amount).tolist()

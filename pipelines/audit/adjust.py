@@ -24,11 +24,14 @@ override to a fixed net of 0, with the clause and a sentence for each; it never 
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from pipelines.currency import format_amount
 
 from pipelines.audit.clauses import CLAUSES, DECISION_BETS, LIMIT_SIGN, SIDE_BETS
+from pipelines.audit.frames import in_order
 from pipelines.audit.joins import attach
 
 # columns prescribe() needs on each wager row
@@ -157,17 +160,20 @@ def _sentences(w: pl.DataFrame) -> pl.DataFrame:
         pl.col("_over") | pl.col("_under") | pl.col("_ratio_off") | pl.col("_prorated") | pl.col("_exempt")
         | pl.col("override").is_not_null()
     )
-    w = w.with_row_index("_row")
-    sub = w.filter(say)
-    texts: dict[str, list] = {"_row": [], **{c: [] for c in TEXT_COLUMNS}}
-    for r in sub.iter_rows(named=True):
+    # the few rows that speak gathered by their numbers and their sentences put back in place: filtering and
+    # joining the whole ~60-column frame cost more than writing the sentences
+    rows = w.select(say.alias("_say")).to_series().arg_true()
+    texts: dict[str, list] = {c: [] for c in TEXT_COLUMNS}
+    for r in w[rows].iter_rows(named=True):
         limit = _limit_sentence(r)
-        texts["_row"].append(r["_row"])
         texts["limit_issue"].append(limit)
         texts["differential_issue"].append(_differential_sentence(r))
         texts["override_detail"].append(_override_sentence(r, limit))
-    frame = pl.DataFrame(texts, schema={"_row": pl.UInt32, **{c: pl.String for c in TEXT_COLUMNS}})
-    return attach(w, frame, ["_row"])
+    def column(name: str, values: list) -> pl.Series:
+        out = pl.repeat(None, w.height, dtype=pl.String, eager=True).alias(name)
+        return out.scatter(rows, pl.Series(values, dtype=pl.String)) if len(rows) else out
+
+    return w.with_columns(column(c, v) for c, v in texts.items())
 
 
 def _n(v: int | None, currency: str | None) -> str:
@@ -261,13 +267,17 @@ def _under_minimum_repeats(w: pl.DataFrame) -> pl.DataFrame:
 
 def _holdem_ratios(w: pl.DataFrame) -> pl.DataFrame:
     """The Flop is twice the Ante, the Turn and River equal to it (HTB-4.11.2-4.11.4, MBS-3.7.2, the guide)."""
-    ante = (
-        w.select("table_id", "round_no", "seat", "game", "bet", "wager_order", "amount")
-        .filter((pl.col("game") == "holdem_bonus") & (pl.col("bet") == "ante"))
-        .group_by(["table_id", "round_no", "seat"])
-        .agg(pl.col("amount").sort_by("wager_order").first().alias("_ante"))
-    )
-    w = attach(w, ante, ["table_id", "round_no", "seat"])
+    first = _first_antes(w)
+    if first is not None:
+        w = w.with_columns(first)
+    else:
+        ante = (
+            w.select("table_id", "round_no", "seat", "game", "bet", "wager_order", "amount")
+            .filter((pl.col("game") == "holdem_bonus") & (pl.col("bet") == "ante"))
+            .group_by(["table_id", "round_no", "seat"])
+            .agg(pl.col("amount").sort_by("wager_order").first().alias("_ante"))
+        )
+        w = attach(w, ante, ["table_id", "round_no", "seat"])
     holdem = pl.col("game") == "holdem_bonus"
     target = (
         pl.when(holdem & (pl.col("bet") == "flop")).then(2 * pl.col("_ante"))
@@ -284,6 +294,45 @@ def _holdem_ratios(w: pl.DataFrame) -> pl.DataFrame:
         pl.when(off & pl.col("_excess_returned") & (pl.col("amount") > pl.col("_ratio_target")))
         .then(pl.col("_ratio_target")).alias("_ratio_cap"),
     )
+
+
+def _first_antes(w: pl.DataFrame) -> pl.Series | None:
+    """``_ante`` of every row: the amount of the first Hold'em Ante (by wager order) of its seat in its round, as the
+    grouping and join in :func:`_holdem_ratios` give it, over numpy arrays. It needs the rows as the load gives them,
+    each round's rows together and in strictly rising wager order; on any other frame it returns None and the
+    grouping runs instead."""
+    n = w.height
+    if n < 2 or w["seat"].dtype not in (pl.Int8, pl.Int16, pl.Int32, pl.Int64):
+        return None
+    if w.select(pl.any_horizontal(pl.col("table_id", "round_no", "wager_order").is_null()).any()).item():
+        return None
+    if not in_order(w, ["table_id", "round_no"]):
+        return None
+    table = w["table_id"].rle_id().to_numpy()
+    round_no, order = w["round_no"].to_numpy(), w["wager_order"].to_numpy()
+    new_round = np.ones(n, dtype=bool)
+    new_round[1:] = (table[1:] != table[:-1]) | (round_no[1:] != round_no[:-1])
+    if (~new_round[1:] & (order[1:] <= order[:-1])).any():  # a tie or a step back in wager order within a round
+        return None
+    rid = np.cumsum(new_round) - 1
+    seat = w["seat"]
+    has_seat = seat.is_not_null().to_numpy()
+    seat = seat.fill_null(0).to_numpy().astype(np.int64)
+    ante = (has_seat & w.select((pl.col("game") == "holdem_bonus") & (pl.col("bet") == "ante")).to_series().fill_null(False).to_numpy())
+    rows = np.flatnonzero(ante)
+    values = np.zeros(n, dtype=np.int64)
+    found = np.zeros(n, dtype=bool)
+    if rows.size:
+        lo, hi = int(seat[rows].min()), int(seat[rows].max())
+        width = hi - lo + 1
+        key = rid * width + (seat - lo)
+        keys, first = np.unique(key[rows], return_index=True)  # each seat's first Ante row, in row (= wager) order
+        at = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
+        found = has_seat & (seat >= lo) & (seat <= hi) & (keys[at] == key)
+        amount = w["amount"]
+        values = np.where(found, amount.fill_null(0).to_numpy().astype(np.int64)[rows[first]][at], 0)
+        found &= ~amount.is_null().to_numpy()[rows[first]][at]
+    return pl.Series("_ante", pa.array(values, mask=~found), dtype=w["amount"].dtype)
 
 
 def _differential(w: pl.DataFrame) -> pl.DataFrame:

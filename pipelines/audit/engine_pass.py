@@ -58,10 +58,15 @@ def engine_pass(
     round_parts: list[pl.DataFrame] = []
     irr_parts: list[pl.DataFrame] = []
     holdem: list[pl.DataFrame] = []
+    holdem_columns = params.vectorised and params.engine is None  # Hold'em through pipelines.audit.holdem_pass
+    if ctx.height and holdem_columns and all(
+        rulesets[k].game == "holdem_bonus" for k in ctx["ruleset_version"].unique().to_list()
+    ):
+        holdem, ctx = [ctx], ctx.clear()  # a Hold'em group: no split by version and concatenation of its wide context
     if ctx.height:
         for (key,), group in ctx.group_by(["ruleset_version"], maintain_order=True):
             rs = rulesets[key]
-            if rs.game == "holdem_bonus" and params.vectorised and params.engine is None:
+            if rs.game == "holdem_bonus" and holdem_columns:
                 holdem.append(group)  # all Hold'em versions in one pass, after this loop
                 continue
             keys = group.select("table_id", "round_no")

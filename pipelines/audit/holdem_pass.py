@@ -27,7 +27,7 @@ import json
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 import polars as pl
@@ -183,10 +183,11 @@ def holdem_pass(
     for k, key in enumerate(version_keys):
         handed = rest & (version == k)
         if handed.any():
+            # a few rounds: their rows gathered (in frame order), not the whole frames filtered
             outputs.append(scalar(
-                ctx.filter(pl.Series(handed)),
-                wagers.filter(pl.Series(_rows_mask(wagers.height, wrows[handed[wri]]))),
-                actions.filter(pl.Series(_rows_mask(actions.height, arows[handed[ari]]))),
+                ctx[np.flatnonzero(handed)],
+                wagers[np.sort(wrows[handed[wri]])],
+                actions[np.sort(arows[handed[ari]])],
                 rulesets[key],
             ))
     return _concat(EngineOutput, outputs, with_rounds)
@@ -289,12 +290,6 @@ def _names(s: pl.Series, names: tuple[str, ...], first: int, default: int) -> np
     """``first + k`` where ``s`` holds ``names[k]``, ``default`` elsewhere (null included), as int64."""
     physical = s.cast(pl.Enum(list(names)), strict=False).to_physical().fill_null(len(names)).to_numpy()
     return np.array([*range(first, first + len(names)), default], dtype=np.int64)[physical]
-
-
-def _rows_mask(height: int, rows: np.ndarray) -> np.ndarray:
-    mask = np.zeros(height, dtype=bool)
-    mask[rows] = True
-    return mask
 
 
 @dataclass(frozen=True)
@@ -409,7 +404,7 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     first_seat = np.concatenate([[0], np.cumsum(n_seats)])
 
     # the decisions, read once per distinct shape (seat's actions, its wagers, the deal mode)
-    seat_status = _seat_status(p, cols, seat_keys, bets_mask, mode[seat_ri] if n_total else np.zeros(0, np.int8), ok)
+    seat_status = _seat_status(p, cols, seat_row, bets_mask, mode[seat_ri] if n_total else np.zeros(0, np.int8), ok)
     ok[seat_ri[seat_status < 0]] = False
     folded = np.bincount(seat_ri, weights=seat_status == 1, minlength=n).astype(np.int64)
     all_folded = (folded == n_seats) & (n_seats > 0)
@@ -456,26 +451,29 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     full = ok & ~early
     seat_full = full[seat_ri]
     fr = np.flatnonzero(full)
-    players = np.concatenate([hole[seat_full], community[seat_ri[seat_full]]], axis=1)
-    dealers = np.concatenate([dealer[fr], community[fr]], axis=1)
-    strengths = poker.evaluate7(np.ascontiguousarray(np.concatenate([players, dealers]), dtype=np.uint8))
+    sf = np.flatnonzero(seat_full)
+    hands = np.empty((len(sf) + len(fr), 7), dtype=np.uint8)  # the players' seven cards, then the dealers'
+    hands[: len(sf), :2] = hole[sf]
+    hands[: len(sf), 2:] = community[seat_ri[sf]]
+    hands[len(sf):, :2] = dealer[fr]
+    hands[len(sf):, 2:] = community[fr]
+    strengths = poker.evaluate7(hands)
     p7 = np.ones(n_total, dtype=np.int64)
     d7 = np.ones(n, dtype=np.int64)
-    p7[seat_full] = strengths[: len(players)]
-    d7[fr] = strengths[len(players):]
+    p7[sf] = strengths[: len(sf)]
+    d7[fr] = strengths[len(sf):]
 
     # the wagers settled (kernels of rulebook.holdem_bonus.vector)
     sel = np.flatnonzero(ok[wri])
     ws, wr, wb, wa = wpos[sel], wri[sel], bet[sel], amount[sel]
     status = seat_status[ws]
     player, dealer_s = p7[ws], d7[wr]
-    net = np.zeros(len(sel), dtype=np.int64)
-    kind = np.zeros(len(sel), dtype=np.int64)
     line_b = np.full(len(sel), -1, dtype=np.int64)
     is_bonus = wb == BONUS
     is_jp = wb == PROGRESSIVE
-    main = ~is_bonus & ~is_jp
-    net[main], kind[main] = vector.main_game(p, wb[main], status[main], player[main], dealer_s[main], wa[main])
+    # every wager through the main game's kernel at once (a Bonus or jackpot code nets 0 there): the Bonus and
+    # jackpot wagers are written over below, which costs less than gathering the main wagers apart
+    net, kind = vector.main_game(p, wb, status, player, dealer_s, wa)
     net[is_bonus], kind[is_bonus], line_b[is_bonus] = vector.bonus(
         p, status[is_bonus], hole[ws[is_bonus]], dealer[wr[is_bonus]], wa[is_bonus])
     won: dict[int, tuple[str, str]] = {}  # wager row -> (clause, sentence) of a jackpot wager that wins
@@ -540,19 +538,19 @@ def _jackpot_wins(prog, rounds, rows, hf, ht, comm, sel, wr, wa, status, player,
             won[int(sel[i])] = (line.clause, text.jackpot_win(text.line_description(line), payout, prog.wager_on_win, 0))
 
 
-def _seat_status(p: HoldemBonusParams, cols: _Columns, seat_keys: np.ndarray, bets_mask: np.ndarray,
+def _seat_status(p: HoldemBonusParams, cols: _Columns, seat_row: np.ndarray, bets_mask: np.ndarray,
                  seat_mode: np.ndarray, ok: np.ndarray) -> np.ndarray:
     """Per seat dealt: 0 played, 1 folded, 2 conceded, -1 anything the scalar engine must judge.
 
-    A seat's decisions are coded as one integer (its action names, in order, as base-8 digits), so that
-    the decision reader (``decisions.read_seat``) runs once per distinct shape -- a few dozen a night --
-    and not once per seat. Marks ``ok`` False for a round with an action on a seat that has no Ante."""
-    n_total = len(seat_keys)
+    ``seat_row``: each (round * SEATS + seat)'s seat dealt, -1 for none. A seat's decisions are coded as one
+    integer (its action names, in order, as base-8 digits), so that the decision reader
+    (``decisions.read_seat``) runs once per distinct shape -- a few dozen a night -- and not once per seat.
+    Marks ``ok`` False for a round with an action on a seat that has no Ante."""
+    n_total = len(bets_mask)
     ari, aseat, code = cols.ari, cols.aseat, cols.acode
     aok = (aseat >= 0) & (aseat < SEATS)
-    akey = ari * SEATS + np.where(aok, aseat, 0)
-    apos = np.minimum(np.searchsorted(seat_keys, akey), max(n_total - 1, 0))
-    aok &= (n_total > 0) & (seat_keys[apos] == akey if n_total else False)
+    apos = seat_row[ari * SEATS + np.where(aok, aseat, 0)]
+    aok &= apos >= 0
     ok[ari[~aok]] = False
     apos, code = apos[aok], code[aok]
     by_seat = np.argsort(apos, kind="stable")  # each seat's actions together, in the order they happened
@@ -569,8 +567,10 @@ def _seat_status(p: HoldemBonusParams, cols: _Columns, seat_keys: np.ndarray, be
     return np.where(too_many, -1, status)
 
 
+@lru_cache(maxsize=1 << 16)
 def _shape_status(p: HoldemBonusParams, key: int) -> int:
-    """The status of one shape of seat (see :func:`_seat_status`), read by ``decisions.read_seat`` itself."""
+    """The status of one shape of seat (see :func:`_seat_status`), read by ``decisions.read_seat`` itself; kept
+    for the next group (a night has a few hundred shapes per rule set, and a worker settles many groups)."""
     mode, key = MODES[key & 1], key >> 1
     mask, key = key & 63, key >> 6
     count, shape = key & 7, key >> 3
@@ -585,8 +585,10 @@ def _clean_cards(codes: np.ndarray, burns: np.ndarray, is_burn: np.ndarray) -> n
     fine = (burns == is_burn).all(axis=1)
     fine &= ((codes[:, ~is_burn] >= 0) & (codes[:, ~is_burn] <= 51)).all(axis=1)
     fine &= (codes != FOREIGN).all(axis=1) & (codes <= 51).all(axis=1)
-    srt = np.sort(np.where(codes < 0, 1000 + np.arange(codes.shape[1]), codes), axis=1)
-    fine &= (np.diff(srt, axis=1) != 0).all(axis=1)
+    # no card twice: each row's cards as bits of one 64-bit word hold as many bits as the row has cards
+    card = (codes >= 0) & (codes <= 51)
+    bits = np.left_shift(np.uint64(1), np.where(card, codes, 0).astype(np.uint64)) * card
+    fine &= np.bitwise_count(np.bitwise_or.reduce(bits, axis=1)) == card.sum(axis=1)
     return fine
 
 

@@ -51,25 +51,59 @@ def main_game(
     """Net and outcome kind of Ante/Flop/Turn/River wagers (bet codes 0, 2, 3, 4), per HTB-5.2-5.6.
 
     ``status``: 0 played, 1 folded, 2 conceded; ``player``/``dealer``: 7-card strengths.
+
+    Each wager's kind is one gather from a small table by (status, comparison, an Ante below the qualifier), and
+    its net ``amount * num // den`` with ``num/den`` from a table by (kind, bet): a win pays the bet's odds, a loss,
+    fold or concession ``-1/1``, a stand-off ``0/1`` (a win on any other bet code pays ``0/1``).
     """
-    amount = amount.astype(np.int64)
-    num = np.zeros(len(bet), dtype=np.int64)
-    den = np.ones(len(bet), dtype=np.int64)
+    amount = np.asarray(amount).astype(np.int64, copy=False)
+    bet = np.asarray(bet)
+    status = np.asarray(status)
+    player, dealer = np.asarray(player), np.asarray(dealer)
+    num_t, den_t = _main_tables(params)
+    n_bets = len(BET_CODES)
+    if bet.size and (bet.min() < 0 or bet.max() >= n_bets):
+        bet = np.where((bet >= 0) & (bet < n_bets), bet, n_bets)  # another code: a row of 0/1
+    if status.size and (status.min() < 0 or status.max() > 2):
+        status = np.where(status == 1, 1, np.where(status == 2, 2, 0))  # any other status is a hand in play
+    below = poker.category(player) < engine.QUALIFIER_CATEGORY[params.ante_qualifier]
+    below &= bet == BET_CODES["ante"]
+    # 0 the player's hand higher, 1 equal, 2 lower
+    compare = np.sign(np.subtract(dealer, player, dtype=np.int64)) + 1
+    kind = _MAIN_KIND[(status * 3 + compare) * 2 + below]
+    at = kind * (n_bets + 1) + bet
+    return amount * num_t[at] // den_t[at], kind
+
+
+def _main_kind_table() -> np.ndarray:
+    """The outcome kind by (status 0-2, comparison 0 higher / 1 equal / 2 lower, an Ante below the qualifier)."""
+    table = np.empty(3 * 3 * 2, dtype=np.int64)
+    for status in range(3):
+        for compare in range(3):
+            for below in range(2):
+                kind = (WIN, STAND_OFF, LOSE)[compare]
+                if compare == 0 and below:
+                    kind = ANTE_STAND_OFF
+                kind = (kind, FOLD, CONCEDE)[status]
+                table[(status * 3 + compare) * 2 + below] = kind
+    table.flags.writeable = False
+    return table
+
+
+_MAIN_KIND = _main_kind_table()
+
+
+def _main_tables(params: HoldemBonusParams) -> tuple[np.ndarray, np.ndarray]:
+    """``num`` and ``den`` of a wager's net by ``kind * (bets + 1) + bet`` (the last bet column: any other code)."""
+    width = len(BET_CODES) + 1
+    num = np.zeros(8 * width, dtype=np.int64)
+    den = np.ones(8 * width, dtype=np.int64)
     for name in ("ante", "flop", "turn", "river"):
         odds = getattr(params, name).odds
-        m = bet == BET_CODES[name]
-        num[m], den[m] = odds.num, odds.den
-    qualifies = poker.category(player) >= engine.QUALIFIER_CATEGORY[params.ante_qualifier]
-    higher, lower = player > dealer, player < dealer
-    kind = np.where(higher, WIN, np.where(lower, LOSE, STAND_OFF))
-    kind = np.where(higher & (bet == BET_CODES["ante"]) & ~qualifies, ANTE_STAND_OFF, kind)
-    kind = np.where(status == 1, FOLD, np.where(status == 2, CONCEDE, kind))
-    net = np.select(
-        [kind == WIN, (kind == LOSE) | (kind == FOLD) | (kind == CONCEDE)],
-        [amount * num // den, -amount],
-        0,
-    )
-    return net, kind
+        num[WIN * width + BET_CODES[name]], den[WIN * width + BET_CODES[name]] = odds.num, odds.den
+    for kind in (LOSE, FOLD, CONCEDE):
+        num[kind * width: (kind + 1) * width] = -1
+    return num, den
 
 
 def _bonus_class_table() -> np.ndarray:
@@ -106,26 +140,56 @@ def bonus_hand_index(hole: np.ndarray, dealer: np.ndarray) -> np.ndarray:
 def bonus(
     params: HoldemBonusParams, status: np.ndarray, hole: np.ndarray, dealer: np.ndarray, amount: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Net, outcome kind and pay-table line index (-1 = none) of Bonus wagers (HTB-6.1.2, 4.11.2.i, 5.6)."""
-    amount = amount.astype(np.int64)
+    """Net, outcome kind and pay-table line index (-1 = none) of Bonus wagers (HTB-6.1.2, 4.11.2.i, 5.6).
+
+    The line is one gather from the rule set's table by (hole ranks, suited, the dealer's A-A); the kind one
+    gather by (status, a line met); the net ``amount * num // den`` with a loss as ``-1/1``."""
+    amount = np.asarray(amount).astype(np.int64, copy=False)
+    hole, dealer, status = np.asarray(hole), np.asarray(dealer), np.asarray(status)
+    line_by, num, den = _bonus_tables(params)
+    r = hole // 4
+    key = (r[:, 0].astype(np.intp) * 13 + r[:, 1]) * 4
+    key += (hole[:, 0] % 4 == hole[:, 1] % 4) * 2
+    key += (dealer[:, 0] // 4 == 0) & (dealer[:, 1] // 4 == 0)
+    line = line_by[key]
+    if status.size and (status.min() < 0 or status.max() > 2):
+        status = np.where(status == 1, 1, np.where(status == 2, 2, 0))
+    kind = (_BONUS_KIND_FOLD_LOSES if params.folded_bonus_loses else _BONUS_KIND)[status * 2 + (line >= 0)]
+    at = np.where(kind == BONUS_WIN, line, len(num) - 1)  # the last: a loss, -1/1
+    return amount * num[at] // den[at], kind, line
+
+
+def _bonus_kind_table(folded_loses: bool) -> np.ndarray:
+    """A Bonus wager's kind by (status 0 in play / 1 folded / 2 conceded, a pay-table line met)."""
+    table = np.array([BONUS_LOSE, BONUS_WIN] * 3, dtype=np.int64)
+    if folded_loses:
+        table[2:4] = FOLD
+    table[4:6] = CONCEDE
+    table.flags.writeable = False
+    return table
+
+
+_BONUS_KIND = _bonus_kind_table(False)
+_BONUS_KIND_FOLD_LOSES = _bonus_kind_table(True)
+
+
+def _bonus_tables(params: HoldemBonusParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rule set's pay-table line (-1: none) by ``((rank 1 * 13 + rank 2) * 2 + suited) * 2 + dealer's A-A``,
+    and each line's ``num``, ``den`` (one more entry: a loss, ``-1/1``)."""
     lines = params.bonus_pay_table
     line_of = np.full(len(BONUS_HANDS) + 1, -1, dtype=np.int64)  # BONUS_HANDS index -> pay-table line, last = none
-    num = np.zeros(len(lines) + 1, dtype=np.int64)
+    num = np.full(len(lines) + 1, -1, dtype=np.int64)
     den = np.ones(len(lines) + 1, dtype=np.int64)
     for k, line in enumerate(lines):
         line_of[BONUS_HANDS.index(line.hand)] = k
         o = line.odds.split(":")
         num[k], den[k] = int(o[0]), int(o[1])
-    hand = bonus_hand_index(hole, dealer)
-    # A-A against the dealer's A-A falls back to the A-A line where the table has no 1000:1 line
-    aa_vs = hand == BONUS_HANDS.index("aa_vs_dealer_aa")
-    hand = np.where(aa_vs & (line_of[BONUS_HANDS.index("aa_vs_dealer_aa")] < 0), BONUS_HANDS.index("aa"), hand)
-    line = np.where(hand >= 0, line_of[hand], -1)
-    kind = np.where(line >= 0, BONUS_WIN, BONUS_LOSE)
-    folded_loses = params.folded_bonus_loses
-    kind = np.where((status == 1) & folded_loses, FOLD, np.where(status == 2, CONCEDE, kind))
-    net = np.where(kind == BONUS_WIN, amount * num[line] // den[line], -amount)
-    return net, kind, line
+    hand = BONUS_CLASS.astype(np.int64)
+    aa, aa_vs = BONUS_HANDS.index("aa"), BONUS_HANDS.index("aa_vs_dealer_aa")
+    # A-A against the dealer's A-A: its own line, or the A-A line where the table has no 1000:1 line
+    against_aa = np.where((hand == aa) & (line_of[aa_vs] >= 0), aa_vs, hand)
+    line_by = line_of[np.stack([hand, against_aa], axis=-1)].reshape(-1)  # -1 (no hand) reads line_of's last: none
+    return line_by, num, den
 
 
 def jackpot_lines(params: HoldemBonusParams, status: np.ndarray, hf: np.ndarray, ht: np.ndarray, seven: np.ndarray, community: np.ndarray) -> np.ndarray:
