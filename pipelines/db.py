@@ -222,6 +222,18 @@ def start_snapshot_copy(db_path: Path | str) -> None:
         _EARLY_COPIES[path] = _EarlyCopy(path, stamp)
 
 
+def discard_snapshot_copy(db_path: Path | str) -> None:
+    """End and delete :func:`start_snapshot_copy`'s copy of a run that fails before its snapshot: a partial file the
+    size of the history is not left beside the database until the next run (a killed run's is replaced by it)."""
+    path = Path(db_path).resolve()
+    early = _EARLY_COPIES.pop(path, None)
+    if early is None:
+        return
+    early.thread.join()
+    target = snapshot_path(path)
+    target.with_name(target.name + ".partial").unlink(missing_ok=True)
+
+
 @contextmanager
 def duckdb_threads(con: duckdb.DuckDBPyConnection, threads: int) -> Iterator[None]:
     """``con`` on ``threads`` DuckDB threads for the block, its own setting restored after: for a connection that

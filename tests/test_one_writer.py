@@ -184,6 +184,8 @@ def test_a_failed_write_leaves_the_previous_files_whole(night, tmp_path, monkeyp
         run_audit(night / "night", tmp_path / "a.duckdb", out, progress=False)
     assert sorted(p.name for p in out.iterdir()) == sorted([*FILES, *FOLDERS])
     assert _tree(out) == before
+    # the snapshot's early copy (begun before the publish) goes with the failed run; the last snapshot stays
+    assert not list(tmp_path.glob("*.partial")) and (tmp_path / "a.readonly.duckdb").exists()
     assert publish  # the module under test
 
 

@@ -48,7 +48,7 @@ from pipelines.audit.runner import (
     WORKERS, end_group_workers, group_params, runs_on_dask, server_for_workers, task_runner, where_groups_run,
 )
 from pipelines.audit.scope import Scope, ScopeError, chosen_days
-from pipelines.db import start_snapshot_copy
+from pipelines.db import discard_snapshot_copy, start_snapshot_copy
 from pipelines.audit.tasks import (
     audit_group_task, export_settlements_task, fingerprints_task, gaps_task, ingest_task, keys_task, publish_canon_task,
     publish_task, scope_task, snapshot_task, statistics_task, write_database_task,
@@ -296,6 +296,9 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
             start_snapshot_copy(db)  # nothing writes the file until the snapshot: its copy runs beside the publish
             published = publish_task(partial, db, input_dir, all_keys, scope, settlements_partial, params.settings)
         paths = {name: out / path.name for name, path in published["paths"].items()}
+    except BaseException:
+        discard_snapshot_copy(db)  # no snapshot follows a failed step: its early copy goes too
+        raise
     finally:
         shutil.rmtree(stage_dir, ignore_errors=True)
     snapshot_task(db, params.settings)
