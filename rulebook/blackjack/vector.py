@@ -494,8 +494,9 @@ class _Night(Settlement):
         fresh = self.f_first[hi] < 0  # a hand split again keeps the record of the split that formed it
         self.f_first[hi[fresh]], self.f_ident[hi[fresh]] = c0[fresh], ident[fresh]
         self.f_first[new], self.f_ident[new] = c1, ident
-        # the hand formed plays right after the hand split (BJ-4.10.2)
-        q = self.u_cur[A] + 1
+        # the hand formed takes its play position (split_play_order, state.place_split_hand): right after the hand
+        # split, or after the seat's last hand; the hand split plays on first either way (BJ-4.10.2)
+        q = self.u_cur[A] + 1 if p.split_play_order == "newest_first" else self.u_nh[A]
         old = self.order[A].copy()
         cols = np.arange(MH)[None, :]
         shifted = np.concatenate([old[:, :1], old[:, :-1]], axis=1)
