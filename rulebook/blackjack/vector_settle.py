@@ -199,24 +199,17 @@ class Settlement:
         one = np.flatnonzero(~many)
         pieces = [pl.DataFrame({"_w": s_w[one], "net": net[one], "pay_clause": names_s.gather(clause[one]),
                                 "detail": text.gather(one)})]
-        if many.any():  # few (splits): joined in Python, cheaper than a group-by of strings
+        if many.any():  # a split's wager: its parts in play order, summed, clauses once each, sentences joined
             sev = np.flatnonzero(many)
             sev = sev[np.lexsort((posn[sev], s_w[sev]))]
-            ws, nets, cls, txt = s_w[sev].tolist(), net[sev].tolist(), clause[sev].tolist(), text.gather(sev).to_list()
-            rows: dict[int, list] = {}
-            for w_, n_, c_, t_ in zip(ws, nets, cls, txt):
-                row = rows.get(w_)
-                if row is None:
-                    rows[w_] = [n_, [names[c_]], [t_]]
-                else:
-                    row[0] += n_
-                    if names[c_] not in row[1]:
-                        row[1].append(names[c_])
-                    row[2].append(t_)
-            pieces.append(pl.DataFrame({"_w": list(rows), "net": [r[0] for r in rows.values()],
-                                        "pay_clause": [", ".join(r[1]) for r in rows.values()],
-                                        "detail": ["; ".join(r[2]) for r in rows.values()]},
-                                       schema={"_w": pl.Int64, "net": pl.Int64, "pay_clause": pl.String, "detail": pl.String}))
+            ws = s_w[sev]
+            starts = np.flatnonzero(np.concatenate(([True], ws[1:] != ws[:-1])))
+            joined = pl.DataFrame({"_g": np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(ws)))),
+                                   "pay_clause": names_s.gather(clause[sev]), "detail": text.gather(sev)}).group_by(
+                "_g", maintain_order=True).agg(pl.col("pay_clause").unique(maintain_order=True).str.join(", "),
+                                              pl.col("detail").str.join("; "))
+            pieces.append(joined.select(pl.Series("_w", ws[starts]), pl.Series("net", np.add.reduceat(net[sev], starts)),
+                                        "pay_clause", "detail"))
         pieces.append(self._pairs(ok_r))
         pieces.append(self._split_pairs(ok_r))
         pieces.append(self._insured(ok_r))
