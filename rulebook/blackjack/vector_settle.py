@@ -73,11 +73,12 @@ def _total(hard: np.ndarray, ace: np.ndarray) -> np.ndarray:
     return np.where(ace & (hard <= 11), hard + 10, hard)
 
 
-def _texts(kind: np.ndarray, cols: dict[str, np.ndarray], pt) -> tuple[np.ndarray, pl.Series]:
-    """Each part's sentence, as ``settle.settle_stake`` writes it: the rows in the order returned, and the texts.
+def _texts(kind: np.ndarray, cols: dict[str, np.ndarray], pt) -> list[tuple[np.ndarray, pl.Series]]:
+    """Each part's sentence, as ``settle.settle_stake`` writes it: per kind of part, its rows and their texts.
 
     Formatted kind by kind on the columns that kind needs: cheaper than one chain of conditions that
-    formats every sentence for every row."""
+    formats every sentence for every row; and left in pieces (a copy of every sentence into one column
+    cost more than the few rows that need them together)."""
     where = pl.col("where")
     dbl = pl.col("doubled") > 0
     texts = {
@@ -108,9 +109,8 @@ def _texts(kind: np.ndarray, cols: dict[str, np.ndarray], pt) -> tuple[np.ndarra
         idx = order[bounds[k]:bounds[k + 1]]
         if idx.size:
             frame = pl.DataFrame({"where": places.gather(idx), **{c: cols[c][idx] for c in needs[k]}})
-            pieces.append(frame.select(texts[k]).to_series())
-    text = pl.concat(pieces) if pieces else pl.Series([], dtype=pl.String)
-    return order[bounds[1]:bounds[13]], text
+            pieces.append((idx, frame.select(texts[k]).to_series()))
+    return pieces
 
 def _places(seat: np.ndarray, number: np.ndarray) -> pl.Series:
     """``seat {seat} hand {number}`` of every part: from a table of the few seats and hands a table has, else
@@ -190,30 +190,34 @@ class Settlement:
                 "d": d_total, "back": back, "won_em": won_em, "won_bj": won_bj, "won": won, "lost": lost, "extra": extra}
         if len(sel) < len(K):
             cols = {k: v[sel] for k, v in cols.items()}
-        order, text = _texts(K[sel], cols, pt)
-        at = sel[order]
-        s_w, posn, net, clause = s_w[at], posn[at], net[at], clause[at]
         # a wager on one hand is its part; one on several (a split) sums them, its clauses listed once each
-        many = (np.bincount(s_w, minlength=len(self.w_ri)) > 1)[s_w]
+        many_w = np.bincount(s_w[sel], minlength=len(self.w_ri)) > 1
         names_s = pl.Series(names, dtype=pl.String)
-        one = np.flatnonzero(~many)
-        pieces = [pl.DataFrame({"_w": s_w[one], "net": net[one], "pay_clause": names_s.gather(clause[one]),
-                                "detail": text.gather(one)})]
-        if many.any():  # a split's wager: its parts in play order, summed, clauses once each, sentences joined
-            sev = np.flatnonzero(many)
-            sev = sev[np.lexsort((posn[sev], s_w[sev]))]
+        pieces, split_at, split_text = [], [], []
+        for idx, text in _texts(K[sel], cols, pt):  # kind by kind, in that order
+            at = sel[idx]
+            w_at = s_w[at]
+            many = many_w[w_at]
+            if many.any():
+                split_at.append(at[many])
+                split_text.append(text.filter(many))
+                at, w_at, text = at[~many], w_at[~many], text.filter(~many)
+            pieces.append(pl.DataFrame({"_w": w_at, "net": net[at], "pay_clause": names_s.gather(clause[at]), "detail": text}))
+        if split_at:  # a split's wager: its parts in play order, summed, clauses once each, sentences joined
+            sev, text = np.concatenate(split_at), pl.concat(split_text)
+            by = np.lexsort((posn[sev], s_w[sev]))
+            sev, text = sev[by], text.gather(by)
             ws = s_w[sev]
             starts = np.flatnonzero(np.concatenate(([True], ws[1:] != ws[:-1])))
             joined = pl.DataFrame({"_g": np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(ws)))),
-                                   "pay_clause": names_s.gather(clause[sev]), "detail": text.gather(sev)}).group_by(
+                                   "pay_clause": names_s.gather(clause[sev]), "detail": text}).group_by(
                 "_g", maintain_order=True).agg(pl.col("pay_clause").unique(maintain_order=True).str.join(", "),
                                               pl.col("detail").str.join("; "))
             pieces.append(joined.select(pl.Series("_w", ws[starts]), pl.Series("net", np.add.reduceat(net[sev], starts)),
                                         "pay_clause", "detail"))
-        pieces.append(self._pairs(ok_r))
-        pieces.append(self._split_pairs(ok_r))
-        pieces.append(self._insured(ok_r))
-        settled = pl.concat([o.select("_w", pl.col("net").cast(pl.Int64), "pay_clause", "detail") for o in pieces])
+        pieces += [o.select("_w", pl.col("net").cast(pl.Int64), "pay_clause", "detail")
+                   for o in (self._pairs(ok_r), self._split_pairs(ok_r), self._insured(ok_r))]
+        settled = pl.concat(pieces)
         wrows = settled["_w"].to_numpy()
         wagers = pl.DataFrame({
             "table_id": self.w["table_id"].gather(wrows),
