@@ -65,6 +65,11 @@ def _codes(texts: pl.Series, names: pl.Enum) -> np.ndarray:
     return texts.cast(names, strict=False).to_physical().fill_null(-1).to_numpy().astype(np.int64)
 
 
+def _kept(keep: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The rows ``keep`` of each array."""
+    return tuple(x[keep] for x in arrays)
+
+
 def _runs(sorted_ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Where each id 0..n-1 starts in ``sorted_ids`` and how many times it is there (a search for every id, by counting)."""
     counts = np.bincount(sorted_ids, minlength=n)[:n] if len(sorted_ids) else np.zeros(n, np.int64)
@@ -445,42 +450,47 @@ class _Night(Settlement):
         p = self.p
         MH = self.MH
         K = int(self.u_nact.max()) if self.U else 0
+        units = np.arange(self.U)
         for k in range(K):
-            A = np.flatnonzero((self.u_nact > k) & ~self.u_bad)
+            units = units[self.u_nact[units] > k]  # the seats with a k-th decision (fewer at every step)
+            A = units[~self.u_bad[units]]
             if not A.size:
                 break
             row = self.u_a0[A] + k
             code, t = self.a_code[row], self.a_hand[row] - 1
             amt, amt_null = self.a_amt[row], self.a_amt_null[row]
             exists = (t >= 0) & (t < self.u_nh[A])
-            self._bad_units(A[~exists])
-            keep = exists
-            A, row, code, t, amt, amt_null = A[keep], row[keep], code[keep], t[keep], amt[keep], amt_null[keep]
+            if not exists.all():
+                self._bad_units(A[~exists])
+                A, code, t, amt, amt_null = _kept(exists, A, code, t, amt, amt_null)
             hi = A * MH + t
             pos = self.pos_of[hi]
             cur = self.u_cur[A]
             # a decision on a complete hand: a stand is only noted (engine._play), anything else is refused
             done_t = pos < cur
-            self._bad_units(A[done_t & (code != STAND)])
-            keep = ~done_t
-            A, code, t, amt, amt_null, hi, pos = A[keep], code[keep], t[keep], amt[keep], amt_null[keep], hi[keep], pos[keep]
+            if done_t.any():
+                self._bad_units(A[done_t & (code != STAND)])
+                A, code, amt, amt_null, hi, pos, cur = _kept(~done_t, A, code, amt, amt_null, hi, pos, cur)
             # naming the next hand closes the one in play (it stands); skipping a hand is not modelled
-            later = (pos > self.u_cur[A]) & self.u_inturn[A]
+            later = pos > cur
             if later.any():
-                self._close(A[later])
-            skip = pos != self.u_cur[A]
-            self._bad_units(A[skip])
-            keep = ~skip
-            A, code, t, amt, amt_null, hi = A[keep], code[keep], t[keep], amt[keep], amt_null[keep], hi[keep]
+                close = later & self.u_inturn[A]
+                if close.any():
+                    self._close(A[close])
+                skip = pos != self.u_cur[A]
+                if skip.any():
+                    self._bad_units(A[skip])
+                    A, code, amt, amt_null, hi = _kept(~skip, A, code, amt, amt_null, hi)
             st = ~self.u_inturn[A]
             if st.any():
                 closed = np.zeros(len(A), bool)
                 closed[st] = self._start(A[st])
-                self._bad_units(A[closed & (code != STAND)])
-                keep = ~closed
-                A, code, t, amt, amt_null, hi = A[keep], code[keep], t[keep], amt[keep], amt_null[keep], hi[keep]
+                if closed.any():
+                    self._bad_units(A[closed & (code != STAND)])
+                    A, code, amt, amt_null, hi = _kept(~closed, A, code, amt, amt_null, hi)
             live = ~self.u_bad[A]
-            A, code, amt, amt_null, hi = A[live], code[live], amt[live], amt_null[live], hi[live]
+            if not live.all():
+                A, code, amt, amt_null, hi = _kept(live, A, code, amt, amt_null, hi)
 
             m = code == HIT
             if m.any():

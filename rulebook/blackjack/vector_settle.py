@@ -209,12 +209,20 @@ class Settlement:
             sev, text = sev[by], text.gather(by)
             ws = s_w[sev]
             starts = np.flatnonzero(np.concatenate(([True], ws[1:] != ws[:-1])))
-            joined = pl.DataFrame({"_g": np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(ws)))),
-                                   "pay_clause": names_s.gather(clause[sev]), "detail": text}).group_by(
-                "_g", maintain_order=True).agg(pl.col("pay_clause").unique(maintain_order=True).str.join(", "),
-                                              pl.col("detail").str.join("; "))
-            pieces.append(joined.select(pl.Series("_w", ws[starts]), pl.Series("net", np.add.reduceat(net[sev], starts)),
-                                        "pay_clause", "detail"))
+            count = np.diff(np.append(starts, len(ws)))
+            cl = clause[sev]
+            details, clauses = [], []
+            for j in range(int(count.max())):  # the j-th part of every split wager at once (a split has a few hands)
+                there = count > j
+                at = starts + np.where(there, j, 0)
+                mask = pl.Series(there)
+                details.append(pl.when(mask).then(text.gather(at)))
+                # a clause already listed for that wager is not listed again
+                new = there & ~np.any([cl[at] == cl[starts + i] for i in range(j)], axis=0) if j else there
+                clauses.append(pl.when(pl.Series(new)).then(names_s.gather(cl[at])))
+            pieces.append(pl.select(pl.Series("_w", ws[starts]), pl.Series("net", np.add.reduceat(net[sev], starts)),
+                                    pl.concat_str(clauses, separator=", ", ignore_nulls=True).alias("pay_clause"),
+                                    pl.concat_str(details, separator="; ", ignore_nulls=True).alias("detail")))
         pieces += [o.select("_w", pl.col("net").cast(pl.Int64), "pay_clause", "detail")
                    for o in (self._pairs(ok_r), self._split_pairs(ok_r), self._insured(ok_r))]
         settled = pl.concat(pieces)
