@@ -218,7 +218,7 @@ class Settlement:
                 mask = pl.Series(there)
                 details.append(pl.when(mask).then(text.gather(at)))
                 # a clause already listed for that wager is not listed again
-                new = there & ~np.any([cl[at] == cl[starts + i] for i in range(j)], axis=0) if j else there
+                new = there & ~np.any([cl[at] == cl[np.minimum(starts + i, at)] for i in range(j)], axis=0) if j else there
                 clauses.append(pl.when(pl.Series(new)).then(names_s.gather(cl[at])))
             pieces.append(pl.select(pl.Series("_w", ws[starts]), pl.Series("net", np.add.reduceat(net[sev], starts)),
                                     pl.concat_str(clauses, separator=", ", ignore_nulls=True).alias("pay_clause"),
