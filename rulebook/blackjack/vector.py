@@ -186,7 +186,8 @@ class _Night(Settlement):
         decks = np.where(decks > 0, decks, p.decks)
         real = codes >= 0
         copies = np.bincount(rows[real] * 52 + codes[real], minlength=self.R * 52).reshape(self.R, 52)
-        bad_card |= (copies > decks[:, None]).any(axis=1)
+        if len(copies) and copies.max() > decks.min():  # (one look at the largest count first: almost never)
+            bad_card |= (copies > decks[:, None]).any(axis=1)
         self._mark(np.flatnonzero(bad_card), 2)
         # the table minimum (doubling for less, BJ-4.9.1): an amount, so integers, with where there is none
         limit = ctx["limit_min"] if "limit_min" in ctx.columns else pl.Series([None] * self.R, dtype=pl.Int64)
