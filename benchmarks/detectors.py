@@ -256,8 +256,9 @@ def timing_step(db, nights: list[dt.date] | None = None, repeat: int = 2) -> Non
     the steady state, writing over the rows of the run before, as a re-run does). CPU seconds of this process (DuckDB's
     and polars' threads included) and wall seconds, with the parts that grow with the history: the stored summaries
     read, the audited nights' summaries made from the evidence, each window length's tests (hold, luck, counting,
-    collusion: their reads of the far hold rows included) and the write. ``nights``: default the database's latest
-    gaming day, and the day before it when the latest is a day still in play (``load.open_days``: the audit of an
+    collusion: their reads of the far hold rows included), the write, and the entities each window length carried over
+    from the night before (``pipelines.stats.reuse``: the database must hold that night's windows, written by this
+    code). ``nights``: default the database's latest gaming day, and the day before it when the latest is a day still in play (``load.open_days``: the audit of an
     export holding the next day's first rounds audits both)."""
     import shutil
     import tempfile
@@ -290,6 +291,18 @@ def timing_step(db, nights: list[dt.date] | None = None, repeat: int = 2) -> Non
                 parts[key] = parts.get(key, 0.0) + time.process_time() - c
         return g
 
+    from pipelines.stats import reuse as reuse_module
+
+    carried: dict[int, int] = {}
+    match = reuse_module.Reuse.match
+
+    def counted(me, candidates, on):
+        mask, rows = match(me, candidates, on)
+        for w in rows["window_days"].to_list():
+            carried[w] = carried.get(w, 0) + 1
+        return mask, rows
+
+    reuse_module.Reuse.match = counted
     saved = {n: getattr(run, n) for n in ("window_tests", "stored_summaries", "summarise_days")}
     run.window_tests = timed(lambda a: f"{a[4]}-day windows", saved["window_tests"])
     run.stored_summaries = timed(lambda a: "stored summaries read", saved["stored_summaries"])
@@ -300,6 +313,7 @@ def timing_step(db, nights: list[dt.date] | None = None, repeat: int = 2) -> Non
         shutil.copyfile(db, copy)
         for r in range(repeat):
             parts.clear()
+            carried.clear()
             c0, w0 = time.process_time(), time.perf_counter()
             outcomes = run.statistics_step(copy, nights, memory_limit=settings.reader_memory,
                                            chunk_rounds=settings.group_rounds)
@@ -314,12 +328,15 @@ def timing_step(db, nights: list[dt.date] | None = None, repeat: int = 2) -> Non
             print(f"timing: statistics task, run {r + 1} of {repeat}, night(s) {', '.join(str(n) for n in nights)}: "
                   f"step {c1 - c0:.2f} s CPU ({w1 - w0:.2f} s wall), write {c2 - c1:.2f} s CPU ({w2 - w1:.2f} s wall); "
                   f"of the step (CPU s): {detail}; entities tested per window length: "
-                  f"{', '.join(f'{w}-day {n:,}' for w, n in sorted(tests.items()))}; load average {os.getloadavg()[0]:.1f}",
+                  f"{', '.join(f'{w}-day {n:,}' for w, n in sorted(tests.items()))}; of them carried over from the night "
+                  f"before (untouched): {', '.join(f'{w}-day {n:,}' for w, n in sorted(carried.items())) or 'none'}; "
+                  f"load average {os.getloadavg()[0]:.1f}",
                   flush=True)
             del outcomes
     finally:
         for n, f in saved.items():
             setattr(run, n, f)
+        reuse_module.Reuse.match = match
         shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -44,6 +44,22 @@ def split_nights(simulated: Path, root: Path, days: list[dt.date]) -> list[Path]
     return folders
 
 
+def restate_last_night(db: Path) -> None:
+    """Run the statistics task of the database's last night (and the day still in play after it) again, so that its
+    windows' rows and basis are this code's (``pipelines.stats.reuse``: a history written by other code holds none)."""
+    from pipelines.stats.load import gaming_days, open_days
+    from pipelines.stats.run import statistics_step, write_statistics
+    from pipelines.db import open_reader
+
+    con = open_reader(db)
+    try:
+        days = gaming_days(con)
+        nights = days[-2:] if len(days) > 1 and open_days(con, days[-1:]) else days[-1:]
+    finally:
+        con.close()
+    write_statistics(db, statistics_step(db, nights))
+
+
 def _children_cpu() -> float:
     import resource
 
@@ -71,7 +87,8 @@ def main() -> None:
                     help="audit the export-<day> folders of an earlier --keep run instead of simulating (the same input)")
     ap.add_argument("--history", type=Path, default=None,
                     help="with --exports: the database of nights 1..N of that --keep run; time night N+1 against a copy "
-                         "of it without auditing nights 1..N again")
+                         "of it without auditing nights 1..N again (night N's statistics task is run again on the copy "
+                         "first, untimed, so that it holds this code's windows)")
     args = ap.parse_args()
     if args.history is not None and (args.exports is None or not args.history.is_file()):
         raise SystemExit("--history needs --exports and an existing database of nights 1..N")
@@ -99,6 +116,10 @@ def main() -> None:
         print(f"simulated {len(days)} nights of {args.rounds:,} rounds in {time.perf_counter() - t:.0f} s ({root})", flush=True)
 
     history = args.history or root / "history.duckdb"
+    if args.history is not None:  # its last night's windows as this code writes them (untimed): a database audited
+        history = root / "history.duckdb"  # night after night by this code holds them, and tonight carries rows over
+        shutil.copyfile(args.history, history)
+        restate_last_night(history)
     with embedded_server():
         if args.history is None:
             print(f"{'night':>5} {'gaming day':>10} {'wall s':>7} {'cpu s':>7} {'stats s':>7} {'db MB':>7}", flush=True)

@@ -205,6 +205,8 @@ def subject_rounds_of(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -
     """:func:`subject_rounds` of several subjects of one kind and range, in one query."""
     col, cond, params = _group(subjects)
     days, days_params = _days(subjects, "r")
+    # the findings of the subjects' days only (the semi join keeps no other; the range lets DuckDB skip the history's)
+    findings_days, findings_params = _days(subjects, "f")
     return _split(_frame(con, f"""
         WITH w AS (SELECT {col} AS _subject, * FROM out_settlements w WHERE {cond.format(p="w.")}),
         per_round AS (
@@ -216,7 +218,8 @@ def subject_rounds_of(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -
         ),
         f AS (
             SELECT f.gaming_day, f.table_id, f.round_no, count(*) AS findings, string_agg(DISTINCT f.kind, ', ' ORDER BY f.kind) AS finding_kinds
-            FROM out_findings f SEMI JOIN per_round p USING (gaming_day, table_id, round_no) GROUP BY ALL
+            FROM out_findings f SEMI JOIN per_round p USING (gaming_day, table_id, round_no) WHERE {findings_days}
+            GROUP BY ALL
         )
         SELECT p._subject, p.gaming_day, r.bets_closed_at, p.table_id, p.round_no, p.game, p.dealer_id, p.currency, p.status,
                p.wagers, p.wagered, p.recorded_net, p.expected_net, p.difference, p.wagers_not_settleable,
@@ -226,7 +229,7 @@ def subject_rounds_of(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -
         LEFT JOIN core_rounds r ON r.table_id = p.table_id AND r.round_no = p.round_no AND r.gaming_day = p.gaming_day
                                    AND {days}
         ORDER BY p._subject, r.bets_closed_at NULLS LAST, p.gaming_day, p.table_id, p.round_no
-    """, params + days_params), subjects)
+    """, params + findings_params + days_params), subjects)
 
 
 def subject_rounds(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
@@ -317,19 +320,37 @@ def dealers_of(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
     return dealers_of_many(con, [s])[s]
 
 
+# the subjects whose column is one of its round's: every wager of a round has the round's table, and its dealer (the
+# audit gives each wager its round's dealer_id, pipelines.audit.settle), so the wagers at a dealer's or a table's rounds
+# are the rows naming that dealer or table
+ROUND_COLUMNS = ("dealer", "table")
+# played_with's columns of the wagers ``{p}`` at the subject's rounds
+_PLAYED_WITH = """coalesce({p}player_id, '(unrated)') AS player_id, {p}currency,
+               count(DISTINCT {p}table_id || '#' || {p}round_no || '#' || {p}gaming_day) AS rounds_together,
+               count(*) AS wagers, CAST(sum({p}amount) AS DECIMAL(38,0)) AS wagered, CAST(sum({p}recorded_net) AS DECIMAL(38,0)) AS recorded_net,
+               CAST(sum({p}expected_net) AS DECIMAL(38,0)) AS expected_net, CAST(sum(greatest({p}difference, 0)) AS DECIMAL(38,0)) AS overpaid,
+               count(DISTINCT {p}dealer_id) AS dealers"""
+
+
 def played_with_many(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -> dict[Subject, pl.DataFrame]:
-    """:func:`played_with` of several subjects of one kind and range, in one query."""
+    """:func:`played_with` of several subjects of one kind and range, in one query.
+
+    A dealer's or a table's (:data:`ROUND_COLUMNS`): its own rows, grouped (the same rows a join of the wagers with
+    the subject's rounds finds, without reading the window's wagers twice: half the query's CPU for the 30-day pages
+    of 13 dealers and 3 tables). A player's: the wagers at the player's rounds, the player's own left out."""
     col, cond, params = _group(subjects)
+    if subjects[0].kind in ROUND_COLUMNS:
+        return _split(_frame(con, f"""
+        SELECT o.{col} AS _subject, {_PLAYED_WITH.format(p="o.")}
+        FROM out_settlements o WHERE {cond.format(p="o.")}
+        GROUP BY ALL ORDER BY _subject, rounds_together DESC, overpaid DESC, player_id
+    """, params), subjects)
     days, days_params = _days(subjects, "o")
     exclude = "AND coalesce(o.player_id, '') <> m._subject" if subjects[0].kind == "player" else ""
     return _split(_frame(con, f"""
         WITH my_rounds AS (SELECT DISTINCT me.{col} AS _subject, me.gaming_day, me.table_id, me.round_no
                            FROM out_settlements me WHERE {cond.format(p="me.")})
-        SELECT m._subject, coalesce(o.player_id, '(unrated)') AS player_id, o.currency,
-               count(DISTINCT o.table_id || '#' || o.round_no || '#' || o.gaming_day) AS rounds_together,
-               count(*) AS wagers, CAST(sum(o.amount) AS DECIMAL(38,0)) AS wagered, CAST(sum(o.recorded_net) AS DECIMAL(38,0)) AS recorded_net,
-               CAST(sum(o.expected_net) AS DECIMAL(38,0)) AS expected_net, CAST(sum(greatest(o.difference, 0)) AS DECIMAL(38,0)) AS overpaid,
-               count(DISTINCT o.dealer_id) AS dealers
+        SELECT m._subject, {_PLAYED_WITH.format(p="o.")}
         FROM out_settlements o JOIN my_rounds m USING (gaming_day, table_id, round_no)
         WHERE {days} {exclude}
         GROUP BY ALL ORDER BY m._subject, rounds_together DESC, overpaid DESC, player_id

@@ -70,23 +70,28 @@ def baccarat_hold_tests(wagers: pl.DataFrame, params: StatsParams, window_days: 
 
 def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.ndarray],
               sums_for: "Callable[[np.ndarray], MoneySums]", window_days: int,
-              known: np.ndarray | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+              known: np.ndarray | None = None, keep: np.ndarray | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(test rows, funnel rows) of one grouping's entities from their aggregates and the moments of their sums.
 
     ``summary``: an entity's counts and sums (``hold_sums``) with ``grouping`` and ``ent`` (0..n-1, the order of ``moments``);
     ``sums_for(far)``: a ``MoneySums`` holding the rows of at least the entities ``far`` (a boolean mask: those
     beyond ``SADDLE_BEYOND`` standard deviations, the only ones whose tail needs the saddle point), so that a
     window can read only those entities' rows. ``known``: p-values already worked out (NaN where not; a window's
-    ``WindowMemo``): those entities' rows are not read and their saddle point is not solved again."""
+    ``WindowMemo``): those entities' rows are not read and their saddle point is not solved again. ``keep``: the
+    entities to write rows for (the others' rows come from elsewhere, ``reuse``: not worked out at all)."""
     s = summary["recorded"].cast(pl.Float64).to_numpy()
     mean, var, k3 = moments
-    sd = np.sqrt(var)
     have = ~np.isnan(known) if known is not None else np.zeros(len(s), dtype=bool)
+    if keep is not None:
+        have = have | ~keep
     ask = np.where(have, mean, s)  # a known entity is asked at its mean: the normal figure, no rows (replaced below)
     far = np.abs(ask - mean) / np.sqrt(np.maximum(var, 1e-300)) > SADDLE_BEYOND
     p = batch_two_sided(sums_for(far), ask, saddle_beyond=SADDLE_BEYOND, moments=(mean, var, k3))
-    if have.any():
-        p = np.where(have, known, p)
+    if known is not None:
+        p = np.where(~np.isnan(known), known, p)
+    if keep is not None and not keep.all():
+        summary, s, mean, var, k3, p = summary.filter(pl.Series(keep)), s[keep], mean[keep], var[keep], k3[keep], p[keep]
+    sd = np.sqrt(var)
     g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
 
     band_low, band_high = sum_quantile(mean, sd, g, Z95), sum_quantile(mean, sd, g, -Z95)  # once, not per entity
@@ -106,9 +111,7 @@ def hold_test_rows(summary: pl.DataFrame, s: np.ndarray, mean: np.ndarray, sd: n
     n = summary.height
     cols = summary.select("grouping", "key", "level", "currency", "handle", "wagers", "rounds", "tables", "first_round",
                           "last_round", "recorded").to_dict(as_series=False)
-    kind_label = [GROUP_LABEL[x] for x in cols["grouping"]]
-    if bets is None:
-        bets = ["all bets" if lv == "all" else f"{BET_LABEL.get(lv, lv)} bets" for lv in cols["level"]]
+    kind_label, bets, tests, entities = hold_identity(cols["grouping"], cols["key"], cols["level"], bets)
     hold, theo_hold = -s / handle, -mean / handle
     low, high = -band_low / handle, -band_high / handle
     money = [format_money(h, c) for h, c in zip(cols["handle"], cols["currency"])]
@@ -129,8 +132,7 @@ def hold_test_rows(summary: pl.DataFrame, s: np.ndarray, mean: np.ndarray, sd: n
                     cols["handle"], np.round(hold, 5), np.round(theo_hold, 5), [round(v, 1) for v in sd.tolist()],
                     [round(v, 3) for v in g.tolist()], cols["tables"], cols["first_round"], cols["last_round"], more)]
     return rows_frame(n, {
-        "kind": "hold_anomaly", "test": [f"hold_{k}" for k in kind_label],
-        "entity": [f"{k} {key} x {b}" for k, key, b in zip(kind_label, cols["key"], bets)], "window_days": window_days,
+        "kind": "hold_anomaly", "test": tests, "entity": entities, "window_days": window_days,
         "first_day": summary["first_day"], "last_day": summary["last_day"],
         "table_id": [key if gr == "table_id" else t for gr, key, t in zip(cols["grouping"], cols["key"], only_table(cols["tables"]))],
         "dealer_id": [key if gr == "dealer_id" else None for gr, key in zip(cols["grouping"], cols["key"])],
@@ -138,6 +140,17 @@ def hold_test_rows(summary: pl.DataFrame, s: np.ndarray, mean: np.ndarray, sd: n
         "rounds": cols["rounds"], "wagers": cols["wagers"], "expected_net": [int(round(v)) for v in mean.tolist()],
         "recorded_net": [_int64(v) for v in cols["recorded"]], "p_value": p.tolist(), "sentence": sentence,
         "evidence": evidence})
+
+
+def hold_identity(groupings: list[str], keys: list[str], levels: list[str], bets: list[str] | None = None
+                  ) -> tuple[list[str], list[str], list[str], list[str]]:
+    """(kind labels, bet labels, ``test`` and ``entity`` of each hold entity's test row): the identity a window's row
+    is found by the next night (``reuse``); ``bets``: the games' labels, baccarat's by default."""
+    kind_label = [GROUP_LABEL[x] for x in groupings]
+    if bets is None:
+        bets = ["all bets" if lv == "all" else f"{BET_LABEL.get(lv, lv)} bets" for lv in levels]
+    return (kind_label, bets, [f"hold_{k}" for k in kind_label],
+            [f"{k} {key} x {b}" for k, key, b in zip(kind_label, keys, bets)])
 
 
 def sum_quantile(mean: np.ndarray, sd: np.ndarray, g: np.ndarray, z: float) -> np.ndarray:

@@ -127,17 +127,22 @@ def _combine_draws(draws: pl.DataFrame) -> pl.DataFrame:
 
 
 def games_hold_rows(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, window_days: int,
-                    memo=None) -> tuple[pl.DataFrame, pl.DataFrame]:
+                    memo=None, reuse=None, widths: dict | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(test rows, funnel rows) from days' aggregates (``games_hold_aggregates``, any number of days). ``memo``: a
     ``windows.WindowMemo`` of the run's earlier windows; only the draws of the entities tested and not in it are
-    added up (the draws are most of the work: one per distinct stake and spread of a round)."""
+    added up (the draws are most of the work: one per distinct stake and spread of a round). ``reuse``: the same window
+    of an earlier night (``pipelines.stats.reuse``): its rows stand for the entities untouched since. ``widths``: gets
+    each grouping's padding width (the widest distribution of its tested entities), which the next night's reuse must
+    find again."""
     if ents.height == 0:
         return tests_frame([]), pl.DataFrame()
-    ents = _combine_entities(ents)
+    # only the entities with enough wagers are tested (``_grouping``): the others' days are not combined (a window's
+    # blackjack shoes are 141,000 rows over 30 nights, and few are ever tested); the same groups of the same rows
+    ents = _combine_entities(ents.filter(pl.col("wagers").sum().over(list(ENTITY)) >= params.hold_min_wagers))
     tests, funnels = [], []
     for grouping in params.hold_groupings:
         t, f = _grouping(ents.filter(pl.col("grouping") == grouping), draws.filter(pl.col("grouping") == grouping),
-                         params, window_days, memo)
+                         params, window_days, memo, reuse, widths)
         tests.append(t)
         if f.height:
             funnels.append(f)
@@ -169,7 +174,7 @@ def _numbered_draws(draws: pl.DataFrame, kinds: pl.DataFrame, n: int) -> MoneySu
         return MoneySums(np.zeros(0, dtype=np.int64), np.zeros((0, 1)), np.zeros((0, 1)), np.zeros(0), np.zeros(0), n)
     draws = draws.sort("ent", "kind", "amount", "scale")
     pays = [distribution_of(r, v, int(d), b) for r, v, d, b in kinds.select(DIST).rows()]
-    width = max(len(p.values) for p in pays)
+    width = _width(kinds)
     values = np.zeros((len(pays), width))
     probs = np.zeros((len(pays), width))
     for i, p in enumerate(pays):
@@ -210,31 +215,50 @@ def _game(name: str, version: str) -> str:
 
 
 def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, window_days: int,
-              memo=None) -> tuple[pl.DataFrame, pl.DataFrame]:
+              memo=None, reuse=None, widths: dict | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    from pipelines.stats.reuse import interleave
+    from pipelines.stats.windows import untouched_hold
+
     summary = ents.filter(pl.col("wagers") >= params.hold_min_wagers).sort("key", "game", "level", "currency").with_row_index(
         "ent").with_columns(pl.col("ent").cast(pl.Int64))
     if summary.height == 0:
         return tests_frame([]), pl.DataFrame()
     keys = summary.select(*ENTITY, "first_day", "last_day").rows()
     known = memo.known(keys) if memo is not None else np.full((summary.height, 4), np.nan)
+    # an entity untouched since the basis night keeps its rows: not worked out, but its distributions still set the
+    # width the moments are padded to (the same terms in the same order as when every entity is worked out)
     have = ~np.isnan(known[:, 3])
     # the draws of the entities tested, by the entity's number and the distribution's (sorted by its columns), so that
     # they are added up over the days and put in order by numbers (the same groups and order as by the strings)
     tested = draws.join(summary.select("key", "currency", "game", "level", "ent"), how="inner",
                         left_on=["key", "currency", "game", "bet"], right_on=["key", "currency", "game", "level"])
     kinds = _numbered_kinds(tested)
-    wanted = tested.filter(pl.Series((~have)[tested["ent"].to_numpy()]))  # the entities not worked out yet
+    width = _width(kinds)
+    grouping = summary["grouping"][0]
+    if widths is not None:
+        widths[grouping] = width
+    kept = np.zeros(summary.height, dtype=bool)
+    if reuse is not None and reuse.widths.get(grouping) == width:
+        # the same padding width as the night before: a carried-over entity's moments are the ones its from-scratch
+        # sums would give (the moments are padded to the widest distribution of the window's tested entities)
+        kept, old_tests, old_funnel = untouched_hold(summary, reuse, _bet_labels(summary))
+    skip = have | kept
+    wanted = tested.filter(pl.Series((~skip)[tested["ent"].to_numpy()]))  # the entities not worked out yet
     wanted = wanted.join(kinds, on=DIST, how="left").group_by("ent", "kind", "amount", "scale").agg(pl.col("c").sum())
     ms = _numbered_draws(wanted, kinds, summary.height)
     s = summary["recorded"].cast(pl.Float64).to_numpy()
     mean, var, k3 = ms.moments()
     if have.any():
         mean, var, k3 = (np.where(have, known[:, i], v) for i, v in enumerate((mean, var, k3)))
-    p = batch_two_sided(ms, np.where(have, mean, s), moments=(mean, var, k3))  # a known one at its mean: no saddle point
+    p = batch_two_sided(ms, np.where(skip, mean, s), moments=(mean, var, k3))  # a known one at its mean: no saddle point
     one_sided = summary["one_sided"].to_numpy()
     p = np.where(one_sided, np.where(s > mean, p / 2, 1.0), p)
     if have.any():
         p = np.where(have, known[:, 3], p)
+    if kept.any():  # the untouched entities' rows are the basis's: the others are written
+        work = ~kept
+        keys = [k for k, w in zip(keys, work) if w]
+        summary, s, mean, var, k3, p = summary.filter(pl.Series(work)), s[work], mean[work], var[work], k3[work], p[work]
     if memo is not None:
         memo.keep(keys, mean, var, k3, p)
     sd = np.sqrt(var)
@@ -248,8 +272,20 @@ def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, wind
     variance = {"main": "a round's seats correlated as in the engine's two-seat simulation"}
     tests = hold_test_rows(
         summary, s, mean, sd, g, p, handle, band_low, band_high, window_days,
-        bets=[f"{GAME_LABEL[gm]} {BET_LABEL[lv]} bets" for gm, lv in zip(games, levels)], game=games,
+        bets=_bet_labels(summary), game=games,
         suffix=[" (one-sided: players winning more than the stated strategy allows)" if o else "" for o in sided],
         evidence_more=[f', "one_sided": {json_value(bool(o))}, "variance": {json_value(variance.get(lv, "exact"))}'
                        for o, lv in zip(sided, levels)])
+    if kept.any():
+        return interleave(tests, old_tests, kept), interleave(funnel, old_funnel, kept)
     return tests, funnel
+
+
+def _width(kinds: pl.DataFrame) -> int:
+    """The widest distribution of ``kinds`` (its outcomes): what every entity's outcome vectors are padded to."""
+    return max((len(distribution_of(r, v, int(d), b).values) for r, v, d, b in kinds.select(DIST).rows()), default=0)
+
+
+def _bet_labels(summary: pl.DataFrame) -> list[str]:
+    """The games' bet labels of the entities' test rows ("Hold'em Bonus bets")."""
+    return [f"{GAME_LABEL[gm]} {BET_LABEL[lv]} bets" for gm, lv in zip(summary["game"].to_list(), summary["level"].to_list())]

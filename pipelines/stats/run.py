@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import polars as pl
 
@@ -28,6 +29,7 @@ from pipelines.stats.fdr import bh_adjust
 from pipelines.stats.hold import dealer_error_rates, hold_tests
 from pipelines.stats.load import StatsInputs, gaming_days, open_days
 from pipelines.stats.luck import detect_luck, settled_baccarat
+from pipelines.stats.reuse import Reuse, previous_reuse, stored_basis, window_basis, write_basis
 from pipelines.stats.summaries import HOLD_KEYS, DaySummaries, concat_summaries, empty_summaries, hold_rows_reader
 from pipelines.stats.summary_store import (
     CHUNK_ROUNDS, stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
@@ -47,6 +49,9 @@ class StatsOutcome:
     funnel: pl.DataFrame  # hold against handle with the 95 % and 99.7 % bands, per entity and window
     graph: pl.DataFrame  # the dealer-player graph, per pair and window
     summaries: DaySummaries | None = None  # per-day summaries made by this run, for the writer
+    windows: tuple[int, ...] = ()  # the window lengths run (a shorter one's days again is not run)
+    basis: str | None = None  # what the windows' rows were worked out by (``reuse.window_basis``), for the next night
+    widths: dict = field(default_factory=dict)  # per window length, the games' hold padding width by grouping
 
 
 def _window(inputs: StatsInputs, first: dt.date, last: dt.date) -> StatsInputs:
@@ -147,7 +152,7 @@ def run_windows(inputs: StatsInputs, night: dt.date, days_present: list[dt.date]
 
 
 def _each_window(night: dt.date, days_present: list[dt.date], params: StatsParams, detect,
-                 windows: tuple[int, ...] | None = None):
+                 windows: tuple[int, ...] | None = None, ran: list[int] | None = None):
     tests, funnels, graphs = [], [], []
     seen: set[tuple] = set()
     for w in sorted(params.windows if windows is None else windows):
@@ -156,6 +161,8 @@ def _each_window(night: dt.date, days_present: list[dt.date], params: StatsParam
         if not inside or inside in seen:
             continue
         seen.add(inside)
+        if ran is not None:
+            ran.append(w)
         t, f, g = detect(first, w)
         tests.append(t.with_columns(pl.lit(night).alias("window_end")))
         if f.height:
@@ -170,12 +177,18 @@ def _each_window(night: dt.date, days_present: list[dt.date], params: StatsParam
 
 def summary_windows(summaries: DaySummaries, night: dt.date, days_present: list[dt.date], params: StatsParams,
                     hold_rows_for: HoldRowsReader | None = None, memo: WindowMemo | None = None,
-                    windows: tuple[int, ...] | None = None):
+                    windows: tuple[int, ...] | None = None, reuse_for: Callable[[int], Reuse | None] | None = None,
+                    ran: list[int] | None = None, widths: dict | None = None):
     """``run_windows`` from the days' summaries (what the audit runs). ``memo``: the figures the run's windows worked
-    out per entity and days (``windows.WindowMemo``), shared by the windows of a night and by the nights of one run."""
+    out per entity and days (``windows.WindowMemo``), shared by the windows of a night and by the nights of one run;
+    ``reuse_for(window_days)``: the same window of an earlier night whose rows its untouched entities keep
+    (``pipelines.stats.reuse``); ``ran``: gets the window lengths run; ``widths``: each one's games' hold padding
+    widths."""
     memo = memo if memo is not None else WindowMemo()
+    widths = widths if widths is not None else {}
     return _each_window(night, days_present, params, lambda first, w: window_tests(
-        summaries, first, night, params, w, hold_rows_for, memo), windows)
+        summaries, first, night, params, w, hold_rows_for, memo, reuse_for(w) if reuse_for else None,
+        widths.setdefault(w, {})), windows, ran)
 
 
 def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: StatsParams) -> tuple[DaySummaries, DaySummaries, HoldRowsReader]:
@@ -186,7 +199,7 @@ def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: Stat
     missing = [d for d in wanted if d not in have and d not in stored]
     if missing:
         fresh = concat_summaries([fresh, summarise_days(con, missing, params)])
-    from_db = stored_summaries(con, sorted(d for d in stored if d in set(wanted)))
+    from_db = stored_summaries(con, sorted(d for d in stored if d in set(wanted)), params.hold_min_wagers, fresh)
     db_rows = stored_hold_rows(con, sorted(from_db.days))
     memory_rows = hold_rows_reader(fresh)
 
@@ -200,20 +213,33 @@ def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: Stat
 
 def statistical_findings(con, night: dt.date, params: StatsParams = DEFAULT_PARAMS,
                          fresh: DaySummaries | None = None, memo: WindowMemo | None = None,
-                         windows: tuple[int, ...] | None = None) -> StatsOutcome:
+                         windows: tuple[int, ...] | None = None, previous: StatsOutcome | None = None,
+                         reuse: bool = True) -> StatsOutcome:
     """Tonight and the rolling windows ending with it, one FDR over every entity tested.
 
     The windows add up per-day summaries: ``fresh`` (made this run, e.g. tonight's), the stored ones, and those of
     any other day of the windows made now from the evidence (returned in the outcome's ``summaries``, for the
     writer). ``memo``: a ``windows.WindowMemo`` shared by the nights of one run (the same summaries). ``windows``: the
-    window lengths to run (default ``params.windows``; a day still in play runs only its own, ``load.open_days``)."""
+    window lengths to run (default ``params.windows``; a day still in play runs only its own, ``load.open_days``).
+    ``reuse``: each window keeps the rows of the entities it did not touch from the same window of ``previous`` (an
+    earlier night of this run) or of the latest earlier night the database holds it for (``pipelines.stats.reuse``:
+    the same rows as working every entity out)."""
     windows = tuple(params.windows if windows is None else windows)
     longest = night - dt.timedelta(days=max(windows, default=1) - 1)
     days = gaming_days(con, longest, night)
     summaries, fresh, rows = _summaries_for(con, days, fresh if fresh is not None else empty_summaries(), params)
-    tests, funnel, graph = summary_windows(summaries, night, days, params, rows, memo, windows)
+    basis = window_basis(params)
+
+    def reuse_for(w: int) -> Reuse | None:
+        found = previous_reuse(previous, night, w)
+        return found if found is not None else stored_basis(con, night, w, basis, set(fresh.days))
+
+    ran: list[int] = []
+    widths: dict = {}
+    tests, funnel, graph = summary_windows(summaries, night, days, params, rows, memo, windows,
+                                           reuse_for if reuse else None, ran, widths)
     tests = with_fdr(tests, params)
-    return StatsOutcome(night, tests, findings_of(tests, params), funnel, graph, fresh)
+    return StatsOutcome(night, tests, findings_of(tests, params), funnel, graph, fresh, tuple(ran), basis, widths)
 
 
 def investigate(con, first_day: dt.date, last_day: dt.date, params: StatsParams = DEFAULT_PARAMS) -> StatsOutcome:
@@ -252,11 +278,13 @@ def dealer_player_frame(con, night: dt.date | None = None) -> pl.DataFrame:
 
 
 def statistics_step(db_path: Path, nights: list[dt.date], params: StatsParams = DEFAULT_PARAMS,
-                    memory_limit: str | None = None, chunk_rounds: int | None = CHUNK_ROUNDS) -> list[StatsOutcome]:
+                    memory_limit: str | None = None, chunk_rounds: int | None = CHUNK_ROUNDS,
+                    reuse: bool = True) -> list[StatsOutcome]:
     """Read the database (a bounded read-only connection, closed before any write) and run each night: the audited
     nights are summarised again from the evidence (their partitions may have changed), a chunk of at most
     ``chunk_rounds`` rounds of tables at a time (``summary_store.summarise_days``), the other days of their windows
-    come from the stored summaries."""
+    come from the stored summaries. ``reuse``: a window's untouched entities keep their rows of the night before
+    (``statistical_findings``); False works every entity out (the reference it is tested against)."""
     from pipelines.db import open_bounded_reader
 
     con = open_bounded_reader(db_path, memory_limit) if memory_limit else open_bounded_reader(db_path)
@@ -268,7 +296,7 @@ def statistics_step(db_path: Path, nights: list[dt.date], params: StatsParams = 
         still_in_play = open_days(con, nights)  # the next day's first rounds: no rolling windows of their own
         for night in nights:
             own = tuple(w for w in params.windows if w <= 1) if night in still_in_play else None
-            outcome = statistical_findings(con, night, params, fresh, memo, own)
+            outcome = statistical_findings(con, night, params, fresh, memo, own, outcomes[-1] if outcomes else None, reuse)
             fresh = outcome.summaries  # with any day a window had to summarise
             outcomes.append(outcome)
         return outcomes
@@ -338,6 +366,10 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
                     con.execute(f"CREATE TABLE {table} AS SELECT * FROM {source} WHERE false")
                 con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {source}")
             write_summaries(con, folder, summaries)  # the days summarised by this run (tonight's, any missing)
+            # what the nights' windows were worked out by, for the next night's (after ``write_summaries`` dropped the
+            # windows holding a day summarised again)
+            write_basis(con, [(o.night, w, o.night - dt.timedelta(days=w - 1), o.basis, o.widths.get(w, {})) for o in outcomes
+                              if o.night is not None and o.basis is not None for w in o.windows], nights)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")

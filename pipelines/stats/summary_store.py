@@ -21,6 +21,7 @@ from pipelines.settings import Settings
 from pipelines.stats.advantage import FAMILIES
 from pipelines.stats.load import load_inputs, side_bet_families, table_chunks
 from pipelines.stats.read_ahead import read_ahead
+from pipelines.stats.reuse import forget_windows
 from pipelines.stats.summaries import (
     HOLD_KEYS, SUMMARY_FORMAT, DaySummaries, concat_summaries, empty_summaries, polars_schemas, summarise, summarise_chunk,
 )
@@ -50,24 +51,56 @@ def summarised_days(con, first: dt.date, last: dt.date) -> set[dt.date]:
 ORDER_FREE = frozenset({"games_draws", "luck_parts", "dealers", "pairs"})
 
 
-def stored_summaries(con, days: list[dt.date]) -> DaySummaries:
-    """The stored summaries of ``days`` (every frame but ``hold_rows``, which stays in the database)."""
+#: the games' hold entities' identity (``hold_games.ENTITY``) in their two tables (the draws name the level ``bet``)
+GAMES_ENTITY = {"games_hold": ("grouping", "key", "currency", "game", "level"),
+                "games_draws": ("grouping", "key", "currency", "game", "bet")}
+
+
+def stored_summaries(con, days: list[dt.date], min_wagers: int | None = None,
+                     fresh: DaySummaries | None = None) -> DaySummaries:
+    """The stored summaries of ``days`` (every frame but ``hold_rows``, which stays in the database).
+
+    ``min_wagers`` (the hold's ``hold_min_wagers``): the games' hold rows (``games_hold``, ``games_draws``) only of the
+    entities that have that many wagers over ``days`` or a row in ``fresh`` (the days summarised now): no window of
+    these days can test another one (a window's wagers are at most those of all its days), and a window's blackjack
+    shoes, most of them never tested, were most of those rows."""
     if not days or not _has_tables(con):
         return empty_summaries()
     schemas = polars_schemas()
     frames = {}
+    params = [list(days), min(days), max(days)]
+    # the range first: DuckDB skips the row groups of the other days by their min/max (a list alone is a join, which
+    # reads every day the database holds)
+    inside = "gaming_day BETWEEN $2 AND $3 AND gaming_day IN (SELECT unnest($1::DATE[]))"
+    if min_wagers is not None:
+        _tested_games(con, inside, params, min_wagers, fresh)
     for frame, schema in schemas.items():
         if frame in ("hold_rows", "hold_nets", "hold_probs"):  # read by the entities that need them
             frames[frame] = pl.DataFrame(schema=schema)
             continue
         cols = ", ".join(schema)
         order = "" if frame in ORDER_FREE else " ORDER BY ALL"
-        # the range first: DuckDB skips the row groups of the other days by their min/max (a list alone is a join, which
-        # reads every day the database holds)
-        df = con.sql(f"SELECT {cols} FROM {table_of(frame)} WHERE gaming_day BETWEEN $2 AND $3 "
-                     f"AND gaming_day IN (SELECT unnest($1::DATE[])){order}", params=[list(days), min(days), max(days)]).pl()
+        only = ""
+        if min_wagers is not None and frame in GAMES_ENTITY:
+            match = " AND ".join(f"t.{a} IS NOT DISTINCT FROM g.{b}" for a, b in zip(GAMES_ENTITY["games_hold"],
+                                                                                   GAMES_ENTITY[frame]))
+            only = f" AND EXISTS (SELECT 1 FROM _games_tested t WHERE {match})"
+        df = con.sql(f"SELECT {cols} FROM {table_of(frame)} g WHERE {inside}{only}{order}", params=params).pl()
         frames[frame] = df.select([pl.col(c).cast(t) for c, t in schema.items()])
     return DaySummaries(tuple(sorted(days)), **frames)
+
+
+def _tested_games(con, inside: str, params: list, min_wagers: int, fresh: DaySummaries | None) -> None:
+    """``_games_tested``: the games' hold entities with ``min_wagers`` wagers over the days, and those of ``fresh``."""
+    keys = GAMES_ENTITY["games_hold"]
+    recent = (fresh.games_hold.select(keys).unique() if fresh is not None and fresh.games_hold.height
+              else pl.DataFrame(schema={k: pl.String for k in keys}))
+    con.execute("CREATE OR REPLACE TEMP TABLE _games_fresh AS SELECT " + ", ".join(
+        f"unnest(${i + 1}::VARCHAR[]) AS {k}" for i, k in enumerate(keys)), [recent[k].cast(pl.String).to_list() for k in keys])
+    cols = ", ".join(keys)
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE _games_tested AS
+        SELECT {cols} FROM stat_day_games_hold WHERE {inside} GROUP BY ALL HAVING sum(wagers) >= $4
+        UNION SELECT {cols} FROM _games_fresh""", [*params, min_wagers])
 
 
 def stored_hold_rows(con, days: list[dt.date]) -> HoldRowsReader:
@@ -174,4 +207,5 @@ def write_summaries(con, folder: Path, summaries: DaySummaries) -> None:
         source = "read_parquet('" + path.as_posix().replace("'", "''") + "')"
         con.execute(f"INSERT INTO {table_of(frame)} BY NAME SELECT * FROM {source}")
     con.execute("INSERT INTO stat_days SELECT unnest($1::DATE[]), ?", [days, SUMMARY_FORMAT])
+    forget_windows(con, days)  # a window holding one of these days is no basis for the next night's (``reuse``)
 

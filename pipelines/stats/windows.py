@@ -24,9 +24,10 @@ from pipelines.stats.advantage import counter_rows, pair_count_rows
 from pipelines.stats.collusion import GRAPH_SUMS, collusion_tests
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import MoneySums
-from pipelines.stats.hold import dealer_error_rows, hold_rows
+from pipelines.stats.hold import dealer_error_rows, hold_identity, hold_rows
 from pipelines.stats.hold_sums import unique_rows
 from pipelines.stats.luck import ENTITY_KEYS, PART_KEYS, luck_rows
+from pipelines.stats.reuse import Reuse, interleave
 from pipelines.stats.summaries import HOLD_KEYS, DaySummaries, hold_rows_reader
 from pipelines.stats.tests_frame import tests_frame
 
@@ -67,9 +68,12 @@ def _union(col: str) -> pl.Expr:
 
 def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsParams, window_days: int,
                  hold_rows_for: HoldRowsReader | None = None,
-                 memo: WindowMemo | None = None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+                 memo: WindowMemo | None = None, reuse: Reuse | None = None,
+                 widths: dict | None = None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Every detector over the days ``first..last`` of ``s``: (tests, funnel, graph), as ``run.detect_all``;
-    ``memo``: the hold figures of the run's earlier windows (the same summaries)."""
+    ``memo``: the hold figures of the run's earlier windows (the same summaries); ``reuse``: the same window of an
+    earlier night, whose rows the entities untouched since keep (``pipelines.stats.reuse``: the hold's and luck's);
+    ``widths``: gets the games' hold padding widths by grouping (``hold_games.games_hold_rows``), for the next night."""
     from pipelines.stats.hold_games import games_hold_rows
     from pipelines.stats.luck_games import games_luck_rows
     from pipelines.stats.wonging import entry_rows, window_entries
@@ -77,9 +81,9 @@ def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsPa
     s = s.only(first, last)
     read_rows = hold_rows_for or hold_rows_reader(s)
     memo = memo if memo is not None else WindowMemo()
-    hold, funnel = _hold(s.hold_entities, first, last, params, window_days, read_rows, memo)
+    hold, funnel = _hold(s.hold_entities, first, last, params, window_days, read_rows, memo, reuse)
     trim()  # the far entities' rows and money sums (numpy, DuckDB: glibc's heap) back to the system
-    games_hold, games_funnel = games_hold_rows(s.games_hold, s.games_draws, params, window_days, memo)
+    games_hold, games_funnel = games_hold_rows(s.games_hold, s.games_draws, params, window_days, memo, reuse, widths)
     if games_funnel.height:
         funnel = pl.concat([f for f in (funnel, games_funnel) if f.height], how="diagonal_relaxed")
     games = [games_hold, games_luck_rows(s.games_lines, s.games_parts, s.games_jackpot, params, window_days),
@@ -89,7 +93,7 @@ def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsPa
     tests = pl.concat([
         hold,
         dealer_error_rows(_dealers(s.dealers), params, window_days),
-        _luck(s.luck_entities, s.luck_parts, params, window_days),
+        _luck(s.luck_entities, s.luck_parts, params, window_days, reuse),
         counter_rows(s.hands.filter(pl.col("gaming_day").is_between(first, last)), params, window_days),
         pair_count_rows(_side(s.side), params, window_days),
         *games,
@@ -103,7 +107,7 @@ def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsPa
 
 
 def _hold(ents: pl.DataFrame, first: dt.date, last: dt.date, params: StatsParams, window_days: int,
-          read_rows: HoldRowsReader, memo: WindowMemo) -> tuple[pl.DataFrame, pl.DataFrame]:
+          read_rows: HoldRowsReader, memo: WindowMemo, reuse: Reuse | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     if ents.height == 0:
         return tests_frame([]), pl.DataFrame()
     summed = ents.group_by(list(HOLD_KEYS)).agg(
@@ -126,12 +130,35 @@ def _hold(ents: pl.DataFrame, first: dt.date, last: dt.date, params: StatsParams
 
         keys = summary.select(*HOLD_KEYS, "first_day", "last_day").rows()
         known = memo.known(keys)[:, 3]
-        t, f = hold_rows(summary, moments, sums_for, window_days, known)
-        memo.keep(keys, *moments, t["p_value"].to_numpy())
+        kept, old_tests, old_funnel = untouched_hold(summary, reuse)
+        t, f = hold_rows(summary, moments, sums_for, window_days, known, keep=~kept)
+        memo.keep([k for k, r in zip(keys, kept) if not r], *(m[~kept] for m in moments), t["p_value"].to_numpy())
+        t, f = interleave(t, old_tests, kept), interleave(f, old_funnel, kept)
         tests.append(t)
         if f.height:
             funnels.append(f)
     return (pl.concat(tests) if tests else tests_frame([])), (pl.concat(funnels) if funnels else pl.DataFrame())
+
+
+def untouched_hold(summary: pl.DataFrame, reuse: Reuse | None, bets: list[str] | None = None
+                   ) -> tuple[np.ndarray, pl.DataFrame, pl.DataFrame]:
+    """(which of a grouping's hold entities keep their rows of ``reuse``, those test rows, those funnel rows): an entity
+    is untouched when it has no row after the basis night and lost none (``Reuse.match``), and it must find its one
+    funnel row too. ``bets``: the games' bet labels (``hold_games``)."""
+    if reuse is None or summary.height == 0:
+        return np.zeros(summary.height, dtype=bool), pl.DataFrame(), pl.DataFrame()
+    cols = summary.select("grouping", "key", "level").to_dict(as_series=False)
+    kinds, _, tests, entities = hold_identity(cols["grouping"], cols["key"], cols["level"], bets)
+    counts = summary.select("currency", "first_day", "last_day", "wagers", "rounds")
+    mask, rows = reuse.match(counts.with_columns(pl.Series("test", tests), pl.Series("entity", entities)),
+                             ["test", "entity", "currency"])
+    fmask, funnel = reuse.funnel_rows(counts.with_columns(pl.Series("entity_type", kinds), summary["key"].alias("entity"),
+                                                          summary["level"].alias("bet")))
+    both = mask & fmask
+    if not both.any():
+        return both, rows.clear(), funnel.clear()
+    # the rows of the entities both found (each frame holds those of its own mask, in order)
+    return both, rows.filter(pl.Series(both[mask])), funnel.filter(pl.Series(both[fmask]))
 
 
 @dataclass(frozen=True)
@@ -223,14 +250,24 @@ def _dealers(d: pl.DataFrame) -> pl.DataFrame:
                                        pl.col("last_day").max())
 
 
-def _luck(ents: pl.DataFrame, parts: pl.DataFrame, params: StatsParams, window_days: int) -> pl.DataFrame:
+def _luck(ents: pl.DataFrame, parts: pl.DataFrame, params: StatsParams, window_days: int,
+          reuse: Reuse | None = None) -> pl.DataFrame:
     keys = list(ENTITY_KEYS)
     summary = ents.group_by(keys).agg(
         *[pl.col(c).sum() for c in ("wagers", "rounds", "wins", "wins_expected", "theo", "recorded", "cards")],
         pl.col("first_day").min(), pl.col("last_day").max(), _first_by_day("ruleset"), _union("tables"),
-    ).filter(pl.col("wagers") >= params.luck_min_wagers)
-    per_part = parts.group_by(*keys, *PART_KEYS).agg(pl.col("n").sum(), pl.col("k").sum())
-    return luck_rows(summary, per_part, window_days)
+    ).filter(pl.col("wagers") >= params.luck_min_wagers).sort(keys)  # the order ``luck_rows`` writes its rows in
+    kept, old = np.zeros(summary.height, dtype=bool), None
+    if reuse is not None and summary.height:
+        # a luck row is found by its player, currency and bet (``luck_rows`` writes ``entity_bet`` as ``bet``)
+        kept, old = reuse.match(summary.with_columns(pl.lit("luck").alias("test"), pl.col("entity_bet").alias("bet")),
+                                ["test", "player_id", "currency", "bet"])
+    if kept.any():
+        summary = summary.filter(pl.Series(~kept))
+    per_part = parts.join(summary.select(keys), on=keys, how="semi") if kept.any() else parts
+    per_part = per_part.group_by(*keys, *PART_KEYS).agg(pl.col("n").sum(), pl.col("k").sum())
+    rows = luck_rows(summary, per_part, window_days)
+    return interleave(rows, old, kept) if kept.any() else rows
 
 
 def _graph(pairs: pl.DataFrame, window_days: int) -> pl.DataFrame:
