@@ -66,6 +66,7 @@ RULE_VARIANTS = {
     "no_das_two_hands": dataclasses.replace(P, double_after_split=False, max_hands=2),
     "full_loss_to_blackjack": dataclasses.replace(P, dealer_blackjack_takes_original_only=False),
     "split_aces_play_on": dataclasses.replace(P, split_aces_one_card=False, resplit_aces=True),
+    "split_hands_as_formed": dataclasses.replace(P, split_play_order="as_formed", resplit_aces=True),
 }
 
 

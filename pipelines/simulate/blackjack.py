@@ -10,9 +10,10 @@ engine stays the referee: every clean round of the tests is re-settled by
 
 The conventions followed are the engine's (rulebook/blackjack/state.py, dealer.py, settle.py):
 one card to each seat with a wager in seat order, one to the dealer (no hole card, BJ-4.7.2), a
-second to each seat; insurance and even money before the subsequent deal; each seat in turn, a
-split hand right after the hand it came from, the first hand formed completed before the second
-receives its second card (BJ-4.10.2), no decision recorded for a hand that reached 21 or a split
+second to each seat; insurance and even money before the subsequent deal; each seat in turn, the
+first hand formed by a split completed before the second receives its second card (BJ-4.10.2), a
+resplit's new hand played where the rule set's ``split_play_order`` puts it (right after the hand it
+came from, or after the seat's last hand), no decision recorded for a hand that reached 21 or a split
 ace; the dealer draws only what the wagers still in play need (BJ-4.14.1), to 17 (BJ-4.14.2-3).
 Decisions are ``rulebook.blackjack.strategy.basic_action``; back bettors never double or split
 (they stay on the first hand, BJ-4.10.7.2), so a controlling player with a back bettor does not
@@ -213,7 +214,8 @@ class Round:
                         aces = POINTS[first] == 1
                         number = max(x.number for x in hs) + 1
                         new = Hand(seat, number, [second], [Stake(ctrl.wager_id, ctrl.amount, False)], True, aces)
-                        hs.insert(pos + 1, new)
+                        # its play position is the rule set's split_play_order (rulebook.blackjack.state.place_split_hand)
+                        hs.insert(pos + 1 if self.p.split_play_order == "newest_first" else len(hs), new)
                         h.cards = [first, self.take()]
                         h.from_split = True
                         h.blackjack = False  # no blackjack after a split (BJ-4.10.5)

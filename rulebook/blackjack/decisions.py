@@ -33,6 +33,7 @@ from rulebook.blackjack.state import (
     describe_total,
     hand_formed,
     note,
+    place_split_hand,
     put_hand,
     second_card_dealt,
     show,
@@ -298,7 +299,8 @@ def split(
 
 
 def apply_split(state: BlackjackState, hand: Hand, put_up: tuple[tuple[str, int], ...]) -> BlackjackState:
-    """Form the new hand right after this one; this hand takes its second card now (BJ-4.10.2)."""
+    """Form the new hand in its play position (the rule set's ``split_play_order``: right after this one, or after
+    the seat's last hand); this hand takes its second card now (BJ-4.10.2)."""
     first, second = hand.cards
     # one card to each split ace (BJ-4.10.4.1), unless a rule set says otherwise
     aces = first >= 0 and is_ace(first) and state.params.split_aces_one_card
@@ -312,13 +314,7 @@ def apply_split(state: BlackjackState, hand: Hand, put_up: tuple[tuple[str, int]
         split_aces=aces,
     )
     kept = hand._replace(cards=(first,), from_split=True, split_aces=aces, pending_doubles=())
-    hands = []
-    for h in state.hands:
-        if h.key == hand.key:
-            hands.extend((kept, new_hand))
-        else:
-            hands.append(h)
-    state = state._replace(hands=tuple(hands))
+    state = state._replace(hands=place_split_hand(state.hands, kept, new_hand, state.params.split_play_order))
     # the two hands so formed, for a Pair wager placed when splitting (BJ-4.10.1.2)
     identical = None if first < 0 or second < 0 else identical_for_pair(first, second, state.params.pair_by)
     state = hand_formed(state, hand.seat, hand.number, first, identical)

@@ -16,9 +16,12 @@ draws BJ-4.14) and settles each wager (``settle.py``). Judgements, in docs/inter
 
 The order of ``actions`` across seats does not matter (seats play in seat order, BJ-4.7.2); within
 a seat it is the order of play: an action naming another hand than the one in play closes the
-hand in play (it stands) and gives the turn to the named hand. Hands still to play that come before
-it in play position and that the seat's log does not name again (a split hand that reached 21 on its
-second card takes no decision, so nothing is logged for it) are dealt and complete first.
+hand in play (it stands) and gives the turn to the named hand. The play position of split hands is
+the rule set's ``split_play_order`` (BJ-4.10.2, 4.10.3.1 leave it open; ``state.place_split_hand``).
+Hands still to play that come before the named hand in that order and that the seat's log does not
+name again (a split hand that reached 21 on its second card takes no decision, so nothing is logged
+for it) are dealt and complete first; a hand the log names later still waits for its turn there (the
+table played out of the rule set's order: the cards follow the log, a step says so).
 """
 
 from __future__ import annotations
@@ -194,8 +197,8 @@ def _before_play(state: BlackjackState, a: Action, wagers: Sequence[Wager]) -> B
 # -- the players' decisions -----------------------------------------------------------------------
 def _focus(state: BlackjackState, seat: int, number: int, later: frozenset[int] = frozenset()) -> BlackjackState:
     """Give the turn to (seat, number) if it is a hand still to play: the hand in play stands. ``later``: the hands of
-    the seat its log names from this action on; a hand still to play that it does not name plays in its place
-    first (the module docstring)."""
+    the seat its log names from this action on; a hand still to play before it in the rule set's order of play
+    (``split_play_order``) that the log does not name again plays in its place first (the module docstring)."""
     if state.turn == (seat, number) or state.phase != PLAY:
         return state
     hand = state.hand(seat, number)
@@ -211,6 +214,9 @@ def _focus(state: BlackjackState, seat: int, number: int, later: frozenset[int] 
         state = start_hand(state, *nxt)
         if state.turn is not None:
             state = close_turn(state)
+    if state.record and nxt is not None and nxt[0] == seat and nxt != (seat, number):
+        state = note(state, f"seat {seat} hand {number} plays before hand {nxt[1]}, as the log has it: out of the rule "
+                            f"set's order of split hands ({state.params.split_play_order})", "BJ-4.10.2")
     if not state.hand(seat, number).done:
         state = start_hand(state, seat, number)
     return state

@@ -14,6 +14,8 @@ from rulebook.payout import Payout
 
 # the readings of a bust before the dealer's blackjack (BlackjackParams.bust_before_dealer_blackjack)
 BUST_BEFORE_DEALER_BLACKJACK = ("loses_all", "original_only")
+# the orders in which a seat's split hands are played (BlackjackParams.split_play_order)
+SPLIT_PLAY_ORDERS = ("newest_first", "as_formed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +35,13 @@ class BlackjackParams:
     # (the dealer's blackjack then takes only the original wager, the rest is returned). The text leaves it
     # open and casinos differ: no default, every rule set states it (docs/interpretations/blackjack.md).
     bust_before_dealer_blackjack: str
+    # The order of a seat's hands formed by splits (BJ-4.10.2, 4.10.3.1): the text has the first hand of each split
+    # completed before the second receives a card, and says nothing of a resplit's new hand against an older split
+    # hand still waiting. "newest_first": the new hand is laid next to the hand it came from and played right after
+    # it (resplitting hand 1 plays 1, 3, 2: of the hands waiting, the newest formed is dealt first). "as_formed": the
+    # hands are played in the order they were formed (1, 2, 3). It decides which card a hand that reaches 21 without
+    # a logged decision received. No default, every rule set states it (docs/interpretations/blackjack.md).
+    split_play_order: str
     decks: int = 8  # BJ-4.1 allows 1..8; the shoe_start event's `decks` overrides per shoe
     dealer_hole_card: bool = False  # BJ-4.7.2: one card to the dealer on the initial deal (the engine deals no hole card)
     dealer_hits_soft_17: bool = False  # BJ-4.14.3: stands on every 17
@@ -59,6 +68,9 @@ class BlackjackParams:
         if self.bust_before_dealer_blackjack not in BUST_BEFORE_DEALER_BLACKJACK:
             raise ValueError(f"bust_before_dealer_blackjack must be one of {', '.join(BUST_BEFORE_DEALER_BLACKJACK)} "
                              f"(BJ-4.13.3 against 4.9.5, 4.10.8), got {self.bust_before_dealer_blackjack!r}")
+        if self.split_play_order not in SPLIT_PLAY_ORDERS:
+            raise ValueError(f"split_play_order must be one of {', '.join(SPLIT_PLAY_ORDERS)} "
+                             f"(BJ-4.10.2, 4.10.3.1), got {self.split_play_order!r}")
         if self.pair_by not in ("rank", "rank_and_suit"):
             raise ValueError("pair_by must be 'rank' or 'rank_and_suit'")
         if not 1 <= self.max_hands <= 8:

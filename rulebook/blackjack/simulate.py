@@ -234,13 +234,18 @@ def _play_batch(params: BlackjackParams, decks: int, n: int, rng: np.random.Gene
                 status[do, j] = np.where(status[do, j] == ACTIVE, STOOD, status[do, j])
             sp = rows[choice == P]
             if sp.size:
-                # the new hand sits right after this one; later hands move along (BJ-4.10.2)
-                for arr in (hard, ace, ncards, first, second, mult, status, split_aces):
-                    for k in range(SLOTS - 1, j + 1, -1):
-                        arr[sp, k] = arr[sp, k - 1]
+                # the new hand's play position is the rule set's split_play_order (state.place_split_hand): right
+                # after this one, later hands moving along, or after the seat's last hand (BJ-4.10.2)
+                if params.split_play_order == "newest_first":
+                    for arr in (hard, ace, ncards, first, second, mult, status, split_aces):
+                        for k in range(SLOTS - 1, j + 1, -1):
+                            arr[sp, k] = arr[sp, k - 1]
+                    slot = np.full(sp.size, j + 1)
+                else:
+                    slot = nh[sp]
                 v = first[sp, j]
                 aces = (v == 1) & params.split_aces_one_card
-                for k in (j, j + 1):
+                for k in (np.full(sp.size, j), slot):
                     hard[sp, k] = v
                     ace[sp, k] = v == 1
                     ncards[sp, k] = 1

@@ -382,12 +382,35 @@ def deal_initial(state: BlackjackState) -> BlackjackState:
     return state
 
 
-# -- whose turn: seat order, and within a seat the hands as they were formed (BJ-4.10.2) ----------
+# -- whose turn: seat order, and within a seat the hands in play position (BJ-4.10.2) ----------------
+def place_split_hand(hands: tuple[Hand, ...], kept: Hand, new: Hand, order: str) -> tuple[Hand, ...]:
+    """``hands`` with the hand split replaced by ``kept`` and the hand it formed, ``new``, in its play position.
+
+    The rule set's ``split_play_order`` (BJ-4.10.2, 4.10.3.1 leave it open): ``"newest_first"`` lays the new hand
+    right after the hand it came from, so after a resplit the new pair is completed before an older split hand is
+    dealt to (1, 3, 2); ``"as_formed"`` lays it after the seat's last hand, so the hands play in the order they were
+    formed (1, 2, 3). Either way the hand split keeps playing first (BJ-4.10.2)."""
+    out: list[Hand] = []
+    for h in hands:
+        if h.seat == kept.seat and h.number == kept.number:
+            out.append(kept)
+            if order == "newest_first":
+                out.append(new)
+        else:
+            out.append(h)
+    if order != "newest_first":
+        last = max(i for i, h in enumerate(out) if h.seat == kept.seat)
+        out.insert(last + 1, new)
+    return tuple(out)
+
+
 def next_pending(state: BlackjackState, seat: int | None = None) -> tuple[int, int] | None:
     """The next hand to play: the first hand not complete, in seat order and play position.
 
-    A hand formed by a split sits right after the hand it was split from, so after a resplit the
-    new pair is completed before an older split hand is dealt to (BJ-4.10.2)."""
+    A hand formed by a split sits where the rule set's ``split_play_order`` lays it (``place_split_hand``): right
+    after the hand it was split from (a resplit's new pair is completed before an older split hand is dealt to), or
+    after the seat's last hand (the hands play in the order formed). The first hand of a split is completed before the
+    second receives a card either way (BJ-4.10.2)."""
     for h in state.hands:
         if not h.done and (seat is None or h.seat == seat):
             return h.key

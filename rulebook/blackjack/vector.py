@@ -56,6 +56,26 @@ def _padded(lists: pl.Series, fill: int) -> tuple[np.ndarray, np.ndarray]:
     return out, lens
 
 
+_BETS = pl.Enum(["main", "pair", "insurance"])
+_ACTIONS = pl.Enum(list(ACTION_CODES))
+
+
+def _codes(texts: pl.Series, names: pl.Enum) -> np.ndarray:
+    """Each text's place among ``names`` (-1: none of them), as ``replace_strict`` with a default would give it."""
+    return texts.cast(names, strict=False).to_physical().fill_null(-1).to_numpy().astype(np.int64)
+
+
+def _kept(keep: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The rows ``keep`` of each array."""
+    return tuple(x[keep] for x in arrays)
+
+
+def _runs(sorted_ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where each id 0..n-1 starts in ``sorted_ids`` and how many times it is there (a search for every id, by counting)."""
+    counts = np.bincount(sorted_ids, minlength=n)[:n] if len(sorted_ids) else np.zeros(n, np.int64)
+    return np.cumsum(counts) - counts, counts
+
+
 def _in_order(frame: pl.DataFrame, order: str) -> pl.DataFrame:
     """``frame`` sorted by its round (``_ri``) and ``order``: a join of frames that come in that order keeps it,
     and a check of adjacent rows costs less than the sort."""
@@ -66,6 +86,43 @@ def _in_order(frame: pl.DataFrame, order: str) -> pl.DataFrame:
     ).all():
         return frame
     return frame.sort(["_ri", order])
+
+
+def _of_rounds(ctx: pl.DataFrame, frames: list[tuple[pl.DataFrame, str]]) -> list[pl.DataFrame]:
+    """Each frame's rows of the rounds of ``ctx``, with ``_ri`` (the round's row in ``ctx``), sorted by round and the
+    frame's ``order`` column: what an inner join on (table_id, round_no) gives. The round is found by one integer key
+    (the table's code among ``ctx``'s tables, then the round number) searched in ``ctx``'s sorted keys: hashing the
+    strings of every wager and action row in a join cost more than the rest of their reading."""
+    keys = ctx.select("table_id", "round_no")
+    rn = keys["round_no"]
+    tables = keys["table_id"].unique().sort()
+    fits = (keys.height > 0 and tables.null_count() == 0 and rn.null_count() == 0
+            and 0 <= int(rn.min()) and int(rn.max()) < 2**31)
+    if fits:
+        enum = pl.Enum(tables)
+        kc = keys["table_id"].cast(enum).to_physical().to_numpy().astype(np.int64) << 32 | rn.to_numpy().astype(np.int64)
+        order = None if (kc[1:] > kc[:-1]).all() else np.argsort(kc, kind="stable")
+        sk = kc if order is None else kc[order]
+        fits = order is None or (sk[1:] > sk[:-1]).all()  # a round twice in ctx: the join's own semantics
+    if not fits:
+        with_ri = keys.with_row_index("_ri")
+        return [_in_order(f.join(with_ri, on=["table_id", "round_no"], how="inner"), o) for f, o in frames]
+    out = []
+    for f, o in frames:
+        code = f["table_id"].cast(enum, strict=False).to_physical().fill_null(-1).to_numpy().astype(np.int64)
+        r = f["round_no"].fill_null(-1).to_numpy().astype(np.int64)
+        kf = np.where((code >= 0) & (r >= 0) & (r < 2**31), code << 32 | np.maximum(r, 0), -1)
+        if len(kf) and (kf[1:] >= kf[:-1]).all():  # in round order (as loaded): one search per round, not per row
+            new = np.flatnonzero(np.concatenate(([True], kf[1:] != kf[:-1])))
+            pos = np.repeat(np.minimum(np.searchsorted(sk, kf[new]), len(sk) - 1), np.diff(np.append(new, len(kf))))
+        else:
+            pos = np.minimum(np.searchsorted(sk, kf), len(sk) - 1)
+        hit = sk[pos] == kf
+        ri = pos if order is None else order[pos]
+        if not hit.all():
+            f, ri = f.filter(pl.Series(hit)), ri[hit]
+        out.append(_in_order(f.with_columns(pl.Series("_ri", ri, dtype=pl.UInt32)), o))
+    return out
 
 
 def scalar_share(ctx: pl.DataFrame, wagers: pl.DataFrame, actions: pl.DataFrame, amount_col: str,
@@ -95,9 +152,10 @@ class _Night(Settlement):
         self.ctx = ctx.select("table_id", "round_no", *(["ruleset_version"] if "ruleset_version" in ctx.columns else []))
         self.R = R = ctx.height
         self.why = np.zeros(R, dtype=np.int64)
-        keys = self.ctx.select("table_id", "round_no").with_row_index("_ri")
-        w = _in_order(wagers.join(keys, on=["table_id", "round_no"], how="inner"), "wager_order")
-        a = _in_order(actions.join(keys, on=["table_id", "round_no"], how="inner"), "action_order")
+        w_cols = ["table_id", "round_no", "wager_id", "seat", "bet", amount_col, "player_id", "wager_order"]
+        w_cols += ["hand"] if "hand" in wagers.columns else []
+        a_cols = ["table_id", "round_no", "seat", "hand", "action", "amount", "wager_ids", "action_order"]
+        w, a = _of_rounds(self.ctx, [(wagers.select(w_cols), "wager_order"), (actions.select(a_cols), "action_order")])
         self.w, self.a = w, a
         self.amount_col = amount_col
         self._cards(ctx)
@@ -128,7 +186,8 @@ class _Night(Settlement):
         decks = np.where(decks > 0, decks, p.decks)
         real = codes >= 0
         copies = np.bincount(rows[real] * 52 + codes[real], minlength=self.R * 52).reshape(self.R, 52)
-        bad_card |= (copies > decks[:, None]).any(axis=1)
+        if len(copies) and copies.max() > decks.min():  # (one look at the largest count first: almost never)
+            bad_card |= (copies > decks[:, None]).any(axis=1)
         self._mark(np.flatnonzero(bad_card), 2)
         # the table minimum (doubling for less, BJ-4.9.1): an amount, so integers, with where there is none
         limit = ctx["limit_min"] if "limit_min" in ctx.columns else pl.Series([None] * self.R, dtype=pl.Int64)
@@ -138,7 +197,7 @@ class _Night(Settlement):
     def _wagers(self, w: pl.DataFrame) -> None:
         p = self.p
         ri = w["_ri"].to_numpy().astype(np.int64)
-        bet = w["bet"].replace_strict({"main": 0, "pair": 1, "insurance": 2}, default=-1, return_dtype=pl.Int8).to_numpy()
+        bet = _codes(w["bet"], _BETS)
         amount = w[self.amount_col].fill_null(0).to_numpy().astype(np.int64)
         seat = w["seat"].fill_null(-1).to_numpy().astype(np.int64)
         hand_named = w["hand"].is_not_null().to_numpy() if "hand" in w.columns else np.zeros(len(ri), bool)
@@ -160,57 +219,67 @@ class _Night(Settlement):
         seat = np.clip(seat, 0, 999_999)
         sk = ri * 1_000_000 + seat
         top = int(seat.max()) + 1 if len(seat) else 1
-        if top <= 64:  # seats are small numbers: a presence table, cheaper than a sort
+        self.top = top if top <= 64 else 0
+        if self.top:  # seats are small numbers: a presence table, cheaper than a sort, and each unit's number by it
             present = np.zeros(self.R * top, bool)
             present[ri[main] * top + seat[main]] = True
             at = np.flatnonzero(present)
             main_keys = (at // top) * 1_000_000 + at % top
+            self.present, self.unit_of = present, np.cumsum(present) - 1
         else:
             main_keys = np.unique(sk[main])
+        self.main_keys = main_keys
         self.u_ri = main_keys // 1_000_000
         self.u_seat = main_keys % 1_000_000
         U = self.U = len(main_keys)
-        first_u = np.searchsorted(self.u_ri, np.arange(self.R + 1))
-        self.r_u0, self.r_nseats = first_u[:-1], np.diff(first_u)
+        self.r_u0, self.r_nseats = _runs(self.u_ri, self.R)
         self._mark(np.flatnonzero(self.r_nseats == 0), 3)
-        self.w_u = np.searchsorted(main_keys, sk)
-        on_seat = (self.w_u < U) & (main_keys[np.minimum(self.w_u, U - 1)] == sk) if U else np.zeros(len(ri), bool)
+        self.w_u, on_seat = self._unit(ri, seat)
         self._mark(ri[~on_seat & (bet >= 0)], 3)
-        self.w_u = np.where(on_seat, self.w_u, 0)
         # the controlling wager: the first main wager placed on the seat; back bettors follow it
         main_rows = np.flatnonzero(main & on_seat)
         u_of = self.w_u[main_rows]
-        order = np.argsort(u_of, kind="stable")
-        main_rows, u_of = main_rows[order], u_of[order]
+        if not (u_of[1:] >= u_of[:-1]).all():  # wagers placed out of seat order in a round
+            order = np.argsort(u_of, kind="stable")
+            main_rows, u_of = main_rows[order], u_of[order]
         firsts = np.concatenate(([True], u_of[1:] != u_of[:-1])) if len(u_of) else np.zeros(0, bool)
         self.u_ctrl = np.zeros(U, np.int64)
         self.u_ctrl[u_of[firsts]] = main_rows[firsts]
-        n_main = np.bincount(u_of, minlength=U)
+        u_first, n_main = _runs(u_of, U)
         self.u_nmain = n_main
         # each main wager's place among its seat's (0: the controlling one): surrenders pass along it (BJ-4.12.3)
         self.w_stake = np.zeros(len(ri), np.int64)
-        self.w_stake[main_rows] = np.arange(len(u_of)) - np.searchsorted(u_of, u_of)
+        self.w_stake[main_rows] = np.arange(len(u_of)) - u_first[u_of]
         self.w_ctrl = np.zeros(len(ri), bool)
         self.w_ctrl[main_rows[firsts]] = True
         self._mark(self.u_ri[n_main > p.max_wagers_per_seat], 3)
         n_pair = np.bincount(self.w_u[(bet == 1) & on_seat & (self.w_hand == 0)], minlength=U)
         self._mark(self.u_ri[n_pair > 3], 3)
 
+    def _unit(self, ri: np.ndarray, seat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The unit (seat with a main wager) of each (round, seat), 0 where there is none, and whether there is one."""
+        if self.top:
+            inside = (seat >= 0) & (seat < self.top)
+            at = ri * self.top + np.clip(seat, 0, self.top - 1)
+            on = inside & self.present[at]
+            return np.where(on, self.unit_of[at], 0), on
+        sk = ri * 1_000_000 + np.clip(seat, 0, 999_999)
+        u = np.searchsorted(self.main_keys, sk)
+        on = (u < self.U) & (self.main_keys[np.minimum(u, max(self.U - 1, 0))] == sk) if self.U else np.zeros(len(ri), bool)
+        on &= (seat >= 0) & (seat < 1_000_000)
+        return np.where(on, u, 0), on
+
     def _actions(self, a: pl.DataFrame) -> None:
         ri = a["_ri"].to_numpy().astype(np.int64)
-        code = a["action"].replace_strict(ACTION_CODES, default=0, return_dtype=pl.Int8).to_numpy().astype(np.int64)
+        code = _codes(a["action"], _ACTIONS) + 1  # 0: not a decision the arrays know
         seat = a["seat"].fill_null(-1).to_numpy().astype(np.int64)
         hand = a["hand"].fill_null(-1).to_numpy().astype(np.int64)
         amt_null = a["amount"].is_null().to_numpy()
         amt = a["amount"].fill_null(0).to_numpy().astype(np.int64)
         named = (a["wager_ids"].list.len().fill_null(0) > 0).to_numpy()
-        sk = ri * 1_000_000 + np.maximum(seat, 0)
-        main_keys = self.u_ri * 1_000_000 + self.u_seat
-        u = np.searchsorted(main_keys, sk)
-        on = (u < self.U) & (main_keys[np.minimum(u, max(self.U - 1, 0))] == sk) if self.U else np.zeros(len(ri), bool)
+        u, on = self._unit(ri, seat)
         bad = (code == 0) | named | ~on | (seat < 0)
         self._mark(ri[bad], 4)
-        u = np.where(on, u, 0)
         # before the play: even money (once a seat), insurance decisions (need an insurance wager on the seat)
         em = code == EVEN_MONEY_ACT
         em_count = np.bincount(u[em & on], minlength=self.U)
@@ -222,15 +291,14 @@ class _Night(Settlement):
         # the play, seat by seat in seat order, in the order of play within a seat
         play = (code >= HIT) & (code <= SURRENDER) & on
         rows = np.flatnonzero(play)
-        order = np.argsort(u[rows], kind="stable")  # by unit, then the recorded order
-        rows = rows[order]
+        if not (u[rows][1:] >= u[rows][:-1]).all():  # seats' decisions interleaved in a round's log
+            rows = rows[np.argsort(u[rows], kind="stable")]  # by unit, then the recorded order
         self.a_u = u[rows]
         self.a_code = code[rows]
         self.a_hand = hand[rows]
         self.a_amt = amt[rows]
         self.a_amt_null = amt_null[rows]
-        starts = np.searchsorted(self.a_u, np.arange(self.U + 1))
-        self.u_a0, self.u_nact = starts[:-1], np.diff(starts)
+        self.u_a0, self.u_nact = _runs(self.a_u, self.U)
         # cards each seat takes in its play: hit and double one, split two (the second when the hand formed plays)
         take = np.where((self.a_code == HIT) | (self.a_code == DOUBLE), 1, np.where(self.a_code == SPLIT, 2, 0))
         self.u_take = np.bincount(self.a_u, weights=take, minlength=self.U).astype(np.int64)
@@ -383,42 +451,47 @@ class _Night(Settlement):
         p = self.p
         MH = self.MH
         K = int(self.u_nact.max()) if self.U else 0
+        units = np.arange(self.U)
         for k in range(K):
-            A = np.flatnonzero((self.u_nact > k) & ~self.u_bad)
+            units = units[self.u_nact[units] > k]  # the seats with a k-th decision (fewer at every step)
+            A = units[~self.u_bad[units]]
             if not A.size:
                 break
             row = self.u_a0[A] + k
             code, t = self.a_code[row], self.a_hand[row] - 1
             amt, amt_null = self.a_amt[row], self.a_amt_null[row]
             exists = (t >= 0) & (t < self.u_nh[A])
-            self._bad_units(A[~exists])
-            keep = exists
-            A, row, code, t, amt, amt_null = A[keep], row[keep], code[keep], t[keep], amt[keep], amt_null[keep]
+            if not exists.all():
+                self._bad_units(A[~exists])
+                A, code, t, amt, amt_null = _kept(exists, A, code, t, amt, amt_null)
             hi = A * MH + t
             pos = self.pos_of[hi]
             cur = self.u_cur[A]
             # a decision on a complete hand: a stand is only noted (engine._play), anything else is refused
             done_t = pos < cur
-            self._bad_units(A[done_t & (code != STAND)])
-            keep = ~done_t
-            A, code, t, amt, amt_null, hi, pos = A[keep], code[keep], t[keep], amt[keep], amt_null[keep], hi[keep], pos[keep]
+            if done_t.any():
+                self._bad_units(A[done_t & (code != STAND)])
+                A, code, amt, amt_null, hi, pos, cur = _kept(~done_t, A, code, amt, amt_null, hi, pos, cur)
             # naming the next hand closes the one in play (it stands); skipping a hand is not modelled
-            later = (pos > self.u_cur[A]) & self.u_inturn[A]
+            later = pos > cur
             if later.any():
-                self._close(A[later])
-            skip = pos != self.u_cur[A]
-            self._bad_units(A[skip])
-            keep = ~skip
-            A, code, t, amt, amt_null, hi = A[keep], code[keep], t[keep], amt[keep], amt_null[keep], hi[keep]
+                close = later & self.u_inturn[A]
+                if close.any():
+                    self._close(A[close])
+                skip = pos != self.u_cur[A]
+                if skip.any():
+                    self._bad_units(A[skip])
+                    A, code, amt, amt_null, hi = _kept(~skip, A, code, amt, amt_null, hi)
             st = ~self.u_inturn[A]
             if st.any():
                 closed = np.zeros(len(A), bool)
                 closed[st] = self._start(A[st])
-                self._bad_units(A[closed & (code != STAND)])
-                keep = ~closed
-                A, code, t, amt, amt_null, hi = A[keep], code[keep], t[keep], amt[keep], amt_null[keep], hi[keep]
+                if closed.any():
+                    self._bad_units(A[closed & (code != STAND)])
+                    A, code, amt, amt_null, hi = _kept(~closed, A, code, amt, amt_null, hi)
             live = ~self.u_bad[A]
-            A, code, amt, amt_null, hi = A[live], code[live], amt[live], amt_null[live], hi[live]
+            if not live.all():
+                A, code, amt, amt_null, hi = _kept(live, A, code, amt, amt_null, hi)
 
             m = code == HIT
             if m.any():
@@ -494,8 +567,9 @@ class _Night(Settlement):
         fresh = self.f_first[hi] < 0  # a hand split again keeps the record of the split that formed it
         self.f_first[hi[fresh]], self.f_ident[hi[fresh]] = c0[fresh], ident[fresh]
         self.f_first[new], self.f_ident[new] = c1, ident
-        # the hand formed plays right after the hand split (BJ-4.10.2)
-        q = self.u_cur[A] + 1
+        # the hand formed takes its play position (split_play_order, state.place_split_hand): right after the hand
+        # split, or after the seat's last hand; the hand split plays on first either way (BJ-4.10.2)
+        q = self.u_cur[A] + 1 if p.split_play_order == "newest_first" else self.u_nh[A]
         old = self.order[A].copy()
         cols = np.arange(MH)[None, :]
         shifted = np.concatenate([old[:, :1], old[:, :-1]], axis=1)

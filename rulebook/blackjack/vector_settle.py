@@ -73,11 +73,12 @@ def _total(hard: np.ndarray, ace: np.ndarray) -> np.ndarray:
     return np.where(ace & (hard <= 11), hard + 10, hard)
 
 
-def _texts(kind: np.ndarray, cols: dict[str, np.ndarray], pt) -> tuple[np.ndarray, pl.Series]:
-    """Each part's sentence, as ``settle.settle_stake`` writes it: the rows in the order returned, and the texts.
+def _texts(kind: np.ndarray, cols: dict[str, np.ndarray], pt) -> list[tuple[np.ndarray, pl.Series]]:
+    """Each part's sentence, as ``settle.settle_stake`` writes it: per kind of part, its rows and their texts.
 
     Formatted kind by kind on the columns that kind needs: cheaper than one chain of conditions that
-    formats every sentence for every row."""
+    formats every sentence for every row; and left in pieces (a copy of every sentence into one column
+    cost more than the few rows that need them together)."""
     where = pl.col("where")
     dbl = pl.col("doubled") > 0
     texts = {
@@ -108,9 +109,8 @@ def _texts(kind: np.ndarray, cols: dict[str, np.ndarray], pt) -> tuple[np.ndarra
         idx = order[bounds[k]:bounds[k + 1]]
         if idx.size:
             frame = pl.DataFrame({"where": places.gather(idx), **{c: cols[c][idx] for c in needs[k]}})
-            pieces.append(frame.select(texts[k]).to_series())
-    text = pl.concat(pieces) if pieces else pl.Series([], dtype=pl.String)
-    return order[bounds[1]:bounds[13]], text
+            pieces.append((idx, frame.select(texts[k]).to_series()))
+    return pieces
 
 def _places(seat: np.ndarray, number: np.ndarray) -> pl.Series:
     """``seat {seat} hand {number}`` of every part: from a table of the few seats and hands a table has, else
@@ -190,37 +190,42 @@ class Settlement:
                 "d": d_total, "back": back, "won_em": won_em, "won_bj": won_bj, "won": won, "lost": lost, "extra": extra}
         if len(sel) < len(K):
             cols = {k: v[sel] for k, v in cols.items()}
-        order, text = _texts(K[sel], cols, pt)
-        at = sel[order]
-        s_w, posn, net, clause = s_w[at], posn[at], net[at], clause[at]
         # a wager on one hand is its part; one on several (a split) sums them, its clauses listed once each
-        many = (np.bincount(s_w, minlength=len(self.w_ri)) > 1)[s_w]
+        many_w = np.bincount(s_w[sel], minlength=len(self.w_ri)) > 1
         names_s = pl.Series(names, dtype=pl.String)
-        one = np.flatnonzero(~many)
-        pieces = [pl.DataFrame({"_w": s_w[one], "net": net[one], "pay_clause": names_s.gather(clause[one]),
-                                "detail": text.gather(one)})]
-        if many.any():  # few (splits): joined in Python, cheaper than a group-by of strings
-            sev = np.flatnonzero(many)
-            sev = sev[np.lexsort((posn[sev], s_w[sev]))]
-            ws, nets, cls, txt = s_w[sev].tolist(), net[sev].tolist(), clause[sev].tolist(), text.gather(sev).to_list()
-            rows: dict[int, list] = {}
-            for w_, n_, c_, t_ in zip(ws, nets, cls, txt):
-                row = rows.get(w_)
-                if row is None:
-                    rows[w_] = [n_, [names[c_]], [t_]]
-                else:
-                    row[0] += n_
-                    if names[c_] not in row[1]:
-                        row[1].append(names[c_])
-                    row[2].append(t_)
-            pieces.append(pl.DataFrame({"_w": list(rows), "net": [r[0] for r in rows.values()],
-                                        "pay_clause": [", ".join(r[1]) for r in rows.values()],
-                                        "detail": ["; ".join(r[2]) for r in rows.values()]},
-                                       schema={"_w": pl.Int64, "net": pl.Int64, "pay_clause": pl.String, "detail": pl.String}))
-        pieces.append(self._pairs(ok_r))
-        pieces.append(self._split_pairs(ok_r))
-        pieces.append(self._insured(ok_r))
-        settled = pl.concat([o.select("_w", pl.col("net").cast(pl.Int64), "pay_clause", "detail") for o in pieces])
+        pieces, split_at, split_text = [], [], []
+        for idx, text in _texts(K[sel], cols, pt):  # kind by kind, in that order
+            at = sel[idx]
+            w_at = s_w[at]
+            many = many_w[w_at]
+            if many.any():
+                split_at.append(at[many])
+                split_text.append(text.filter(many))
+                at, w_at, text = at[~many], w_at[~many], text.filter(~many)
+            pieces.append(pl.DataFrame({"_w": w_at, "net": net[at], "pay_clause": names_s.gather(clause[at]), "detail": text}))
+        if split_at:  # a split's wager: its parts in play order, summed, clauses once each, sentences joined
+            sev, text = np.concatenate(split_at), pl.concat(split_text)
+            by = np.lexsort((posn[sev], s_w[sev]))
+            sev, text = sev[by], text.gather(by)
+            ws = s_w[sev]
+            starts = np.flatnonzero(np.concatenate(([True], ws[1:] != ws[:-1])))
+            count = np.diff(np.append(starts, len(ws)))
+            cl = clause[sev]
+            details, clauses = [], []
+            for j in range(int(count.max())):  # the j-th part of every split wager at once (a split has a few hands)
+                there = count > j
+                at = starts + np.where(there, j, 0)
+                mask = pl.Series(there)
+                details.append(pl.when(mask).then(text.gather(at)))
+                # a clause already listed for that wager is not listed again
+                new = there & ~np.any([cl[at] == cl[np.minimum(starts + i, at)] for i in range(j)], axis=0) if j else there
+                clauses.append(pl.when(pl.Series(new)).then(names_s.gather(cl[at])))
+            pieces.append(pl.select(pl.Series("_w", ws[starts]), pl.Series("net", np.add.reduceat(net[sev], starts)),
+                                    pl.concat_str(clauses, separator=", ", ignore_nulls=True).alias("pay_clause"),
+                                    pl.concat_str(details, separator="; ", ignore_nulls=True).alias("detail")))
+        pieces += [o.select("_w", pl.col("net").cast(pl.Int64), "pay_clause", "detail")
+                   for o in (self._pairs(ok_r), self._split_pairs(ok_r), self._insured(ok_r))]
+        settled = pl.concat(pieces)
         wrows = settled["_w"].to_numpy()
         wagers = pl.DataFrame({
             "table_id": self.w["table_id"].gather(wrows),
