@@ -72,3 +72,22 @@ def browser(browser_session, request):
 
     browser_session.out_dir = OUTPUT / _slug(request.node.name)
     yield browser_session
+
+
+def pytest_collection_modifyitems(config, items):
+    """``PITAUDIT_HYPOTHESIS_EXAMPLES=N``: every property test runs N examples instead of its own count (a longer hunt
+    for rare cases than CI can afford; pair it with ``--hypothesis-seed``). A profile cannot do this: the tests'
+    own ``@settings(max_examples=...)`` take precedence over any profile."""
+    examples = os.environ.get("PITAUDIT_HYPOTHESIS_EXAMPLES")
+    if not examples:
+        return
+    from hypothesis import settings
+
+    seen = set()
+    for item in items:
+        test = getattr(item, "obj", None)
+        own = getattr(test, "_hypothesis_internal_use_settings", None)
+        if own is None or id(test) in seen:
+            continue
+        seen.add(id(test))
+        test._hypothesis_internal_use_settings = settings(own, max_examples=int(examples), database=None)

@@ -51,6 +51,8 @@ VARIANTS = {
     "six-to-five": _with(RS, pay_table=dataclasses.replace(RS.params.pay_table, blackjack=Payout(Odds(6, 5), "BJ-5.1"),
                                                            pair=Payout(Odds(5, 1), "BJ-5.1")), max_wagers_per_seat=2,
                            blackjack_may_double=True),
+    # the split hands played in the order formed (1, 2, 3: split_play_order, BJ-4.10.2), resplit aces, four hands
+    "as-formed-resplit-aces": _with(RS, split_play_order="as_formed", resplit_aces=True, dealer_hits_soft_17=True),
 }
 
 

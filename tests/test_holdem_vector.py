@@ -22,6 +22,31 @@ from rulebook.round import Action, DeviceCard, RoundInput, Wager
 NAMES = ["hoiana-holdem-bonus", "mbs-holdem-bonus-progressive", "guide-holdem-bonus-progressive"]
 
 
+def _corner(rng: random.Random, hole, community, dealer, burns, spare, undealt):
+    """The same cards with a rare corner swapped into place (no card twice): the first seat's A-A against the dealer's
+    A-A (the Bonus' 1000:1 line, HTB-6.1.2; a random deal meets it once in ~270,000 hands), or a board that plays for
+    every hand (an A-K-Q-J-T straight in three suits: every hand ties the dealer's, HTB-5.4, and the Ante's straight
+    qualifies it under the Hoiana text, HTB-5.2, not under the guide's flush), or trips on the board (the kickers
+    decide, HTB-5.3)."""
+    n = len(hole)
+    cards = [c for h in hole for c in h] + list(community) + list(dealer) + list(burns) + [spare] + list(undealt)
+    kind = rng.choice(["aces", "board", "trips"])
+    if kind == "aces":
+        aces = rng.sample(range(4), 4)
+        want = {0: aces[0], 1: aces[1], 2 * n + 5: aces[2], 2 * n + 6: aces[3]}
+    elif kind == "board":
+        suits = rng.sample([0, 0, 1, 1, 2, 2, 3, 3], 5)
+        want = {2 * n + k: rank * 4 + suit for k, (rank, suit) in enumerate(zip([0, 12, 11, 10, 9], suits))}
+    else:
+        rank = rng.randrange(13)
+        want = {2 * n + k: rank * 4 + suit for k, suit in enumerate(rng.sample(range(4), 3))}
+    for at, card in want.items():
+        j = cards.index(card)
+        cards[at], cards[j] = cards[j], cards[at]
+    hole = [tuple(cards[2 * k: 2 * k + 2]) for k in range(n)]
+    return hole, tuple(cards[2 * n: 2 * n + 5]), tuple(cards[2 * n + 5: 2 * n + 7]), tuple(cards[2 * n + 7: 2 * n + 11]), cards[2 * n + 11]
+
+
 def random_round(rng: random.Random, faults: bool = True, plant: float = 0.15) -> RoundInput:
     rs = builtin().latest(rng.choice(NAMES))
     p = rs.params
@@ -41,9 +66,9 @@ def random_round(rng: random.Random, faults: bool = True, plant: float = 0.15) -
         hole = [tuple(deck[2 * k: 2 * k + 2]) for k in range(len(seats))]
         rest = deck[2 * len(seats):]
         community, rest = tuple(rest[:5]), rest[5:]
-    if rng.random() < 0.2:  # a community made of four of a kind or the dealer's aces, sometimes
-        rng.shuffle(rest)
     dealer, burns, spare = tuple(rest[:2]), tuple(rest[2:6]), rest[6]
+    if plant and rng.random() < plant:
+        hole, community, dealer, burns, spare = _corner(rng, hole, community, dealer, burns, spare, rest[7:])
     procedure = p.shoe_deal if mode == "shoe" else p.device_deal
     events = list(deal_events(procedure, hole, community, dealer, burns))
     wagers: list[Wager] = []
