@@ -647,3 +647,16 @@ def test_the_bust_reading_has_no_default_the_rule_set_must_state_it():
         parse_ruleset_text(without, "test")
     with pytest.raises(RuleSetError, match="bust_before_dealer_blackjack"):
         parse_ruleset_text(text.replace('"loses_all"', '"sometimes"'), "test")
+
+
+@pytest.mark.parametrize("decks", [0, -1])
+def test_a_deck_count_below_one_says_nothing_the_rule_sets_decks_hold_BJ_4_1_BJ_7_14(decks):
+    """BJ-4.1: one to eight decks. A device's count below one is no count: the rule set's eight decks hold, so a second
+    Ts is no excess card and the round settles (20 against 17: +1,000, BJ-6.2.1). It read as the shoe's count and
+    voided the round ("Ts appears 2 times in a -1-deck shoe") while the array path read the rule set's."""
+    r = settle_round(dataclasses.replace(bj_round("Ts 9c Ts 8c", [MAIN]), decks=decks))
+    assert r.void is False and r.irregularities == ()
+    assert nets(r) == {"W1": 1000}
+    # the near miss: a count the device may state is the shoe's, and a second Ts is one more than one deck holds
+    r = settle_round(dataclasses.replace(bj_round("Ts 9c Ts 8c", [MAIN]), decks=1))
+    assert r.void is True and kinds(r) == [("card_integrity", "BJ-7.14.1")]

@@ -60,11 +60,12 @@ VARIANTS = {
 def frames(rs, cases):
     """ctx, wagers, actions for ``cases`` [(cards, wagers, actions, limit_min, burns)] of one rule set."""
     ctx, ws, acts = [], [], []
-    for i, (cards, wagers, actions, limit_min, burns, *_) in enumerate(cases):
+    for i, (cards, wagers, actions, limit_min, burns, *rest) in enumerate(cases):
         codes = list(burns) + list(cards)
+        decks = rest[1] if len(rest) > 1 else None  # the shoe_start's count of decks, where the case states one
         ctx.append({
             "table_id": "BJ-01", "round_no": i, "codes": codes, "burns": [True] * len(burns) + [False] * len(cards),
-            "dealt": list(cards), "deal_mode": None, "decks": None, "jackpot_meter": None, "currency": "USD",
+            "dealt": list(cards), "deal_mode": None, "decks": decks, "jackpot_meter": None, "currency": "USD",
             "limit_min": limit_min, "limit_max": None, "limit_differential": None, "limit_side_min": None,
             "limit_side_max": None, "ruleset_version": KEY,
         })
@@ -118,9 +119,9 @@ def both_ways(rs, cases):
 def arrays_own(case, rs=RS) -> bool:
     """A round the array path must settle itself (given no damage): no double or split by a back bettor after
     the controlling player surrendered (BJ-4.12.3), no more main wagers on a seat than the rule set allows (one
-    is returned: an irregularity, BJ-4.6), split-time Pair wagers only on hands so formed. Those go to the
-    scalar engine."""
-    cards, ws, acts, limit_min, burns, split_pairs_ok = case
+    is returned: an irregularity, BJ-4.6), split-time Pair wagers only on hands so formed, no split hand that took
+    no decision before a hand the log names (make_case). Those go to the scalar engine."""
+    cards, ws, acts, limit_min, burns, split_pairs_ok, *_ = case
     mains = {s: sum(w.bet == "main" and w.seat == s for w in ws) for s in {w.seat for w in ws}}
     surrendered, after = set(), False
     for a in acts:
@@ -171,7 +172,7 @@ def _before_play(rng: random.Random, wagers, named: bool):
 
 
 DAMAGE = ("drop_last_card", "duplicate", "extra_card", "unreadable", "foreign", "burn", "illegal_action",
-          "shuffle_actions", "wrong_hand", "stray_seat", "zero_amount", "drop_stand", "odd_bet", "split_pair_wager")
+          "shuffle_actions", "wrong_hand", "stray_seat", "zero_amount", "drop_stand", "odd_bet", "split_pair_wager", "decks")
 
 
 @st.composite
@@ -226,6 +227,13 @@ def make_case(rs, spec):
     cards, ws, acts, burns = list(played.cards), list(played.wagers), list(played.actions), []
     formed = {(f.seat, f.number) for f in played.state.formed if f.identical}
     split_pairs_ok = all((w.seat, w.hand) in formed for w in ws if w.hand is not None)
+    # a split hand that took no decision (21 on its second card) while the log names a hand after it in play order:
+    # the arrays do not deal a hand the log skips, they hand the round to the scalar engine (BJ-4.10.2)
+    named = {(a.seat, a.hand) for a in acts}
+    in_play = list(played.state.hands)
+    skipped = any(h.from_split and h.key not in named and any(g.seat == h.seat and g.key in named for g in in_play[i + 1:])
+                  for i, h in enumerate(in_play))
+    split_pairs_ok = split_pairs_ok and not skipped
     if damage == "drop_last_card" and len(cards) > 1:
         cards.pop()
     elif damage == "extra_card":
@@ -259,7 +267,8 @@ def make_case(rs, spec):
                         hand=rng.choice([None, 1])))
     elif damage == "split_pair_wager":
         ws.append(Wager("SP1", ws[0].seat, "pair", 100, None, hand=2))
-    return cards, ws, acts, limit_min, burns, split_pairs_ok
+    decks = rng.choice([0, -1, 1, 2, 8, 9]) if damage == "decks" else None  # a device's count, nonsense ones too (BJ-4.1)
+    return cards, ws, acts, limit_min, burns, split_pairs_ok, decks
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
@@ -466,3 +475,12 @@ def test_a_parts_place_reads_as_its_seat_and_hand_from_the_table_or_formatted(pa
     seat = np.array([s for s, _ in parts], dtype=np.int64)
     number = np.array([n for _, n in parts], dtype=np.int64)
     assert _places(seat, number).to_list() == [f"seat {s} hand {n}" for s, n in parts]
+
+
+@pytest.mark.parametrize("decks", [0, -1, 1, None])
+def test_the_arrays_read_the_devices_deck_count_as_the_scalar_engine_does_BJ_4_1_BJ_7_14(decks):
+    # a second Ts: void under a one-deck shoe (BJ-7.14.1); under a count below one, the rule set's eight decks hold
+    case = ([c(x) for x in "Ts 9c Ts 8c".split()], [Wager("W1", 1, "main", 1000, "P")], [], None, [], True, decks)
+    arrays, _ = both_ways(RS, [case])
+    assert arrays.wagers["net"].to_list() == [0 if decks == 1 else 1000]
+    assert arrays.rounds.height == 1
