@@ -74,11 +74,17 @@ def browser(browser_session, request):
     yield browser_session
 
 
+
+def pytest_addoption(parser):
+    parser.addoption("--property-examples", type=int, default=None, metavar="N",
+                     help="run every hypothesis property test for N examples instead of its own count (a longer hunt "
+                          "for rare cases than CI affords; pair it with --hypothesis-seed)")
+
+
 def pytest_collection_modifyitems(config, items):
-    """``PITAUDIT_HYPOTHESIS_EXAMPLES=N``: every property test runs N examples instead of its own count (a longer hunt
-    for rare cases than CI can afford; pair it with ``--hypothesis-seed``). A profile cannot do this: the tests'
+    """``--property-examples N``: every property test runs N examples. A hypothesis profile cannot do this: the tests'
     own ``@settings(max_examples=...)`` take precedence over any profile."""
-    examples = os.environ.get("PITAUDIT_HYPOTHESIS_EXAMPLES")
+    examples = config.getoption("--property-examples")
     if not examples:
         return
     from hypothesis import settings
@@ -90,4 +96,4 @@ def pytest_collection_modifyitems(config, items):
         if own is None or id(test) in seen:
             continue
         seen.add(id(test))
-        test._hypothesis_internal_use_settings = settings(own, max_examples=int(examples), database=None)
+        test._hypothesis_internal_use_settings = settings(own, max_examples=examples, database=None)
