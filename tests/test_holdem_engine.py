@@ -477,3 +477,25 @@ def test_the_engine_dispatches_hold_em_rounds():
     cards = shoe(["9c Td"], "Js Qh 2d", "3c", "7s", "Kh Kd")
     ri = rnd(HOIANA, cards, [(1, "ante", 100), (1, "flop", 200)], play(1, "flop"))
     assert settle_any(ri) == settle_round(ri)
+
+
+def test_a_hand_holding_the_same_card_twice_from_a_two_deck_shoe_is_unsettled_never_raised_HTB_4_1():
+    """HTB-4.1: one deck. A device that loaded two is a finding whose effect is a flag, so the round goes on, and a card
+    may then come twice: here the 9h on the river is also seat 1's hole card. The hand ranks (HTB-4.4) have no place for
+    a seven-card hand holding one card twice: its Ante and Flop are unsettled with that reason (the engine raised a
+    ValueError from the hand evaluator). Its Bonus (hole cards only, HTB-6.1.2) and seat 2, whose cards are distinct,
+    settle. The near miss: the same round with another river settles every wager."""
+    wagers = [(1, "ante", 100), (1, "bonus", 10), (1, "flop", 200), (2, "ante", 100), (2, "flop", 200)]
+    actions = play(1, "flop", "check", "check") + play(2, "flop", "check", "check")
+    twice = shoe(["9h 9d", "Kc Qd"], "2h 3s 7d", "8c", "9h", "4h 5s")
+    r = settle_round(rnd(HOIANA, twice, wagers, actions, decks=2))
+    assert [(i.kind, i.clause) for i in r.irregularities] == [("card_integrity", "HTB-4.1")]
+    for wid in ("ante1", "flop1"):
+        assert r.unsettled[wid] == ("seat 1's seven cards or the dealer's hold the same card twice: the hand ranks of a "
+                                    "1-deck game have no place for it (HTB-4.1)")
+    # seat 1's Bonus: a low pair, 3 to 1 (HTB-6.1.2); seat 2: K-Q-9-8-7 beats the dealer's 9-8-7-5-4, below a Straight
+    assert nets(r) == {"bonus1": 30, "ante2": 0, "flop2": 200}
+    assert "hand" not in r.outcome["seats"]["1"] and r.outcome["seats"]["2"]["result"] == "win"
+    near = shoe(["9h 9d", "Kc Qd"], "2h 3s 7d", "8c", "Jc", "4h 5s")
+    r = settle_round(rnd(HOIANA, near, wagers, actions, decks=2))
+    assert r.unsettled == {} and nets(r) == {"ante1": 0, "bonus1": 30, "flop1": 200, "ante2": 0, "flop2": 200}

@@ -73,6 +73,7 @@ def random_round(rng: random.Random, faults: bool = True, plant: float = 0.15) -
     events = list(deal_events(procedure, hole, community, dealer, burns))
     wagers: list[Wager] = []
     actions: list[Action] = []
+    decks = None
 
     def wager(seat: int, bet: str, amount: int) -> None:
         wagers.append(Wager(f"W{len(wagers) + 1}", seat, bet, amount))
@@ -98,7 +99,7 @@ def random_round(rng: random.Random, faults: bool = True, plant: float = 0.15) -
         if p.showdown.concede and rng.random() < 0.05:
             actions.append(Action(s, 1, "concede"))
     if faults and rng.random() < 0.3:
-        fault = rng.randrange(9)
+        fault = rng.randrange(10)
         if fault == 0:
             events[rng.randrange(len(events))] = DeviceCard(UNREADABLE, False)
         elif fault == 1:
@@ -119,9 +120,14 @@ def random_round(rng: random.Random, faults: bool = True, plant: float = 0.15) -
             actions = [a for a in actions if rng.random() < 0.5]
         elif fault == 8:
             wager(rng.randrange(1, 8), rng.choice(["bonus", "turn", "side", "progressive"]), 100)
+        elif fault == 9:  # a device that loaded two decks (a flag, HTB-4.1): a card may come twice, even in one hand
+            decks = 2
+            i, j = rng.sample(range(len(events)), 2)
+            events[j] = DeviceCard(events[i].code, events[j].is_burn)
     meter = rng.choice([None, 5_000_000, 123_456_789])
     currency = rng.choice([p.progressive.currency if p.progressive else "USD", "USD", None])
-    return RoundInput(rs, tuple(events), tuple(wagers), tuple(actions), deal_mode=mode, jackpot_meter=meter, currency=currency)
+    return RoundInput(rs, tuple(events), tuple(wagers), tuple(actions), deal_mode=mode, jackpot_meter=meter, currency=currency,
+                      decks=decks)
 
 
 @settings(max_examples=40, deadline=None)

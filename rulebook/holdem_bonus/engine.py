@@ -79,17 +79,27 @@ class Strengths:
     jackpot: dict[int, JackpotStrengths] | None  # per seat, when the rule set has a jackpot
 
 
+def _unranked_if_twice(cards: np.ndarray, strengths: np.ndarray) -> np.ndarray:
+    """``strengths`` with 0 (no rank) where a row of ``cards`` holds one card twice: only a shoe of more decks than
+    the rule set's deals that, and the evaluator, made for one deck, would rank it as it pleases (trips of a pair
+    and its copy, or nothing). The wagers on such a hand are unsettled (``_twice``)."""
+    ordered = np.sort(cards, axis=1)
+    twice = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+    return np.where(twice, 0, strengths) if twice.any() else strengths
+
+
 def evaluate_many(hands_list: list[Hands], seats: tuple[int, ...], with_jackpot: bool) -> list[Strengths]:
     """Every strength the settlement needs, for many candidate deals, in one evaluator call per width."""
     n, s = len(hands_list), len(seats)
     players = np.array([[*h.hole[seat], *h.community] for h in hands_list for seat in seats], dtype=np.int64).reshape(n * s, 7)
     dealers = np.array([[*h.dealer, *h.community] for h in hands_list], dtype=np.int64).reshape(n, 7)
-    seven = poker.evaluate7(np.concatenate([players, dealers])) if n else np.zeros(0, dtype=np.int32)
+    both = np.concatenate([players, dealers])
+    seven = _unranked_if_twice(both, poker.evaluate7(both)) if n else np.zeros(0, dtype=np.int32)
     p7, d7 = seven[: n * s].reshape(n, s), seven[n * s :]
     if with_jackpot and s:
-        hf = poker.evaluate(players[:, :5]).reshape(n, s)
-        ht = poker.evaluate(players[:, :6]).reshape(n, s)
-        comm = poker.evaluate(dealers[:, 2:])
+        hf = _unranked_if_twice(players[:, :5], poker.evaluate(players[:, :5])).reshape(n, s)
+        ht = _unranked_if_twice(players[:, :6], poker.evaluate(players[:, :6])).reshape(n, s)
+        comm = _unranked_if_twice(dealers[:, 2:], poker.evaluate(dealers[:, 2:]))
     out = []
     for c in range(n):
         jackpot = None
@@ -136,7 +146,11 @@ def settle_on_hands(
                 )
             continue
         if w.bet == "progressive":
-            jackpot_wagers.append(w)
+            j = st.jackpot[w.seat] if st.jackpot is not None else None
+            if j is not None and 0 in (j.hole_and_flop, j.hole_and_turn, j.seven, j.community):
+                out[w.wager_id] = _twice(params, w)
+            else:
+                jackpot_wagers.append(w)
             continue
         hole = hands.hole[w.seat]
         if play.status == FOLDED and (w.bet != "bonus" or params.folded_bonus_loses):
@@ -149,11 +163,21 @@ def settle_on_hands(
                 out[w.wager_id] = Settlement(-w.amount, sd.bonus_lose, text.bonus_lose(hole))
             else:
                 out[w.wager_id] = Settlement(Odds.parse(line.odds).win(w.amount), line.clause, text.bonus_win(hole, line.hand, line.odds))
+        elif st.seven[w.seat] == 0 or st.dealer == 0:
+            out[w.wager_id] = _twice(params, w)
         else:
             out[w.wager_id] = _main_game(params, w, st.seven[w.seat], st.dealer)
     if jackpot_wagers:
         out.update(_jackpot(params, plays, jackpot_wagers, st, meter, currency))
     return out
+
+
+def _twice(params: HoldemBonusParams, w: Wager) -> str:
+    """Why a wager whose hands hold one card twice is not settled. Only a shoe of more decks than the rule set's gets
+    this far (its own finding, an effect of ``flag``): the hand ranks are those of one deck and have no place for it
+    (``_unranked_if_twice``)."""
+    return (f"seat {w.seat}'s seven cards or the dealer's hold the same card twice: the hand ranks of a "
+            f"{params.decks}-deck game have no place for it ({params.irregularities.decks.clause})")
 
 
 def _main_game(params: HoldemBonusParams, w: Wager, p: int, d: int) -> Settlement:
@@ -543,6 +567,7 @@ def _outcome(seats, plays, hands: Hands | None, st: Strengths | None, unknown: s
     """The result in words for result_mismatch checks: the dealer's hand and each seat's."""
     dealer_known = not any(p[0] in ("community", "dealer") for p in unknown)
     out: dict[str, object] = {}
+    dealer_known = dealer_known and (st is None or st.dealer != 0)  # 0: the same card twice (_twice)
     if hands is not None and st is not None and dealer_known:
         out["dealer_hand"] = text.hand(st.dealer)
         out["community"] = [card_text(c) for c in hands.community]
@@ -551,7 +576,7 @@ def _outcome(seats, plays, hands: Hands | None, st: Strengths | None, unknown: s
         play = plays[seat]
         entry: dict[str, object] = {"status": play.status}
         seat_known = dealer_known and ("hole", seat, 0) not in unknown and ("hole", seat, 1) not in unknown
-        if hands is not None and st is not None and seat_known:
+        if hands is not None and st is not None and seat_known and st.seven[seat] != 0:
             entry["hand"] = text.hand(st.seven[seat])
             if play.status == PLAYED:
                 p, d = st.seven[seat], st.dealer
