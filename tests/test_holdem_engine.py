@@ -499,3 +499,19 @@ def test_a_hand_holding_the_same_card_twice_from_a_two_deck_shoe_is_unsettled_ne
     near = shoe(["9h 9d", "Kc Qd"], "2h 3s 7d", "8c", "Jc", "4h 5s")
     r = settle_round(rnd(HOIANA, near, wagers, actions, decks=2))
     assert r.unsettled == {} and nets(r) == {"ante1": 0, "bonus1": 30, "flop1": 200, "ante2": 0, "flop2": 200}
+
+
+@pytest.mark.parametrize("decks", [0, -1])
+def test_a_deck_count_below_one_says_nothing_HTB_4_1(decks):
+    """A device's count below one is read as no count (as unlogged): no finding, the rule set's one deck holds. A -1
+    read as the count voided the round, every card "more often than -1 deck(s) hold" (HTB-7.7), while the audit's
+    column path read -1 as unlogged. The near miss: two decks is a count, and a finding (HTB-4.1)."""
+    cards = shoe(["As Ks", "2c 7d"], "Ah Kd 4s", "9c", "Jh", "3h 5s")
+    wagers = [(1, "ante", 100), (1, "flop", 200), (2, "ante", 100)]
+    actions = play(1, "flop", "check", "check") + play(2, "fold")
+    plain = settle_round(rnd(HOIANA, cards, wagers, actions))
+    r = settle_round(rnd(HOIANA, cards, wagers, actions, decks=decks))
+    assert r.irregularities == () and not r.void
+    assert nets(r) == nets(plain) == {"ante1": 0, "flop1": 200, "ante2": -100}  # two pair beats A-high, below a Straight
+    two = settle_round(rnd(HOIANA, cards, wagers, actions, decks=2))
+    assert [(i.kind, i.clause) for i in two.irregularities] == [("card_integrity", "HTB-4.1")] and nets(two) == nets(plain)

@@ -358,9 +358,10 @@ def settle_round(round_input: RoundInput) -> RoundResult:
         irregularities.append(Irregularity(kind, clause or rule.clause, detail, voids_round=rule.effect == "void"))
         effects.append((rule, detail))
 
-    decks = ri.decks if ri.decks is not None else params.decks
-    if ri.decks is not None and ri.decks != params.decks:
-        found(rules.decks, "card_integrity", f"the device loaded {ri.decks} deck(s); the rule set plays {params.decks}")
+    loaded = ri.decks if ri.decks is not None and ri.decks > 0 else None  # a count below one says nothing: as unlogged
+    decks = loaded if loaded is not None else params.decks
+    if loaded is not None and loaded != params.decks:
+        found(rules.decks, "card_integrity", f"the device loaded {loaded} deck(s); the rule set plays {params.decks}")
     foreign = [k for k, c in enumerate(ri.cards) if c.code == FOREIGN]
     if foreign:
         found(rules.foreign_card, "card_integrity", f"foreign card at event(s) {', '.join(str(k + 1) for k in foreign)}")
