@@ -279,9 +279,13 @@ def test_arrays_equal_the_scalar_engine_round_for_round(variant, specs):
     cases = [make_case(rs, s) for s in specs]
     arrays, handed = both_ways(rs, cases)
     handed_rounds = set(handed["round_no"].to_list())
+    # a wager the cards leave open (a doubled hand bust under bust_before_dealer_blackjack = "original_only" when every
+    # hand is bust, so the dealer's second card is never dealt: docs/interpretations/blackjack.md) is the scalar
+    # engine's to explain
+    open_rounds = set(arrays.wagers.filter(pl.col("unsettled_reason").is_not_null())["round_no"].to_list())
     for i, (spec, case) in enumerate(zip(specs, cases)):
         seed, wagers, wild, named, damage, limit_min = spec
-        if damage == "none" and not named and arrays_own(case, rs):
+        if damage == "none" and not named and arrays_own(case, rs) and i not in open_rounds:
             # a clean round played by the rules' own player is the array path's to settle
             assert i not in handed_rounds, handed.filter(pl.col("round_no") == i).to_dicts()
 
