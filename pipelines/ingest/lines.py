@@ -3,7 +3,8 @@
 Why not a CSV/JSON reader: those skip blank lines, stop at the first undecodable byte or lose the
 line numbers, and an auditor needs every physical line accounted for with its number. Here a
 line is what lies between two ``\\n`` (a trailing ``\\r`` is a CRLF line end and is removed; a
-final line without ``\\n`` is still a line). The file's UTF-8 BOM is dropped. A line that is not
+final line without ``\\n`` is still a line). The file's UTF-8 BOM is dropped, and one starting any line (files
+joined together). A line that is not
 valid UTF-8 is decoded with replacement characters and marked; a line longer than
 ``MAX_LINE_BYTES`` is marked and only its first ``RAW_KEEP_BYTES`` are kept, so a file with no line
 ends at all cannot exhaust memory. A chunk is decoded and split by ``str.split`` in C (measured
@@ -110,6 +111,8 @@ def _decode(block: bytes, first_line: int) -> LineChunk:
         text = text.replace("\r\n", "\n")
         if text.endswith("\r"):
             text = text[:-1]
+    if "\ufeff" in text:  # a BOM starting a line: files joined together; dropped as at the file's start (elsewhere in
+        text = text.replace("\n\ufeff", "\n").removeprefix("\ufeff")  # a line it is an invisible character, refused)
     lines = pl.Series("raw", text.split("\n"), dtype=pl.String)
     too_long: dict[int, int] = {}
     lengths = lines.str.len_bytes()
