@@ -154,3 +154,16 @@ def test_a_bom_starting_a_later_line_is_dropped_as_at_the_files_start(night) -> 
                    ).fetchall() == [("DV-9",)]
     assert con.execute("SELECT round_no, table_id FROM core_rounds WHERE source_file = 'rounds_joined.jsonl' ORDER BY 1"
                    ).fetchall() == [(901, "BJ-01"), (902, "BJ-01")]
+
+
+@pytest.mark.parametrize("text, controls", [
+    (b"AE-1,BAC-1,S-1,7,2026-11-24T20:00:01+07:00,card,3,As,\r\nAE-1,x", False),
+    (b"AE-1\x07,BAC-1", True), (b"AE-1\t,BAC-1", True), (b"AE-1\x00", True), (b"AE-\x7f1", True),
+    ("AE-1,P-Đức".encode(), True), ("AE-1\u202e".encode(), True), (b"AE-\xff1", True),
+])
+def test_a_chunk_is_cleared_of_the_control_check_only_when_its_bytes_are_plain_ascii(text, controls) -> None:
+    """The device CSV skips the control-character check on a chunk ``LineChunk.controls`` clears: it may clear only
+    ASCII without a control byte (a false "clear" would let a bell or a bidi override in an id through)."""
+    from pipelines.ingest.lines import _decode
+
+    assert _decode(text, 1).controls is controls
