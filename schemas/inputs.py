@@ -15,7 +15,8 @@ from schemas.vocabulary import DEAL_MODES, DEVICE_EVENTS, GAMES, ROUND_STATUSES
 SOURCE_LINE = Field("source_line", "bigint", "1-based physical line number in the file.", required=True)
 
 # rule bundles -------------------------------------------------------------------------------
-NONEMPTY = (Rule("nonempty", "empty_text"),)
+VISIBLE = (Rule("no_control", "control_character"),)
+NONEMPTY = (Rule("nonempty", "empty_text"),) + VISIBLE
 INT = (Rule("int_text", "wrong_type"), Rule("int_fits", "out_of_range"))
 NONNEG_INT = INT + (Rule("not_negative_text", "out_of_range"),)
 MONEY = INT + (Rule("not_negative_text", "negative_amount"),)
@@ -97,8 +98,8 @@ INPUT_ROUNDS_JSONL = Table(
         *_str("game", "baccarat, blackjack or holdem_bonus.", True, (Rule("isin", "unknown_game", GAMES),)),
         *_str("ruleset", "A rule set of the catalogue (pitaudit rulesets).", True, (Rule("ruleset", "unknown_ruleset"),)),
         *_int("round_no", "The table's game number: a non-negative integer.", True, NONNEG_INT),
-        *_str("shoe_id", "The shoe the round was dealt from."),
-        *_str("dealer_id", "The dealer."),
+        *_str("shoe_id", "The shoe the round was dealt from.", False, VISIBLE),
+        *_str("dealer_id", "The dealer.", False, VISIBLE),
         *_str("currency", "Currency of every amount.", True, NONEMPTY),
         *_str("deal_mode", "Hold'em bonus: shoe or device; null otherwise.", False,
               (Rule("isin", "unknown_deal_mode", DEAL_MODES),)),
@@ -134,7 +135,7 @@ INPUT_WAGER = Table(
               rules=(Rule("json_kind", "element_not_object", ("object",)),)),
         *_str("wager_id", "The table system's wager id.", True, NONEMPTY),
         *_int("seat", "Seat from the dealer's left, 1 upward.", True, _between(1, 1000)),
-        *_str("player_id", "Rated player; null for unrated play."),
+        *_str("player_id", "Rated player; null for unrated play.", False, VISIBLE),
         *_str("bet", "Bet type, one of the round's game's bets.", True),
         *_money("amount", "Amount wagered.", True),
         *_ts("placed_at", "When the wager was placed.", True),

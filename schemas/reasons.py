@@ -30,6 +30,7 @@ REASONS: Final[dict[str, str]] = {
     "out_of_range": "value out of range",
     "amount_beyond_bound": "amount beyond the bound",
     "empty_text": "empty text field",
+    "control_character": "control or invisible character in text",
     "bad_timestamp": "not a timestamp",
     "ts_no_offset": "timestamp without an offset",
     # vocabulary

@@ -10,6 +10,7 @@ check and the conversion it guards are the same code.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Callable
 
 import polars as pl
@@ -18,14 +19,34 @@ from schemas.metadata import Rule, RowRule
 from schemas.vocabulary import Vocabulary
 
 INT_TEXT = r"^-?[0-9]+$"
+# characters an identifier never holds on purpose and a person cannot see (or that move the text around them): C0
+# and C1 controls, DEL, the bidi marks, embeddings, overrides and isolates, zero-width spaces and joiners, the word
+# joiner and the BOM. Two ids that differ only by one look the same in every report.
+CONTROL_TEXT = "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]"
 # a date-time with no offset at all (the one mistake the quarantine names specifically)
 NAIVE_TS = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?$"
 _TS_FORMAT = "%Y-%m-%dT%H:%M:%S%.f%#z"  # %#z: Z, +07:00, +0700 and +07
 
 
+# what the format alone lets through and the contract refuses: a year not of four digits (``+10000``), a leap second
+# (``23:59:60``: polars reads it as the next second, a silent change; a UTC instant in microseconds cannot hold it)
+TS_TEXT = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9]"
+# the instants a timestamp may name: their local date and gaming day (an offset or a day start moves them by less
+# than a day) stay within the years 1 to 9999 every date type here holds (year 0 failed a whole file's load)
+TS_MIN = dt.datetime(1, 1, 2, tzinfo=dt.timezone.utc)
+TS_MAX = dt.datetime(9999, 12, 30, tzinfo=dt.timezone.utc)
+
+
+def in_timestamp_range(instant: pl.Expr) -> pl.Expr:
+    """The UTC instant where it lies from ``TS_MIN`` up to (not including) ``TS_MAX``; null elsewhere."""
+    return pl.when(instant.is_between(pl.lit(TS_MIN), pl.lit(TS_MAX), closed="left")).then(instant)
+
+
 def parse_timestamp(text: pl.Expr) -> pl.Expr:
-    """ISO-8601 text with a UTC offset -> UTC instant (Datetime[us, UTC]); null when it is not one."""
-    return text.str.to_datetime(_TS_FORMAT, strict=False, time_zone="UTC", time_unit="us")
+    """ISO-8601 text with a UTC offset -> UTC instant (Datetime[us, UTC]); null when it is not one (nor in range).
+    A fraction beyond microseconds is cut to microseconds (the stored precision)."""
+    parsed = text.str.to_datetime(_TS_FORMAT, strict=False, time_zone="UTC", time_unit="us")
+    return in_timestamp_range(pl.when(text.str.contains(TS_TEXT)).then(parsed))
 
 
 def utc_offset_minutes(text: pl.Expr) -> pl.Expr:
@@ -83,6 +104,8 @@ def column_expr(rule: Rule, col: str, vocab: Vocabulary) -> pl.Expr:
         ok = c.is_between(a[0], a[1])
     elif k == "nonempty":
         ok = c.str.len_bytes() > 0
+    elif k == "no_control":
+        ok = ~c.str.contains(CONTROL_TEXT)
     elif k == "is_false":
         ok = ~c
     elif k == "int_text":

@@ -56,7 +56,8 @@ def _concat(chunks: list[LineChunk]) -> tuple[pl.Series, list[int], dict[int, in
 
 def _lines_of(f: InputFile, chunk_bytes: int | None = None) -> Iterator[LineChunk]:
     extra = {} if chunk_bytes is None else {"chunk_bytes": chunk_bytes}
-    return iter_lines(f.path, start=f.start_byte, end=f.size, first_line=f.first_line, **extra)
+    return iter_lines(f.path, start=f.start_byte, end=f.size, first_line=f.first_line,
+                      look_for_controls=f.kind == "shoe_csv", **extra)
 
 
 def _file_lines(f: InputFile) -> LineChunk | None:
@@ -64,7 +65,7 @@ def _file_lines(f: InputFile) -> LineChunk | None:
     chunks = list(_lines_of(f))
     if len(chunks) <= 1:
         return chunks[0] if chunks else None
-    return LineChunk(chunks[0].first_line, *_concat(chunks))
+    return LineChunk(chunks[0].first_line, *_concat(chunks), controls=any(c.controls for c in chunks))
 
 
 def _first_line(path: Path) -> LineChunk | None:
@@ -100,7 +101,8 @@ def _merge(items: list[tuple[InputFile, LineChunk]], header: list[str] | None) -
         numbers.append(pl.int_range(base + c.first_line, base + c.first_line + n, eager=True, dtype=pl.Int64))
         base += c.first_line + n - 1  # the highest number this file's lines were given
     chunk = LineChunk(1, *_concat([c for _, c in items]),
-                      pl.concat(numbers) if numbers else pl.Series([], dtype=pl.Int64))
+                      pl.concat(numbers) if numbers else pl.Series([], dtype=pl.Int64),
+                      controls=any(c.controls for _, c in items))
     b = pl.Series("bases", bases, dtype=pl.Int64)
     return Part(chunk, header, pl.Series("names", names, dtype=pl.String), b, b + 1, lines_read)
 

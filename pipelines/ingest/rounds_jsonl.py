@@ -116,6 +116,15 @@ def decoded(frame: pl.DataFrame, names: tuple[str, ...] | list[str], escapes: bo
     return out
 
 
+def _element_kind(raw: str, name: str, pos: int) -> str | None:
+    """The JSON kind of element ``pos`` (from 1) of the line's list ``name``; "array" for one nested deeper than
+    Python's parser reads (the line is quarantined as unparseable JSON before this kind is looked at)."""
+    try:
+        return _python_kind(json.loads(raw)[name][pos - 1])
+    except RecursionError:
+        return "array"
+
+
 class _DuplicateKey(Exception):
     pass
 
@@ -152,6 +161,9 @@ def key_tokens(raw: pl.Series) -> pl.Series:
         idx = spaced.arg_true()
         tokens = tokens.scatter(idx, raw.gather(idx).str.count_matches(KEY_TOKEN))
     return tokens
+
+
+NESTING_LIMIT = 1000  # Python's recursion limit: its parser stops about there (the contract's objects nest 5 deep)
 
 
 def _refuse_constant(name: str):
@@ -194,6 +206,9 @@ def strict_json_failures(lines: pl.DataFrame) -> pl.DataFrame:
             found.append((line, "json_unparseable", f"not strict JSON: {exc.msg} at character {exc.pos + 1}"))
         except ValueError as exc:  # NaN, Infinity (_refuse_constant)
             found.append((line, "json_unparseable", f"not strict JSON: {exc}"))
+        except RecursionError:  # RFC 8259 section 9 lets a parser limit nesting; DuckDB's has no limit, Python's does
+            found.append((line, "json_unparseable", "not strict JSON: nested deeper than a strict parser reads "
+                                                    f"(about {NESTING_LIMIT:,} levels)"))
     if not found:
         return failures_at(pl.Series([], dtype=pl.Int64), "duplicate_key")
     lines_, codes, details = zip(*found)
@@ -352,7 +367,7 @@ class RoundsParser:
             idx = empty.arg_true()
             suspects = out.select("source_line", order).gather(idx)
             raw = dict(todo.join(suspects.select("source_line").unique(), on="source_line").iter_rows())
-            found = [_python_kind(json.loads(raw[line])[name][pos - 1]) for line, pos in suspects.iter_rows()]
+            found = [_element_kind(raw[line], name, pos) for line, pos in suspects.iter_rows()]
             kinds = kinds.scatter(idx, found)
         return out.with_columns(kinds)
 

@@ -79,7 +79,7 @@ class ShoeParser:
             pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c) for c in SHOE_CSV_COLUMNS
         ])
         stamped = with_parsed_timestamps(fields, ["ts"]) if self.con is None else with_utc_instants(self.con, fields, ["ts"])
-        as_read = self._with_prev_max(stamped)
+        as_read = self._with_prev_max(stamped, chunk.controls)
         # every check but the sequence's was judged for the sequence: the rows passing all are those and the sequence
         passing = as_read["_valid"] & as_read.select(_SEQ_RULE).to_series()
         as_read = as_read.select(list(AS_READ_SCHEMA))
@@ -112,11 +112,14 @@ class ShoeParser:
                                      orient="row") if fails else empty_failures()
         return frame.select("source_line", *self.header), failure_frame
 
-    def _with_prev_max(self, fields: pl.DataFrame) -> pl.DataFrame:
+    def _with_prev_max(self, fields: pl.DataFrame, controls: bool = True) -> pl.DataFrame:
         """Add ``prev_max_event_seq``: the highest event_seq of the device on an earlier line that
         passes every other check. A line set aside (say a mistyped event the device then sent
-        again with the same event_seq) is not evidence of the sequence."""
-        valid = passes_all(INPUT_SHOE_CSV, builtin_vocabulary(), skip_codes=("seq_backwards",))
+        again with the same event_seq) is not evidence of the sequence. ``controls=False``: the
+        chunk's bytes hold no control or invisible character (``LineChunk.controls``), so that
+        check, which would pass every line, is not run (the models' check reuses this pass)."""
+        skip = ("seq_backwards",) if controls else ("seq_backwards", "control_character")
+        valid = passes_all(INPUT_SHOE_CSV, builtin_vocabulary(), skip_codes=skip)
         seq = (pl.when(pl.col("event_seq").str.contains(INT_TEXT) & pl.col("_valid"))
                .then(pl.col("event_seq").str.to_integer(strict=False)))
         window = ["device_id"]

@@ -16,7 +16,7 @@ import duckdb
 import polars as pl
 
 from pipelines.ingest.duck import arrow, registered
-from schemas.rules import parse_timestamp, ts_column
+from schemas.rules import in_timestamp_range, parse_timestamp, ts_column
 
 SHAPE = (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,6})?"
          r"(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$")
@@ -36,6 +36,7 @@ def with_utc_instants(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, names
     out = []
     for n in names:
         utc = read[n].cast(UTC).alias(ts_column(n))
+        utc = utc.to_frame().select(in_timestamp_range(pl.col(utc.name))).to_series()  # as parse_timestamp's range
         rest = utc.is_null() & frame[n].is_not_null()
         if rest.any():  # not the shape, or a date DuckDB refused: polars decides, as everywhere else
             idx = rest.arg_true()
