@@ -69,6 +69,12 @@ class RoundInput:
     # leave ``RoundResult.steps`` empty and save writing it; every other field of the result is the same
     with_steps: bool = True
 
+    @property
+    def logged_decks(self) -> int | None:
+        """The decks the device says it loaded, or None when it says nothing: no count, or a count below one (the
+        engines then play the rule set's decks, as the audit's array paths do)."""
+        return self.decks if self.decks is not None and self.decks > 0 else None
+
 
 @dataclass(frozen=True, slots=True)
 class Step:

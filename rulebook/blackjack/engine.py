@@ -57,7 +57,7 @@ BEFORE_PLAY = ("insurance", "even_money")
 def settle_round(round_input: RoundInput) -> RoundResult:
     params: BlackjackParams = round_input.ruleset.params
     # the decks the device says it loaded (BJ-4.1: one to eight); a count below one says nothing, the rule set's holds
-    decks = round_input.decks if round_input.decks is not None and round_input.decks > 0 else params.decks
+    decks = round_input.logged_decks or params.decks
     if params.dealer_hole_card:
         why = "this engine deals the dealer one card on the initial deal (BJ-4.7.2); a hole-card rule set is not supported"
         return RoundResult({}, {w.wager_id: why for w in round_input.wagers}, (Step(why, "BJ-4.7.2"),), (), False, {})

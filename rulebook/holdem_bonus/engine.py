@@ -358,7 +358,7 @@ def settle_round(round_input: RoundInput) -> RoundResult:
         irregularities.append(Irregularity(kind, clause or rule.clause, detail, voids_round=rule.effect == "void"))
         effects.append((rule, detail))
 
-    loaded = ri.decks if ri.decks is not None and ri.decks > 0 else None  # a count below one says nothing: as unlogged
+    loaded = ri.logged_decks  # a count below one says nothing: as unlogged
     decks = loaded if loaded is not None else params.decks
     if loaded is not None and loaded != params.decks:
         found(rules.decks, "card_integrity", f"the device loaded {loaded} deck(s); the rule set plays {params.decks}")
