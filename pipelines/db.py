@@ -154,6 +154,12 @@ def snapshot_path(db_path: Path | str) -> Path:
     return path.with_name(f"{path.stem}.readonly{path.suffix or '.duckdb'}")
 
 
+def _partial_snapshot(db_path: Path | str) -> Path:
+    """Where the snapshot is copied before it replaces the last one: ``audit.readonly.duckdb.partial``."""
+    target = snapshot_path(db_path)
+    return target.with_name(target.name + ".partial")
+
+
 def publish_snapshot(db_path: Path | str, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> Path:
     """Checkpoint the database and publish a read-only copy for readers, replacing the last one atomically.
 
@@ -165,8 +171,7 @@ def publish_snapshot(db_path: Path | str, memory_limit: str = DEFAULT_MEMORY_LIM
     con = open_writer(path, memory_limit)
     try:
         con.execute("CHECKPOINT")
-        target = snapshot_path(path)
-        partial = target.with_name(target.name + ".partial")
+        target, partial = snapshot_path(path), _partial_snapshot(path)
         if early is None or not early.usable(path):
             clone_file(path, partial)
     finally:
@@ -182,8 +187,7 @@ class _EarlyCopy:
         import threading
 
         self.stamp, self.error = stamp, None
-        target = snapshot_path(path)
-        self.thread = threading.Thread(target=self._copy, args=(path, target.with_name(target.name + ".partial")),
+        self.thread = threading.Thread(target=self._copy, args=(path, _partial_snapshot(path)),
                                        name="snapshot-copy", daemon=True)
         self.thread.start()
 
@@ -230,8 +234,7 @@ def discard_snapshot_copy(db_path: Path | str) -> None:
     if early is None:
         return
     early.thread.join()
-    target = snapshot_path(path)
-    target.with_name(target.name + ".partial").unlink(missing_ok=True)
+    _partial_snapshot(path).unlink(missing_ok=True)
 
 
 @contextmanager
