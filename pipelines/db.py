@@ -87,8 +87,21 @@ def create_tables(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(stmt)
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
+
+
+def rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back the connection's transaction, if it still has one, from an ``except`` block about to re-raise.
+
+    A ``COMMIT`` that fails (a full disk, an I/O error) has already ended the transaction: a plain ``ROLLBACK`` then
+    raised "cannot rollback - no transaction is active", and that error, not the full disk, reached the person and
+    the ingest's retry logic (which took the database's failure for the file's). Whatever stops the roll-back is
+    left unsaid here: the caller re-raises the error that matters."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
 
 
 def open_reader(db_path: Path | str) -> duckdb.DuckDBPyConnection:

@@ -33,7 +33,7 @@ from pipelines.audit.findings import sort_findings
 from pipelines.audit.frames import FINDINGS_SCHEMA, SETTLEMENTS_SCHEMA, conform
 from pipelines.audit.load import Window
 from pipelines.csv_safe import write_csv
-from pipelines.db import create_keys_table, open_bounded_reader, open_writer
+from pipelines.db import create_keys_table, open_bounded_reader, open_writer, rollback
 from pipelines.money import SUM, wide_money
 from pipelines.settings import READER_MEMORY, WRITER_MEMORY
 
@@ -157,7 +157,7 @@ def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Pa
             record_fingerprints(con, fingerprints or {}, rounds or {})
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            rollback(con)
             raise
         con.execute("DROP TABLE _keys")
     finally:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.db import get_meta, set_meta
+from pipelines.db import get_meta, rollback, set_meta
 from pipelines.ingest.records import FileOutcome, FileStatus, InputFile, Loaded, Parsed
 from pipelines.ingest.store import InvariantError, KnownKeys, create_staging, drop_staging, move_batch, move_direct, \
     stage
@@ -101,7 +101,7 @@ def record_skipped(con: duckdb.DuckDBPyConnection, outcomes: Iterable[FileOutcom
         _insert_sources(con, [_source_row(None, o, input_root, sha=o.sha256) for o in rows])
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
 
 
@@ -172,7 +172,7 @@ def load_batch(con: duckdb.DuckDBPyConnection, files: tuple[InputFile, ...], par
         _insert_sources(con, sources)
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
     return BatchLoaded(tuple(outcomes), reasons, changes, partitions)
 
@@ -195,7 +195,7 @@ def record_failed(con: duckdb.DuckDBPyConnection, f: InputFile, code: str, error
         _insert_source(con, None, o, input_root, f.size, f.sha256)
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
     return o
 

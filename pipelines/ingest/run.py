@@ -12,6 +12,7 @@ line accounting (a defect of the loader, ``InvariantError``) stops it. The calle
 
 from __future__ import annotations
 
+import errno
 from collections import Counter
 from concurrent.futures import BrokenExecutor, Future
 from pathlib import Path
@@ -40,6 +41,24 @@ RETRIED = (UnreadableFile, OSError, UnicodeError, duckdb.Error, pl.exceptions.Po
 
 class IngestError(RuntimeError):
     """The run cannot start (no such folder, bad gaming-day start, another one recorded); one-line message."""
+
+
+class DatabaseFailure(IngestError):
+    """The database could not be written (its disk is full, an I/O error): the run stops, nothing of the batch is
+    kept, and no file is blamed for it; its files load when the run is repeated. One-line message."""
+
+
+# what says that the writer's database (its disk, its file), not the file being loaded, failed: a COMMIT that could not
+# write (DuckDB's TransactionException "Failed to commit"), an I/O or fatal error of the database, a disk out of space
+_DATABASE_ERRORS = (duckdb.TransactionException, duckdb.IOException, duckdb.FatalException)
+_NO_SPACE = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
+
+
+def _database_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is the database's (or the disk's) failure rather than the file's (see :data:`_DATABASE_ERRORS`)."""
+    if isinstance(exc, _DATABASE_ERRORS):
+        return True
+    return isinstance(exc, OSError) and exc.errno in _NO_SPACE
 
 
 def _failure_reason(exc: BaseException) -> tuple[str, str]:
@@ -86,6 +105,10 @@ class _Run:
         except InvariantError:
             raise
         except RETRIED as exc:
+            if _database_failure(exc):  # recorded against the file, it would never be read again
+                text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise DatabaseFailure(f"the database could not be written ({text}); nothing of that batch of files "
+                                      "was kept: they load when the run is repeated") from exc
             if len(batch) > 1 or isinstance(exc, BrokenExecutor):  # a worker died: parse here
                 for f in batch:
                     self.load((f,))

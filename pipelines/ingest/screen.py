@@ -18,6 +18,9 @@ from pathlib import Path
 from pipelines.ingest.records import FileOutcome, FileStatus, Fingerprint, FoundFile, InputFile, Loaded, Screened
 
 BLOCK = 8 << 20
+# the reasons a file's content decides, recorded once per content; any other failure (the OS refused a read, an I/O
+# error, the loader failed) may pass, and its file is read again by every run (docs/formats.md)
+ONCE_PER_CONTENT = frozenset({"file_not_text", "csv_no_header"})
 
 
 class NotText(Exception):
@@ -105,7 +108,8 @@ def screen(found: list[FoundFile], loaded: Loaded) -> Screened:
                                        error=f"the same content as {where}" if where else None))
             continue
         known = loaded.unreadable.get((f.rel, fp.sha256))
-        if known is not None:  # this content, under this name, could not be read as lines: reading it again would not help
+        if known is not None and known[0] in ONCE_PER_CONTENT:
+            # this content, under this name, is not text lines: reading it again would not help
             skipped.append(FileOutcome(f.rel, f.kind, FileStatus.UNREADABLE, error=known[1], reason_code=known[0],
                                        recorded=False))
             continue

@@ -318,7 +318,7 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
     import shutil
 
     from pipelines.audit.publish import ensure_out_tables
-    from pipelines.db import open_writer
+    from pipelines.db import open_writer, rollback
 
     nights = [o.night for o in outcomes if o.night is not None]
     findings = pl.concat([o.findings for o in outcomes]) if outcomes else conform(pl.DataFrame(), FINDINGS_SCHEMA)
@@ -372,7 +372,7 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
                               if o.night is not None and o.basis is not None for w in o.windows], nights)
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            rollback(con)
             raise
     finally:
         con.close()
