@@ -49,15 +49,41 @@ class SettingsError(ValueError):
     """A ``PITAUDIT_*`` variable holds a value that cannot be used; the message is one line naming it."""
 
 
+_UNIT_BYTES = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+               "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+# DuckDB's memory limit within which an audit can run at all: below a few tens of MB even a small night's first
+# statement runs out of memory (8MB did, 32MB audited a 1,200-round night); above a petabyte DuckDB refuses the
+# value ("Memory value out of range"). Both were found only mid-run, after the ingest; now when the command starts.
+MEMORY_BOUNDS = (32 * 10**6, 10**15)
+
+
 def _memory_limit(text: str) -> str:
-    """``"8GB"``, ``"1500 mb"`` -> ``"8GB"``, ``"1500MB"``: a number and a unit, nothing else (it goes into SQL)."""
+    """``"8GB"``, ``"1500 mb"`` -> ``"8GB"``, ``"1500MB"``: a number and a unit, nothing else (it goes into SQL),
+    within :data:`MEMORY_BOUNDS`."""
     m = _MEMORY.fullmatch(text.strip())
     if not m or float(m.group(1)) <= 0:
         raise ValueError("must be a size such as 1500MB, 8GB or 2GiB")
+    size = float(m.group(1)) * _UNIT_BYTES[m.group(2).lower()]
+    if not MEMORY_BOUNDS[0] <= size <= MEMORY_BOUNDS[1]:
+        raise ValueError("must be a size from 32MB to 1000TB, such as 1500MB, 8GB or 2GiB")
     return f"{m.group(1)}{_UNITS[m.group(2).lower()]}"
 
 
 MemoryLimit = Annotated[str, AfterValidator(_memory_limit)]
+
+
+def _apprise_url(text: str) -> str:
+    """A URL Apprise can send to, checked when the command starts: one it does not understand was only found when the
+    night had something to say, and then dropped without a word."""
+    import apprise  # only when the setting is given (its import takes a second)
+
+    if not apprise.Apprise().add(text.strip()):
+        raise ValueError("must be an Apprise URL such as mailto://user:password@example.com, slack://TOKEN_A/TOKEN_B/"
+                         "TOKEN_C or json://host/path")
+    return text.strip()
+
+
+NotifyUrl = Annotated[str, AfterValidator(_apprise_url)]
 
 
 class Settings(BaseSettings):
@@ -96,7 +122,7 @@ class Settings(BaseSettings):
     lock_wait: float = Field(
         300.0, ge=0, description="seconds a run waits for another run writing the same database to finish; "
                                  "0 stops at once with a one-line reason")
-    notify_url: str | None = Field(
+    notify_url: NotifyUrl | None = Field(
         None, description="an Apprise URL (e.g. mailto://..., slack://...) told when an audit fails or finds "
                           "high-severity findings; unset: no notification")
 
@@ -124,13 +150,19 @@ def env_name(field: str) -> str:
     return ENV_PREFIX + field.upper()
 
 
+# settings whose value may hold a password (an Apprise URL's): an error names the variable, never repeats the value
+SECRET_FIELDS = frozenset({"notify_url"})
+
+
 def _one_line(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
-        name = env_name(str(err["loc"][0])) if err.get("loc") else ENV_PREFIX + "*"
+        field = str(err["loc"][0]) if err.get("loc") else ""
+        name = env_name(field) if field else ENV_PREFIX + "*"
         msg = err["msg"].removeprefix("Value error, ")
         msg = msg[:1].lower() + msg[1:]
-        parts.append(f"{name}={err.get('input')!r}: {msg}" if err.get("input") is not None else f"{name}: {msg}")
+        shown = err.get("input") is not None and field not in SECRET_FIELDS
+        parts.append(f"{name}={err.get('input')!r}: {msg}" if shown else f"{name}: {msg}")
     return "; ".join(parts)
 
 

@@ -50,6 +50,10 @@ def test_no_module_reads_the_environment_for_a_setting_but_the_settings():
     ("PITAUDIT_DUCKDB_MEMORY", "lots", "a size such as"),
     ("PITAUDIT_MAX_AMOUNT", str(2**63 - 1), "less than or equal to"),
     ("PITAUDIT_DEBUG", "maybe", "valid boolean"),
+    # edge values found only mid-run before, after the ingest: DuckDB ran out of memory, or refused the value
+    ("PITAUDIT_DUCKDB_MEMORY", "0.0001KB", "from 32MB to 1000TB"),
+    ("PITAUDIT_DUCKDB_MEMORY", "8MB", "from 32MB to 1000TB"),
+    ("PITAUDIT_DUCKDB_MEMORY", "99999999TB", "from 32MB to 1000TB"),
 ])
 def test_a_malformed_value_is_one_line_naming_the_variable(monkeypatch, name, value, words):
     monkeypatch.setenv(name, value)
@@ -57,6 +61,27 @@ def test_a_malformed_value_is_one_line_naming_the_variable(monkeypatch, name, va
         load_settings()
     text = str(err.value)
     assert "\n" not in text and text.startswith(f"{name}=") and words in text
+
+
+def test_a_notify_url_apprise_does_not_understand_stops_at_once_without_repeating_it(monkeypatch):
+    """Before, a malformed PITAUDIT_NOTIFY_URL was found only when a night had high findings, and then dropped without
+    a word (a log line no handler showed): the operator learned of it by missing an alert. The value may hold a
+    password, so the error names the variable and not the value."""
+    monkeypatch.setenv("PITAUDIT_NOTIFY_URL", "mailto//ops:s3cret@casino.example")
+    with pytest.raises(SettingsError) as err:
+        load_settings()
+    text = str(err.value)
+    assert text.startswith("PITAUDIT_NOTIFY_URL: must be an Apprise URL") and "s3cret" not in text and "\n" not in text
+    monkeypatch.setenv("PITAUDIT_NOTIFY_URL", "json://127.0.0.1:9/notify")  # the near miss: a URL Apprise reads
+    assert load_settings().notify_url == "json://127.0.0.1:9/notify"
+
+
+def test_an_undeliverable_notification_is_a_warning_line_not_silence(capsys):
+    from pipelines.audit.notify import send
+
+    assert not send("json://127.0.0.1:9/notify", "pitaudit 2026-11-24: 3 high-severity finding(s)", "body")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pitaudit: warning: the notification to PITAUDIT_NOTIFY_URL (json://...)")
 
 
 def test_values_are_read_and_normalised(monkeypatch):

@@ -12,20 +12,35 @@ import logging
 log = logging.getLogger("pitaudit.notify")
 
 
+def _warn(text: str) -> None:
+    """A notification that did not go is said on stderr (one line; the run's status does not change) and in the run's
+    log: logged only, it reached no one, and the operator learned of it by missing a night's alert."""
+    import sys
+
+    log.warning(text)
+    print(f"pitaudit: warning: {text}", file=sys.stderr, flush=True)
+
+
 def send(url: str | None, title: str, body: str) -> bool:
-    """Send one message to ``url``; False when unset or undeliverable."""
+    """Send one message to ``url``; False when unset or undeliverable (then a warning, :func:`_warn`). The URL is
+    never repeated (it may hold a password): its scheme names it."""
     if not url:
         return False
+    scheme = url.split("://", 1)[0] if "://" in url else "?"
     try:
         import apprise
 
         sender = apprise.Apprise()
         if not sender.add(url):
-            log.warning("PITAUDIT_NOTIFY_URL is not a URL Apprise understands; no notification sent")
+            _warn(f"PITAUDIT_NOTIFY_URL ({scheme}://...) is not a URL Apprise understands; no notification sent")
             return False
-        return bool(sender.notify(title=title, body=body))
+        if sender.notify(title=title, body=body):
+            return True
+        _warn(f"the notification to PITAUDIT_NOTIFY_URL ({scheme}://...) could not be delivered: {title}")
+        return False
     except Exception as exc:  # noqa: BLE001 - a notification never fails the audit
-        log.warning("the notification could not be sent: %s", exc)
+        _warn(f"the notification to PITAUDIT_NOTIFY_URL ({scheme}://...) could not be sent: "
+              f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
         return False
 
 

@@ -198,7 +198,8 @@ def _run_flow(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: s
         if settings.debug:
             raise
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise AuditError(f"the audit stopped: {type(exc).__name__}: {text}") from None
+        hint = "; PITAUDIT_DUCKDB_MEMORY sets DuckDB's memory limit" if "Out of Memory" in text else ""
+        raise AuditError(f"the audit stopped: {type(exc).__name__}: {text}{hint}") from None
     if not outcome.audited:
         raise NothingToAudit(f"nothing to audit: {outcome.nothing}")
     print(summary_text(outcome), file=sys.stdout, flush=True)
