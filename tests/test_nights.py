@@ -226,6 +226,25 @@ def test_an_empty_folder_is_nothing_to_audit_not_a_clean_night(tmp_path, prefect
     assert not list((tmp_path / "out").glob("*.csv")) and not (tmp_path / "out" / "report.html").exists()
 
 
+def test_a_folder_of_quarantined_lines_is_nothing_to_audit_and_says_what_it_held(tmp_path, prefect_harness):
+    """Every line quarantined (an exporter that changed its format overnight): status 4 as for an empty folder, and the
+    one line says what the input held. Before, it said only "(no round log with a gaming day)", which a folder of
+    10,000 refused lines is not, and the quarantine was nowhere in sight."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "rounds_BAC-01.jsonl").write_text('garbage\n{"table_id": "BAC-01"}\n{"table_id": "BAC-01", "a": 1}\n')
+    (folder / "shoe_ADD-01.csv").write_text("device_id,table_id\n")
+    result = audit("--input", str(folder), "--db", str(tmp_path / "a.duckdb"), "--out", str(tmp_path / "out"))
+    assert result.exit_code == EXIT_NOTHING_TO_AUDIT, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"pitaudit: nothing to audit: no round to audit in {folder}: "), lines
+    assert "3 new line(s) read, 3 quarantined (missing required field 2, unparseable JSON 1)" in lines[0]
+    assert "1 not read (shoe_ADD-01.csv: first line is not the shoe CSV header" in lines[0]
+    assert not (tmp_path / "out" / "findings.csv").exists()
+    again = audit("--input", str(folder), "--db", str(tmp_path / "a.duckdb"), "--out", str(tmp_path / "out"))
+    assert again.exit_code == EXIT_NOTHING_TO_AUDIT and "2 file(s); 1 already loaded; 1 not read" in again.output
+
+
 @pytest.mark.parametrize("options, words", [
     (["--gaming-day", "24/11/2026"], "--gaming-day must be a date like 2026-11-24"),
     (["--from", "2026-11-24"], "a backfill needs both --from and --to"),

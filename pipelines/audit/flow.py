@@ -47,7 +47,7 @@ from pipelines.audit.params import AuditParams
 from pipelines.audit.runner import (
     WORKERS, end_group_workers, group_params, runs_on_dask, server_for_workers, task_runner, where_groups_run,
 )
-from pipelines.audit.scope import Scope, ScopeError, chosen_days
+from pipelines.audit.scope import Scope, ScopeError, chosen_days, nothing_reason
 from pipelines.db import discard_snapshot_copy, start_snapshot_copy
 from pipelines.audit.tasks import (
     audit_group_task, export_settlements_task, fingerprints_task, gaps_task, ingest_task, keys_task, publish_canon_task,
@@ -223,7 +223,7 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
     keys = keys_task(db, params, scope.days) if scope.days else None
     if keys is None or keys.height == 0:
         why = (f"no round in the chosen gaming day(s) {scope.label()}" if chosen else
-               f"no round to audit in {input_dir}" + ("" if scope.days else " (no round log with a gaming day)"))
+               nothing_reason(input_dir, ingest, bool(scope.days)))
         say(f"audit: nothing to audit: {why}", console=False)  # the CLI says it, once, as its reason
         return AuditOutcome(findings=pl.DataFrame(), totals=pl.DataFrame(), paths={}, partitions=0, rounds=0,
                             device_rounds=0, quarantined=0, engine_errors=0, ingest=ingest, timings=timings,

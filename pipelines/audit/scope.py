@@ -145,3 +145,34 @@ def input_scope(loaded: list[tuple[str, Path]], every: list[tuple[str, Path]], d
     if not days:
         days = days_in_files(every, day_start_minutes)
     return Scope(tuple(sorted(days)), "input")
+
+
+def nothing_reason(input_dir: Path, ingest, has_days: bool) -> str:
+    """Why a run on the input's days found nothing to audit, in one line that says what the input held: the files,
+    the lines read and quarantined (the commonest reasons), the files not read. A folder whose every line was
+    quarantined (an exporter that changed its format overnight) said only "no round log with a gaming day" before,
+    with no output and no hint of the quarantine: the lines are in the database (``core_quarantine``), and the
+    run's status is 4 (not a clean night)."""
+    what = f"no round to audit in {input_dir}"
+    files = getattr(ingest, "files", None)
+    if not files:
+        return what + ("" if has_days else " (no round log with a gaming day)")
+    loaded = [f for f in files if str(f.status) == "loaded"]
+    read = sum(f.lines_read for f in loaded)
+    quarantined = sum(f.rows_quarantined for f in loaded)
+    parts = [f"{len(files):,} file(s)"]
+    if loaded:
+        parts.append(f"{read:,} new line(s) read, {quarantined:,} quarantined")
+        reasons = getattr(ingest, "quarantined_by_reason", None) or {}
+        top = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+        if top:
+            parts[-1] += " (" + ", ".join(f"{code} {n:,}" for code, n in top) + ("" if len(reasons) <= 3 else ", ...") + ")"
+    already = sum(1 for f in files if str(f.status) == "already loaded")
+    if already:
+        parts.append(f"{already:,} already loaded")
+    not_read = [f for f in files if str(f.status) in ("unreadable", "refused")]
+    if not_read:
+        first = not_read[0]
+        parts.append(f"{len(not_read):,} not read ({first.source_file}: {first.error or first.reason_code}"
+                     + (", ..." if len(not_read) > 1 else "") + ")")
+    return f"{what}: " + "; ".join(parts) + ("" if has_days else "; no round log with a gaming day")
