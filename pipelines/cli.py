@@ -153,8 +153,10 @@ def ingest(
     from pipelines.ingest.run import IngestError, ingest_folder
     from pipelines.ingest.store import InvariantError
 
-    from pipelines.writer_lock import WriterBusy, writer_lock
+    from pipelines.writer_lock import LockError, writer_lock
 
+    if not input.is_dir():  # before the database is created or locked: a typo makes no empty database
+        fail(f"input folder {input} does not exist or is not a folder")
     try:
         with writer_lock(db, settings.lock_wait, lambda text: typer.echo(f"pitaudit: {text}", err=True)):
             try:
@@ -168,10 +170,15 @@ def ingest(
                 con.close()
             print_ingest_summary(summary)
             publish_for_readers(db, settings)
-    except (IngestError, WriterBusy) as exc:
+    except (IngestError, LockError) as exc:
         fail(str(exc))
     except InvariantError as exc:
         fail(f"internal error (line accounting), nothing of that batch of files was kept: {exc}", code=EXIT_INTERNAL)
+    except Exception as exc:  # noqa: BLE001 - one line, as `audit` says it (PITAUDIT_DEBUG=1 shows the traceback)
+        if settings.debug:
+            raise
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        fail(f"the ingest stopped: {type(exc).__name__}: {text}")
 
 
 @app.command()

@@ -9,7 +9,7 @@ lock behind, and no lock file has to be cleaned up by hand). The file holds the 
 and start time, only to name it in the message of the one who has to wait.
 
 A second run waits up to ``wait_seconds`` (polling, so that it can say once that it waits) and then
-stops with :class:`WriterBusy`, a one-line reason.
+stops with :class:`WriterBusy`, a one-line reason; a folder where the lock file cannot be made is :class:`CannotLock`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,17 @@ from pathlib import Path
 POLL_SECONDS = 0.5
 
 
-class WriterBusy(RuntimeError):
+class LockError(RuntimeError):
+    """The database's writer lock cannot be had; the message is one line."""
+
+
+class WriterBusy(LockError):
     """Another pitaudit process writes this database; the message is one line."""
+
+
+class CannotLock(LockError):
+    """The lock file cannot be created beside the database (a read-only or missing folder): nothing could be written
+    there anyway. Before, ``pitaudit ingest`` stopped on it with a traceback and status 1."""
 
 
 def lock_path(db_path: Path | str) -> Path:
@@ -51,8 +60,12 @@ def writer_lock(db_path: Path | str, wait_seconds: float = 0.0,
     Raises :class:`WriterBusy` when another process still holds it after the wait.
     """
     path = lock_path(db_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise CannotLock(f"cannot write beside the database {db_path} (its lock file {path.name}): "
+                         f"{exc.strerror or exc}") from None
     try:
         deadline = time.monotonic() + max(0.0, wait_seconds)
         told = False

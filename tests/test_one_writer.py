@@ -5,7 +5,8 @@
 - a full output disk (a small tmpfs) leaves the previous run's files whole and no partial file;
 - a full disk under the database stops the run and blames no input file: the re-run is one clean run;
 - a killed audit leaves no process behind (its Prefect server, its workers), and its re-run ends as one clean run;
-- a database path holding a quote works.
+- a database path holding a quote works;
+- `pitaudit ingest` where nothing can be written stops with one line; an input typo makes no database.
 """
 
 from __future__ import annotations
@@ -263,6 +264,23 @@ def test_a_killed_audit_leaves_no_process_and_its_rerun_is_one_clean_run(night, 
     _same_files(tmp_path / "out", night / "clean-out")
     assert _rows(db) == _rows(night / "clean.duckdb")
     assert not list(tmp_path.glob(".killed.duckdb.stage-*")) and not list((tmp_path / "out").glob(".pitaudit-*"))
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="a folder no one can create is one under /proc")
+def test_ingest_where_nothing_can_be_written_stops_with_one_line_and_a_typo_makes_no_database(night, tmp_path):
+    """Before, `pitaudit ingest` with a database in a folder that cannot be written (read-only, or under a path that
+    cannot be made) stopped on the writer lock's file with a traceback and status 1; and an input folder that does
+    not exist created an empty database first."""
+    unwritable = Path("/proc/no-such-process/audit.duckdb")  # /proc refuses a new folder, even to root
+    done = subprocess.run([*CLI, "ingest", "--input", str(night / "night"), "--db", str(unwritable)],
+                          capture_output=True, text=True, env=_env(tmp_path), timeout=300)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert lines[0].startswith(f"pitaudit: cannot write beside the database {unwritable}"), lines
+    typo = subprocess.run([*CLI, "ingest", "--input", str(tmp_path / "no-such-export"), "--db", str(tmp_path / "a.duckdb")],
+                          capture_output=True, text=True, env=_env(tmp_path), timeout=300)
+    assert typo.returncode == 2 and typo.stderr.strip().startswith("pitaudit: input folder "), typo.stderr[-2000:]
+    assert not (tmp_path / "a.duckdb").exists() and not (tmp_path / "a.duckdb.lock").exists()
 
 
 def test_a_quote_in_the_database_path_works(night, tmp_path, prefect_harness):

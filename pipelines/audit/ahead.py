@@ -55,13 +55,13 @@ def ingest_ahead(held: ExitStack, input_dir: Path, db_path: Path, gaming_day_sta
     from pipelines.audit.run import check_database
     from pipelines.db import open_writer
     from pipelines.ingest.run import ingest_folder
-    from pipelines.writer_lock import WriterBusy, writer_lock
+    from pipelines.writer_lock import LockError, writer_lock
 
     attempt = ExitStack()
     try:
         attempt.enter_context(writer_lock(db_path, 0.0))
-    except WriterBusy:
-        return None  # the flow waits for it (PITAUDIT_LOCK_WAIT) and says so
+    except LockError:
+        return None  # the flow waits for it (PITAUDIT_LOCK_WAIT) and says so, or says why it cannot have it
     try:
         check_database(db_path)
         t = time.perf_counter()

@@ -181,7 +181,7 @@ def audit_flow(
     from pipelines.audit.notify import notify_high_findings
     from pipelines.audit.run import AuditError, check_can_run, check_database
     from pipelines.settings import settings_with
-    from pipelines.writer_lock import WriterBusy, writer_lock
+    from pipelines.writer_lock import LockError, writer_lock
 
     say = Say(progress)
     run_settings = settings_with(settings)
@@ -202,7 +202,7 @@ def audit_flow(
         with nullcontext() if ahead else writer_lock(db, run_settings.lock_wait, say):
             check_database(db)
             outcome = _audit_locked(input_path, db, out, params, chosen, say, ahead)
-    except WriterBusy as exc:
+    except LockError as exc:
         raise AuditError(str(exc)) from None
     if outcome.audited:
         publish_artifacts(outcome)
