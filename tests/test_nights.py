@@ -208,6 +208,23 @@ def test_gaming_day_chooses_one_night_from_the_database(nights, tmp_path):
     assert (tmp_path / "d" / "findings.csv").read_bytes() == (nights["root"] / "out2" / "findings.csv").read_bytes()
 
 
+FILE_LIST = re.compile(r"[\d,]+ input file\(s\), [\d,]+ line\(s\) read: [\d,]+ accepted, [\d,]+ quarantined")
+
+
+def test_an_earlier_export_audited_again_lists_its_own_files_not_the_later_nights(nights, tmp_path):
+    """Night 2's folder audited again after night 3 (the same file names): its report's file list is night 2's, as
+    its quarantine.csv is. Before, the list took each name's latest read, night 3's: its lines and quarantine counts
+    beside night 2's findings and quarantine."""
+    root = nights["root"]
+    result = audit("--input", str(nights["folders"][1]), "--db", str(nights["db"]), "--out", str(tmp_path / "again2"),
+                   "--gaming-day", DAYS[1].isoformat())
+    assert result.exit_code == 0, result.output
+    again = FILE_LIST.findall((tmp_path / "again2" / "report.html").read_text(encoding="utf-8"))
+    night2, night3 = (FILE_LIST.findall((root / f"out{i}" / "report.html").read_text(encoding="utf-8")) for i in (2, 3))
+    assert again and again == night2 and night2 != night3, (again, night2, night3)
+    assert (tmp_path / "again2" / "quarantine.csv").read_bytes() == (root / "out2" / "quarantine.csv").read_bytes()
+
+
 def test_a_day_with_no_round_is_nothing_to_audit(nights, tmp_path):
     result = audit("--input", str(nights["folders"][2]), "--db", str(nights["db"]), "--out", str(tmp_path / "none"),
                    "--gaming-day", "2020-01-01")

@@ -294,7 +294,9 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
             timings["statistics"] = time.perf_counter() - t
             t = time.perf_counter()
             start_snapshot_copy(db)  # nothing writes the file until the snapshot: its copy runs beside the publish
-            published = publish_task(partial, db, input_dir, all_keys, scope, settlements_partial, params.settings)
+            contents = {o.source_file: o.sha256 for o in getattr(ingest, "files", ()) if o.sha256}
+            published = publish_task(partial, db, input_dir, all_keys, scope, settlements_partial, params.settings,
+                                     contents)
         paths = {name: out / path.name for name, path in published["paths"].items()}
     except BaseException:
         discard_snapshot_copy(db)  # no snapshot follows a failed step: its early copy goes too

@@ -551,15 +551,31 @@ def load_source_changes(con: duckdb.DuckDBPyConnection, day_start_minutes: int, 
         cur.close()
 
 
-#: The ``core_source_files`` rows of the names in ``$1`` that are this input's reads: each name's latest read from
-#: its first byte and the reads of its growth since. The next night's export may reuse the names, and the earlier
-#: nights' reads of a name are not this input's (a file unreadable on night 1 and read on night 2 is not unreadable
-#: in night 2's outputs; night 31's report listed each reused name 31 times).
+#: The ``core_source_files`` rows of the names in ``$1`` that are this input's reads: each name's read from its first
+#: byte and the reads of its growth since, up to the read of the content the file holds now (``$2``/``$3``: names and
+#: the SHA-256 of their content, from the ingest's screen), else up to the name's latest read. The next night's
+#: export may reuse the names, and the earlier nights' reads of a name are not this input's (a file unreadable on
+#: night 1 and read on night 2 is not unreadable in night 2's outputs; night 31's report listed each reused name 31
+#: times); nor are the later nights' reads when an earlier export is audited again (a backfill of night 2 from its
+#: own folder listed night 3's files, their lines and quarantine counts, in its report).
 _THIS_INPUTS_READS = """(
-    SELECT * EXCLUDE (since) FROM (
-        SELECT *, max(ingested_at) FILTER (WHERE start_byte = 0) OVER (PARTITION BY source_file) AS since
-        FROM core_source_files WHERE source_file IN (SELECT unnest($1::VARCHAR[])))
-    WHERE since IS NULL OR ingested_at >= since)"""
+    SELECT * EXCLUDE (since, upto) FROM (
+        SELECT f.*, u.upto, max(f.ingested_at) FILTER (WHERE f.start_byte = 0 AND (u.upto IS NULL OR f.ingested_at <= u.upto))
+                   OVER (PARTITION BY f.source_file) AS since
+        FROM core_source_files f
+        LEFT JOIN (SELECT s.source_file, max(s.ingested_at) AS upto
+                   FROM core_source_files s
+                   JOIN (SELECT unnest($2::VARCHAR[]) AS source_file, unnest($3::VARCHAR[]) AS sha256) c
+                     ON c.source_file = s.source_file AND c.sha256 = s.sha256
+                   WHERE s.status = 'loaded' GROUP BY s.source_file) u ON u.source_file = f.source_file
+        WHERE f.source_file IN (SELECT unnest($1::VARCHAR[])))
+    WHERE (since IS NULL OR ingested_at >= since) AND (upto IS NULL OR ingested_at <= upto))"""
+
+
+def _contents(files: list[str], contents: dict[str, str] | None) -> list:
+    """The parameters of :data:`_THIS_INPUTS_READS`: the names, then the names and SHA-256s of ``contents``."""
+    known = {k: v for k, v in (contents or {}).items() if v}
+    return [list(files), list(known), list(known.values())]
 
 
 def _file_rows(con: duckdb.DuckDBPyConnection, source: str = "core_source_files",
@@ -589,22 +605,25 @@ def load_quarantine(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return _with_files(lines, _file_rows(con))
 
 
-def load_quarantine_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl.DataFrame:
+def load_quarantine_of(con: duckdb.DuckDBPyConnection, files: list[str],
+                       contents: dict[str, str] | None = None) -> pl.DataFrame:
     """The quarantined lines of the input files ``files`` (relative paths): this run's input, not the history's;
-    and those of them that were not read (unreadable, or a refused link), each a row with its reason."""
+    and those of them that were not read (unreadable, or a refused link), each a row with its reason.
+    ``contents``: each file's SHA-256 as the ingest found it (:data:`_THIS_INPUTS_READS`)."""
     lines = _frame(con.cursor(), """
         SELECT source_file, source_line, reason, raw FROM core_quarantine
         WHERE source_file IN (SELECT unnest($1::VARCHAR[]))""", [list(files)])
-    return _with_files(lines, _file_rows(con, _THIS_INPUTS_READS, [list(files)]))
+    return _with_files(lines, _file_rows(con, _THIS_INPUTS_READS, _contents(files, contents)))
 
 
-def load_source_files_of(con: duckdb.DuckDBPyConnection, files: list[str]) -> pl.DataFrame:
+def load_source_files_of(con: duckdb.DuckDBPyConnection, files: list[str],
+                         contents: dict[str, str] | None = None) -> pl.DataFrame:
     """The ``core_source_files`` rows of the input files ``files`` (relative paths), as they are now: each name's
     latest read from its first byte and the reads of its growth since. The next night's export may reuse the names:
     the earlier nights' reads of a name are not this input's (a report of night 31 listed each file 31 times)."""
     return _frame(con.cursor(), f"""
         SELECT source_file, kind, lines_read, rows_accepted, rows_quarantined, status, error
-        FROM {_THIS_INPUTS_READS} ORDER BY source_file, ingested_at, start_byte""", [list(files)])
+        FROM {_THIS_INPUTS_READS} ORDER BY source_file, ingested_at, start_byte""", _contents(files, contents))
 
 
 def quarantine_as_in_files(quarantine: pl.DataFrame, paths: dict[str, "Path"]) -> pl.DataFrame:

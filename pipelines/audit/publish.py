@@ -263,11 +263,13 @@ class PartClock:
 
 
 def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple[dt.date, str]], scope,
-                  settlements_partial: Path | None, memory_limit: str | None = None, settings=None) -> dict:
+                  settlements_partial: Path | None, memory_limit: str | None = None, settings=None,
+                  contents: dict[str, str] | None = None) -> dict:
     """Every file of the output contract for the audited partitions ``keys`` into ``folder``, from the database:
     the findings and settlements of those partitions, the quarantined lines and file list of this run's input, the
     report with the trend of the nights before (pipelines.audit.trend), and the pages it links to: the finding
-    rounds' evidence packs and the flagged subjects' investigations (pipelines.report.linked)."""
+    rounds' evidence packs and the flagged subjects' investigations (pipelines.report.linked). ``contents``: each input
+    file's SHA-256 as the ingest found it, so that the file list is of the reads of that content."""
     from pipelines.audit.load import load_quarantine_of, load_source_files_of, quarantine_as_in_files
     from pipelines.audit.trend import night_totals
     from pipelines.ingest.discover import discover
@@ -289,8 +291,8 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
         with parts("investigations started"):  # a worker may write half the pages while the rest runs here
             started = start_linked_investigations(con, folder, keys, findings, str(Path(db_path).resolve()), settings)
         with parts("quarantine and files"):
-            quarantine = load_quarantine_of(con, files_of_input)
-            source_files = load_source_files_of(con, files_of_input)
+            quarantine = load_quarantine_of(con, files_of_input, contents)
+            source_files = load_source_files_of(con, files_of_input, contents)
         with parts("trend"):
             trend = night_totals(con, scope.days)
         with parts("report aggregates"):

@@ -223,13 +223,13 @@ def export_settlements_task(stage_dir: Path, out_dir: Path) -> Path:
 
 @task(name="publish", **IO_TASK)
 def publish_task(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple[dt.date, str]], scope: Scope,
-                 settlements_partial: Path | None, settings=None) -> dict:
+                 settlements_partial: Path | None, settings=None, contents: dict[str, str] | None = None) -> dict:
     """findings.csv, settlements.parquet, quarantine.csv and report.html of the audited days into ``folder`` (the
-    run's temporary output folder, pipelines.audit.outputs)."""
+    run's temporary output folder, pipelines.audit.outputs); ``contents``: the input files' SHA-256s."""
     from pipelines.audit.publish import publish_night
 
     return publish_night(Path(folder), Path(db_path), Path(input_dir), keys, scope, settlements_partial,
-                         settings.reader_memory if settings is not None else None, settings)
+                         settings.reader_memory if settings is not None else None, settings, contents)
 
 
 @task(name="read-only snapshot", **IO_TASK)

@@ -166,7 +166,7 @@ def load_batch(con: duckdb.DuckDBPyConnection, files: tuple[InputFile, ...], par
             else:
                 c = counts[f.rel]
                 o = FileOutcome(f.rel, f.kind, FileStatus.LOADED, c.lines_read, c.rows_accepted, c.rows_quarantined,
-                                c.rows_duplicate, first_line=f.first_line)
+                                c.rows_duplicate, first_line=f.first_line, sha256=f.sha256)
                 sources.append(_source_row(f, o, input_root))
             outcomes.append(o)
         _insert_sources(con, sources)

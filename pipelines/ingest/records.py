@@ -94,7 +94,7 @@ class FileOutcome:
     reason_code: str | None = None
     first_line: int = 1  # > 1: a grown file, read from this line on
     recorded: bool = True  # False: an unreadable file already recorded with the same reason (a re-run)
-    sha256: str = ""  # of the content not loaded ('' when it could not be hashed)
+    sha256: str = ""  # of the file's content as this run found it ('' when it could not be hashed)
 
 
 @dataclass(frozen=True)

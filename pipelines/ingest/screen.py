@@ -105,7 +105,7 @@ def screen(found: list[FoundFile], loaded: Loaded) -> Screened:
         if content in loaded.contents or content in seen:
             where = seen.get(content)
             skipped.append(FileOutcome(f.rel, f.kind, FileStatus.ALREADY_LOADED,
-                                       error=f"the same content as {where}" if where else None))
+                                       error=f"the same content as {where}" if where else None, sha256=fp.sha256))
             continue
         known = loaded.unreadable.get((f.rel, fp.sha256))
         if known is not None and known[0] in ONCE_PER_CONTENT:
