@@ -225,13 +225,14 @@ def serve(
     (start one with `prefect server start`). Runs until Ctrl-C; each run is `pitaudit audit` named by its gaming day."""
     settings_or_fail()
     from pipelines.audit.params import parse_day_start
-    from pipelines.audit.run import prefect_defaults
+    from pipelines.audit.run import AuditError, check_can_run, prefect_defaults
     from pipelines.audit.schedule import ScheduleError, check_schedule
 
     try:
         check_schedule(cron, timezone)
         parse_day_start(day_start)
-    except (ScheduleError, ValueError) as exc:
+        check_can_run(input, db, out, day_start)  # what the first night would stop on, said now and not at 06:30
+    except (ScheduleError, ValueError, AuditError) as exc:
         fail(str(exc))
     prefect_defaults(console="INFO", own_home=False)
     from prefect.settings import get_current_settings

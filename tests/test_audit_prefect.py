@@ -44,6 +44,8 @@ def test_serve_builds_a_deployment_with_the_schedule_and_plain_parameters(tmp_pa
 
 @pytest.mark.parametrize("cron, zone, words", [
     ("30 6 * *", "UTC", "five fields"), ("61 6 * * *", "UTC", "not a valid cron"), ("30 6 * * *", "Mars/Base", "time zone"),
+    # well formed, but the 31st of February never comes: it was served as a schedule that never ran
+    ("30 6 31 2 *", "UTC", "never fires"),
 ])
 def test_serve_refuses_a_bad_schedule_in_one_line(tmp_path, cron, zone, words):
     from typer.testing import CliRunner
@@ -55,6 +57,22 @@ def test_serve_refuses_a_bad_schedule_in_one_line(tmp_path, cron, zone, words):
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and words in lines[0]
+
+
+def test_a_schedule_that_fires_rarely_is_accepted_and_serve_checks_its_folders_first(tmp_path):
+    """The near miss of "never fires": the 29th of February comes every four years. And `serve` refuses, in one line
+    and before it needs a server, what the first night's audit would (here an input folder that does not exist)."""
+    from typer.testing import CliRunner
+
+    from pipelines.audit.schedule import check_schedule
+    from pipelines.cli import app
+
+    check_schedule("0 0 29 2 *", "UTC")
+    result = CliRunner().invoke(app, ["serve", "--cron", "30 6 * * *", "--input", str(tmp_path / "no-such-folder"),
+                                      "--db", str(tmp_path / "a.duckdb"), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == [f"pitaudit: input folder {tmp_path / 'no-such-folder'} does not exist"]
 
 
 class _Catcher(BaseHTTPRequestHandler):

@@ -37,10 +37,28 @@ def check_schedule(cron: str, timezone: str) -> None:
         CronSchedule(cron=cron)
     except ValueError:
         raise ScheduleError(f"--cron {cron!r} is not a valid cron line") from None
+    if not _fires(cron):
+        raise ScheduleError(f"--cron {cron!r} never fires (no date has that day in that month); e.g. \"30 6 * * *\"")
     try:
         ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError):
         raise ScheduleError(f"--timezone must be a time zone such as Asia/Ho_Chi_Minh, got {timezone!r}") from None
+
+
+def _fires(cron: str) -> bool:
+    """Whether the cron line has a next date, as the scheduler (Prefect's own croniter) finds it. ``30 6 31 2 *`` (the
+    31st of February) is well formed, and was served as a schedule that never ran: no run, no error, no night."""
+    import datetime as dt
+
+    try:
+        from prefect._vendor.croniter import CroniterBadDateError, croniter
+    except ImportError:  # Prefect without its vendored croniter: the check is a nicety
+        return True
+    try:
+        croniter(cron, dt.datetime(2026, 1, 1)).get_next(dt.datetime)
+    except CroniterBadDateError:
+        return False
+    return True
 
 
 def nightly_deployment(input_dir: Path, db_path: Path, out_dir: Path, cron: str, timezone: str,
