@@ -198,6 +198,33 @@ def test_a_full_disk_under_the_database_stops_the_run_and_blames_no_file(night, 
         subprocess.run(["umount", str(disk)], capture_output=True)
 
 
+def test_a_run_that_fails_while_staging_leaves_no_staging_folder(night, tmp_path):
+    """The database's disk fills while the groups stage their rows: the run stops with one line (status 2) and leaves
+    no staging folder beside the database. Before, the groups still running on threads after the first failed wrote
+    into the folder after its removal and made it again, left on the full disk until the next run."""
+    disk = tmp_path / "small-disk"
+    if not _mount_tmpfs(disk, "40m"):
+        pytest.skip("needs root and tmpfs to make a small disk")
+    try:
+        db = disk / "a.duckdb"
+        loaded = subprocess.run([*CLI, "ingest", "--input", str(night / "night"), "--db", str(db)],
+                                capture_output=True, text=True, env=_env(tmp_path), timeout=600)
+        assert loaded.returncode == 0, loaded.stderr[-2000:]
+        (disk / "a.readonly.duckdb").unlink()
+        free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
+        with open(disk / "filler", "wb") as fh:
+            fh.write(b"\0" * max(0, free - 150_000))  # the ingest is done: too little room for the groups' rows
+        env = _env(tmp_path, PITAUDIT_GROUP_ROUNDS="100")  # many groups, so that some still run when one fails
+        done = subprocess.run([*CLI, "audit", "--input", str(night / "night"), "--db", str(db), "--out",
+                               str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=600)
+        assert done.returncode == 2, done.stderr[-2000:]
+        lines = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("audit: ")]
+        assert len(lines) == 1 and "No space left on device" in lines[0], done.stderr[-2000:]
+        assert sorted(p.name for p in disk.iterdir()) == ["a.duckdb", "a.duckdb.lock", "filler"]
+    finally:
+        subprocess.run(["umount", str(disk)], capture_output=True)
+
+
 def test_a_failed_write_leaves_the_previous_files_whole(night, tmp_path, monkeypatch, prefect_harness):
     """The same without a small disk: the report's write fails (ENOSPC) after the CSV files were written."""
     from pipelines.audit import publish

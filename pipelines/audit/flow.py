@@ -146,6 +146,24 @@ def _stage_folder(db_path: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=f".{db_path.name}.stage-", dir=db_path.parent))
 
 
+def _let_groups_end(futures: list) -> None:
+    """After a failure, wait for the groups still running before their staging folder is removed: a group on a thread
+    that went on after another failed (a full disk) wrote into the folder after its removal and made it again, left
+    beside the database until the next run. The groups not started are cancelled, not waited for."""
+    for future in futures:
+        wrapped = getattr(future, "wrapped_future", None)
+        if wrapped is not None:
+            wrapped.cancel()  # a group still queued never starts (a running one is not stopped by this)
+    for future in futures:
+        wrapped = getattr(future, "wrapped_future", None)
+        if wrapped is not None and wrapped.cancelled():
+            continue
+        try:
+            future.wait()
+        except Exception:  # noqa: BLE001 - the run's own failure is the one raised
+            pass
+
+
 def publish_for_dask(db_path: Path, params: AuditParams, timings: dict[str, float],
                      days: tuple[dt.date, ...]) -> Path:
     """What the group and gap tasks read: the database file, or on a Dask cluster (``pitaudit audit --dask``) the
@@ -243,16 +261,19 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
         f"changed since their last audit; {total_rounds if work else 0:,} rounds to re-settle in {len(plan)} group(s) "
         f"on {where_groups_run()}")
     stage_dir = _stage_folder(db)
+    submitted: list = []  # every group's and the gaps' futures: on a failure, waited for before the stage goes
     try:
         results = []
         with server_for_workers():
             gaps = gaps_task.submit(source, params, scope.days)
+            submitted.append(gaps)
             staged = {}
             # the heaviest groups first, so that the workers finish together; a group's index is its place in key order
             for index in sorted(range(len(plan)), key=lambda i: (-sum(cost[k] for k in plan[i]), i)):
                 group = plan[index]
                 label = f"{group[0][0].isoformat()} {group[0][1]}" + (f" and {len(group) - 1} more" if len(group) > 1 else "")
                 staged[audit_group_task.submit(str(source), str(stage_dir), index, group, params, label)] = group
+            submitted.extend(staged)
         done_keys = done_rounds = 0
         for future in as_completed(list(staged)):
             group = staged.pop(future)
@@ -298,8 +319,12 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
             published = publish_task(partial, db, input_dir, all_keys, scope, settlements_partial, params.settings,
                                      contents)
         paths = {name: out / path.name for name, path in published["paths"].items()}
-    except BaseException:
+    except Exception:
         discard_snapshot_copy(db)  # no snapshot follows a failed step: its early copy goes too
+        _let_groups_end(submitted)
+        raise
+    except BaseException:  # an interrupt: out at once (the next run removes what is left, as after a kill)
+        discard_snapshot_copy(db)
         raise
     finally:
         shutil.rmtree(stage_dir, ignore_errors=True)
