@@ -30,7 +30,7 @@ from pipelines.stats.hold import dealer_error_rates, hold_tests
 from pipelines.stats.load import StatsInputs, gaming_days, open_days
 from pipelines.stats.luck import detect_luck, settled_baccarat
 from pipelines.stats.reuse import Reuse, previous_reuse, stored_basis, window_basis, write_basis
-from pipelines.stats.summaries import HOLD_KEYS, DaySummaries, concat_summaries, empty_summaries, hold_rows_reader
+from pipelines.stats.summaries import DaySummaries, concat_summaries, empty_summaries, far_rows_reader
 from pipelines.stats.summary_store import (
     CHUNK_ROUNDS, stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
 )
@@ -201,12 +201,11 @@ def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: Stat
         fresh = concat_summaries([fresh, summarise_days(con, missing, params)])
     from_db = stored_summaries(con, sorted(d for d in stored if d in set(wanted)), params.hold_min_wagers, fresh)
     db_rows = stored_hold_rows(con, sorted(from_db.days))
-    memory_rows = hold_rows_reader(fresh)
+    memory_rows = far_rows_reader(fresh)
 
     def rows(first: dt.date, last: dt.date, far: pl.DataFrame) -> FarRows:
         """The far entities' rows of both, numbered by ``far``'s ``ent``."""
-        memory = memory_rows(first, last, far).join(far.select(*HOLD_KEYS, "ent"), on=list(HOLD_KEYS), how="inner")
-        return FarRows.concat([FarRows.of_frame(memory), db_rows(first, last, far)])
+        return FarRows.concat([memory_rows(first, last, far), db_rows(first, last, far)])
 
     return concat_summaries([from_db, fresh]), fresh, rows
 

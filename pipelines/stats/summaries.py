@@ -289,3 +289,50 @@ def hold_rows_reader(s: DaySummaries):
                 out.append(d.with_columns(vectors))
         return pl.concat(out) if out else pl.DataFrame(schema=schema)
     return read
+
+
+def far_rows_reader(s: DaySummaries):
+    """``hold_rows_reader``'s rows as a ``windows.FarRows`` numbered by ``far``'s ``ent`` (what the windows make of
+    them): the same rows in the same order, each day's vectors gathered once from its matrix by their ids. (The frame
+    gave every row its two vectors as lists, which the windows turned back into matrices: a night's far rows were
+    0.5 GB of lists, about 1 s CPU per night of the 1,000,000-round night.)"""
+    from pipelines.stats.windows import FarRows
+
+    by_grouping = _by_grouping(s.hold_rows)
+    matrices: dict[tuple[str, dt.date], np.ndarray] = {}
+
+    def matrix(name: str, day: dt.date) -> np.ndarray:
+        """The day's vectors ``name`` (x, p) by id, made the first time a window asks for them."""
+        if (name, day) not in matrices:
+            frame = s.hold_nets if name == "x" else s.hold_probs
+            df = frame.filter(pl.col("gaming_day") == day)
+            ids = df[f"{name}id"].to_numpy()
+            lens = df[name].list.len()
+            width = int(lens.max())
+            m = np.zeros((int(ids.max()) + 1, width))
+            if (lens == width).all():
+                m[ids] = df[name].explode().to_numpy().reshape(-1, width)
+            else:
+                for i, v in zip(ids.tolist(), df[name].to_list()):
+                    m[i, :len(v)] = v
+            matrices[(name, day)] = m
+        return matrices[(name, day)]
+
+    def read(first: dt.date, last: dt.date, far: pl.DataFrame) -> "FarRows":
+        parts = []
+        for (grouping,), f in far.group_by(["grouping"], maintain_order=True):
+            r = by_grouping.get(grouping)
+            if r is None:
+                continue
+            r = r.filter(pl.col("gaming_day").is_between(first, last)).join(
+                f.select("key", "currency", "level", "ent"), on=["key", "currency", "level"], how="inner",
+                maintain_order="left")
+            for (day,), d in r.group_by(["gaming_day"], maintain_order=True):
+                xid, pid = d["xid"].to_numpy(), d["pid"].to_numpy()
+                xs, xi = np.unique(xid, return_inverse=True)
+                ps, pi = np.unique(pid, return_inverse=True)
+                parts.append(FarRows(d["ent"].to_numpy().astype(np.int64), d["a"].to_numpy().astype(float),
+                                     d["c"].to_numpy().astype(float), xi.ravel().astype(np.int64),
+                                     pi.ravel().astype(np.int64), matrix("x", day)[xs], matrix("p", day)[ps]))
+        return FarRows.concat(parts) if parts else FarRows.empty()
+    return read
