@@ -163,7 +163,7 @@ def summarise_days(con, days: list[dt.date], params: StatsParams, chunk_rounds: 
         parts = []
         # the next chunk is read while this one is summarised (``read_ahead``: the same reads, on one thread)
         for inputs in read_ahead(lambda tables: load_inputs(con, day, day, tables=tables), chunks):
-            parts.append(summarise_chunk(inputs, params, families).compacted())
+            parts.append(summarise_chunk(inputs, params, families))
             del inputs
             trim()  # the chunk's freed arrays back to the system, not kept in the heap for the next chunk
         _let_go_of_reads(con)
