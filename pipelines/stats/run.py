@@ -32,7 +32,7 @@ from pipelines.stats.luck import detect_luck, settled_baccarat
 from pipelines.stats.reuse import Reuse, previous_reuse, stored_basis, window_basis, write_basis
 from pipelines.stats.summaries import DaySummaries, concat_summaries, empty_summaries, far_rows_reader
 from pipelines.stats.summary_store import (
-    CHUNK_ROUNDS, stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
+    CHUNK_ROUNDS, SCRATCH_PARQUET, stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
 )
 from pipelines.stats.tests_frame import fmt_p, tests_frame
 from pipelines.stats.windows import FarRows, HoldRowsReader, WindowMemo, window_tests
@@ -335,7 +335,7 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
     for table, parts in frames.items():
         if parts:
             files[table] = folder / f"{table}.parquet"
-            pl.concat(parts, how="diagonal_relaxed").write_parquet(files[table])
+            pl.concat(parts, how="diagonal_relaxed").write_parquet(files[table], **SCRATCH_PARQUET)
     summaries = concat_summaries([o.summaries for o in outcomes if o.summaries is not None][-1:])
     marks = ", ".join("?" for _ in nights) or "NULL"
     kinds = ", ".join(f"'{k}'" for k in STAT_KINDS)
