@@ -17,7 +17,7 @@ from pipelines.audit.adjust import prescribe
 from pipelines.audit.engine_pass import engine_pass
 from pipelines.audit.frames import SETTLEMENTS_SCHEMA, conform, in_order
 from pipelines.audit.free_hand import free_hand_pass
-from pipelines.audit.joins import attach
+from pipelines.audit.joins import attach, attach_round_blocks
 from pipelines.audit.params import AuditParams
 from pipelines.money import checked_difference
 from rulebook.ruleset import RuleSet
@@ -95,7 +95,8 @@ def settle(
     # every join onto the wide wager frame copies only its keys (pipelines.audit.joins)
     w = attach(wagers, ctx_all.select(round_cols), ROUND, how="inner")
     w = prescribe(w)
-    w = attach(
+    # the engine's results come round by round in the wagers' order: placed by position, not by a join on the keys
+    w = attach_round_blocks(
         w, face.wagers.rename({"net": "cards_net", "detail": "_pay_detail", "unsettled_reason": "_engine_unsettled"}), WAGER,
     )
 
