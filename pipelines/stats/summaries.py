@@ -286,8 +286,8 @@ def hold_rows_reader(s: DaySummaries):
 def far_rows_reader(s: DaySummaries):
     """``hold_rows_reader``'s rows as a ``windows.FarRows`` numbered by ``far``'s ``ent`` (what the windows make of
     them): the same rows in the same order, each day's vectors gathered once from its matrix by their ids. (The frame
-    gave every row its two vectors as lists, which the windows turned back into matrices: a night's far rows were
-    0.5 GB of lists, about 1 s CPU per night of the 1,000,000-round night.)"""
+    gives every row its two vectors as lists, which the windows turned back into matrices: a read of 16,698 far
+    entities' 685,889 rows of the 1,000,000-round night took 0.94 s CPU so, 0.45 s as numbered rows.)"""
     from pipelines.stats.windows import FarRows
 
     by_grouping = _by_grouping(s.hold_rows)
