@@ -36,8 +36,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--keep", type=Path, default=None, help="write the pages here and keep them")
     ap.add_argument("--workers", type=int, default=1,
-                    help="2: half the pages' wagers on a worker process, as the audit splits them (its CPU is printed "
-                         "apart: the children's)")
+                    help="2: half the pages' wagers on a worker thread, as the audit splits them (its CPU is in this "
+                         "process's; any child process's is printed apart)")
     args = ap.parse_args()
 
     from pipelines.db import open_bounded_reader
@@ -73,7 +73,7 @@ def main() -> None:
         by_name[p.name] += s
     print(f"gaming day {day}: {findings.height} statistical findings, {len(pages)} pages, {len(errors)} errors")
     print(f"CPU s per run: {', '.join(f'{c:.2f}' for c in cpu)} (wall s: {', '.join(f'{w:.2f}' for w in wall)})"
-          + (f"; the worker's CPU s: {', '.join(f'{k:.2f}' for k in kids)}" if args.workers > 1 else ""))
+          + (f"; child processes' CPU s: {', '.join(f'{k:.2f}' for k in kids)}" if args.workers > 1 else ""))
     print(f"{total / 1e6:.1f} MB in {len(sizes)} files; {total / max(len(pages), 1) / 1e6:.1f} MB per page folder")
     print("by file name (MB, all pages):", ", ".join(f"{n} {s / 1e6:.1f}" for n, s in by_name.most_common(10)))
     biggest = sorted(((s, p) for p, s in sizes if p.name == "index.html"), reverse=True)[:3]

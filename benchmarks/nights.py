@@ -6,9 +6,9 @@ one database (printing each night's time: the curve should be flat), then audits
 database and into an empty one, alternately, ``--repeat`` times, and prints the two side by side (the goal:
 within 1.2x). Each timing is the audit flow only (ingest to published files and snapshot), in this process,
 with one embedded Prefect server started before the timings; wall seconds, this process's CPU seconds, and those
-with the CPU of the worker processes the audit started and ended (its groups', packs' and pages' workers; the
-embedded server, alive throughout, is in neither), and the load average after each run (the machine may be shared:
-CPU seconds are the steadier figure).
+with the CPU of the worker processes the audit started and ended (its groups' and packs' workers; the pages'
+second half is a thread of this process; the embedded server, alive throughout, is in neither), and the load
+average after each run (the machine may be shared: CPU seconds are the steadier figure).
 
     .venv/bin/python -m benchmarks.nights                       # 30 nights of 20,000 rounds, then night 31
     .venv/bin/python -m benchmarks.nights --nights 10 --rounds 5000

@@ -179,8 +179,17 @@ def _split(df: pl.DataFrame, subjects: list[Subject]) -> dict[Subject, pl.DataFr
     return {x: parts.get(x.id, empty) for x in subjects}
 
 
+#: the order of a subject's wagers and of its rounds, by subject first (:func:`_split`): time, then the round's key (and
+#: the wager's place in it), nulls last as DuckDB's ``ORDER BY`` puts them. The rows are sorted by polars after the
+#: query: the same order (strings by their bytes, times by the instant, the keys make each row's place unique), and
+#: DuckDB's sort of a 30-day page's rows on one thread was two-fifths of its read (0.43 -> 0.26 CPU s for the
+#: 481,000 wagers of 13 dealers at night 31 of 30 nights)
+WAGERS_ORDER = ("_subject", "bets_closed_at", "gaming_day", "table_id", "round_no", "wager_order")
+ROUNDS_ORDER = ("_subject", "bets_closed_at", "gaming_day", "table_id", "round_no")
+
+
 def subject_wagers_of(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -> dict[Subject, pl.DataFrame]:
-    """:func:`subject_wagers` of several subjects of one kind and range, in one query."""
+    """:func:`subject_wagers` of several subjects of one kind and range, in one query (sorted: :data:`WAGERS_ORDER`)."""
     col, cond, params = _group(subjects)
     days, days_params = _days(subjects, "r")
     return _split(_frame(con, f"""
@@ -192,8 +201,7 @@ def subject_wagers_of(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -
         LEFT JOIN core_rounds r ON r.table_id = w.table_id AND r.round_no = w.round_no AND r.gaming_day = w.gaming_day
                                    AND {days}
         WHERE {cond.format(p="w.")}
-        ORDER BY _subject, r.bets_closed_at NULLS LAST, w.gaming_day, w.table_id, w.round_no, w.wager_order
-    """, days_params + params), subjects)
+    """, days_params + params).sort(*WAGERS_ORDER, nulls_last=True, maintain_order=True), subjects)
 
 
 def subject_wagers(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
@@ -228,8 +236,7 @@ def subject_rounds_of(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -
         LEFT JOIN f USING (gaming_day, table_id, round_no)
         LEFT JOIN core_rounds r ON r.table_id = p.table_id AND r.round_no = p.round_no AND r.gaming_day = p.gaming_day
                                    AND {days}
-        ORDER BY p._subject, r.bets_closed_at NULLS LAST, p.gaming_day, p.table_id, p.round_no
-    """, params + findings_params + days_params), subjects)
+    """, params + findings_params + days_params).sort(*ROUNDS_ORDER, nulls_last=True, maintain_order=True), subjects)
 
 
 def subject_rounds(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
@@ -306,7 +313,7 @@ def dealers_of_many(con: duckdb.DuckDBPyConnection, subjects: list[Subject]) -> 
     col, cond, params = _group(subjects)
     return _split(_frame(con, f"""
         SELECT {col} AS _subject, coalesce(dealer_id, '(none recorded)') AS dealer_id, currency,
-               count(DISTINCT table_id || '#' || round_no || '#' || gaming_day) AS rounds, count(*) AS wagers,
+               count(DISTINCT (table_id, round_no, gaming_day)) FILTER (WHERE table_id IS NOT NULL AND round_no IS NOT NULL AND gaming_day IS NOT NULL) AS rounds, count(*) AS wagers,
                CAST(sum(amount) AS DECIMAL(38,0)) AS wagered, CAST(sum(recorded_net) AS DECIMAL(38,0)) AS recorded_net, CAST(sum(expected_net) AS DECIMAL(38,0)) AS expected_net,
                CAST(sum(greatest(difference, 0)) AS DECIMAL(38,0)) AS overpaid, CAST(sum(least(difference, 0)) AS DECIMAL(38,0)) AS underpaid,
                count(*) FILTER (WHERE difference <> 0) AS wrong_settlements
@@ -326,7 +333,7 @@ def dealers_of(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
 ROUND_COLUMNS = ("dealer", "table")
 # played_with's columns of the wagers ``{p}`` at the subject's rounds
 _PLAYED_WITH = """coalesce({p}player_id, '(unrated)') AS player_id, {p}currency,
-               count(DISTINCT {p}table_id || '#' || {p}round_no || '#' || {p}gaming_day) AS rounds_together,
+               count(DISTINCT ({p}table_id, {p}round_no, {p}gaming_day)) FILTER (WHERE {p}table_id IS NOT NULL AND {p}round_no IS NOT NULL AND {p}gaming_day IS NOT NULL) AS rounds_together,
                count(*) AS wagers, CAST(sum({p}amount) AS DECIMAL(38,0)) AS wagered, CAST(sum({p}recorded_net) AS DECIMAL(38,0)) AS recorded_net,
                CAST(sum({p}expected_net) AS DECIMAL(38,0)) AS expected_net, CAST(sum(greatest({p}difference, 0)) AS DECIMAL(38,0)) AS overpaid,
                count(DISTINCT {p}dealer_id) AS dealers"""

@@ -425,9 +425,9 @@ def test_a_long_table_shows_its_first_rows_and_names_the_file_with_all_of_them(a
     assert "all are in" not in short and "here, all in" not in short and "the most money first" not in short
 
 
-def test_pages_written_half_on_a_worker_process_are_the_same_files(audited_sample, tmp_path):
-    """The audit writes every other subject's page on a second process (from PAGES_IN_TWO_FROM subjects): the same
-    files, byte for byte, and the same links, as one process writes."""
+def test_pages_written_half_on_a_worker_thread_are_the_same_files(audited_sample, tmp_path):
+    """The audit writes about half the subjects' pages on a second thread (from PAGES_IN_TWO_FROM subjects): the same
+    files, byte for byte, and the same links, as one thread writes."""
     from pipelines.report.linked import write_investigations
 
     db = audited_sample / "pitaudit.readonly.duckdb"
@@ -447,9 +447,10 @@ def test_pages_written_half_on_a_worker_process_are_the_same_files(audited_sampl
 
 def test_pages_started_early_and_cancelled_leave_no_worker_behind(audited_sample, tmp_path):
     """The audit starts the pages' worker as soon as the findings are read (``start_investigations``): finishing gives
-    the same files and links as one process; a publish that fails before finishing cancels it, and the worker
-    process ends (none is left running beside the next night's audit)."""
-    import multiprocessing
+    the same files and links as one thread; a publish that fails before finishing cancels it: the worker thread has
+    ended when ``cancel`` returns (its cursor closed before the caller closes the connection) and writes no page after
+    the one under way."""
+    import threading
 
     from pipelines.report.linked import finish_investigations, start_investigations, write_investigations
 
@@ -462,11 +463,11 @@ def test_pages_started_early_and_cancelled_leave_no_worker_behind(audited_sample
                                        database="db")
         assert started.pending is not None and started.theirs
         two = finish_investigations(con, tmp_path / "two", started, "db")
-        earlier = set(multiprocessing.active_children())  # other tests' processes may still be ending
+        earlier = set(threading.enumerate())
         cancelled = start_investigations(con, tmp_path / "three", findings, db, workers=2, split_from=1, split_rows=0,
                                          database="db")
         assert cancelled.pending is not None
-        workers = [w for w in multiprocessing.active_children() if w not in earlier]
+        workers = [w for w in threading.enumerate() if w not in earlier and w.name.startswith("investigation-pages")]
         assert workers
         cancelled.cancel()
     finally:
@@ -475,6 +476,30 @@ def test_pages_started_early_and_cancelled_leave_no_worker_behind(audited_sample
     for page in (p for p in (tmp_path / "one").rglob("*") if p.is_file()):
         assert (tmp_path / "two" / page.relative_to(tmp_path / "one")).read_bytes() == page.read_bytes(), page
     assert cancelled.pending is None and not any(w.is_alive() for w in workers)
+
+
+def test_a_stopped_pages_worker_writes_no_further_page(audited_sample, tmp_path):
+    """``write_subject_pages(..., stop=)``: once the publish step has stopped the worker, no page is written and each
+    subject says why (the thread cannot be killed: it ends after the page under way)."""
+    import threading
+
+    from pipelines.report.linked import subject_of, write_subject_pages
+
+    db = audited_sample / "pitaudit.readonly.duckdb"
+    con = open_reader(db)
+    try:
+        findings = con.sql("SELECT * FROM out_findings WHERE p_value IS NOT NULL").pl()
+        subjects = list(dict.fromkeys(s for s in (subject_of(f) for f in findings.iter_rows(named=True)) if s))
+        stop = threading.Event()
+        stop.set()
+        done, why = write_subject_pages(con, tmp_path, subjects, "db", tmp_path / "plotly.min.js", stop=stop)
+        going = write_subject_pages(con, tmp_path / "going", subjects[:1], "db", tmp_path / "plotly.min.js",
+                                    stop=threading.Event())
+    finally:
+        con.close()
+    assert subjects and done == dict.fromkeys(subjects) and set(why) == set(subjects)
+    assert not [p for p in tmp_path.rglob("index.html") if "going" not in p.parts]
+    assert going[0][subjects[0]] and list((tmp_path / "going").rglob("index.html"))
 
 
 def test_a_shoes_cards_read_near_its_rounds_give_each_rounds_count_as_the_whole_history_does():

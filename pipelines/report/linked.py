@@ -14,8 +14,8 @@ page is written: the audit writes the pages first, into the same temporary outpu
   CSV only the small ones (``command.AUDIT_CSV_TABLES``), with its results chart thinned to ``figures.MAX_POINTS``
   points per line: a page over 30 days of a busy subject was tens of MB, written for every flagged subject. With
   30 nights of history a night has some 30 such pages of up to 30 days: when the pack workers leave a core free, a
-  second process writes about half their wagers' pages (:func:`worker_share`), started as soon as the publish step
-  has read the findings (:func:`start_linked_investigations`), so its start overlaps the report's reads.
+  second thread writes about half their wagers' pages (:func:`worker_share`), started as soon as the publish step
+  has read the findings (:func:`start_linked_investigations`), so its work overlaps the report's reads.
 
 The packs are written on worker processes while this process writes the investigations (:class:`PackPool`).
 
@@ -65,34 +65,37 @@ def subject_of(finding: dict) -> tuple[str, str, dt.date, dt.date] | None:
     return kind, ident, night - dt.timedelta(days=days - 1), night
 
 
-# a second process writes half the pages from this many subjects on, when their windows hold this many wagers of the
-# floor (starting one costs a second or two of CPU: imports; a night with 30 days of history has some 50 pages of up
-# to 30 days each, ten CPU seconds in one process; a night into an empty database, ten pages of one night, 1 s)
+# a second thread writes half the pages from this many subjects on, when their windows hold this many wagers of the
+# floor (a night with 30 days of history has some 30 pages of up to 30 days each, five CPU seconds; a night into an
+# empty database, a few pages of one night, 0.3 s)
 PAGES_IN_TWO_FROM = 8
 PAGES_IN_TWO_ROWS = 1_000_000
-# DuckDB threads of each process's page reads while the pages are written on two processes (three with the packs'
-# worker, on two cores): one thread each did the same reads in ~9 % less CPU than two at night 31 (4.4-4.5 against
-# 4.8-4.9 CPU s for its 31 pages, alternating, on a saturated machine); the rows are the same (their order is set)
+# DuckDB threads of the page reads while the pages are written on two threads (beside the packs' worker process, on
+# two cores): one thread each did the same reads in ~9 % less CPU than two at night 31 (4.4-4.5 against 4.8-4.9 CPU s
+# for its 31 pages, alternating, on a saturated machine); the rows are the same (their order is set). A database's
+# threads are one setting for every connection to it in the process (``pipelines.db.duckdb_threads``)
 PAGE_READ_THREADS = 1
 
 
 @dataclass
 class Investigations:
     """The night's investigation pages, started (:func:`start_investigations`) and not yet finished
-    (:func:`finish_investigations`): which finding names which subject, and the worker process writing some of them."""
+    (:func:`finish_investigations`): which finding names which subject, and the thread writing some of them."""
 
     found: list[tuple[str, tuple | None]]  # (finding_id, its subject or None)
     subjects: list[tuple]
     plotly_js: Path | None = None
     theirs: list[tuple] = field(default_factory=list)  # the worker's subjects
     moments_of: dict = field(default_factory=dict)
-    pending: tuple | None = None  # (executor, future) of the worker
+    pending: tuple | None = None  # (executor, future, stop event) of the worker thread
 
     def cancel(self) -> None:
-        """End the worker, if it still runs (a publish that failed before it finished the pages)."""
+        """End the worker, if it still runs (a publish that failed before it finished the pages): it writes no page
+        after the one under way, and has ended when this returns (its cursor closed before the caller's connection)."""
         if self.pending is not None:
-            executor, future = self.pending
+            executor, future, stop = self.pending
             self.pending = None
+            stop.set()
             future.cancel()
             executor.shutdown(wait=True, cancel_futures=True)
 
@@ -100,12 +103,14 @@ class Investigations:
 def start_investigations(con, folder: Path, findings: pl.DataFrame, db_path: Path | None = None,
                          memory_limit: str | None = None, workers: int = 1, split_from: int = PAGES_IN_TWO_FROM,
                          split_rows: int = PAGES_IN_TWO_ROWS, database: str | None = None) -> Investigations:
-    """The subjects of the statistical findings; with ``workers`` > 1, ``db_path`` (the database file, which a worker
-    process opens read-only itself, as the pack workers do), at least ``split_from`` subjects and ``split_rows`` rows
-    of ``out_settlements`` in their windows' days, about half their wagers go to one worker process (:func:`worker_share`),
-    started here: it writes its pages while this process does the rest of the publish step (the audit starts
-    it as soon as the findings are read, so its start and imports overlap the report's reads, not the pages).
-    ``database``: the path the pages name (default ``db_path``)."""
+    """The subjects of the statistical findings; with ``workers`` > 1, ``db_path`` (the database file), at least
+    ``split_from`` subjects and ``split_rows`` rows of ``out_settlements`` in their windows' days, about half their
+    wagers go to one worker thread (:func:`worker_share`), started here with a cursor of ``con``: it writes its pages
+    while this thread does the rest of the publish step (the audit starts it as soon as the findings are read, so it
+    overlaps the report's reads, not only the pages). A thread, not a process: the pages' work is DuckDB's reads,
+    polars and the Parquet writer, which leave Python's lock, and a spawned process paid ~0.7 CPU s of imports and
+    its own cold reads (5.73-5.97 against 5.00-5.03 CPU s for the 31 pages of night 31 of 30 nights, alternating; the
+    same files). ``database``: the path the pages name (default ``db_path``)."""
     from pipelines.investigation.render import write_plotly_js
     from pipelines.report.links import INVESTIGATIONS_DIR
 
@@ -119,35 +124,35 @@ def start_investigations(con, folder: Path, findings: pl.DataFrame, db_path: Pat
     started.plotly_js = write_plotly_js(folder / INVESTIGATIONS_DIR)
     if workers > 1 and db_path is not None and len(subjects) >= split_from and _rows_in(con, subjects) >= split_rows:
         theirs = worker_share(subjects, subject_rows(con, subjects))
-        # every window's bets' moments, read here once for both processes (the worker would compute the exact payout
+        # every window's bets' moments, read here once for both threads (each would compute the exact payout
         # distributions again, a second of CPU)
         try:
             started.moments_of = window_moments(con, subjects)
-        except Exception:  # noqa: BLE001 - each process then reads them itself, and says what fails
+        except Exception:  # noqa: BLE001 - each thread then reads them itself, and says what fails
             started.moments_of = {}
-        started.pending = _start_pages_worker((str(db_path), memory_limit, str(folder), theirs,
-                                               database or str(db_path), str(started.plotly_js), started.moments_of))
+        started.pending = _start_pages_worker(con, (str(folder), theirs, database or str(db_path),
+                                                    str(started.plotly_js), started.moments_of))
         if started.pending is not None:
             started.theirs = theirs
     return started
 
 
 def finish_investigations(con, folder: Path, started: Investigations, database: str) -> tuple[dict[str, str], list[str]]:
-    """The pages :func:`start_investigations` left to this process, then the worker's: finding_id -> its page's link,
-    and what could not be written. A worker that cannot start or dies leaves its subjects to this process."""
+    """The pages :func:`start_investigations` left to this thread, then the worker's: finding_id -> its page's link,
+    and what could not be written. A worker that cannot start or fails leaves its subjects to this thread."""
     links: dict[str, str] = {}
     subjects = started.subjects
     if not subjects:
         return links, []
     theirs = set(started.theirs)
     mine = [s for s in subjects if s not in theirs]
-    # beside the worker and the packs' workers: one thread each (PAGE_READ_THREADS)
+    # beside the worker thread and the packs' workers: one DuckDB thread (PAGE_READ_THREADS)
     shared = duckdb_threads(con, PAGE_READ_THREADS) if started.pending is not None else nullcontext()
     try:
         with shared:
             done, why = write_subject_pages(con, folder, mine, database, started.plotly_js, started.moments_of)
         if started.pending is not None:
-            got = _finish_pages_worker(*started.pending)
+            got = _finish_pages_worker(*started.pending[:2])
             started.pending = None
             if got is None:  # the worker broke: its subjects here
                 got = write_subject_pages(con, folder, started.theirs, database, started.plotly_js, started.moments_of)
@@ -170,7 +175,7 @@ def write_investigations(con, folder: Path, findings: pl.DataFrame, database: st
     """One investigation per (subject, window) of the statistical findings; finding_id -> its page's link.
 
     :func:`start_investigations` then :func:`finish_investigations`: with ``workers`` > 1 and enough subjects, a
-    worker process writes every other page, the same pages, byte for byte (``tests/test_investigate_command.py``)."""
+    worker thread writes about half the pages, the same pages, byte for byte (``tests/test_investigate_command.py``)."""
     started = start_investigations(con, folder, findings, db_path, memory_limit, workers, split_from, split_rows,
                                    database)
     return finish_investigations(con, folder, started, database)
@@ -196,8 +201,8 @@ def subject_rows(con, subjects: list[tuple]) -> dict[tuple, int]:
 
 
 def worker_share(subjects: list[tuple], rows: dict[tuple, int]) -> list[tuple]:
-    """The subjects the pages' worker process writes: about half of all the wagers, in whole groups of one kind and
-    window where it can (a group's pages are read with one query per table: a group split between two processes is
+    """The subjects the pages' worker thread writes: about half of all the wagers, in whole groups of one kind and
+    window where it can (a group's pages are read with one query per table: a group split between two threads is
     read twice). Groups, largest first, each to the side with fewer wagers so far (the worker first); a group larger
     than half of all is dealt subject by subject the same way. In the subjects' order."""
     groups: dict[tuple, list[tuple]] = {}
@@ -212,7 +217,7 @@ def worker_share(subjects: list[tuple], rows: dict[tuple, int]) -> list[tuple]:
             units.append(group)
     units.sort(key=lambda u: -sum(rows.get(s, 0) for s in u))  # stable: ties keep the subjects' order
     theirs: set[tuple] = set()
-    load = [0, 0]  # the worker's wagers, this process's
+    load = [0, 0]  # the worker's wagers, this thread's
     for unit in units:
         side = 0 if load[0] <= load[1] else 1
         load[side] += sum(rows.get(s, 0) for s in unit)
@@ -237,9 +242,10 @@ def window_moments(con, subjects: list[tuple]) -> dict:
 
 
 def write_subject_pages(con, folder: Path, subjects: list[tuple], database: str, plotly_js: Path,
-                        moments_of: dict | None = None) -> tuple[dict[tuple, str | None], dict[tuple, str]]:
+                        moments_of: dict | None = None, stop=None) -> tuple[dict[tuple, str | None], dict[tuple, str]]:
     """The pages of ``subjects`` ((kind, id, first, last)) read with ``con``: (subject -> its page's link, or None when
-    it could not be written; subject -> why not). ``moments_of``: the windows' moments already read (:func:`window_moments`)."""
+    it could not be written; subject -> why not). ``moments_of``: the windows' moments already read (:func:`window_moments`).
+    ``stop`` (a ``threading.Event``): once set, no further page is written (a publish that failed)."""
     from pipelines import investigate as q
     from pipelines.investigation.command import AUDIT_CSV_TABLES, InvestigationError, gather_many, write_pages
 
@@ -254,6 +260,9 @@ def write_subject_pages(con, folder: Path, subjects: list[tuple], database: str,
         return dict.fromkeys(subjects), dict.fromkeys(subjects, reason)
     for subject in subjects:
         kind, ident, first, last = subject
+        if stop is not None and stop.is_set():
+            done[subject], why[subject] = None, "the publish step stopped before this page"
+            continue
         try:
             write_pages(frames_of[q.Subject(*subject)], q.Subject(*subject),
                         folder / investigation_relpath(kind, ident, first.isoformat(), last.isoformat()), database, plotly_js,
@@ -268,49 +277,47 @@ def write_subject_pages(con, folder: Path, subjects: list[tuple], database: str,
     return done, why
 
 
-def _start_pages_worker(job):
-    """(executor, future) of one worker process writing ``job``'s pages, or None when it cannot start."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+def _start_pages_worker(con, job):
+    """(executor, future, stop event) of one worker thread writing ``job``'s pages with a cursor of ``con`` (its own
+    connection to the same database: a connection is one thread's), or None when it cannot start."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
 
-    from pipelines.evidence.batch import _start_pack_worker
-
+    folder, subjects, database, plotly_js, moments_of = job
+    stop = threading.Event()
     try:
-        executor = ProcessPoolExecutor(max_workers=1, initializer=_start_pack_worker,
-                                       mp_context=multiprocessing.get_context("spawn"))
-        return executor, executor.submit(_pages_job, job)
-    except (BrokenProcessPool, RuntimeError, OSError):
+        cursor = con.cursor()
+    except Exception:  # noqa: BLE001 - no worker: this thread writes every page
+        return None
+
+    def pages():
+        try:
+            return write_subject_pages(cursor, Path(folder), subjects, database, Path(plotly_js), moments_of, stop)
+        finally:
+            cursor.close()
+
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="investigation-pages")
+    try:
+        return executor, executor.submit(pages), stop
+    except RuntimeError:
+        cursor.close()
+        executor.shutdown(wait=False)
         return None
 
 
 def _finish_pages_worker(executor, future):
-    """The worker's (done, why), or None when it broke; the worker ends here."""
-    from concurrent.futures.process import BrokenProcessPool
-
+    """The worker's (done, why), or None when it failed (its subjects are then written here); the worker ends here."""
     try:
         return future.result()
-    except BrokenProcessPool:
+    except Exception:  # noqa: BLE001 - the pages it could not write are written by the caller
         return None
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
 
 
-def _pages_job(job):  # pragma: no cover - runs in the worker
-    from pipelines.db import open_bounded_reader, open_reader
-
-    db_path, memory_limit, folder, subjects, database, plotly_js, moments_of = job
-    con = open_bounded_reader(db_path, memory_limit) if memory_limit else open_reader(db_path)
-    try:
-        con.execute(f"SET threads = {PAGE_READ_THREADS}")
-        return write_subject_pages(con, Path(folder), subjects, database, Path(plotly_js), moments_of)
-    finally:
-        con.close()
-
-
 def start_linked_investigations(con, folder: Path, keys: list[tuple[dt.date, str]], findings: pl.DataFrame,
                                 database: str, settings=None) -> Investigations:
-    """:func:`start_investigations` as the audit runs it, as soon as the findings are read: a worker process for half
+    """:func:`start_investigations` as the audit runs it, as soon as the findings are read: a worker thread for half
     the pages when the pack workers (:func:`pack_workers`, the decision :func:`write_linked_pages` will take) leave a
     core free; ``database``: the database file's path."""
     from pipelines.audit.pool import workers_available

@@ -12,6 +12,7 @@ it reads no wager and no card event, whatever the game.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from dataclasses import dataclass
 from typing import Callable, Union
@@ -81,29 +82,59 @@ def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsPa
     s = s.only(first, last)
     read_rows = hold_rows_for or hold_rows_reader(s)
     memo = memo if memo is not None else WindowMemo()
-    hold, funnel = _hold(s.hold_entities, first, last, params, window_days, read_rows, memo, reuse)
+    baccarat = _beside(window_days > 1, _hold, s.hold_entities, first, last, params, window_days, read_rows, memo, reuse)
+    try:
+        games_hold, games_funnel = games_hold_rows(s.games_hold, s.games_draws, params, window_days, memo, reuse, widths)
+        games = [games_hold, games_luck_rows(s.games_lines, s.games_parts, s.games_jackpot, params, window_days),
+                 entry_rows(window_entries(s.entries), params, window_days)]
+        graph = _graph(s.pairs, window_days)
+        collusion = collusion_tests(graph, params, window_days)
+        others = [
+            dealer_error_rows(_dealers(s.dealers), params, window_days),
+            _luck(s.luck_entities, s.luck_parts, params, window_days, reuse),
+            counter_rows(s.hands.filter(pl.col("gaming_day").is_between(first, last)), params, window_days),
+            pair_count_rows(_side(s.side), params, window_days),
+        ]
+    except BaseException:
+        with contextlib.suppress(BaseException):  # the thread's reads end before the caller closes their connection
+            baccarat()
+        raise
+    hold, funnel = baccarat()
     trim()  # the far entities' rows and money sums (numpy, DuckDB: glibc's heap) back to the system
-    games_hold, games_funnel = games_hold_rows(s.games_hold, s.games_draws, params, window_days, memo, reuse, widths)
     if games_funnel.height:
         funnel = pl.concat([f for f in (funnel, games_funnel) if f.height], how="diagonal_relaxed")
-    games = [games_hold, games_luck_rows(s.games_lines, s.games_parts, s.games_jackpot, params, window_days),
-             entry_rows(window_entries(s.entries), params, window_days)]
-    graph = _graph(s.pairs, window_days)
-    collusion = collusion_tests(graph, params, window_days)
-    tests = pl.concat([
-        hold,
-        dealer_error_rows(_dealers(s.dealers), params, window_days),
-        _luck(s.luck_entities, s.luck_parts, params, window_days, reuse),
-        counter_rows(s.hands.filter(pl.col("gaming_day").is_between(first, last)), params, window_days),
-        pair_count_rows(_side(s.side), params, window_days),
-        *games,
-        collusion,
-    ])
+    tests = pl.concat([hold, *others, *games, collusion])
     if graph.height:
         graph = graph.join(collusion.select("dealer_id", "player_id", "currency", "p_value"),
                            on=["dealer_id", "player_id", "currency"], how="left")
     trim()
     return tests, funnel, graph
+
+
+def _beside(apart: bool, work: Callable, *args) -> Callable[[], object]:
+    """``work(*args)`` on a thread of its own when ``apart`` (its result: call what this returns), else here, now.
+
+    A rolling window's baccarat hold (the far tables' and dealers' rows read, merged and their saddle points: half of a
+    30-day window's CPU at night 31 of 30 nights) is mostly DuckDB's and numpy's work, which leaves Python's lock, so
+    the window's other tests run beside it on the second core. It shares nothing with them but the ``WindowMemo``, whose
+    keys (the baccarat hold's entities) no other test writes or reads, and its reader opens a cursor of its own
+    (``summary_store.stored_hold_rows``). The same rows in the same order; a 1-day window (the 1,000,000-round night's)
+    stays on one thread, so its peak memory does not hold both at once."""
+    if not apart:
+        done = work(*args)
+        return lambda: done
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="window-hold")
+    future = pool.submit(work, *args)
+
+    def result():
+        try:
+            return future.result()
+        finally:
+            pool.shutdown(wait=True)
+
+    return result
 
 
 def _hold(ents: pl.DataFrame, first: dt.date, last: dt.date, params: StatsParams, window_days: int,
