@@ -174,6 +174,8 @@ def ingest(
         fail(str(exc))
     except InvariantError as exc:
         fail(f"internal error (line accounting), nothing of that batch of files was kept: {exc}", code=EXIT_INTERNAL)
+    except typer.Exit:  # a reason already said (fail() inside the block): typer's Exit is a RuntimeError too
+        raise
     except Exception as exc:  # noqa: BLE001 - one line, as `audit` says it (PITAUDIT_DEBUG=1 shows the traceback)
         if settings.debug:
             raise

@@ -308,6 +308,11 @@ def test_ingest_where_nothing_can_be_written_stops_with_one_line_and_a_typo_make
                           capture_output=True, text=True, env=_env(tmp_path), timeout=300)
     assert typo.returncode == 2 and typo.stderr.strip().startswith("pitaudit: input folder "), typo.stderr[-2000:]
     assert not (tmp_path / "a.duckdb").exists() and not (tmp_path / "a.duckdb.lock").exists()
+    (tmp_path / "notes.duckdb").write_text("not a database")  # a reason said inside the lock: one line, not two
+    other = subprocess.run([*CLI, "ingest", "--input", str(night / "night"), "--db", str(tmp_path / "notes.duckdb")],
+                           capture_output=True, text=True, env=_env(tmp_path), timeout=300)
+    lines = [line for line in other.stderr.splitlines() if line.strip()]
+    assert other.returncode == 2 and len(lines) == 1 and "not a valid DuckDB database file" in lines[0], lines
 
 
 def test_a_quote_in_the_database_path_works(night, tmp_path, prefect_harness):
