@@ -380,3 +380,19 @@ def test_a_windows_findings_belong_to_the_night_it_ends_with_not_to_its_entitys_
     assert set(today["finding_id"]).isdisjoint(later["finding_id"])
     assert all(f"(7 gaming days to {tomorrow})" in d for d in later["detail"])
     assert of(DAY).equals(today)  # the same data, the same rows
+
+
+def test_a_p_value_at_the_floor_reads_p_below_it_in_the_sentence_and_the_finding():
+    """A dealer with 47 errors in 96 rounds against a floor of 5.7 per 1,000: p and q are far below 1e-12. The
+    sentence and the finding said "p = < 1e-12; q = < 1e-12"; they say "p < 1e-12" and "q < 1e-12", and a p-value
+    above the floor keeps its "p = ..."."""
+    from pipelines.stats.hold import dealer_error_rows
+
+    d = pl.DataFrame({"dealer_id": ["D1", "D2", "D3"], "rounds": [96, 8000, 9000], "errors": [47, 50, 45],
+                      "first_day": [DAY] * 3, "last_day": [DAY] * 3})
+    t = with_fdr(dealer_error_rows(d, StatsParams()), StatsParams())
+    by = dict(zip(t["dealer_id"], t["sentence"]))
+    assert by["D1"].endswith("; p < 1e-12") and "= <" not in by["D1"]
+    assert "; p = " in by["D2"] and "; p = " in by["D3"]
+    finding = findings_of(t, StatsParams()).filter(pl.col("dealer_id") == "D1")["detail"].item()
+    assert "p < 1e-12; q < 1e-12 (1 gaming day" in finding and "= <" not in finding
