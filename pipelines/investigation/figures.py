@@ -134,7 +134,9 @@ def count_sample(rows: pl.DataFrame, bound: int = MAX_POINTS) -> pl.DataFrame:
 def count_spec(rows: pl.DataFrame, ramp: dict, max_points: int | None = MAX_POINTS) -> dict:
     """Bet size against the true count before the round, with the mean bet per count (of every wager); the markers at
     most about ``max_points`` wagers (:func:`count_sample`; None: every wager)."""
-    currency = rows["currency"][0] if rows.height else None
+    currency = ramp.get("currency", rows["currency"][0] if rows.height else None)
+    if rows.height and currency is not None:
+        rows = rows.filter(pl.col("currency") == currency)  # one scale: the ramp's currency (``analysis.bet_ramp``)
     div, label = unit(currency)
     if max_points is not None:
         rows = count_sample(rows, max_points)
