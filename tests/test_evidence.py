@@ -93,6 +93,28 @@ def test_a_blackjack_round_puts_every_card_on_a_hand_with_its_clause(audited_sam
     assert mismatched and all(w["clause"].startswith("BJ-") for w in mismatched)
 
 
+@pytest.mark.parametrize("game, like", [("blackjack", "BJ-%"), ("holdem_bonus", "%HB-%")])
+def test_the_result_by_the_cards_is_data_in_the_json_and_words_on_the_page(audited_sample, tmp_path, game, like):
+    """The dealer's cards are a list in round.json and "7s 9c 4h" on the page; a Hold'em round's seats an object. Both
+    were Python's text of the value ("['7s', '9c', '4h']", "{'2': {'status': 'played', ...}}"): a string no program
+    could read back, and Python shown to the reviewer."""
+    import html
+
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    table, round_no = con.execute(
+        "SELECT table_id, round_no FROM core_rounds WHERE status = 'settled' AND game = ? AND table_id LIKE ? "
+        "ORDER BY table_id, round_no LIMIT 1", [game, like]).fetchall()[0]
+    con.close()
+    _, data, page, _ = _pack(audited_sample, tmp_path, table, round_no)
+    engine = data["outcome"]["engine"]
+    cards = engine["dealer_cards"] if game == "blackjack" else engine["community"]
+    assert isinstance(cards, list) and len(cards) >= 2 and all(isinstance(c, str) and len(c) == 2 for c in cards)
+    if game == "holdem_bonus":
+        assert isinstance(engine["seats"], dict) and all(isinstance(s, dict) and "status" in s for s in engine["seats"].values())
+    shown = html.unescape(re.search(r"result by the cards</th><td[^>]*>(.*?)</td>", page, re.S).group(1))
+    assert " ".join(cards) in shown and "['" not in shown and "{'" not in shown and "True" not in shown and "False" not in shown
+
+
 def test_the_pack_records_the_source_files_hashes_and_the_video_window(audited_sample, tmp_path):
     cams = tmp_path / "cameras.toml"
     cams.write_text('lead_seconds = 10\ntrail_seconds = 5\n[tables]\n"BAC-02" = ["CAM-0201", "CAM-0202"]\n')
