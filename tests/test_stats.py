@@ -396,3 +396,28 @@ def test_a_p_value_at_the_floor_reads_p_below_it_in_the_sentence_and_the_finding
     assert "; p = " in by["D2"] and "; p = " in by["D3"]
     finding = findings_of(t, StatsParams()).filter(pl.col("dealer_id") == "D1")["detail"].item()
     assert "p < 1e-12; q < 1e-12 (1 gaming day" in finding and "= <" not in finding
+
+
+def test_a_luck_findings_bets_add_up_to_its_sentence_when_the_player_plays_two_rule_sets():
+    """P-1 bets the Tie 25 times at a commission table and 25 times at a no-commission one (two parts of one bet):
+    the evidence's ``by_bet`` says 50 Tie wagers and the net of all 50, as the sentence does. It kept the last part
+    only (25), so a side-bet finding's bets summed to fewer wagers than its sentence counted (67 of 106)."""
+    import json
+
+    from pipelines.stats.luck import baccarat_luck
+
+    rows = []
+    for t, (table, ruleset) in enumerate((("BAC-01", COMMISSION), ("NCB-01", "hoiana-tiger-baccarat/no-commission"))):
+        for i in range(25):
+            won = i % 3 == 0  # 9 of 25 won at each table
+            rows.append({"gaming_day": DAY, "table_id": table, "round_no": i, "wager_id": f"W-{t}-{i}", "player_id": "P-1",
+                         "game": "baccarat", "ruleset": ruleset, "ruleset_version": "01/01.10.2024", "currency": "USD",
+                         "status": "settled", "bet": "tie", "amount": 1000, "cards_net": 8000 if won else -1000,
+                         "recorded_net": 8000 if won else -1000, "adjustment": None, "decks": 8})
+    w = pl.DataFrame(rows, schema_overrides={"adjustment": pl.String})
+    t = baccarat_luck(w, StatsParams())
+    tie = t.filter(pl.col("bet") == "tie").row(0, named=True)
+    assert tie["wagers"] == 50 and "won 18 of 50 Tie bets" in tie["sentence"]
+    assert json.loads(tie["evidence"])["by_bet"] == {"tie": {"wagers": 50, "net_units": 18 * 8 - 32}}
+    side = json.loads(t.filter(pl.col("bet") == "side_bets").row(0, named=True)["evidence"])["by_bet"]
+    assert sum(b["wagers"] for b in side.values()) == 50
