@@ -306,6 +306,22 @@ def test_statistical_findings_show_their_probabilities_when_present():
     assert "No statistical findings" in section and "<table" not in section
 
 
+def test_a_statistical_findings_row_reads_its_sentence_not_its_json():
+    """A detector's detail is its sentence, q and window, then the test's JSON document: the statistical table shows
+    the words (the JSON is in findings.csv and the subject's page); each row was a screen of JSON."""
+    detail = ('P-9 won 41 of 295 Big Tiger bets, 8.9 expected; p = 3.0e-9; q = 2.0e-7 (1 gaming day to 2026-11-24). '
+              '{"sentence":"P-9 won 41 of 295 Big Tiger bets","test":"luck","wagers":null,"evidence":{"wins":41}}')
+    stat = conform(pl.DataFrame([{"finding_id": "e" * 16, "kind": "player_luck_anomaly", "severity": "medium",
+                                  "gaming_day": DAY, "table_id": "BAC-01", "player_id": "P-9", "currency": "USD",
+                                  "detail": detail}]), FINDINGS_SCHEMA)
+    both = pl.concat([_findings(), stat]).with_columns(
+        pl.when(pl.col("kind") == "player_luck_anomaly").then(3e-9).otherwise(None).alias("p_value"),
+        pl.when(pl.col("kind") == "player_luck_anomaly").then(2e-7).otherwise(None).alias("q_value"))
+    section = _body(render_report(_inputs(findings=both))).split('id="statistical"', 1)[1].split("</section>", 1)[0]
+    assert ">P-9 won 41 of 295 Big Tiger bets, 8.9 expected; p = 3.0e-9; q = 2.0e-7 (1 gaming day to 2026-11-24).<" in section
+    assert "&#34;test&#34;" not in section and '"test"' not in section and "null" not in section
+
+
 def test_the_trend_is_drawn_when_per_night_totals_are_given():
     trend = pl.DataFrame([{"gaming_day": DAY - dt.timedelta(days=i), "currency": "USD", "tonight": i == 0, "rounds": 100,
                            "wagers": 300, "handle": 1_000_000, "recorded_net": -20_000 - i, "expected_net": -20_000,
