@@ -555,3 +555,19 @@ def test_an_empty_night_renders_every_section_empty():
         finding_times=pl.DataFrame(schema={"finding_id": pl.String, "hour": pl.Int32, "closed_local": pl.String})))
     assert_offline(html)
     assert "All findings (0)" in html and "No per-night totals" in html
+
+
+def test_the_findings_table_shows_a_statistical_findings_words_and_keeps_its_json_a_click_away(browser, audited_sample):
+    """The sample's statistical findings in the full findings table: the detail cell is the sentence, q and window;
+    the JSON document after them is in the row's facts and found by the search. The cell showed it whole."""
+    visit = browser.open(audited_sample / "out" / "report.html", "report-statistical")
+    page = visit.page
+    page.wait_for_selector("#findings-table[data-ready='1']")
+    page.fill("#f-search", "overpaid_pair")  # a word of the JSON only (the test's name), not of the sentence
+    page.wait_for_function("document.querySelectorAll('#findings-body tr').length >= 1")
+    cells = page.eval_on_selector_all("#findings-body td.detail", "tds => tds.map(td => td.textContent)")
+    assert cells and all(c.endswith(").") and "overpaid" in c and '{"' not in c for c in cells), cells
+    page.click("#findings-body tr[data-i]")
+    facts = page.eval_on_selector("#findings-body tr.facts", "tr => tr.textContent")
+    assert '"test":"overpaid_pair"' in facts
+    visit.assert_clean()
