@@ -564,7 +564,8 @@ def test_the_findings_table_shows_a_statistical_findings_words_and_keeps_its_jso
     page = visit.page
     page.wait_for_selector("#findings-table[data-ready='1']")
     page.fill("#f-search", "overpaid_pair")  # a word of the JSON only (the test's name), not of the sentence
-    page.wait_for_function("document.querySelectorAll('#findings-body tr').length >= 1")
+    page.wait_for_function("(() => { const d = [...document.querySelectorAll('#findings-body td.detail')];"
+                           " return d.length >= 1 && d.every(td => td.textContent.includes(' overpaid ')); })()")
     cells = page.eval_on_selector_all("#findings-body td.detail", "tds => tds.map(td => td.textContent)")
     assert cells and all(c.endswith(").") and "overpaid" in c and '{"' not in c for c in cells), cells
     page.click("#findings-body tr[data-i]")
