@@ -348,3 +348,28 @@ def test_without_out_the_pack_goes_where_the_report_links_to_it(audited_sample, 
     from urllib.parse import unquote
 
     assert (tmp_path / unquote(href)).is_file()
+
+
+def test_a_card_seen_twice_in_a_round_goes_to_the_step_that_deals_it():
+    """TBAC-4.14: a baccarat round As 2s 3s 2h, then 3s to the Player and Tc to the Banker, then a foreign card. The
+    fifth card (3s, like the third) was paired with the tally "Player As 3s: 4 points" (no hand, TBAC-4.12), and the
+    foreign card with no step; each now goes to its own "Card N" step: Player, TBAC-4.14; the foreign card, TBAC-7.7."""
+    from pipelines.evidence.steps import card_rows
+    from rulebook.cards import FOREIGN, parse_card
+
+    steps = [{"what": w, "clause": c} for w, c in (
+        ("Card 1 As to the Player", "TBAC-4.9.1.1"), ("Card 2 2s to the Banker", "TBAC-4.9.1.2"),
+        ("Card 3 3s to the Player", "TBAC-4.9.1.1"), ("Card 4 2h to the Banker", "TBAC-4.9.1.2"),
+        ("Player As 3s: 4 points", "TBAC-4.12"), ("Banker 2s 2h: 4 points", "TBAC-4.12"),
+        ("Player 2 cards 4 points: draws", "TBAC-4.14"), ("Card 5 3s to the Player", "TBAC-4.14"),
+        ("Banker 2 cards 4 points, Player's third card 3: draws", "TBAC-4.15"), ("Card 6 Tc to the Banker", "TBAC-4.15"),
+        ("Card 7 a foreign card: not authorised by the drawing rules; begins the next hand, a Free Hand", "TBAC-7.7"),
+        ("A card foreign to the decks in use: the round is void, every wager is returned", "TBAC-7.1"))]
+    cards = ["As", "2s", "3s", "2h", "3s", "Tc", "Ah5"]
+    events = [{"event": "card", "card": c, "card_code": FOREIGN if c == "Ah5" else parse_card(c), "device_id": "AE-1",
+               "event_seq": i} for i, c in enumerate(cards)]
+    rows = card_rows(events, steps)
+    assert [(r["hand"], r["clause"]) for r in rows] == [
+        ("Player", "TBAC-4.9.1.1"), ("Banker", "TBAC-4.9.1.2"), ("Player", "TBAC-4.9.1.1"), ("Banker", "TBAC-4.9.1.2"),
+        ("Player", "TBAC-4.14"), ("Banker", "TBAC-4.15"), (None, "TBAC-7.7")]
+    assert rows[4]["what"] == "Card 5 3s to the Player" and rows[6]["step"] == 10
