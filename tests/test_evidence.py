@@ -373,3 +373,17 @@ def test_a_card_seen_twice_in_a_round_goes_to_the_step_that_deals_it():
         ("Player", "TBAC-4.9.1.1"), ("Banker", "TBAC-4.9.1.2"), ("Player", "TBAC-4.9.1.1"), ("Banker", "TBAC-4.9.1.2"),
         ("Player", "TBAC-4.14"), ("Banker", "TBAC-4.15"), (None, "TBAC-7.7")]
     assert rows[4]["what"] == "Card 5 3s to the Player" and rows[6]["step"] == 10
+
+
+def test_a_round_only_the_device_dealt_says_its_local_time_is_unknown(audited_sample, tmp_path):
+    """A round the table system never recorded has no UTC offset for its table: the video window's local times said
+    " / " (two empty values); they say why they are missing. The UTC window is still given."""
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    found = con.execute("SELECT table_id, round_no FROM out_findings WHERE kind = 'unmatched_round' AND detail LIKE 'device %' "
+                        "ORDER BY table_id, round_no LIMIT 1").fetchall()
+    con.close()
+    assert found, "the sample night has a round only a device dealt"
+    _, data, page, _ = _pack(audited_sample, tmp_path, *found[0])
+    assert data["video"]["from_utc"] and not data["video"].get("from_local")
+    row = re.search(r"<th>from / to \(table's local time\)</th><td>(.*?)</td>", page, re.S).group(1)
+    assert row == "unknown: no table-system record gives the table's UTC offset"
