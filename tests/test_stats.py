@@ -37,6 +37,14 @@ def test_binomial_tail_against_a_hand_calculation():
     assert binom_sf(0, 10, 0.1) == 1.0 and binom_sf(11, 10, 0.1) == 0.0
 
 
+def test_a_binomial_tail_beyond_a_floats_range_is_never_zero():
+    """200 or 300 errors in 300 rounds against 5 per 1,000: P = 1e-440 and less, below what a float holds. It summed to
+    p = 0.0 (a finding and the report said "p 0", as if the count were impossible); it is the smallest normal float."""
+    assert binom_sf(300, 300, 0.005) == binom_sf(200, 300, 0.005) == np.finfo(float).tiny
+    assert binom_sf(120, 300, 0.005) == pytest.approx(7.0025e-191, rel=1e-4)  # within range: as before
+    assert binom_sf(301, 300, 0.005) == 0.0  # more errors than rounds: impossible
+
+
 def test_exact_convolution_of_a_two_line_pay_table_against_enumeration():
     """A Tiger-like bet: loses 1, pays 12 or 20. Two wagers by hand, three by enumerating every outcome."""
     tiger = Payout("tiger", 1, (-1, 12, 20), (0.9, 0.07, 0.03))

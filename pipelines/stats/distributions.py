@@ -473,6 +473,9 @@ class _TiltRows:
 # ---- binomial tails (dealer error rates, collusion) ---------------------------------------------------
 
 
+TINY = float(np.finfo(float).tiny)  # the smallest normal float: a tail too small for a float is said as this
+
+
 def binom_sf(k: int, n: int, p: float) -> float:
     """P(X >= k) for X ~ Binomial(n, p), summed in log space from k upward (exact to float precision)."""
     if k <= 0:
@@ -496,7 +499,9 @@ def binom_sf(k: int, n: int, p: float) -> float:
 
     if k > mode:
         j = np.arange(k, n + 1, dtype=float)
-        return float(min(1.0, np.exp(logpmf(j)).sum()))
+        # beyond a float's range (a dealer with 200 errors in 300 rounds against 5 per 1,000) the sum underflows to 0: a
+        # possible count has a positive chance, so the smallest normal float is said, never "p = 0"
+        return float(min(1.0, max(np.exp(logpmf(j)).sum(), TINY)))
     j = np.arange(0, k, dtype=float)
     return float(min(1.0, max(0.0, 1.0 - np.exp(logpmf(j)).sum())))
 
