@@ -256,7 +256,8 @@ def _plotly_built(kind: str, *args):
             go.Scatter(x=x, y=f("cum_recorded"), mode="lines", line={"color": "#b42318"}, name="as recorded (paid)"),
         ])
         return layout(fig, f"Cumulative net to the player(s), {label}", f"net ({label})",
-                      "bets closed (UTC)" if x and not isinstance(x[0], int) else "wager")
+                      "bets closed (UTC)" if x and not isinstance(x[0], int) else "wager").update_layout(
+            legend={"orientation": "h", "y": -0.32, "yanchor": "top"})  # below the time axis's two rows of labels
     if kind == "count":
         rows, ramp = args
         div, label = unit(rows["currency"][0])

@@ -48,6 +48,10 @@ def test_an_investigations_charts_fit_their_boxes_and_the_page_its_window(browse
         d.getBoundingClientRect().width, d.querySelector('.main-svg').getBoundingClientRect().width])""")
     assert all(svg <= box for _, box, svg in boxes), boxes
     assert visit.page.evaluate("() => document.documentElement.scrollWidth") <= width
+    # the results chart's legend below its time axis's title (it sat on "bets closed (UTC)")
+    title_bottom, legend_top = visit.page.evaluate("""() => { const d = document.querySelector('[data-figure^="results-"]');
+        return [d.querySelector('.xtitle').getBoundingClientRect().bottom, d.querySelector('.legend').getBoundingClientRect().top]; }""")
+    assert title_bottom <= legend_top, (title_bottom, legend_top)
     visit.screenshot(f"investigation-{width}px")
 
 
