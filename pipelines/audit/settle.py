@@ -97,6 +97,7 @@ def settle(
     w = prescribe(w)
     w = attach(
         w, face.wagers.rename({"net": "cards_net", "detail": "_pay_detail", "unsettled_reason": "_engine_unsettled"}), WAGER,
+        single="wager_id",  # a wager id names one wager of the night: one text key hashed, not two
     )
 
     # a second pass for the wagers the rules settle at another amount (limits, ratios, differential)
@@ -115,7 +116,7 @@ def settle(
         second = engine_pass(ctx2, w2, a2, "settled_amount", rulesets, params, with_rounds=False).wagers
         w = attach(
             w, second.select("table_id", "round_no", "wager_id", pl.col("net").alias("_adj_net"), pl.col("detail").alias("_adj_detail")),
-            WAGER,
+            WAGER, single="wager_id",
         )
     else:
         w = w.with_columns(pl.lit(None, dtype=pl.Int64).alias("_adj_net"), pl.lit(None, dtype=pl.String).alias("_adj_detail"))
