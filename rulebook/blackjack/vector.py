@@ -108,14 +108,23 @@ def _of_rounds(ctx: pl.DataFrame, frames: list[tuple[pl.DataFrame, str]]) -> lis
         with_ri = keys.with_row_index("_ri")
         return [_in_order(f.join(with_ri, on=["table_id", "round_no"], how="inner"), o) for f, o in frames]
     out = []
+
+    def key(tid: pl.Series, rn: pl.Series) -> np.ndarray:
+        code = tid.cast(enum, strict=False).to_physical().fill_null(-1).to_numpy().astype(np.int64)
+        r = rn.fill_null(-1).to_numpy().astype(np.int64)
+        return np.where((code >= 0) & (r >= 0) & (r < 2**31), code << 32 | np.maximum(r, 0), -1)
+
     for f, o in frames:
-        code = f["table_id"].cast(enum, strict=False).to_physical().fill_null(-1).to_numpy().astype(np.int64)
-        r = f["round_no"].fill_null(-1).to_numpy().astype(np.int64)
-        kf = np.where((code >= 0) & (r >= 0) & (r < 2**31), code << 32 | np.maximum(r, 0), -1)
-        if len(kf) and (kf[1:] >= kf[:-1]).all():  # in round order (as loaded): one search per round, not per row
-            new = np.flatnonzero(np.concatenate(([True], kf[1:] != kf[:-1])))
-            pos = np.repeat(np.minimum(np.searchsorted(sk, kf[new]), len(sk) - 1), np.diff(np.append(new, len(kf))))
+        # the key of each run of rows of one (table, round): a row's rows come together as loaded, and the table's
+        # code is looked up once a run, not once a row
+        tid, rn = f["table_id"], f["round_no"]
+        new = np.flatnonzero(((tid != tid.shift(1)) | (rn != rn.shift(1))).fill_null(True).to_numpy())
+        kr = key(tid.gather(new), rn.gather(new))
+        if len(kr) and (kr[1:] >= kr[:-1]).all():  # in round order (as loaded): one search per round, not per row
+            pos = np.repeat(np.minimum(np.searchsorted(sk, kr), len(sk) - 1), np.diff(np.append(new, f.height)))
+            kf = np.repeat(kr, np.diff(np.append(new, f.height)))
         else:
+            kf = key(tid, rn)
             pos = np.minimum(np.searchsorted(sk, kf), len(sk) - 1)
         hit = sk[pos] == kf
         ri = pos if order is None else order[pos]
@@ -203,7 +212,9 @@ class _Night(Settlement):
         hand_named = w["hand"].is_not_null().to_numpy() if "hand" in w.columns else np.zeros(len(ri), bool)
         # a wager id twice in a round (ids are unique on a night: the cheap global test first)
         ids = w["wager_id"]
-        dup_id = np.zeros(len(ri), bool) if ids.n_unique() == len(ri) else ids.is_duplicated().to_numpy()
+        # (distinct 64-bit hashes prove the ids distinct, and cost less than counting the texts; a hash seen twice
+        # sends the ids to the exact test)
+        dup_id = np.zeros(len(ri), bool) if ids.hash().n_unique() == len(ri) else ids.is_duplicated().to_numpy()
         if dup_id.any():
             dup_id = w.select(pl.struct("_ri", "wager_id").is_duplicated()).to_series().to_numpy()
         # a hand is named only by a Pair wager placed when splitting (BJ-4.10.1.2); on another the scalar says why not
@@ -388,17 +399,13 @@ class _Night(Settlement):
         covers = self.u_ctrl[u].copy()
         mains = np.flatnonzero(self.w_bet == 0)
         if rows.size and mains.size:
-            players = self.w_player.to_numpy()
-            main_u = self.w_u[mains]
-            for k, (row, uu) in enumerate(zip(rows, u)):
-                pid = players[row]
-                if pid is None:
-                    continue
-                lo, hi = np.searchsorted(main_u, uu), np.searchsorted(main_u, uu, side="right")
-                for m in mains[lo:hi]:
-                    if players[m] == pid:
-                        covers[k] = m
-                        break
+            # the first such main wager by row (wager order), found by a join of the few seats with insurance: the
+            # player ids of every wager as Python strings cost more than the rest of the step
+            mains = mains[np.isin(self.w_u[mains], u)]
+            insured = pl.DataFrame({"k": np.arange(len(rows)), "u": u, "pid": self.w_player.gather(rows)})
+            main = pl.DataFrame({"m": mains, "u": self.w_u[mains], "pid": self.w_player.gather(mains)})
+            found = insured.join(main, on=["u", "pid"], how="inner").group_by("k").agg(pl.col("m").min())
+            covers[found["k"].to_numpy()] = found["m"].to_numpy()
         frac = p.insurance_max_fraction
         cap = self.w_amount[covers] * frac.num // frac.den
         bad = ~up_ace_u[u] | (self.w_amount[rows] > cap)
