@@ -35,6 +35,10 @@ D_STAND, D_BUST, D_21, D_BJ, D_DOUBLE, D_SPLIT_ACES, D_SURRENDER = 1, 2, 3, 4, 5
 _TEXTS = [card_text(c) for c in range(52)]
 _CARD = pl.Series(_TEXTS, dtype=pl.String)  # a card's text by code
 _NEXT_CARD = pl.Series(['", "' + t for t in _TEXTS] + [""], dtype=pl.String)  # code 52: no card
+# a round outcome's text before the dealer's cards, by (dealer blackjack: not known, no, yes) * 2 + dealer bust
+_HEAD = pl.Series([f'{{"dealer_blackjack": {bj}, "dealer_bust": {bust}, "dealer_cards": ["'
+                   for bj in ("null", "false", "true") for bust in ("false", "true")], dtype=pl.String)
+_TAIL = pl.Series([f'"], "dealer_points": {p}}}' for p in range(32)], dtype=pl.String)  # after them, by the points
 
 
 @dataclass(frozen=True)
@@ -321,27 +325,22 @@ class Settlement:
         )
 
     def _outcomes(self, ok_r: np.ndarray) -> pl.DataFrame:
-        """``settle.outcome`` as the JSON text the scalar path writes (keys sorted)."""
+        """``settle.outcome`` as the JSON text the scalar path writes (keys sorted). Its fixed pieces come from small
+        tables of texts (the head by dealer blackjack and bust, the tail by the dealer's points), so that each round's
+        text is one concatenation of gathered columns."""
         rows = np.flatnonzero(ok_r)
         m = self.d_n[rows] - 1
+        points = self.d_total[rows]
         # the dealer's cards: the up card, then what was drawn
         W = self.cards.shape[1]
-        cols = [_CARD.gather(self.up[rows])]
+        cols = [_HEAD.gather((self.d_bj[rows] + 1) * 2 + (points > 21)), _CARD.gather(self.up[rows])]
         for k in range(int(m.max()) if len(m) else 0):
             c = self.cards[rows, np.minimum(self.r_dealer0[rows] + k, W - 1)]
             cols.append(_NEXT_CARD.gather(np.where(k < m, np.maximum(c, 0), 52)))
-        info = pl.DataFrame({
-            **{c: self.ctx[c].gather(rows) for c in self.ctx.columns},
-            **{f"c{i}": c for i, c in enumerate(cols)},
-            "bj": self.d_bj[rows],
-            "points": self.d_total[rows],
-        })
-        word = {1: "true", 0: "false", -1: "null"}
-        return info.select(
-            *self.ctx.columns,
-            pl.concat_str([pl.lit('{"dealer_blackjack": '), pl.col("bj").replace_strict(word, return_dtype=pl.String),
-                           pl.lit(', "dealer_bust": '),
-                           pl.when(pl.col("points") > 21).then(pl.lit("true")).otherwise(pl.lit("false")),
-                           pl.lit(', "dealer_cards": ["'), *[pl.col(f"c{i}") for i in range(len(cols))],
-                           pl.lit('"], "dealer_points": '), pl.col("points").cast(pl.String), pl.lit("}")]).alias("outcome"),
-        )
+        if len(points) and 0 <= int(points.min()) and int(points.max()) < len(_TAIL):
+            cols.append(_TAIL.gather(points))
+        else:
+            cols.append(pl.select(pl.concat_str([pl.lit('"], "dealer_points": '), pl.lit(pl.Series(points)).cast(pl.String),
+                                                 pl.lit("}")])).to_series())
+        ctx = self.ctx if len(rows) == self.R else self.ctx[rows]
+        return ctx.with_columns(pl.concat_str(cols).alias("outcome"))
