@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from rulebook.blackjack.params import BlackjackParams
 from rulebook.blackjack.vector_settle import (
@@ -43,16 +44,24 @@ ACTION_CODES = {**PLAY_CODES, "insurance": INSURANCE_ACT, "even_money": EVEN_MON
 _POINTS = np.array([min(c // 4 + 1, 10) for c in range(52)] + [0] * 4, dtype=np.int64)  # codes 52.. never used
 
 
+def _flat(lists: pl.Series) -> np.ndarray:
+    """Every element of a list column, row after row (its Arrow values: no copy through ``explode``)."""
+    arr = lists.to_arrow()
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    values = arr.flatten()
+    if values.null_count:  # (the reconstruction writes no null card; were one there, it is left out as before)
+        return lists.explode().drop_nulls().to_numpy().astype(np.int64)
+    return values.to_numpy().astype(np.int64)
+
+
 def _padded(lists: pl.Series, fill: int) -> tuple[np.ndarray, np.ndarray]:
     """A list column as a (rows, width) array padded with ``fill``, and each row's length."""
     lens = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
     width = max(1, int(lens.max()) if len(lens) else 1)
-    flat = lists.explode().drop_nulls().to_numpy().astype(np.int64) if lens.sum() else np.zeros(0, np.int64)
+    flat = _flat(lists) if lens.sum() else np.zeros(0, np.int64)
     out = np.full((len(lens), width), fill, dtype=np.int64)
-    rows = np.repeat(np.arange(len(lens)), lens)
-    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
-    cols = np.arange(len(flat)) - np.repeat(starts, lens)
-    out[rows, cols] = flat
+    out[np.arange(width)[None, :] < lens[:, None]] = flat  # row by row, as the elements come
     return out, lens
 
 
@@ -187,7 +196,7 @@ class _Night(Settlement):
         col = np.arange(self.cards.shape[1])
         bad_card = ((self.cards < 0) & (col[None, :] < self.ncards[:, None])).any(axis=1)
         lens = ctx["codes"].list.len().fill_null(0).to_numpy().astype(np.int64)
-        codes = ctx["codes"].explode().drop_nulls().to_numpy().astype(np.int64) if lens.sum() else np.zeros(0, np.int64)
+        codes = _flat(ctx["codes"]) if lens.sum() else np.zeros(0, np.int64)
         rows = np.repeat(np.arange(self.R), lens)
         bad_card[rows[codes == FOREIGN]] = True
         # more copies of a card than the shoe holds (BJ-7.14.1), burns included
