@@ -290,7 +290,7 @@ class _Night(Settlement):
         return np.where(on, u, 0), on
 
     def _actions(self, a: pl.DataFrame) -> None:
-        ri = a["_ri"].to_numpy().astype(np.int64)
+        ri = self.a_ri = a["_ri"].to_numpy().astype(np.int64)
         code = _codes(a["action"], _ACTIONS) + 1  # 0: not a decision the arrays know
         seat = a["seat"].fill_null(-1).to_numpy().astype(np.int64)
         hand = a["hand"].fill_null(-1).to_numpy().astype(np.int64)

@@ -272,10 +272,10 @@ class Settlement:
         handed = self.ctx.select("table_id", "round_no")[back].with_columns(
             pl.Series("why", [HANDED[int(c)] for c in self.why[back]], dtype=pl.String))
         rounds = self._outcomes(ok_r) if self.with_rounds else pl.DataFrame()
-        a_ri = self.a["_ri"].to_numpy()
+        # the few rows of the rounds handed back, gathered by number (a filter reads the whole frame)
         return VectorOutput(wagers, rounds, handed, self.ctx_in[back],
-                            self.w.filter(pl.Series(~ok_r[self.w_ri])).drop("_ri"),
-                            self.a.filter(pl.Series(~ok_r[a_ri])).drop("_ri"))
+                            self.w[np.flatnonzero(~ok_r[self.w_ri])].drop("_ri"),
+                            self.a[np.flatnonzero(~ok_r[self.a_ri])].drop("_ri"))
 
     def _pairs(self, ok_r: np.ndarray) -> pl.DataFrame:
         """The Pair wager on the seat's first two cards (BJ-6.3, 4.2.3.1)."""
