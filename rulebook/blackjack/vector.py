@@ -349,15 +349,16 @@ class _Night(Settlement):
         self.u_bad = self.why[self.u_ri] != 0
 
         n = U * MH
-        self.h_hard = np.zeros(n, np.int64)
+        # points, card codes and counts in narrow integers (less to read and write per step); amounts in 64 bits
+        self.h_hard = np.zeros(n, np.int32)
         self.h_ace = np.zeros(n, bool)
-        self.h_n = np.zeros(n, np.int64)
-        self.h_c0 = np.zeros(n, np.int64)
-        self.h_c1 = np.zeros(n, np.int64)
+        self.h_n = np.zeros(n, np.int32)
+        self.h_c0 = np.zeros(n, np.int32)
+        self.h_c1 = np.zeros(n, np.int32)
         self.h_split = np.zeros(n, bool)
         self.h_split_aces = np.zeros(n, bool)
         self.h_decided = np.zeros(n, bool)
-        self.h_done = np.zeros(n, np.int64)
+        self.h_done = np.zeros(n, np.int8)
         self.h_doubled = np.zeros(n, np.int64)
         self.h_amount = np.zeros(n, np.int64)
         # the hands splits formed, for the Pair wager placed when splitting (state.FormedHand, BJ-4.10.1.2)
