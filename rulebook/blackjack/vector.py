@@ -55,12 +55,12 @@ def _flat(lists: pl.Series) -> np.ndarray:
     return values.to_numpy().astype(np.int64)
 
 
-def _padded(lists: pl.Series, fill: int) -> tuple[np.ndarray, np.ndarray]:
-    """A list column as a (rows, width) array padded with ``fill``, and each row's length."""
+def _padded(lists: pl.Series, fill: int, dtype=np.int64) -> tuple[np.ndarray, np.ndarray]:
+    """A list column as a (rows, width) array of ``dtype`` padded with ``fill``, and each row's length."""
     lens = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
     width = max(1, int(lens.max()) if len(lens) else 1)
     flat = _flat(lists) if lens.sum() else np.zeros(0, np.int64)
-    out = np.full((len(lens), width), fill, dtype=np.int64)
+    out = np.full((len(lens), width), fill, dtype=dtype)
     out[np.arange(width)[None, :] < lens[:, None]] = flat  # row by row, as the elements come
     return out, lens
 
@@ -191,7 +191,7 @@ class _Night(Settlement):
         p = self.p
         if p.dealer_hole_card:
             self.why[:] = 1
-        self.cards, self.ncards = _padded(ctx["dealt"], -9)
+        self.cards, self.ncards = _padded(ctx["dealt"], -9, np.int32)  # card codes: 32 bits are plenty
         # an unreadable, foreign or missing card among those dealt; a foreign burn (BJ-7.14.1)
         col = np.arange(self.cards.shape[1])
         bad_card = ((self.cards < 0) & (col[None, :] < self.ncards[:, None])).any(axis=1)
