@@ -52,8 +52,9 @@ def attach(
 def _attach_on_one(left: pl.DataFrame, right: pl.DataFrame, on: list[str], how: str, single: str) -> pl.DataFrame | None:
     """``attach`` joined on ``single`` alone, or None where that is not the join on all of ``on``."""
     others = {k: f"{_HIT}_{k}" for k in on if k != single}
+    # in one chunk: a text key in several chunks (an engine's pieces) made the one-key join slower than three keys
     extra = left.select(on).join(
-        right.rename(others).with_columns(pl.lit(True).alias(_HIT)), on=single, how="left", maintain_order="left"
+        right.rechunk().rename(others).with_columns(pl.lit(True).alias(_HIT)), on=single, how="left", maintain_order="left"
     )
     if extra.height != left.height:  # ``single`` repeated on the right
         return None
