@@ -120,6 +120,8 @@ def main() -> None:
     ap.add_argument("--group-rounds", type=int, default=62_500)
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
+    if not args.db.is_file():
+        ap.error(f"--db {args.db}: no such database file")
     print(f"POLARS_MAX_THREADS={os.environ['POLARS_MAX_THREADS']}; load average {os.getloadavg()[0]:.1f}; "
           f"CPU s of this process, best of {args.repeat}")
     totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))

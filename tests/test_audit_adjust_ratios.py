@@ -59,3 +59,15 @@ def test_the_first_ante_by_wager_order_sets_the_flop_HTB_4_11_2():
     assert out["_ratio_off"].to_list() == [False, False, False, False]
     w2 = w.with_columns(pl.when(pl.col("bet") == "flop").then(250).otherwise(pl.col("amount")).alias("amount"))
     assert adjust._holdem_ratios(w2)["_ratio_off"].to_list() == [False, False, True, False]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([*adjust._PREFIXES, "XYZ", None]), max_size=60), st.integers(1, 8))
+def test_rule_text_rows_by_runs_are_the_expression(prefixes, repeat):
+    """Each wager's rule-text row read once per run of equal prefixes (a round's wagers share one) equals the
+    expression's, a null or unknown prefix included (the row for no known text)."""
+    s = pl.Series("clause_prefix", [p for p in prefixes for _ in range(repeat)], dtype=pl.String)
+    expected = s.to_frame().select(adjust._prefix_row()).to_series()
+    got = adjust._prefix_rows(s)
+    assert got.name == expected.name and got.dtype == expected.dtype
+    assert got.to_list() == expected.to_list()

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from pipelines.audit.joins import attach
+from pipelines.audit.joins import attach, attach_round_blocks
 from pipelines.audit.frames import in_order
 
 KEYS = st.tuples(st.sampled_from(["T-1", "T-2", "T-10", None]), st.integers(0, 4) | st.none())
@@ -113,11 +113,11 @@ def test_reconstruct_in_device_order_needs_no_sort(events, rnd):
         assert codes == [seq % 52 for _, seq in mine]
 
 
-WAGER_KEYS = st.tuples(st.sampled_from(["T-1", "T-2", None]), st.integers(0, 2) | st.none(), st.sampled_from(["w1", "w2", "w3", None]))
+ID_KEYS = st.tuples(st.sampled_from(["T-1", "T-2", None]), st.integers(0, 2) | st.none(), st.sampled_from(["w1", "w2", "w3", None]))
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(WAGER_KEYS, max_size=12), st.lists(WAGER_KEYS, max_size=8), st.sampled_from(["left", "inner"]))
+@given(st.lists(ID_KEYS, max_size=12), st.lists(ID_KEYS, max_size=8), st.sampled_from(["left", "inner"]))
 def test_attach_on_a_single_key_is_the_join_on_all_keys(left_keys, right_keys, how):
     """``single``: an id repeated on the right, an id matched with another table or round, null keys: the join on all
     three keys' rows in left order."""
@@ -135,3 +135,66 @@ def test_attach_on_a_single_key_falls_back_where_another_key_differs():
     right = pl.DataFrame({"table_id": ["T-1", "T-1"], "round_no": [1, 1], "wager_id": ["a", "b"], "net": [5, 7]})
     out = attach(left, right, on, single="wager_id")
     assert out["net"].to_list() == [5, None]  # "b" is on another table there: no match
+
+
+# --------------------------------------------------------------------------------------------
+# attach_round_blocks: the engine's results placed by position
+
+
+WAGER_KEYS = ["table_id", "round_no", "wager_id"]
+
+
+def _wagers(rounds: list[tuple[str, int, list[str]]]) -> pl.DataFrame:
+    rows = [(t, r, w) for t, r, ids in rounds for w in ids]
+    return pl.DataFrame(
+        {"table_id": [r[0] for r in rows], "round_no": [r[1] for r in rows], "wager_id": [r[2] for r in rows],
+         "amount": list(range(len(rows)))},
+        schema={"table_id": pl.String, "round_no": pl.Int64, "wager_id": pl.String, "amount": pl.Int64},
+    )
+
+
+def _results(left: pl.DataFrame, picks: list[int], order: list[int], drop_last: bool, swap: bool) -> pl.DataFrame:
+    """The rows of some of ``left``'s rounds, round by round in the order ``order`` gives; ``drop_last`` leaves a
+    round's last row out (not whole), ``swap`` turns a round's first two rows (not in left's order)."""
+    blocks = left.with_row_index("_r").group_by(["table_id", "round_no"], maintain_order=True).agg(pl.col("_r"))
+    chosen = [blocks["_r"][k].to_list() for k in sorted({k % blocks.height for k in picks})]
+    chosen = [chosen[k] for k in sorted(range(len(chosen)), key=lambda k: order[k % len(order)] if order else k)]
+    if chosen and drop_last and len(chosen[0]) > 1:
+        chosen[0] = chosen[0][:-1]
+    if chosen and swap and len(chosen[-1]) > 1:
+        chosen[-1] = [chosen[-1][1], chosen[-1][0], *chosen[-1][2:]]
+    rows = [r for block in chosen for r in block]
+    return left[rows].select(*WAGER_KEYS, (pl.col("amount") * 10).alias("net"),
+                             pl.format("w{}", pl.col("amount")).alias("detail"))
+
+
+MOSTLY_NOT = st.sampled_from([False, False, False, True])
+ROUNDS = st.lists(
+    st.tuples(st.sampled_from(["T-1", "T-2", "T-10"]), st.integers(0, 6),
+              st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=4, unique=True)
+              | st.lists(st.sampled_from(["a", "b"]), min_size=1, max_size=3)),
+    min_size=1, max_size=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ROUNDS, st.lists(st.integers(0, 7), max_size=8) | st.lists(st.integers(0, 7), min_size=1, max_size=8), st.lists(st.integers(0, 9), max_size=8), MOSTLY_NOT,
+       MOSTLY_NOT, MOSTLY_NOT)
+def test_attach_round_blocks_is_the_plain_join(rounds, picks, order, drop_last, swap, unsorted):
+    """Whole rounds in any order, a round not whole, a round's rows out of order, a round or an id twice, a left
+    frame out of round order: the plain join's rows and values every time."""
+    left = _wagers(rounds)
+    if not unsorted:
+        left = left.sort(["table_id", "round_no"], maintain_order=True)
+    right = _results(left, picks, order, drop_last, swap)
+    expected = left.join(right, on=WAGER_KEYS, how="left", maintain_order="left")
+    assert_frame_equal(attach_round_blocks(left, right, WAGER_KEYS), expected)
+
+
+def test_attach_round_blocks_places_by_position():
+    left = _wagers([("T-1", 1, ["x", "y"]), ("T-1", 2, ["z"]), ("T-2", 1, ["x", "w"])])
+    right = _results(left, [2, 0], [1, 0], False, False)  # the third round, then the first; the second not settled
+    assert right["round_no"].to_list() == [1, 1, 1, 1] and right["table_id"].to_list() == ["T-2", "T-2", "T-1", "T-1"]
+    out = attach_round_blocks(left, right, WAGER_KEYS)
+    assert out["net"].to_list() == [0, 10, None, 30, 40]
+    assert out["detail"].to_list() == ["w0", "w1", None, "w3", "w4"]

@@ -55,6 +55,18 @@ def _prefix_row() -> pl.Expr:
     ).alias(_PREFIX)
 
 
+def _prefix_rows(prefix: pl.Series) -> pl.Series:
+    """:func:`_prefix_row` of a column, looked up once per run of equal values: a round's wagers share its rule
+    text, so the column has about one run per round or fewer, where the expression hashes every wager's string."""
+    runs = prefix.rle_id().to_numpy()
+    starts = np.flatnonzero(np.concatenate([[True], runs[1:] != runs[:-1]]))
+    if len(starts) > len(runs) // 4:
+        return prefix.to_frame("clause_prefix").select(_prefix_row()).to_series()
+    index = {p: i for i, p in enumerate(_PREFIXES)}
+    values = prefix.gather(pl.Series(starts)).to_list()
+    return pl.Series(_PREFIX, np.array([index.get(v, len(_PREFIXES)) for v in values], dtype=np.uint32)[runs])
+
+
 def _by_text(values: list, dtype: pl.DataType) -> pl.Expr:
     """One value per rule text (``values`` in ``_PREFIXES`` order, then the value for no known text), per wager."""
     return pl.lit(pl.Series(values, dtype=dtype)).gather(pl.col(_PREFIX))
@@ -94,7 +106,7 @@ def prescribe(w: pl.DataFrame) -> pl.DataFrame:
                 "override", "override_clause", "override_detail", "amount_clause")),
             pl.lit(None, dtype=pl.Int64).alias("settled_amount"),
         )
-    w = w.with_columns(_prefix_row())
+    w = w.with_columns(_prefix_rows(w["clause_prefix"]))
     w = w.with_columns(
         pl.when(pl.col("bet").is_in(list(DECISION_BETS))).then(pl.lit("decision"))
         .when(pl.col("bet").is_in(list(SIDE_BETS))).then(pl.lit("side"))
@@ -326,12 +338,23 @@ def _first_antes(w: pl.DataFrame) -> pl.Series | None:
         lo, hi = int(seat[rows].min()), int(seat[rows].max())
         width = hi - lo + 1
         key = rid * width + (seat - lo)
-        keys, first = np.unique(key[rows], return_index=True)  # each seat's first Ante row, in row (= wager) order
-        at = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
-        found = has_seat & (seat >= lo) & (seat <= hi) & (keys[at] == key)
+        in_range = has_seat & (seat >= lo) & (seat <= hi)
+        slots = (int(rid[-1]) + 1) * width
+        if slots <= 4 * n and np.bincount(key[rows], minlength=slots).max() == 1:
+            # one Ante per seat (the rule and the common case): each seat's Ante row from a table by key, no sort
+            first_row = np.full(slots, -1, dtype=np.int64)
+            first_row[key[rows]] = rows
+            source = first_row[np.where(in_range, key, 0)]
+            found = in_range & (source >= 0)
+        else:
+            keys, first = np.unique(key[rows], return_index=True)  # each seat's first Ante row, in row (= wager) order
+            at = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
+            found = in_range & (keys[at] == key)
+            source = rows[first][at]
+        source = np.where(found, source, 0)
         amount = w["amount"]
-        values = np.where(found, amount.fill_null(0).to_numpy().astype(np.int64)[rows[first]][at], 0)
-        found &= ~amount.is_null().to_numpy()[rows[first]][at]
+        values = np.where(found, amount.fill_null(0).to_numpy().astype(np.int64)[source], 0)
+        found &= ~amount.is_null().to_numpy()[source]
     return pl.Series("_ante", pa.array(values, mask=~found), dtype=w["amount"].dtype)
 
 
@@ -350,8 +373,12 @@ def _differential(w: pl.DataFrame) -> pl.DataFrame:
         & (pl.col("status") == "settled")
     )
     under = pl.col("amount") < pl.col("limit_min").fill_null(0)
+    source = w.select("table_id", "round_no", "game", "bet", "limit_differential", "limit_min", _PREFIX, "status", "amount",
+                      "_capped")
+    if not (w["game"] == "baccarat").any():  # a Hold'em or Blackjack group: the same empty grouping, of no rows
+        source = source.clear()
     sides = (
-        w.select("table_id", "round_no", "game", "bet", "limit_differential", "limit_min", _PREFIX, "status", "amount", "_capped")
+        source
         .filter(eligible)
         .group_by(["table_id", "round_no"])
         .agg(

@@ -425,11 +425,11 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
         procedure, clauses = p.deal(name)
         of_mode = ok & (mode == m)
         for ns in np.unique(n_seats[of_mode]).tolist():
-            lay = layout(procedure, clauses, ns)
+            lay = _layout(procedure, clauses, ns)
             of_shape = of_mode & (n_seats == ns)
             stops = [(lay.length, of_shape)]
             may_stop = of_shape & all_folded & ~has_jackpot & (p.folded_bonus_loses | ~has_bonus)
-            stops += [(length, may_stop) for length in early_stops(procedure, ns)]
+            stops += [(length, may_stop) for length in _early_stops(procedure, ns)]
             for length, allowed in stops:
                 rows = np.flatnonzero(allowed & (lens == length))
                 if not rows.size:
@@ -578,6 +578,11 @@ def _shape_status(p: HoldemBonusParams, key: int) -> int:
     bets = tuple(b for j, b in enumerate(vector.engine.BETS) if mask >> j & 1)
     status = vector.read_status(p, mode, names, bets)
     return -1 if status is None else STATUS_NAMES.index(status)
+
+
+# the deal procedure's positions by (procedure, clauses, seats): a few dozen shapes a night, read for every group
+_layout = lru_cache(maxsize=1024)(layout)
+_early_stops = lru_cache(maxsize=1024)(early_stops)
 
 
 def _clean_cards(codes: np.ndarray, burns: np.ndarray, is_burn: np.ndarray) -> np.ndarray:

@@ -9,7 +9,9 @@ wide frame as they are. The rows and values are the plain join's (``tests/test_a
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
+import pyarrow as pa
 
 _HIT = "__attach_hit"
 
@@ -65,3 +67,70 @@ def _attach_on_one(left: pl.DataFrame, right: pl.DataFrame, on: list[str], how: 
     hit = extra[_HIT]
     out = left.hstack(extra.drop([*on, *others.values(), _HIT]))
     return out.filter(hit.is_not_null()) if how == "inner" else out
+
+
+ROUND_BITS = 40  # a round's key: its table's number above 40 bits of round number
+
+
+def attach_round_blocks(left: pl.DataFrame, right: pl.DataFrame, on: list[str]) -> pl.DataFrame:
+    """``attach(left, right, on)`` (a left join) for ``on`` = (table, round number, an id within the round), where
+    ``right`` holds every row of some of ``left``'s rounds, each round's rows together and in ``left``'s order: an
+    engine pass's results beside the wagers it settled.
+
+    Then each right row's place in ``left`` is its round's first row plus its rank in the round, found by numpy over
+    one int64 key per round, and the ids are compared at those places; no key is hashed, which was most of the
+    join's cost (three keys, two of them text, on every wager). Anything else (rows out of that shape, a null key,
+    an id twice in a round, a shared column name) is the plain :func:`attach`.
+    """
+    at = _block_rows(left, right, on)
+    if at is None:
+        return attach(left, right, on)
+    extra = right.drop(on)
+    if len(at) == left.height and (at == np.arange(left.height)).all():
+        return left.hstack(extra)
+    # a gather from one chunk: the engine's frames come in several, and a gather across chunks costs several times more
+    return left.hstack(extra.rechunk().gather(pl.Series(pa.array(np.maximum(at, 0), mask=at < 0), dtype=pl.Int64)))
+
+
+def _block_rows(left: pl.DataFrame, right: pl.DataFrame, on: list[str]) -> np.ndarray | None:
+    """Per row of ``left``: the row of ``right`` with its key (-1: none), when ``right`` has the shape
+    :func:`attach_round_blocks` asks for; else None."""
+    if len(on) != 3 or left.height == 0 or right.height == 0 or (set(left.columns) & set(right.columns)) - set(on):
+        return None
+    table, round_no, ident = on
+    for frame in (left, right):
+        if any(frame[c].null_count() for c in on) or not frame[round_no].dtype.is_integer():
+            return None
+    lr, rr = left[round_no].to_numpy(), right[round_no].to_numpy()
+    if lr.min() < 0 or rr.min() < 0 or max(lr.max(), rr.max()) >= 1 << ROUND_BITS:
+        return None
+    tables = {t: k for k, t in enumerate(left[table].unique(maintain_order=True).to_list())}
+    lk = (_run_codes(left[table], tables) << ROUND_BITS) | lr.astype(np.int64)
+    rk = (_run_codes(right[table], tables) << ROUND_BITS) | rr.astype(np.int64)
+    if (rk < 0).any() or (lk[1:] < lk[:-1]).any():  # a table left does not have; left not in round order
+        return None
+    left_start = np.flatnonzero(np.concatenate([[True], lk[1:] != lk[:-1]]))
+    left_len = np.diff(np.append(left_start, len(lk)))
+    run_start = np.flatnonzero(np.concatenate([[True], rk[1:] != rk[:-1]]))
+    run_len = np.diff(np.append(run_start, len(rk)))
+    block = np.minimum(np.searchsorted(lk[left_start], rk[run_start]), len(left_start) - 1)
+    if ((lk[left_start][block] != rk[run_start]).any() or (left_len[block] != run_len).any()
+            or (np.bincount(block, minlength=len(left_start)) > 1).any()):  # a round split in two runs, or not whole
+        return None
+    pos = np.repeat(left_start[block] - run_start, run_len) + np.arange(len(rk))
+    if not (left[ident].gather(pl.Series(pos)) == right[ident]).all():
+        return None
+    # an id twice in a round would make the join repeat rows
+    if right[ident].n_unique() != right.height and right.select(pl.struct(table, round_no, ident).is_duplicated().any()).item():
+        return None
+    at = np.full(left.height, -1, dtype=np.int64)
+    at[pos] = np.arange(len(pos))
+    return at
+
+
+def _run_codes(s: pl.Series, index: dict) -> np.ndarray:
+    """``index[value]`` for every value of ``s`` (-1 for any other), looked up once per run of equal values (the
+    frames come grouped by table: a few runs)."""
+    runs = s.rle_id().to_numpy()
+    starts = np.flatnonzero(np.concatenate([[True], runs[1:] != runs[:-1]]))
+    return np.array([index.get(v, -1) for v in s.gather(pl.Series(starts)).to_list()], dtype=np.int64)[runs]

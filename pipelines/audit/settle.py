@@ -17,7 +17,7 @@ from pipelines.audit.adjust import prescribe
 from pipelines.audit.engine_pass import engine_pass
 from pipelines.audit.frames import SETTLEMENTS_SCHEMA, conform, in_order
 from pipelines.audit.free_hand import free_hand_pass
-from pipelines.audit.joins import attach
+from pipelines.audit.joins import attach, attach_round_blocks
 from pipelines.audit.params import AuditParams
 from pipelines.money import checked_difference
 from rulebook.ruleset import RuleSet
@@ -95,9 +95,9 @@ def settle(
     # every join onto the wide wager frame copies only its keys (pipelines.audit.joins)
     w = attach(wagers, ctx_all.select(round_cols), ROUND, how="inner")
     w = prescribe(w)
-    w = attach(
+    # the engine's results come round by round in the wagers' order: placed by position, not by a join on the keys
+    w = attach_round_blocks(
         w, face.wagers.rename({"net": "cards_net", "detail": "_pay_detail", "unsettled_reason": "_engine_unsettled"}), WAGER,
-        single="wager_id",  # a wager id names one wager of the night: one text key hashed, not two
     )
 
     # a second pass for the wagers the rules settle at another amount (limits, ratios, differential)
@@ -151,12 +151,17 @@ def settle(
         pl.col("net").alias("recorded_net"),
     ).with_columns(
         checked_difference("recorded_net", "expected_net").alias("difference"),  # never wraps (pipelines.money)
-        pl.when(pl.col("expected_net").is_null()).then(why_not).alias("unsettled_reason"),
-        pl.when(pl.col("override").is_not_null()).then(pl.col("override_detail"))
-        .when(changed).then(pl.concat_str(
-            [pl.coalesce("differential_issue", "limit_issue"), pl.col("_adj_detail")], separator="; ", ignore_nulls=True
-        ))
-        .otherwise(pl.col("_pay_detail")).alias("detail"),
+    )
+    # the two sentences that differ from the engine's on a few wagers are written on those rows only
+    w = w.with_columns(
+        _on_rows(w, pl.col("expected_net").is_null(), why_not, None).alias("unsettled_reason"),
+        _on_rows(
+            w, pl.col("override").is_not_null() | changed,
+            pl.when(pl.col("override").is_not_null()).then(pl.col("override_detail")).otherwise(pl.concat_str(
+                [pl.coalesce("differential_issue", "limit_issue"), pl.col("_adj_detail")], separator="; ", ignore_nulls=True
+            )),
+            "_pay_detail",
+        ).alias("detail"),
     )
     extra = ["category", "limit_issue", "limit_clause", "differential_issue", "differential_clause", "override",
              "override_clause", "override_detail", "clause_prefix", "placed_at", "bets_closed_at", "first_card_at", "rules_void",
@@ -166,6 +171,18 @@ def settle(
     wagers_out = _in_wager_order(pl.concat([published, w.select(extra)], how="horizontal"))
     rounds_out = ctx_all
     return Settled(wagers=wagers_out, rounds=rounds_out, irregularities=face.irregularities)
+
+
+def _on_rows(w: pl.DataFrame, where: pl.Expr, value: pl.Expr, otherwise: str | None) -> pl.Series:
+    """``pl.when(where).then(value).otherwise(otherwise)`` (a column name, or null), with ``value`` evaluated on the
+    rows ``where`` holds only: a sentence a few wagers need, not built for every wager and then mostly discarded."""
+    rows = w.select(where.fill_null(False)).to_series().arg_true()
+    if len(rows) > w.height // 4:
+        return w.select(pl.when(where).then(value).otherwise(pl.col(otherwise) if otherwise else None)).to_series()
+    base = w[otherwise] if otherwise else pl.repeat(None, w.height, dtype=pl.String, eager=True)
+    if not len(rows):
+        return base
+    return base.scatter(rows, w.select(list(dict.fromkeys(value.meta.root_names())))[rows].select(value).to_series())
 
 
 def _in_wager_order(w: pl.DataFrame) -> pl.DataFrame:
