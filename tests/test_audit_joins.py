@@ -113,30 +113,6 @@ def test_reconstruct_in_device_order_needs_no_sort(events, rnd):
         assert codes == [seq % 52 for _, seq in mine]
 
 
-ID_KEYS = st.tuples(st.sampled_from(["T-1", "T-2", None]), st.integers(0, 2) | st.none(), st.sampled_from(["w1", "w2", "w3", None]))
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(ID_KEYS, max_size=12), st.lists(ID_KEYS, max_size=8), st.sampled_from(["left", "inner"]))
-def test_attach_on_a_single_key_is_the_join_on_all_keys(left_keys, right_keys, how):
-    """``single``: an id repeated on the right, an id matched with another table or round, null keys: the join on all
-    three keys' rows in left order."""
-    on = ["table_id", "round_no", "wager_id"]
-    left = _left([k[:2] for k in left_keys]).with_columns(pl.Series("wager_id", [k[2] for k in left_keys], dtype=pl.String))
-    right = _right([k[:2] for k in right_keys]).with_columns(
-        pl.Series("wager_id", [k[2] for k in right_keys], dtype=pl.String))
-    expected = left.join(right, on=on, how=how, maintain_order="left")
-    assert_frame_equal(attach(left, right, on, how=how, single="wager_id"), expected)
-
-
-def test_attach_on_a_single_key_falls_back_where_another_key_differs():
-    on = ["table_id", "round_no", "wager_id"]
-    left = pl.DataFrame({"table_id": ["T-1", "T-2"], "round_no": [1, 1], "wager_id": ["a", "b"]})
-    right = pl.DataFrame({"table_id": ["T-1", "T-1"], "round_no": [1, 1], "wager_id": ["a", "b"], "net": [5, 7]})
-    out = attach(left, right, on, single="wager_id")
-    assert out["net"].to_list() == [5, None]  # "b" is on another table there: no match
-
-
 # --------------------------------------------------------------------------------------------
 # attach_round_blocks: the engine's results placed by position
 

@@ -116,7 +116,7 @@ def settle(
         second = engine_pass(ctx2, w2, a2, "settled_amount", rulesets, params, with_rounds=False).wagers
         w = attach(
             w, second.select("table_id", "round_no", "wager_id", pl.col("net").alias("_adj_net"), pl.col("detail").alias("_adj_detail")),
-            WAGER, single="wager_id",
+            WAGER,
         )
     else:
         w = w.with_columns(pl.lit(None, dtype=pl.Int64).alias("_adj_net"), pl.lit(None, dtype=pl.String).alias("_adj_detail"))
