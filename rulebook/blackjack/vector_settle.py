@@ -262,12 +262,13 @@ class Settlement:
         # in the wagers' own order (each wager is settled once): round by round as they came, so that the audit puts
         # them beside its wagers by position (``joins.attach_round_blocks``), not by a join hashing the keys
         wrows = settled["_w"].to_numpy()
-        place = np.zeros(len(self.w_ri), np.int64)
-        place[wrows] = np.arange(len(wrows))
         settled_rows = np.zeros(len(self.w_ri), bool)
         settled_rows[wrows] = True
-        wrows = np.flatnonzero(settled_rows)
-        settled = settled.rechunk().gather(place[wrows])
+        if settled_rows.sum() == len(wrows):  # (a wager twice would keep the pieces' order)
+            place = np.zeros(len(self.w_ri), np.int64)
+            place[wrows] = np.arange(len(wrows))
+            wrows = np.flatnonzero(settled_rows)
+            settled = settled.rechunk().gather(place[wrows])
         wagers = pl.DataFrame({
             "table_id": self.w["table_id"].gather(wrows),
             "round_no": self.w["round_no"].gather(wrows),
