@@ -227,7 +227,7 @@ def timing_db(db, rounds: int = 0) -> None:
                 cpu1 = time.process_time()
                 inputs = load_inputs(con, night, night, tables=tables)
                 cpu2 = time.process_time()
-                parts.append(summarise_chunk(inputs, DEFAULT_PARAMS, families).compacted())
+                parts.append(summarise_chunk(inputs, DEFAULT_PARAMS, families))
                 read, summarise_cpu = read + cpu2 - cpu1, summarise_cpu + time.process_time() - cpu2
                 del inputs
             cpu1 = time.process_time()

@@ -84,3 +84,33 @@ def test_vectors_of_different_widths_are_padded_with_atoms_of_probability_zero()
                    np.array([[-1.0, 1.0, 0.0]]), np.array([[0.5, 0.5, 0.0]]))
     ms = _money_sums(FarRows.concat([narrow, wide]), pl.DataFrame(), 1)
     assert ms.x.tolist() == [[-1.0, 1.0, 0.0]] and ms.p.tolist() == [[0.5, 0.5, 0.0]] and ms.c.tolist() == [3.0]
+
+
+def test_tonights_far_rows_as_numbered_rows_are_the_frame_readers_rows_to_the_bit():
+    """``summaries.far_rows_reader`` (each day's vectors gathered from its matrix by id) gives the rows the frame reader
+    gives (``hold_rows_reader``, every row with its vectors as lists, joined to the far entities' numbers): the same
+    entities, stakes, counts and vectors in the same order, so the same ``MoneySums`` bit for bit; over two days of a
+    synthetic floor, for a window of one day and of both, and for no far entity at all."""
+    from pipelines.stats.config import StatsParams
+    from pipelines.stats.load import StatsInputs
+    from pipelines.stats.summaries import HOLD_KEYS, far_rows_reader, hold_rows_reader, summarise
+    from pipelines.stats.synthetic import Floor, nights
+
+    first = dt.date(2026, 11, 1)
+    floor = Floor(baccarat_tables=3, baccarat_rounds=120, blackjack_tables=0, players=20, luck_multiple=5, luck_bets=20)
+    w, c, e = nights(floor, first, 2, seed=11)
+    s = summarise(StatsInputs(w, e, c, first, first + dt.timedelta(days=1)), StatsParams())
+    ents = s.hold_entities.select(*HOLD_KEYS).unique(maintain_order=True)
+    by_frame, by_number = hold_rows_reader(s), far_rows_reader(s)
+    for last in (first, first + dt.timedelta(days=1)):
+        for far in (ents.filter(pl.int_range(pl.len()) % 3 == 0), ents.head(0)):
+            far = far.with_row_index("ent").with_columns(pl.col("ent").cast(pl.Int64))
+            frame = by_frame(first, last, far)
+            if frame.height:
+                frame = frame.join(far, on=list(HOLD_KEYS), how="inner", maintain_order="left")
+            old = _money_sums(FarRows.of_frame(frame.select("ent", "a", "c", "x", "p") if frame.height else frame),
+                              far, far.height)
+            new = _money_sums(by_number(first, last, far), far, far.height)
+            assert len(new.ent) == len(old.ent) and (len(new.ent) > 0) == (far.height > 0)
+            for name in ("ent", "a", "c", "x", "p"):
+                assert np.array_equal(getattr(new, name), getattr(old, name)), name

@@ -30,9 +30,9 @@ from pipelines.stats.hold import dealer_error_rates, hold_tests
 from pipelines.stats.load import StatsInputs, gaming_days, open_days
 from pipelines.stats.luck import detect_luck, settled_baccarat
 from pipelines.stats.reuse import Reuse, previous_reuse, stored_basis, window_basis, write_basis
-from pipelines.stats.summaries import HOLD_KEYS, DaySummaries, concat_summaries, empty_summaries, hold_rows_reader
+from pipelines.stats.summaries import DaySummaries, concat_summaries, empty_summaries, far_rows_reader
 from pipelines.stats.summary_store import (
-    CHUNK_ROUNDS, stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
+    CHUNK_ROUNDS, SCRATCH_PARQUET, stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
 )
 from pipelines.stats.tests_frame import fmt_p, tests_frame
 from pipelines.stats.windows import FarRows, HoldRowsReader, WindowMemo, window_tests
@@ -201,12 +201,11 @@ def _summaries_for(con, wanted: list[dt.date], fresh: DaySummaries, params: Stat
         fresh = concat_summaries([fresh, summarise_days(con, missing, params)])
     from_db = stored_summaries(con, sorted(d for d in stored if d in set(wanted)), params.hold_min_wagers, fresh)
     db_rows = stored_hold_rows(con, sorted(from_db.days))
-    memory_rows = hold_rows_reader(fresh)
+    memory_rows = far_rows_reader(fresh)
 
     def rows(first: dt.date, last: dt.date, far: pl.DataFrame) -> FarRows:
         """The far entities' rows of both, numbered by ``far``'s ``ent``."""
-        memory = memory_rows(first, last, far).join(far.select(*HOLD_KEYS, "ent"), on=list(HOLD_KEYS), how="inner")
-        return FarRows.concat([FarRows.of_frame(memory), db_rows(first, last, far)])
+        return FarRows.concat([memory_rows(first, last, far), db_rows(first, last, far)])
 
     return concat_summaries([from_db, fresh]), fresh, rows
 
@@ -336,7 +335,7 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
     for table, parts in frames.items():
         if parts:
             files[table] = folder / f"{table}.parquet"
-            pl.concat(parts, how="diagonal_relaxed").write_parquet(files[table])
+            pl.concat(parts, how="diagonal_relaxed").write_parquet(files[table], **SCRATCH_PARQUET)
     summaries = concat_summaries([o.summaries for o in outcomes if o.summaries is not None][-1:])
     marks = ", ".join("?" for _ in nights) or "NULL"
     kinds = ", ".join(f"'{k}'" for k in STAT_KINDS)
