@@ -387,6 +387,20 @@ def test_bj_4_11_insurance_pays_2_to_1_on_a_dealer_blackjack_and_loses_otherwise
     assert got["I"][:2] == (-50, "BJ-4.14.4") and got["M"][:2] == (100, "BJ-6.2.1")
 
 
+def test_bj_4_11_1_insurance_is_capped_by_the_same_players_main_wager_on_the_seat():
+    """The insured wager is the insuring player's own main wager on the seat (a back bettor's), not the controlling
+    one, in a round whose wagers were placed out of seat order: half of 100 may be insured, not 60 (half of the
+    controlling 1000 would allow it). The near miss is handed to the scalar engine, which names it."""
+    wagers = [Wager("M2", 2, "main", 100, "P2"), Wager("M1", 1, "main", 1000, "P1"), Wager("B1", 1, "main", 100, "P3")]
+    acts = [Action(1, 1, "insurance", None), Action(1, 1, "stand"), Action(2, 1, "stand")]
+    # seat 1 Tc 8h = 18, seat 2 9d 9h = 18, dealer Ac then Kd: a dealer blackjack
+    got, handed, _ = one(RS, "Tc 9d Ac 8h 9h Kd", wagers + [Wager("I", 1, "insurance", 50, "P3")], acts)
+    assert handed.height == 0
+    assert got["I"][:2] == (100, "BJ-5.1")
+    got, handed, arrays = one(RS, "Tc 9d Ac 8h 9h Kd", wagers + [Wager("I", 1, "insurance", 60, "P3")], acts)
+    assert handed.height == 1
+
+
 def test_bj_4_14_3_the_dealer_stands_on_soft_17_unless_the_rule_set_hits_it():
     # seat 1: Tc 8d = 18 stands; dealer Ac then 6h: soft 17
     got, handed, _ = one(RS, "Tc Ac 8d 6h", [Wager("M", 1, "main", 100, "P")], [Action(1, 1, "stand")])

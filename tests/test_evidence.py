@@ -93,6 +93,28 @@ def test_a_blackjack_round_puts_every_card_on_a_hand_with_its_clause(audited_sam
     assert mismatched and all(w["clause"].startswith("BJ-") for w in mismatched)
 
 
+@pytest.mark.parametrize("game, like", [("blackjack", "BJ-%"), ("holdem_bonus", "%HB-%")])
+def test_the_result_by_the_cards_is_data_in_the_json_and_words_on_the_page(audited_sample, tmp_path, game, like):
+    """The dealer's cards are a list in round.json and "7s 9c 4h" on the page; a Hold'em round's seats an object. Both
+    were Python's text of the value ("['7s', '9c', '4h']", "{'2': {'status': 'played', ...}}"): a string no program
+    could read back, and Python shown to the reviewer."""
+    import html
+
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    table, round_no = con.execute(
+        "SELECT table_id, round_no FROM core_rounds WHERE status = 'settled' AND game = ? AND table_id LIKE ? "
+        "ORDER BY table_id, round_no LIMIT 1", [game, like]).fetchall()[0]
+    con.close()
+    _, data, page, _ = _pack(audited_sample, tmp_path, table, round_no)
+    engine = data["outcome"]["engine"]
+    cards = engine["dealer_cards"] if game == "blackjack" else engine["community"]
+    assert isinstance(cards, list) and len(cards) >= 2 and all(isinstance(c, str) and len(c) == 2 for c in cards)
+    if game == "holdem_bonus":
+        assert isinstance(engine["seats"], dict) and all(isinstance(s, dict) and "status" in s for s in engine["seats"].values())
+    shown = html.unescape(re.search(r"result by the cards</th><td[^>]*>(.*?)</td>", page, re.S).group(1))
+    assert " ".join(cards) in shown and "['" not in shown and "{'" not in shown and "True" not in shown and "False" not in shown
+
+
 def test_the_pack_records_the_source_files_hashes_and_the_video_window(audited_sample, tmp_path):
     cams = tmp_path / "cameras.toml"
     cams.write_text('lead_seconds = 10\ntrail_seconds = 5\n[tables]\n"BAC-02" = ["CAM-0201", "CAM-0202"]\n')
@@ -326,3 +348,42 @@ def test_without_out_the_pack_goes_where_the_report_links_to_it(audited_sample, 
     from urllib.parse import unquote
 
     assert (tmp_path / unquote(href)).is_file()
+
+
+def test_a_card_seen_twice_in_a_round_goes_to_the_step_that_deals_it():
+    """TBAC-4.14: a baccarat round As 2s 3s 2h, then 3s to the Player and Tc to the Banker, then a foreign card. The
+    fifth card (3s, like the third) was paired with the tally "Player As 3s: 4 points" (no hand, TBAC-4.12), and the
+    foreign card with no step; each now goes to its own "Card N" step: Player, TBAC-4.14; the foreign card, TBAC-7.7."""
+    from pipelines.evidence.steps import card_rows
+    from rulebook.cards import FOREIGN, parse_card
+
+    steps = [{"what": w, "clause": c} for w, c in (
+        ("Card 1 As to the Player", "TBAC-4.9.1.1"), ("Card 2 2s to the Banker", "TBAC-4.9.1.2"),
+        ("Card 3 3s to the Player", "TBAC-4.9.1.1"), ("Card 4 2h to the Banker", "TBAC-4.9.1.2"),
+        ("Player As 3s: 4 points", "TBAC-4.12"), ("Banker 2s 2h: 4 points", "TBAC-4.12"),
+        ("Player 2 cards 4 points: draws", "TBAC-4.14"), ("Card 5 3s to the Player", "TBAC-4.14"),
+        ("Banker 2 cards 4 points, Player's third card 3: draws", "TBAC-4.15"), ("Card 6 Tc to the Banker", "TBAC-4.15"),
+        ("Card 7 a foreign card: not authorised by the drawing rules; begins the next hand, a Free Hand", "TBAC-7.7"),
+        ("A card foreign to the decks in use: the round is void, every wager is returned", "TBAC-7.1"))]
+    cards = ["As", "2s", "3s", "2h", "3s", "Tc", "Ah5"]
+    events = [{"event": "card", "card": c, "card_code": FOREIGN if c == "Ah5" else parse_card(c), "device_id": "AE-1",
+               "event_seq": i} for i, c in enumerate(cards)]
+    rows = card_rows(events, steps)
+    assert [(r["hand"], r["clause"]) for r in rows] == [
+        ("Player", "TBAC-4.9.1.1"), ("Banker", "TBAC-4.9.1.2"), ("Player", "TBAC-4.9.1.1"), ("Banker", "TBAC-4.9.1.2"),
+        ("Player", "TBAC-4.14"), ("Banker", "TBAC-4.15"), (None, "TBAC-7.7")]
+    assert rows[4]["what"] == "Card 5 3s to the Player" and rows[6]["step"] == 10
+
+
+def test_a_round_only_the_device_dealt_says_its_local_time_is_unknown(audited_sample, tmp_path):
+    """A round the table system never recorded has no UTC offset for its table: the video window's local times said
+    " / " (two empty values); they say why they are missing. The UTC window is still given."""
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    found = con.execute("SELECT table_id, round_no FROM out_findings WHERE kind = 'unmatched_round' AND detail LIKE 'device %' "
+                        "ORDER BY table_id, round_no LIMIT 1").fetchall()
+    con.close()
+    assert found, "the sample night has a round only a device dealt"
+    _, data, page, _ = _pack(audited_sample, tmp_path, *found[0])
+    assert data["video"]["from_utc"] and not data["video"].get("from_local")
+    row = re.search(r"<th>from / to \(table's local time\)</th><td>(.*?)</td>", page, re.S).group(1)
+    assert row == "unknown: no table-system record gives the table's UTC offset"

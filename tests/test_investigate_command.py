@@ -63,6 +63,37 @@ def test_the_planted_counter_bets_with_the_count(audited_sample, tmp_path):
     assert ramp["correlation"] > 0.3 and ramp["ramp"] > 1.5
 
 
+def test_the_mean_bet_per_count_is_money_in_major_units_with_its_currency(audited_sample, tmp_path):
+    """The count table's mean bet is the currency's money (59.09, USD), as every amount of the page: it showed the
+    smallest unit with no currency (5,909 beside bets of 50.00 to 365.00 USD)."""
+    from pipelines.currency import format_amount
+
+    write_investigation(audited_sample / "pitaudit.duckdb", Subject("player", COUNTER), tmp_path)
+    rows = pl.read_parquet(tmp_path / "bet_vs_count.parquet")
+    ramp = bet_ramp(rows)
+    cur = ramp["currency"]
+    assert cur == rows["currency"].mode()[0] and not ramp["other_currencies"]
+    section = (tmp_path / "index.html").read_text(encoding="utf-8").split('id="count"')[1].split("</section>")[0]
+    cells = re.findall(r'<tr><td class="num">(-?\d+)</td><td class="num">([\d,]+)</td><td class="num">([^<]*)</td><td>([^<]*)</td></tr>', section)
+    assert len(cells) == len(ramp["by_count"]) > 3
+    for (tc, wagers, mean_bet, currency), b in zip(cells, ramp["by_count"]):
+        assert (int(tc), currency) == (b["tc"], cur)
+        assert mean_bet == format_amount(int(round(b["mean_bet"])), cur) and "." in mean_bet
+
+
+def test_a_ramp_is_of_one_currency():
+    """A counter's USD bets and a few VND ones: the correlation, the ramp and the mean bets are of the USD wagers (a
+    bet of 1,000,000 VND is not a big bet at a high count); the VND wagers are counted apart."""
+    tc = [-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 0.5]
+    rows = pl.DataFrame({"currency": ["USD"] * 6 + ["VND"] * 2, "true_count": tc,
+                         "amount": [1000, 1000, 1000, 2000, 4000, 6000, 1_000_000, 2_000_000]})
+    usd = bet_ramp(rows.filter(pl.col("currency") == "USD"))
+    ramp = bet_ramp(rows)
+    assert ramp["currency"] == "USD" and ramp["other_currencies"] == {"VND": 2} and ramp["wagers"] == 6
+    assert ramp["correlation"] == pytest.approx(usd["correlation"]) and ramp["ramp"] == pytest.approx(5000 / 1000)
+    assert [b["mean_bet"] for b in ramp["by_count"]] == [1000, 1000, 1000, 2000, 4000, 6000]
+
+
 def test_a_range_with_nothing_in_it_is_one_line(audited_sample, tmp_path):
     result = runner.invoke(app, ["investigate", "--db", str(audited_sample / "pitaudit.duckdb"), "--player", COUNTER,
                                  "--from", "2027-01-01", "--out", str(tmp_path / "inv")])
@@ -225,7 +256,8 @@ def _plotly_built(kind: str, *args):
             go.Scatter(x=x, y=f("cum_recorded"), mode="lines", line={"color": "#b42318"}, name="as recorded (paid)"),
         ])
         return layout(fig, f"Cumulative net to the player(s), {label}", f"net ({label})",
-                      "bets closed (UTC)" if x and not isinstance(x[0], int) else "wager")
+                      "bets closed (UTC)" if x and not isinstance(x[0], int) else "wager").update_layout(
+            legend={"orientation": "h", "y": -0.32, "yanchor": "top"})  # below the time axis's two rows of labels
     if kind == "count":
         rows, ramp = args
         div, label = unit(rows["currency"][0])

@@ -31,6 +31,30 @@ def test_an_investigation_opens_clean_and_draws_its_charts(browser, audited_samp
     visit.screenshot(f"investigation-{kind}")
 
 
+@pytest.mark.parametrize("width", [1400, 1000])
+def test_an_investigations_charts_fit_their_boxes_and_the_page_its_window(browser, audited_sample, tmp_path, width):
+    """Every chart is drawn inside its box and nothing makes the page scroll sideways, on a wide screen and a laptop's.
+    Before: at 1400 px the results chart, drawn while it was the grid's only figure, was 1,230 px wide in a 614 px
+    box (its right half, the band's end and the legend, cut off), and a statistical finding's JSON made the page
+    2,255 px wide; at 1000 px the money tables' headers did (1,284 px)."""
+    from pipelines.investigate import Subject
+    from pipelines.investigation.command import write_investigation
+
+    page = write_investigation(audited_sample / "pitaudit.duckdb", Subject("player", "P-836253"), tmp_path / "inv")
+    visit = browser.open(page, viewport=(width, 1000))
+    visit.assert_clean()
+    assert browser.wait_for_plots(visit.page) >= 2
+    boxes = visit.page.evaluate("""() => [...document.querySelectorAll('.plot')].map(d => [d.dataset.figure,
+        d.getBoundingClientRect().width, d.querySelector('.main-svg').getBoundingClientRect().width])""")
+    assert all(svg <= box for _, box, svg in boxes), boxes
+    assert visit.page.evaluate("() => document.documentElement.scrollWidth") <= width
+    # the results chart's legend below its time axis's title (it sat on "bets closed (UTC)")
+    title_bottom, legend_top = visit.page.evaluate("""() => { const d = document.querySelector('[data-figure^="results-"]');
+        return [d.querySelector('.xtitle').getBoundingClientRect().bottom, d.querySelector('.legend').getBoundingClientRect().top]; }""")
+    assert title_bottom <= legend_top, (title_bottom, legend_top)
+    visit.screenshot(f"investigation-{width}px")
+
+
 def test_an_evidence_pack_opens_clean_and_draws_the_cards(browser, audited_sample, tmp_path):
     from pipelines.evidence.pack import write_pack
 

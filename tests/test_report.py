@@ -306,6 +306,22 @@ def test_statistical_findings_show_their_probabilities_when_present():
     assert "No statistical findings" in section and "<table" not in section
 
 
+def test_a_statistical_findings_row_reads_its_sentence_not_its_json():
+    """A detector's detail is its sentence, q and window, then the test's JSON document: the statistical table shows
+    the words (the JSON is in findings.csv and the subject's page); each row was a screen of JSON."""
+    detail = ('P-9 won 41 of 295 Big Tiger bets, 8.9 expected; p = 3.0e-9; q = 2.0e-7 (1 gaming day to 2026-11-24). '
+              '{"sentence":"P-9 won 41 of 295 Big Tiger bets","test":"luck","wagers":null,"evidence":{"wins":41}}')
+    stat = conform(pl.DataFrame([{"finding_id": "e" * 16, "kind": "player_luck_anomaly", "severity": "medium",
+                                  "gaming_day": DAY, "table_id": "BAC-01", "player_id": "P-9", "currency": "USD",
+                                  "detail": detail}]), FINDINGS_SCHEMA)
+    both = pl.concat([_findings(), stat]).with_columns(
+        pl.when(pl.col("kind") == "player_luck_anomaly").then(3e-9).otherwise(None).alias("p_value"),
+        pl.when(pl.col("kind") == "player_luck_anomaly").then(2e-7).otherwise(None).alias("q_value"))
+    section = _body(render_report(_inputs(findings=both))).split('id="statistical"', 1)[1].split("</section>", 1)[0]
+    assert ">P-9 won 41 of 295 Big Tiger bets, 8.9 expected; p = 3.0e-9; q = 2.0e-7 (1 gaming day to 2026-11-24).<" in section
+    assert "&#34;test&#34;" not in section and '"test"' not in section and "null" not in section
+
+
 def test_the_trend_is_drawn_when_per_night_totals_are_given():
     trend = pl.DataFrame([{"gaming_day": DAY - dt.timedelta(days=i), "currency": "USD", "tonight": i == 0, "rounds": 100,
                            "wagers": 300, "handle": 1_000_000, "recorded_net": -20_000 - i, "expected_net": -20_000,
@@ -539,3 +555,20 @@ def test_an_empty_night_renders_every_section_empty():
         finding_times=pl.DataFrame(schema={"finding_id": pl.String, "hour": pl.Int32, "closed_local": pl.String})))
     assert_offline(html)
     assert "All findings (0)" in html and "No per-night totals" in html
+
+
+def test_the_findings_table_shows_a_statistical_findings_words_and_keeps_its_json_a_click_away(browser, audited_sample):
+    """The sample's statistical findings in the full findings table: the detail cell is the sentence, q and window;
+    the JSON document after them is in the row's facts and found by the search. The cell showed it whole."""
+    visit = browser.open(audited_sample / "out" / "report.html", "report-statistical")
+    page = visit.page
+    page.wait_for_selector("#findings-table[data-ready='1']")
+    page.fill("#f-search", "overpaid_pair")  # a word of the JSON only (the test's name), not of the sentence
+    page.wait_for_function("(() => { const d = [...document.querySelectorAll('#findings-body td.detail')];"
+                           " return d.length >= 1 && d.every(td => td.textContent.includes(' overpaid ')); })()")
+    cells = page.eval_on_selector_all("#findings-body td.detail", "tds => tds.map(td => td.textContent)")
+    assert cells and all(c.endswith(").") and "overpaid" in c and '{"' not in c for c in cells), cells
+    page.click("#findings-body tr[data-i]")
+    facts = page.eval_on_selector("#findings-body tr.facts", "tr => tr.textContent")
+    assert '"test":"overpaid_pair"' in facts
+    visit.assert_clean()

@@ -77,3 +77,17 @@ def test_the_tables_the_detector_judges_carry_its_band_in_the_table(audited_samp
         outside = r["hold"] < r["hold_low_95"] or r["hold"] > r["hold_high_95"]
         assert tds[10] == ("outside the band" if outside else "within")
     assert any(t[-1] == "report" for t in cells.values())  # blackjack and Hold'em tables keep the report's band
+
+
+@pytest.mark.parametrize("width", [1400, 1000])
+def test_the_funnels_legend_is_clear_of_its_axis_title(browser, audited_sample, width):
+    """The funnel's log axis writes two rows of tick labels and its title under them: the legend (at y = -0.15, as
+    the other charts) was drawn over "handle (USD, log scale)" in every funnel of the sample's report."""
+    visit = browser.open(audited_sample / "out" / "report.html", viewport=(width, 1000))
+    visit.assert_clean()
+    browser.wait_for_plots(visit.page)
+    boxes = visit.page.evaluate("""() => [...document.querySelectorAll('[id^="fig-hold-"]')].map(d => {
+        const t = d.querySelector('.xtitle').getBoundingClientRect(), l = d.querySelector('.legend').getBoundingClientRect();
+        return [d.id, t.bottom, l.top]; })""")
+    assert boxes and all(title_bottom <= legend_top for _, title_bottom, legend_top in boxes), boxes
+    visit.screenshot(f"funnel-{width}px")

@@ -37,6 +37,14 @@ def test_binomial_tail_against_a_hand_calculation():
     assert binom_sf(0, 10, 0.1) == 1.0 and binom_sf(11, 10, 0.1) == 0.0
 
 
+def test_a_binomial_tail_beyond_a_floats_range_is_never_zero():
+    """200 or 300 errors in 300 rounds against 5 per 1,000: P = 1e-440 and less, below what a float holds. It summed to
+    p = 0.0 (a finding and the report said "p 0", as if the count were impossible); it is the smallest normal float."""
+    assert binom_sf(300, 300, 0.005) == binom_sf(200, 300, 0.005) == np.finfo(float).tiny
+    assert binom_sf(120, 300, 0.005) == pytest.approx(7.0025e-191, rel=1e-4)  # within range: as before
+    assert binom_sf(301, 300, 0.005) == 0.0  # more errors than rounds: impossible
+
+
 def test_exact_convolution_of_a_two_line_pay_table_against_enumeration():
     """A Tiger-like bet: loses 1, pays 12 or 20. Two wagers by hand, three by enumerating every outcome."""
     tiger = Payout("tiger", 1, (-1, 12, 20), (0.9, 0.07, 0.03))
@@ -96,6 +104,64 @@ def test_saddle_point_tail_against_the_exact_convolution_with_two_stakes():
     exact = pmf[: s - offset + 1].sum()
     saddle = batch_two_sided(ms, np.array([s + 0.5]))[0] / 2
     assert saddle == pytest.approx(exact, rel=0.10)
+
+
+def _equal_stakes(bet: str, n: int, amount: float = 100.0) -> tuple[MoneySums, Payout]:
+    pay = baccarat_payouts(COMMISSION, "01/01.10.2024", 8)[bet]
+    return MoneySums(np.zeros(1, dtype=np.int64), np.array([pay.units]), np.array([pay.probs]), np.array([amount]),
+                     np.array([float(n)]), 1), pay
+
+
+@pytest.mark.parametrize("n, wins", [(60, 15), (60, 20), (200, 30), (200, 40), (300, 50), (1000, 130)])
+def test_hold_tail_of_equal_stakes_is_the_binomial_tail(n, wins):
+    """n Tie bets of 100 (a table's Tie bets at one stake): the money sum is 900 x wins - 100 n, on a lattice of
+    span 900, and its exact two-sided tail is the binomial's. The saddle point without the lattice correction
+    gave about half the exact p-value at (60, 15) and (200, 40): a flag the cards do not support."""
+    ms, tie = _equal_stakes("tie", n)
+    p_win = tie.probs[tie.values.index(8)]
+    exact = min(1.0, 2 * min(binom_sf(wins, n, p_win), 1 - binom_sf(wins + 1, n, p_win)))
+    assert batch_two_sided(ms, np.array([100.0 * (9 * wins - n)]))[0] == pytest.approx(exact, rel=0.01)
+
+
+def test_hold_tail_of_two_stakes_against_the_exact_convolution_at_the_observed_sum():
+    """110 Tie bets of 1 and 90 of 2, the observed sum passed as it is (no hand correction, as the detector passes
+    it): both tails within 3 % of the convolution's. Before, 16-33 % too small."""
+    tie = baccarat_payouts(COMMISSION, "01/01.10.2024", 8)["tie"]
+    two = Payout("tie2", 1, tuple(2 * v for v in tie.values), tie.probs)
+    offset, pmf = sum_distribution([(tie, 110), (two, 90)])
+    ms = MoneySums(np.array([0, 0]), np.array([tie.units] * 2), np.array([tie.probs] * 2), np.array([1.0, 2.0]),
+                   np.array([110.0, 90.0]), 1)
+    mean, sd = 290 * tie.mean, math.sqrt((110 + 4 * 90) * tie.variance)
+    for z in (2.5, 3.5, 4.5, -2.5, -3.0):
+        j = int(round(mean + z * sd)) - offset
+        support = np.flatnonzero(pmf > 1e-300)
+        j = support[support >= j][0] if z > 0 else support[support <= j][-1]
+        exact = 2 * (pmf[j:].sum() if z > 0 else pmf[:j + 1].sum())
+        assert batch_two_sided(ms, np.array([float(j + offset)]))[0] == pytest.approx(exact, rel=0.03), z
+
+
+@pytest.mark.parametrize("bet, n, extreme", [("tie", 3, "won"), ("big_tiger", 3, "won"), ("big_tiger", 10, "won"),
+                                             ("tie", 60, "lost"), ("tie", 200, "lost"), ("big_tiger", 300, "lost")])
+def test_hold_tail_of_every_wager_won_or_every_wager_lost_is_exact(bet, n, extreme):
+    """At the edge of the support (every wager of the entity won, or every one lost) the tail is the product of the
+    wagers' chances of that extreme: 3 Tie bets all won 2 x 0.095^3 = 0.0017, 60 all lost 2 x 0.905^60 = 0.005.
+    The saddle point's formula breaks down there: it gave p = 1 to 3 Tie bets all won, 10 Big Tigers all won and
+    60 Tie bets all lost, and 400 times the exact figure to 200 Tie bets all lost."""
+    ms, pay = _equal_stakes(bet, n)
+    won = extreme == "won"
+    s = 100.0 * n * (max(pay.values) if won else min(pay.values)) / pay.grid
+    q = pay.probs[-1] if won else pay.probs[0]
+    assert batch_two_sided(ms, np.array([s]))[0] == pytest.approx(max(1e-12, min(1.0, 2 * q ** n)), rel=1e-6)
+
+
+def test_hold_tail_at_the_edge_with_unequal_stakes():
+    """Tie bets of 100, 100 and 1, all won: 1,608, the most the three can net (no common stake: not on the lattice of
+    one stake's steps). Before, p = 0.19 (the formula at the edge) against 2 x 0.095^3 = 0.0017."""
+    tie = baccarat_payouts(COMMISSION, "01/01.10.2024", 8)["tie"]
+    p_win = tie.probs[tie.values.index(8)]
+    ms = MoneySums(np.zeros(3, dtype=np.int64), np.array([tie.units] * 3), np.array([tie.probs] * 3),
+                   np.array([100.0, 100.0, 1.0]), np.ones(3), 1)
+    assert batch_two_sided(ms, np.array([1608.0]))[0] == pytest.approx(2 * p_win ** 3, rel=1e-6)
 
 
 def test_benjamini_hochberg_on_the_papers_example():
@@ -322,3 +388,44 @@ def test_a_windows_findings_belong_to_the_night_it_ends_with_not_to_its_entitys_
     assert set(today["finding_id"]).isdisjoint(later["finding_id"])
     assert all(f"(7 gaming days to {tomorrow})" in d for d in later["detail"])
     assert of(DAY).equals(today)  # the same data, the same rows
+
+
+def test_a_p_value_at_the_floor_reads_p_below_it_in_the_sentence_and_the_finding():
+    """A dealer with 47 errors in 96 rounds against a floor of 5.7 per 1,000: p and q are far below 1e-12. The
+    sentence and the finding said "p = < 1e-12; q = < 1e-12"; they say "p < 1e-12" and "q < 1e-12", and a p-value
+    above the floor keeps its "p = ..."."""
+    from pipelines.stats.hold import dealer_error_rows
+
+    d = pl.DataFrame({"dealer_id": ["D1", "D2", "D3"], "rounds": [96, 8000, 9000], "errors": [47, 50, 45],
+                      "first_day": [DAY] * 3, "last_day": [DAY] * 3})
+    t = with_fdr(dealer_error_rows(d, StatsParams()), StatsParams())
+    by = dict(zip(t["dealer_id"], t["sentence"]))
+    assert by["D1"].endswith("; p < 1e-12") and "= <" not in by["D1"]
+    assert "; p = " in by["D2"] and "; p = " in by["D3"]
+    finding = findings_of(t, StatsParams()).filter(pl.col("dealer_id") == "D1")["detail"].item()
+    assert "p < 1e-12; q < 1e-12 (1 gaming day" in finding and "= <" not in finding
+
+
+def test_a_luck_findings_bets_add_up_to_its_sentence_when_the_player_plays_two_rule_sets():
+    """P-1 bets the Tie 25 times at a commission table and 25 times at a no-commission one (two parts of one bet):
+    the evidence's ``by_bet`` says 50 Tie wagers and the net of all 50, as the sentence does. It kept the last part
+    only (25), so a side-bet finding's bets summed to fewer wagers than its sentence counted (67 of 106)."""
+    import json
+
+    from pipelines.stats.luck import baccarat_luck
+
+    rows = []
+    for t, (table, ruleset) in enumerate((("BAC-01", COMMISSION), ("NCB-01", "hoiana-tiger-baccarat/no-commission"))):
+        for i in range(25):
+            won = i % 3 == 0  # 9 of 25 won at each table
+            rows.append({"gaming_day": DAY, "table_id": table, "round_no": i, "wager_id": f"W-{t}-{i}", "player_id": "P-1",
+                         "game": "baccarat", "ruleset": ruleset, "ruleset_version": "01/01.10.2024", "currency": "USD",
+                         "status": "settled", "bet": "tie", "amount": 1000, "cards_net": 8000 if won else -1000,
+                         "recorded_net": 8000 if won else -1000, "adjustment": None, "decks": 8})
+    w = pl.DataFrame(rows, schema_overrides={"adjustment": pl.String})
+    t = baccarat_luck(w, StatsParams())
+    tie = t.filter(pl.col("bet") == "tie").row(0, named=True)
+    assert tie["wagers"] == 50 and "won 18 of 50 Tie bets" in tie["sentence"]
+    assert json.loads(tie["evidence"])["by_bet"] == {"tie": {"wagers": 50, "net_units": 18 * 8 - 32}}
+    side = json.loads(t.filter(pl.col("bet") == "side_bets").row(0, named=True)["evidence"])["by_bet"]
+    assert sum(b["wagers"] for b in side.values()) == 50

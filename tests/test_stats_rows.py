@@ -47,6 +47,11 @@ def test_p_values_in_sentences_are_fmt_p_of_each():
     assert fmt_ps(ps) == [fmt_p(p) for p in ps] and fmt_ps(ps)[3] == "< 1e-12"
 
 
+def _p_is(p: float) -> str:
+    """How a sentence states a p-value: "p = 3.2e-9", and "p < 1e-12" at the floor."""
+    return f"p {fmt_p(p)}" if fmt_p(p).startswith("<") else f"p = {fmt_p(p)}"
+
+
 def _hold_rows_one_by_one(summary, s, mean, sd, g, p, handle, band_low, band_high, window_days):
     """The row-by-row hold rows the column-wise builder replaced (kept here as the reference it must equal)."""
     rows = []
@@ -56,7 +61,7 @@ def _hold_rows_one_by_one(summary, s, mean, sd, g, p, handle, band_low, band_hig
         hold, theo_hold = -s[i] / handle[i], -mean[i] / handle[i]
         sentence = (f"{kind_label} {r['key']} held {hold:+.1%} of {format_money(r['handle'], r['currency'])} wagered on {bet} "
                     f"({r['wagers']:,} wagers, {r['rounds']:,} rounds), theory {theo_hold:+.1%}; 95 % band "
-                    f"{-band_low[i] / handle[i]:+.1%} to {-band_high[i] / handle[i]:+.1%}; p = {fmt_p(float(p[i]))}")
+                    f"{-band_low[i] / handle[i]:+.1%} to {-band_high[i] / handle[i]:+.1%}; {_p_is(float(p[i]))}")
         evidence = {"handle": r["handle"], "hold": round(hold, 5), "theoretical_hold": round(theo_hold, 5),
                     "sd": round(float(sd[i]), 1), "skew": round(float(g[i]), 3), "tables": r["tables"],
                     "rounds_range": [r["first_round"], r["last_round"]], "tail": "Lugannani-Rice saddle point"}
@@ -109,7 +114,7 @@ def test_dealer_error_rows_column_by_column_equal_the_row_by_row_text():
         assert r["p_value"] == p
         assert r["sentence"] == (f"dealer {mine['dealer_id']} made {mine['errors']} errors in {mine['rounds']:,} rounds "
                                  f"({1000 * mine['errors'] / mine['rounds']:.1f} per 1,000), the floor "
-                                 f"{1000 * floor:.1f} per 1,000; p = {fmt_p(p)}")
+                                 f"{1000 * floor:.1f} per 1,000; {_p_is(p)}")
         assert r["evidence"] == json.dumps({"errors": mine["errors"], "rounds": mine["rounds"],
                                             "per_1000": round(1000 * mine["errors"] / mine["rounds"], 2),
                                             "floor_per_1000": round(1000 * floor, 2)})

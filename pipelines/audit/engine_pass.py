@@ -64,7 +64,10 @@ def engine_pass(
     ):
         holdem, ctx = [ctx], ctx.clear()  # a Hold'em group: no split by version and concatenation of its wide context
     if ctx.height:
-        for (key,), group in ctx.group_by(["ruleset_version"], maintain_order=True):
+        # one version (most groups): the context whole, not split by a group_by that copies every column
+        versions = ctx["ruleset_version"].unique(maintain_order=True)
+        groups = [((versions[0],), ctx)] if len(versions) == 1 else ctx.group_by(["ruleset_version"], maintain_order=True)
+        for (key,), group in groups:
             rs = rulesets[key]
             if rs.game == "holdem_bonus" and holdem_columns:
                 holdem.append(group)  # all Hold'em versions in one pass, after this loop

@@ -77,6 +77,20 @@ def _plain(row: dict) -> dict:
     return out
 
 
+def json_ready(v):
+    """An engine outcome's value as JSON data: a list of cards stays a list, a Hold'em outcome's seats an object
+    (keys as text), and anything else not JSON text (a card code object) its text. It was the Python text of the
+    value ("['7s', '9c', '4h']", "{'2': {'status': 'played', ...}}"): round.json held a string a program could not
+    read, and the page showed the reviewer Python."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, dict):
+        return {str(k): json_ready(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [json_ready(x) for x in v]
+    return str(v)
+
+
 def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [name]).fetchall()[0][0])
 
@@ -272,7 +286,7 @@ def assemble_round(frames: Frames, recorded: "Recorded", table_id: str, round_no
 
     engine_outcome = dict(result.outcome) if result and result.outcome else {}
     outcome = {
-        "engine": {k: (v if isinstance(v, (int, str, bool, float)) or v is None else str(v)) for k, v in engine_outcome.items()},
+        "engine": {k: json_ready(v) for k, v in engine_outcome.items()},
         "engine_void": bool(result.void) if result else None,
         "recorded_result": table_row.get("recorded_result"),
         "status": table_row.get("status"),

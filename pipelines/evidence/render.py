@@ -62,6 +62,22 @@ class _PageEnvironment(Environment):
         return super().getattr(obj, attribute)
 
 
+def plain_value(v) -> str:
+    """An engine outcome's value as a reviewer reads it: cards "7s 9c 4h", yes/no, a Hold'em seat "seat 2: played,
+    Straight flush, ten high, win" (escaped by the template like any text)."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if v is None:
+        return ""
+    if isinstance(v, list):
+        return " ".join(plain_value(x) for x in v)
+    if isinstance(v, dict):
+        return "; ".join(f"{'seat ' + k if k.isdigit() else k}: {plain_value(x)}" if not isinstance(x, dict) else
+                         f"{'seat ' + k if k.isdigit() else k}: " + ", ".join(plain_value(y) for y in x.values())
+                         for k, x in v.items())
+    return str(v)
+
+
 @lru_cache(maxsize=65536)
 def _step_in_major_units(text: str | None, currency: str | None) -> str:
     """:func:`pipelines.step_money.step_in_major_units`, remembered: the same step texts recur from pack to pack
@@ -87,6 +103,7 @@ def environment(clause_text: ClauseText = no_text) -> Environment:
 
     env.filters["clause"] = clause
     env.filters["money"] = lambda amount, currency, signed=False: format_money(amount, currency, signed)
+    env.filters["plain"] = plain_value
     # the engine's step texts with their amounts in major units (round.json keeps the engine's integers)
     env.filters["step_money"] = _step_in_major_units
     return env

@@ -70,10 +70,12 @@ def card_rows(events: list[dict], steps: list[dict]) -> list[dict]:
     used: set[int] = set()
     cursor = 0
     rows = []
+    dealt = 0  # cards (not burns) so far: the engine's "Card 5 ..." counts them
     for n, e in enumerate(ev for ev in events if ev.get("event") in ("card", "burn")):
         code = e.get("card_code")
         raw = e.get("card")
         is_burn = e["event"] == "burn"
+        dealt += not is_burn
         pats = [_token(x) for x in _names(code, raw)]
 
         def fits(i: int) -> bool:
@@ -82,9 +84,22 @@ def card_rows(events: list[dict], steps: list[dict]) -> list[dict]:
                 return bool(re.match(r"(?i)burn\b", what.strip()))
             return not re.match(r"(?i)burn\b", what.strip()) and any(p.search(what) for p in pats)
 
-        found = next((i for i in range(cursor, len(steps)) if i not in used and fits(i)), None)
-        if found is None:
-            found = next((i for i in range(0, cursor) if i not in used and fits(i)), None)
+        def numbered(i: int) -> bool:  # the step that deals this card by its number ("Card 7 a foreign card: ...")
+            return not is_burn and steps[i]["what"].startswith(f"Card {dealt} ")
+
+        def deals(i: int) -> bool:  # a step that names the card and a hand, not a tally that names it again
+            return fits(i) and hand_of(steps[i]["what"]) is not None
+
+        # a card seen twice in a round (3s as the third and the fifth card) was paired with the step that tallies
+        # the first ("Player As 3s: 4 points"): the deal's own step comes first, then any step dealing it, then any
+        # step naming it
+        found = None
+        for test in (numbered, deals, fits):
+            found = next((i for i in range(cursor, len(steps)) if i not in used and test(i)), None)
+            if found is None:
+                found = next((i for i in range(0, cursor) if i not in used and test(i)), None)
+            if found is not None:
+                break
         if found is not None:
             used.add(found)
             cursor = found + 1

@@ -81,9 +81,19 @@ def bet_vs_count(wagers: pl.DataFrame, counts: pl.DataFrame, bets: tuple[str, ..
 
 def bet_ramp(rows: pl.DataFrame) -> dict:
     """How bet size follows the count: Pearson correlation of amount with the true count, the mean bet per
-    true-count bucket (floored, -3 to +5), and the ramp (mean bet at +2 or more over the mean bet at 0 or less)."""
+    true-count bucket (floored, -3 to +5), and the ramp (mean bet at +2 or more over the mean bet at 0 or less).
+
+    Of one currency's wagers (``currency``; bets in two currencies are not one scale): the subject's only one, else the
+    one with the most wagers, the others' counts in ``other_currencies`` (their rows stay in ``bet_vs_count``)."""
+    currency, others = None, {}
+    if rows.height and "currency" in rows.columns:
+        per = rows.group_by("currency").len().sort(["len", "currency"], descending=[True, False], nulls_last=True)
+        currency = per["currency"][0]
+        others = dict(zip(per["currency"][1:].to_list(), per["len"][1:].to_list()))
+        rows = rows.filter(pl.col("currency") == currency) if currency is not None else rows.filter(pl.col("currency").is_null())
     if rows.height < 2:
-        return {"wagers": rows.height, "correlation": None, "ramp": None, "by_count": []}
+        return {"wagers": rows.height, "correlation": None, "ramp": None, "by_count": [], "currency": currency,
+                "other_currencies": others}
     r = rows.select(pl.corr("amount", "true_count")).item()
     bucket = rows.with_columns(pl.col("true_count").floor().clip(-3, 5).cast(pl.Int64).alias("tc"))
     by = bucket.group_by("tc").agg(pl.len().alias("wagers"), pl.col("amount").mean().alias("mean_bet")).sort("tc")
@@ -94,4 +104,6 @@ def bet_ramp(rows: pl.DataFrame) -> dict:
         "correlation": None if r is None or (isinstance(r, float) and math.isnan(r)) else float(r),
         "ramp": float(high / low) if high is not None and low else None,
         "by_count": by.to_dicts(),
+        "currency": currency,
+        "other_currencies": others,
     }

@@ -153,7 +153,8 @@ def write_pages(frames: dict, subject: q.Subject, out: Path, source: str, plotly
                 f"above and below theory, so no peak or dip is lost. Every wager's point is in "
                 f"{' and '.join(f for f in (f'results_over_time.{x}' for x in ('parquet', 'csv')) if f in files)}.")
     if ramp["wagers"]:
-        markers = F.count_sample(frames["bet_vs_count"], max_points) if max_points is not None else frames["bet_vs_count"]
+        of_currency = frames["bet_vs_count"].filter(pl.col("currency") == ramp["currency"]) if ramp["currency"] else frames["bet_vs_count"]
+        markers = F.count_sample(of_currency, max_points) if max_points is not None else of_currency
         figs["bet-vs-count"] = F.fragment(F.count_spec(markers, ramp, None), "fig-count")
         drawn = markers.height
         if drawn < ramp["wagers"]:

@@ -105,7 +105,11 @@ def results_spec(curve: pl.DataFrame, currency: str, max_points: int | None = MA
          "type": "scatter"},
     ]
     xlabel = "bets closed (UTC)" if x and not isinstance(x[0], int) else "wager"
-    return {"data": data, "layout": _layout_spec(f"Cumulative net to the player(s), {label}", f"net ({label})", xlabel)}
+    layout = _layout_spec(f"Cumulative net to the player(s), {label}", f"net ({label})", xlabel)
+    # a time axis writes two rows of labels (Nov 8 / 2026) and its title under them, where the common legend (y = -0.2)
+    # sat on the title: the legend goes below it
+    layout["legend"] = {"orientation": "h", "y": -0.32, "yanchor": "top"}
+    return {"data": data, "layout": layout}
 
 
 def count_sample(rows: pl.DataFrame, bound: int = MAX_POINTS) -> pl.DataFrame:
@@ -134,7 +138,9 @@ def count_sample(rows: pl.DataFrame, bound: int = MAX_POINTS) -> pl.DataFrame:
 def count_spec(rows: pl.DataFrame, ramp: dict, max_points: int | None = MAX_POINTS) -> dict:
     """Bet size against the true count before the round, with the mean bet per count (of every wager); the markers at
     most about ``max_points`` wagers (:func:`count_sample`; None: every wager)."""
-    currency = rows["currency"][0] if rows.height else None
+    currency = ramp.get("currency", rows["currency"][0] if rows.height else None)
+    if rows.height and currency is not None:
+        rows = rows.filter(pl.col("currency") == currency)  # one scale: the ramp's currency (``analysis.bet_ramp``)
     div, label = unit(currency)
     if max_points is not None:
         rows = count_sample(rows, max_points)

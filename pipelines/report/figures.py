@@ -52,6 +52,13 @@ def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
     return fig
 
 
+def legend_below_log_axis(fig: go.Figure) -> go.Figure:
+    """A funnel's legend clear of its x axis: a log axis writes two rows of tick labels (2 3 4 ... and 100k) and its
+    title under them, where the common legend (``y = -0.15``) sat on the title."""
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.32})
+    return fig
+
+
 def _empty(fig: go.Figure, text: str) -> None:
     fig.add_annotation(text=text, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
 
@@ -165,8 +172,8 @@ def hold_funnel(hold: pl.DataFrame, currency: str) -> go.Figure:
         fig.update_yaxes(title_text="hold minus theory (points)")
     else:
         _empty(fig, "no handle with a theoretical figure")
-    return _layout(fig, f"Hold minus theory per table, {label(currency)} (red x: outside its own 95 % band)",
-                   height=420)
+    return legend_below_log_axis(_layout(fig, f"Hold minus theory per table, {label(currency)} (red x: outside its own 95 % band)",
+                                         height=420))
 
 
 def trend(trend_frame: pl.DataFrame, currency: str) -> go.Figure:

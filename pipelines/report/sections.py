@@ -144,6 +144,16 @@ def pairs_table(findings: pl.DataFrame, top: int = 50) -> Table:
                  note=f"{over.height:,} overpaid wagers with both a dealer and a player; the {top} pairs with the most.")
 
 
+def readable(detail: str | None) -> str | None:
+    """A statistical finding's detail as a person reads it: its sentence, q and window, without the JSON document
+    that follows them (the test, the evidence, the parameters: in findings.csv and the subject's page). The table
+    showed the JSON too, each row a screen of it."""
+    if detail is None:
+        return None
+    said, sep, _ = detail.partition('. {"')
+    return said + "." if sep else detail
+
+
 def statistical(findings: pl.DataFrame, top: int = 200, investigations: dict[str, str] | None = None) -> Table | None:
     """The statistical findings with their probabilities (and the link to each subject's investigation, when the
     audit wrote them); None when no detector has written any."""
@@ -160,7 +170,7 @@ def statistical(findings: pl.DataFrame, top: int = 200, investigations: dict[str
     for r in stat.iter_rows(named=True):
         p, q = r.get("p_value"), r.get("q_value")
         row = [text(r["kind"]), text(r["table_id"]), text(r["dealer_id"]), text(r["player_id"]),
-               num(p, "" if p is None else f"{p:.2g}"), num(q, "" if q is None else f"{q:.2g}"), text(r["detail"])]
+               num(p, "" if p is None else f"{p:.2g}"), num(q, "" if q is None else f"{q:.2g}"), text(readable(r["detail"]))]
         if investigations is not None:
             href = investigations.get(r["finding_id"])
             row.append(Cell("investigation" if href else "", False, "", href))

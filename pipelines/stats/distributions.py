@@ -265,6 +265,16 @@ class MoneySums:
         xs_hi = np.where(self.p > 0, self.x, -np.inf).max(axis=1)
         return self._sum(self.c * self.a * xs_lo), self._sum(self.c * self.a * xs_hi)
 
+    def edge_tails(self, up: np.ndarray) -> np.ndarray:
+        """P(S = its largest value) where ``up`` (every draw at its largest value), else P(S = its smallest): the
+        exact tail of a sum at the edge of its support, the product of each draw's chance of its extreme value."""
+        up_row = up[self.ent]
+        ext = np.where(self.p > 0, np.where(up_row[:, None], self.x, -self.x), -np.inf)
+        at = ext >= ext.max(axis=1, keepdims=True) - 1e-12 * np.maximum(np.abs(ext).max(axis=1, keepdims=True), 1.0)
+        with np.errstate(divide="ignore"):
+            log_p = np.log(np.where(at, self.p, 0.0).sum(axis=1))
+        return np.exp(self._sum(self.c * log_p))
+
     def subset(self, keep: np.ndarray) -> "MoneySums":
         """Only the entities in boolean ``keep`` (renumbered in order). The rows are not copied when every one is kept
         (a window reads the rows of the kept entities only: a 30-day window's are hundreds of MB)."""
@@ -293,6 +303,47 @@ def _norm_sf_v(z: np.ndarray) -> np.ndarray:
     return np.array([0.5 * erfc(v / sqrt(2.0)) for v in np.ravel(z)]).reshape(np.shape(z))
 
 
+#: the denominators a draw's net per unit may have (19/20 a commission Banker, 1/2 a no-commission Banker on 6)
+LATTICE_GRIDS = (1, 2, 4, 5, 8, 10, 20, 40, 100, 200, 1000)
+
+
+def lattice_spans(ms: MoneySums) -> np.ndarray:
+    """Per entity the span ``d`` of the lattice its sum lives on (S is its smallest value plus a multiple of ``d``),
+    0 where there is none to speak of (a draw's values not all multiples of ``1/G`` of money for a ``G`` of
+    ``LATTICE_GRIDS``: the games' correlated seats).
+
+    Each draw's values less its smallest are taken in the entity's own scale (the power of ten of its smallest step,
+    so stakes of 10^15 units find the lattice they have at 10^3); times ``G`` they are integers, and their greatest
+    common divisor over the entity's draws, divided by ``G`` and put back in scale, is the span (equal stakes of 100
+    on a Tie: 900; a Banker bet of 100 beside them: 5)."""
+    out = np.zeros(ms.n)
+    if ms.n == 0 or len(ms.ent) == 0:
+        return out
+    live = ms.p > 0
+    v = np.where(live, ms.a[:, None] * ms.x, np.inf)
+    diff = np.where(live, v - v.min(axis=1, keepdims=True), 0.0)
+    smallest = np.full(ms.n, np.inf)
+    np.minimum.at(smallest, ms.ent, np.where(diff > 0, diff, np.inf).min(axis=1))
+    scale = np.where(np.isfinite(smallest) & (smallest > 0), 10.0 ** np.floor(np.log10(np.where(smallest > 0, smallest, 1.0))), 1.0)
+    diff = diff / scale[ms.ent][:, None]
+    grid = np.zeros(len(ms.ent), dtype=np.int64)
+    for g in LATTICE_GRIDS:
+        scaled = diff * g
+        fits = np.all((np.abs(scaled - np.round(scaled)) <= 1e-6) & (scaled < 2.0 ** 52), axis=1)
+        grid = np.where((grid == 0) & fits, g, grid)
+    ent_grid = np.ones(ms.n, dtype=np.int64)
+    np.lcm.at(ent_grid, ms.ent, np.maximum(grid, 1))
+    bad = np.zeros(ms.n, dtype=bool)
+    bad[ms.ent[grid == 0]] = True
+    ints = np.round(diff * ent_grid[ms.ent][:, None])
+    ok = np.all(ints < 2.0 ** 62, axis=1)
+    bad[ms.ent[~ok]] = True
+    row_gcd = np.gcd.reduce(np.where(ok[:, None], ints, 0).astype(np.int64), axis=1)
+    span = np.zeros(ms.n, dtype=np.int64)
+    np.gcd.at(span, ms.ent, row_gcd)
+    return np.where(bad | (span == 0), 0.0, span / ent_grid * scale)
+
+
 def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = SADDLE_BEYOND, iterations: int = 60,
                     moments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Two-sided tail probability of each entity's observed sum ``s``.
@@ -302,6 +353,13 @@ def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = SADDLE_
     iteration vectorised over the entities. An entity leaves the iteration once its saddle point is found
     (``K'(t)`` within 1e-9 standard deviations of ``s``), and one whose ``s`` lies beyond the support never
     enters it (its tail is 0), so the rows of the sums are visited only for the entities still moving.
+
+    A sum that lives on a lattice (``lattice_spans``: equal stakes on a Tie, a Big Tiger) gets the lattice form of
+    the formula (Daniels 1987, the second continuity correction: the saddle point at half a step inside the observed
+    value, ``u = 2 sinh(t d / 2) sqrt(K'') / d``); the continuous form is off by a factor of 2-3 there, too small a
+    p-value. A sum at the edge of its support (every wager won, or every wager lost) has its exact tail, the product
+    of each draw's chance of its extreme value: the formula breaks down there (it gave p = 1 to 30 Big Tiger bets
+    all won).
     """
     mean, var, _ = moments if moments is not None else ms.moments()
     sd = np.sqrt(np.maximum(var, 1e-300))
@@ -314,11 +372,22 @@ def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = SADDLE_
     lo, hi = sub.bounds()
     sf, sd_f, mean_f, z_f = s[far], sd[far], mean[far], z[far]
     up = sf > mean_f
-    beyond = np.where(up, sf > hi, sf < lo)
-    t = z_f / sd_f
-    a = np.where(up, 0.0, -np.inf)
-    b = np.where(up, np.inf, 0.0)
-    moving = ~beyond
+    # on a lattice of span d the tail P(S >= s) is P(S >= the first lattice point at or above s): the saddle point is
+    # taken half a step below it (above it for the lower tail); off a lattice (d = 0) at s itself
+    d = lattice_spans(sub)
+    on = d > 0
+    dd = np.where(on, d, 1.0)
+    steps = (sf - lo) / dd
+    s_lat = np.where(on, lo + np.where(up, np.ceil(steps - 1e-9), np.floor(steps + 1e-9)) * dd, sf)
+    target = np.where(on, s_lat - np.where(up, 0.5, -0.5) * d, sf)
+    tol = np.where(on, 0.25 * dd, 1e-9 * sd_f)
+    edge = np.where(up, np.abs(s_lat - hi) <= tol, np.abs(s_lat - lo) <= tol)
+    beyond = ~edge & np.where(up, s_lat > hi, s_lat < lo)
+    t = (target - mean_f) / sd_f ** 2
+    rising = target > mean_f  # the saddle point's side of 0 (the lattice step can move a small sum across its mean)
+    a = np.where(rising, 0.0, -np.inf)
+    b = np.where(rising, np.inf, 0.0)
+    moving = ~beyond & ~edge
     rows = _TiltRows(sub)
     for _ in range(iterations):
         idx = np.flatnonzero(moving)
@@ -326,31 +395,32 @@ def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = SADDLE_
             break
         k, k1, k2 = rows.cgf(t, moving)
         k1, k2 = k1[idx], k2[idx]
-        found = np.abs(k1 - sf[idx]) <= 1e-9 * sd_f[idx]
-        below = k1 < sf[idx]
+        found = np.abs(k1 - target[idx]) <= 1e-9 * sd_f[idx]
+        below = k1 < target[idx]
         ai, bi, ti = a[idx], b[idx], t[idx]
         ai = np.where(below, np.maximum(ai, ti), ai)
         bi = np.where(below, bi, np.minimum(bi, ti))
         # where the tilted variance is too small for a finite Newton step (t far out, the tilted law on one atom),
         # no step: the bisection fallback below moves t (dividing by a floor of 1e-300 overflowed to inf)
-        finite = np.abs(k1 - sf[idx]) * 1e-300 < k2
-        newton = ti - np.divide(k1 - sf[idx], k2, out=np.full_like(ti, np.nan), where=finite)
+        finite = np.abs(k1 - target[idx]) * 1e-300 < k2
+        newton = ti - np.divide(k1 - target[idx], k2, out=np.full_like(ti, np.nan), where=finite)
         inside = (newton > ai) & (newton < bi)
         fallback = np.where(np.isfinite(ai) & np.isfinite(bi), 0.5 * (ai + bi),
                             np.where(np.isfinite(ai), np.abs(ai) * 2 + 1 / sd_f[idx], -np.abs(bi) * 2 - 1 / sd_f[idx]))
         a[idx], b[idx] = ai, bi
         t[idx] = np.where(found, ti, np.where(inside, newton, fallback))  # a found saddle point stays where it is
         moving[idx[found]] = False
-    k, k1, k2 = rows.cgf(t, ~beyond)
-    w2 = np.maximum(2.0 * (t * sf - k), 0.0)
+    k, k1, k2 = rows.cgf(t, ~beyond & ~edge)
+    w2 = np.maximum(2.0 * (t * target - k), 0.0)
     w = np.copysign(np.sqrt(w2), t)
-    u = t * np.sqrt(np.maximum(k2, 1e-300))
+    with np.errstate(over="ignore", invalid="ignore"):
+        u = np.where(on, 2.0 * np.sinh(0.5 * t * dd) / dd, t) * np.sqrt(np.maximum(k2, 1e-300))
     phi = np.exp(-0.5 * w2) / math.sqrt(2 * math.pi)
     with np.errstate(divide="ignore", invalid="ignore"):
         corr = phi * (1.0 / u - 1.0 / w)
         tail = np.where(up, _norm_sf_v(w) + corr, _norm_sf_v(-w) - corr)
     tail = np.where(np.isfinite(tail), tail, _norm_sf_v(np.abs(z_f)))
-    tail = np.where(beyond, 0.0, np.clip(tail, 0.0, 1.0))
+    tail = np.where(edge, sub.edge_tails(up), np.where(beyond, 0.0, np.clip(tail, 0.0, 1.0)))
     p[far] = np.minimum(1.0, 2.0 * tail)
     return np.maximum(p, P_FLOOR)
 
@@ -403,6 +473,9 @@ class _TiltRows:
 # ---- binomial tails (dealer error rates, collusion) ---------------------------------------------------
 
 
+TINY = float(np.finfo(float).tiny)  # the smallest normal float: a tail too small for a float is said as this
+
+
 def binom_sf(k: int, n: int, p: float) -> float:
     """P(X >= k) for X ~ Binomial(n, p), summed in log space from k upward (exact to float precision)."""
     if k <= 0:
@@ -426,7 +499,9 @@ def binom_sf(k: int, n: int, p: float) -> float:
 
     if k > mode:
         j = np.arange(k, n + 1, dtype=float)
-        return float(min(1.0, np.exp(logpmf(j)).sum()))
+        # beyond a float's range (a dealer with 200 errors in 300 rounds against 5 per 1,000) the sum underflows to 0: a
+        # possible count has a positive chance, so the smallest normal float is said, never "p = 0"
+        return float(min(1.0, max(np.exp(logpmf(j)).sum(), TINY)))
     j = np.arange(0, k, dtype=float)
     return float(min(1.0, max(0.0, 1.0 - np.exp(logpmf(j)).sum())))
 

@@ -169,7 +169,11 @@ def luck_rows(summary: pl.DataFrame, per_part: pl.DataFrame, window_days: int) -
             observed[g] = observed.get(g, 0) + k
         ps.append(_entity_p_value(tuple(zip(rulesets, versions, decks, bets, ns)), tuple(sorted(observed.items()))))
         theos.append(int(round(theo)))
-        by_bet = {b: (n, round(k / g, 2)) for b, n, k, g in zip(bets, ns, ks, grids)}
+        by_bet: dict[str, tuple[int, float]] = {}  # a bet played under two rule sets or deck counts is two parts: added
+        for b, n, k, g in zip(bets, ns, ks, grids):
+            n0, u0 = by_bet.get(b, (0, 0.0))
+            by_bet[b] = (n0 + n, u0 + k / g)
+        by_bet = {b: (n, round(u, 2)) for b, (n, u) in by_bet.items()}
         by_bets.append("{" + ", ".join(f'{json_value(b)}: {{"wagers": {n}, "net_units": {json_value(u)}}}'
                                        for b, (n, u) in by_bet.items()) + "}")
     labels = [BET_LABEL.get(b, b) for b in cols["entity_bet"]]

@@ -34,7 +34,7 @@ from pipelines.stats.summaries import DaySummaries, concat_summaries, empty_summ
 from pipelines.stats.summary_store import (
     CHUNK_ROUNDS, SCRATCH_PARQUET, stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
 )
-from pipelines.stats.tests_frame import fmt_p, tests_frame
+from pipelines.stats.tests_frame import fmt_p, plain_floor_text, tests_frame
 from pipelines.stats.windows import FarRows, HoldRowsReader, WindowMemo, window_tests
 from pipelines.stats.wonging import mid_shoe_entry_tests
 
@@ -123,12 +123,13 @@ def findings_of(tests: pl.DataFrame, params: StatsParams) -> pl.DataFrame:
         # a finding belongs to the night its window ends with (an entity may have played only earlier in it)
         night = r.get("window_end") or r["last_day"]
         window = f"{r['window_days']} gaming day{'s' if r['window_days'] > 1 else ''} to {night}"
-        detail = {"sentence": r["sentence"], "test": r["test"], "entity": r["entity"], "window_days": r["window_days"],
+        sentence = plain_floor_text(r["sentence"])  # a window's row carried from an earlier night's table too
+        detail = {"sentence": sentence, "test": r["test"], "entity": r["entity"], "window_days": r["window_days"],
                   "first_day": str(r["first_day"]), "last_day": str(r["last_day"]), "rounds": r["rounds"],
                   "wagers": r["wagers"], "p_value": r["p_value"], "q_value": r["q_value"],
                   "evidence": _stable(json.loads(r["evidence"])) if r["evidence"] else None,
                   "params": json.loads(params.as_detail())}
-        text = f"{r['sentence']}; q = {fmt_p(r['q_value'])} ({window}). " + json.dumps(detail, separators=(",", ":"), default=str)
+        text = plain_floor_text(f"{sentence}; q = {fmt_p(r['q_value'])} ({window}). ") + json.dumps(detail, separators=(",", ":"), default=str)
         key = f"{r['test']}|{r['entity']}|{r['currency']}|{r['window_days']}|{night}"
         expected, recorded = r["expected_net"], r["recorded_net"]
         rows.append({

@@ -38,7 +38,23 @@ TEST_SCHEMA: dict[str, pl.DataType] = {
 
 def tests_frame(rows: list[dict] | pl.DataFrame) -> pl.DataFrame:
     df = rows if isinstance(rows, pl.DataFrame) else pl.DataFrame(rows, schema=TEST_SCHEMA) if rows else pl.DataFrame(schema=TEST_SCHEMA)
-    return df.select([pl.col(c).cast(t) if c in df.columns else pl.lit(None, dtype=t).alias(c) for c, t in TEST_SCHEMA.items()])
+    return df.select([pl.col(c).cast(t) if c in df.columns else pl.lit(None, dtype=t).alias(c) for c, t in TEST_SCHEMA.items()]
+                     ).with_columns(plain_floor(pl.col("sentence")))
+
+
+#: what a sentence's "p = {fmt_p(p)}" reads at the floor, and what a person should read
+_AT_FLOOR, _PLAIN = "= < 1e-12", "< 1e-12"
+
+
+def plain_floor(sentence: pl.Expr) -> pl.Expr:
+    """The sentences' ``p = {fmt_p(p)}`` at the floor reads "p = < 1e-12": written "p < 1e-12" (every detector's
+    sentence passes through ``tests_frame`` or ``rows_frame``)."""
+    return sentence.str.replace_all(_AT_FLOOR, _PLAIN, literal=True)
+
+
+def plain_floor_text(text: str) -> str:
+    """:func:`plain_floor` of one text (a finding's sentence and its q, ``run.findings_of``)."""
+    return text.replace(_AT_FLOOR, _PLAIN)
 
 
 def fmt_p(p: float) -> str:
@@ -149,4 +165,4 @@ def rows_frame(n: int, columns: dict) -> pl.DataFrame:
             data[c] = pl.Series(c, v, dtype=t)
         else:
             data[c] = pl.Series(c, [v] * n, dtype=t)
-    return pl.DataFrame(data) if n else pl.DataFrame(schema=TEST_SCHEMA)
+    return pl.DataFrame(data).with_columns(plain_floor(pl.col("sentence"))) if n else pl.DataFrame(schema=TEST_SCHEMA)

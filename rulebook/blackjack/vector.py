@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from rulebook.blackjack.params import BlackjackParams
 from rulebook.blackjack.vector_settle import (
@@ -43,16 +44,24 @@ ACTION_CODES = {**PLAY_CODES, "insurance": INSURANCE_ACT, "even_money": EVEN_MON
 _POINTS = np.array([min(c // 4 + 1, 10) for c in range(52)] + [0] * 4, dtype=np.int64)  # codes 52.. never used
 
 
-def _padded(lists: pl.Series, fill: int) -> tuple[np.ndarray, np.ndarray]:
-    """A list column as a (rows, width) array padded with ``fill``, and each row's length."""
+def _flat(lists: pl.Series) -> np.ndarray:
+    """Every element of a list column, row after row (its Arrow values: no copy through ``explode``)."""
+    arr = lists.to_arrow()
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    values = arr.flatten()
+    if values.null_count:  # (the reconstruction writes no null card; were one there, it is left out as before)
+        return lists.explode().drop_nulls().to_numpy().astype(np.int64)
+    return values.to_numpy().astype(np.int64)
+
+
+def _padded(lists: pl.Series, fill: int, dtype=np.int64) -> tuple[np.ndarray, np.ndarray]:
+    """A list column as a (rows, width) array of ``dtype`` padded with ``fill``, and each row's length."""
     lens = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
     width = max(1, int(lens.max()) if len(lens) else 1)
-    flat = lists.explode().drop_nulls().to_numpy().astype(np.int64) if lens.sum() else np.zeros(0, np.int64)
-    out = np.full((len(lens), width), fill, dtype=np.int64)
-    rows = np.repeat(np.arange(len(lens)), lens)
-    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
-    cols = np.arange(len(flat)) - np.repeat(starts, lens)
-    out[rows, cols] = flat
+    flat = _flat(lists) if lens.sum() else np.zeros(0, np.int64)
+    out = np.full((len(lens), width), fill, dtype=dtype)
+    out[np.arange(width)[None, :] < lens[:, None]] = flat  # row by row, as the elements come
     return out, lens
 
 
@@ -108,14 +117,23 @@ def _of_rounds(ctx: pl.DataFrame, frames: list[tuple[pl.DataFrame, str]]) -> lis
         with_ri = keys.with_row_index("_ri")
         return [_in_order(f.join(with_ri, on=["table_id", "round_no"], how="inner"), o) for f, o in frames]
     out = []
+
+    def key(tid: pl.Series, rn: pl.Series) -> np.ndarray:
+        code = tid.cast(enum, strict=False).to_physical().fill_null(-1).to_numpy().astype(np.int64)
+        r = rn.fill_null(-1).to_numpy().astype(np.int64)
+        return np.where((code >= 0) & (r >= 0) & (r < 2**31), code << 32 | np.maximum(r, 0), -1)
+
     for f, o in frames:
-        code = f["table_id"].cast(enum, strict=False).to_physical().fill_null(-1).to_numpy().astype(np.int64)
-        r = f["round_no"].fill_null(-1).to_numpy().astype(np.int64)
-        kf = np.where((code >= 0) & (r >= 0) & (r < 2**31), code << 32 | np.maximum(r, 0), -1)
-        if len(kf) and (kf[1:] >= kf[:-1]).all():  # in round order (as loaded): one search per round, not per row
-            new = np.flatnonzero(np.concatenate(([True], kf[1:] != kf[:-1])))
-            pos = np.repeat(np.minimum(np.searchsorted(sk, kf[new]), len(sk) - 1), np.diff(np.append(new, len(kf))))
+        # the key of each run of rows of one (table, round): a row's rows come together as loaded, and the table's
+        # code is looked up once a run, not once a row
+        tid, rn = f["table_id"], f["round_no"]
+        new = np.flatnonzero(((tid != tid.shift(1)) | (rn != rn.shift(1))).fill_null(True).to_numpy())
+        kr = key(tid.gather(new), rn.gather(new))
+        if len(kr) and (kr[1:] >= kr[:-1]).all():  # in round order (as loaded): one search per round, not per row
+            pos = np.repeat(np.minimum(np.searchsorted(sk, kr), len(sk) - 1), np.diff(np.append(new, f.height)))
+            kf = np.repeat(kr, np.diff(np.append(new, f.height)))
         else:
+            kf = key(tid, rn)
             pos = np.minimum(np.searchsorted(sk, kf), len(sk) - 1)
         hit = sk[pos] == kf
         ri = pos if order is None else order[pos]
@@ -173,12 +191,12 @@ class _Night(Settlement):
         p = self.p
         if p.dealer_hole_card:
             self.why[:] = 1
-        self.cards, self.ncards = _padded(ctx["dealt"], -9)
+        self.cards, self.ncards = _padded(ctx["dealt"], -9, np.int32)  # card codes: 32 bits are plenty
         # an unreadable, foreign or missing card among those dealt; a foreign burn (BJ-7.14.1)
         col = np.arange(self.cards.shape[1])
         bad_card = ((self.cards < 0) & (col[None, :] < self.ncards[:, None])).any(axis=1)
         lens = ctx["codes"].list.len().fill_null(0).to_numpy().astype(np.int64)
-        codes = ctx["codes"].explode().drop_nulls().to_numpy().astype(np.int64) if lens.sum() else np.zeros(0, np.int64)
+        codes = _flat(ctx["codes"]) if lens.sum() else np.zeros(0, np.int64)
         rows = np.repeat(np.arange(self.R), lens)
         bad_card[rows[codes == FOREIGN]] = True
         # more copies of a card than the shoe holds (BJ-7.14.1), burns included
@@ -203,7 +221,9 @@ class _Night(Settlement):
         hand_named = w["hand"].is_not_null().to_numpy() if "hand" in w.columns else np.zeros(len(ri), bool)
         # a wager id twice in a round (ids are unique on a night: the cheap global test first)
         ids = w["wager_id"]
-        dup_id = np.zeros(len(ri), bool) if ids.n_unique() == len(ri) else ids.is_duplicated().to_numpy()
+        # (distinct 64-bit hashes prove the ids distinct, and cost less than counting the texts; a hash seen twice
+        # sends the ids to the exact test)
+        dup_id = np.zeros(len(ri), bool) if ids.hash().n_unique() == len(ri) else ids.is_duplicated().to_numpy()
         if dup_id.any():
             dup_id = w.select(pl.struct("_ri", "wager_id").is_duplicated()).to_series().to_numpy()
         # a hand is named only by a Pair wager placed when splitting (BJ-4.10.1.2); on another the scalar says why not
@@ -270,7 +290,7 @@ class _Night(Settlement):
         return np.where(on, u, 0), on
 
     def _actions(self, a: pl.DataFrame) -> None:
-        ri = a["_ri"].to_numpy().astype(np.int64)
+        ri = self.a_ri = a["_ri"].to_numpy().astype(np.int64)
         code = _codes(a["action"], _ACTIONS) + 1  # 0: not a decision the arrays know
         seat = a["seat"].fill_null(-1).to_numpy().astype(np.int64)
         hand = a["hand"].fill_null(-1).to_numpy().astype(np.int64)
@@ -329,15 +349,16 @@ class _Night(Settlement):
         self.u_bad = self.why[self.u_ri] != 0
 
         n = U * MH
-        self.h_hard = np.zeros(n, np.int64)
+        # points, card codes and counts in narrow integers (less to read and write per step); amounts in 64 bits
+        self.h_hard = np.zeros(n, np.int32)
         self.h_ace = np.zeros(n, bool)
-        self.h_n = np.zeros(n, np.int64)
-        self.h_c0 = np.zeros(n, np.int64)
-        self.h_c1 = np.zeros(n, np.int64)
+        self.h_n = np.zeros(n, np.int32)
+        self.h_c0 = np.zeros(n, np.int32)
+        self.h_c1 = np.zeros(n, np.int32)
         self.h_split = np.zeros(n, bool)
         self.h_split_aces = np.zeros(n, bool)
         self.h_decided = np.zeros(n, bool)
-        self.h_done = np.zeros(n, np.int64)
+        self.h_done = np.zeros(n, np.int8)
         self.h_doubled = np.zeros(n, np.int64)
         self.h_amount = np.zeros(n, np.int64)
         # the hands splits formed, for the Pair wager placed when splitting (state.FormedHand, BJ-4.10.1.2)
@@ -388,17 +409,13 @@ class _Night(Settlement):
         covers = self.u_ctrl[u].copy()
         mains = np.flatnonzero(self.w_bet == 0)
         if rows.size and mains.size:
-            players = self.w_player.to_numpy()
-            main_u = self.w_u[mains]
-            for k, (row, uu) in enumerate(zip(rows, u)):
-                pid = players[row]
-                if pid is None:
-                    continue
-                lo, hi = np.searchsorted(main_u, uu), np.searchsorted(main_u, uu, side="right")
-                for m in mains[lo:hi]:
-                    if players[m] == pid:
-                        covers[k] = m
-                        break
+            # the first such main wager by row (wager order), found by a join of the few seats with insurance: the
+            # player ids of every wager as Python strings cost more than the rest of the step
+            mains = mains[np.isin(self.w_u[mains], u)]
+            insured = pl.DataFrame({"k": np.arange(len(rows)), "u": u, "pid": self.w_player.gather(rows)})
+            main = pl.DataFrame({"m": mains, "u": self.w_u[mains], "pid": self.w_player.gather(mains)})
+            found = insured.join(main, on=["u", "pid"], how="inner").group_by("k").agg(pl.col("m").min())
+            covers[found["k"].to_numpy()] = found["m"].to_numpy()
         frac = p.insurance_max_fraction
         cap = self.w_amount[covers] * frac.num // frac.den
         bad = ~up_ace_u[u] | (self.w_amount[rows] > cap)

@@ -32,9 +32,16 @@ HANDED: dict[int, str] = {
 # Hand.done as codes
 D_STAND, D_BUST, D_21, D_BJ, D_DOUBLE, D_SPLIT_ACES, D_SURRENDER = 1, 2, 3, 4, 5, 6, 7
 
+# the clause of the kinds of part whose clause is one (an index into ``Settlement._settle``'s names)
+_CLAUSE_OF_KIND = {1: 1, 2: 2, 3: 3, 5: 6, 7: 10, 10: 11, 11: 10, 12: 6}
+
 _TEXTS = [card_text(c) for c in range(52)]
 _CARD = pl.Series(_TEXTS, dtype=pl.String)  # a card's text by code
 _NEXT_CARD = pl.Series(['", "' + t for t in _TEXTS] + [""], dtype=pl.String)  # code 52: no card
+# a round outcome's text before the dealer's cards, by (dealer blackjack: not known, no, yes) * 2 + dealer bust
+_HEAD = pl.Series([f'{{"dealer_blackjack": {bj}, "dealer_bust": {bust}, "dealer_cards": ["'
+                   for bj in ("null", "false", "true") for bust in ("false", "true")], dtype=pl.String)
+_TAIL = pl.Series([f'"], "dealer_points": {p}}}' for p in range(32)], dtype=pl.String)  # after them, by the points
 
 
 @dataclass(frozen=True)
@@ -73,15 +80,15 @@ def _total(hard: np.ndarray, ace: np.ndarray) -> np.ndarray:
     return np.where(ace & (hard <= 11), hard + 10, hard)
 
 
-def _texts(kind: np.ndarray, cols: dict[str, np.ndarray], pt) -> list[tuple[np.ndarray, pl.Series]]:
-    """Each part's sentence, as ``settle.settle_stake`` writes it: per kind of part, its rows and their texts.
+def _sentences(pt) -> dict[int, pl.Expr]:
+    """Each kind of part's sentence, as ``settle.settle_stake`` writes it, over the columns ``_NEEDS`` names.
 
     Formatted kind by kind on the columns that kind needs: cheaper than one chain of conditions that
     formats every sentence for every row; and left in pieces (a copy of every sentence into one column
     cost more than the few rows that need them together)."""
     where = pl.col("where")
     dbl = pl.col("doubled") > 0
-    texts = {
+    return {
         1: pl.format("{} surrendered: half of {} returned, {} lost", where, "amount", pl.col("amount") - pl.col("back")),
         2: pl.format("{} blackjack takes even money: +{}", where, "won_em"),
         3: pl.format("{} bust: -{}", where, "risked"),
@@ -98,19 +105,19 @@ def _texts(kind: np.ndarray, cols: dict[str, np.ndarray], pt) -> list[tuple[np.n
         11: pl.format("{} {} loses to dealer {}: -{}", where, "mine", "d", "risked"),
         12: pl.format("{} {} ties dealer {}: stand-off", where, "mine", "d"),
     }
-    needs = {1: ("amount", "back"), 2: ("won_em",), 3: ("risked",), 4: ("lost", "extra"), 5: (), 6: ("won_bj",),
-             7: ("risked",), 8: ("mine", "amount", "doubled"), 9: ("mine", "amount", "doubled"), 10: ("mine", "d", "won"),
-             11: ("mine", "d", "risked"), 12: ("mine", "d")}
-    order = np.argsort(kind.astype(np.int8), kind="stable")  # small integers: numpy's radix sort
+
+
+_NEEDS = {1: ("amount", "back"), 2: ("won_em",), 3: ("risked",), 4: ("lost", "extra"), 5: (), 6: ("won_bj",),
+          7: ("risked",), 8: ("mine", "amount", "doubled"), 9: ("mine", "amount", "doubled"), 10: ("mine", "d", "won"),
+          11: ("mine", "d", "risked"), 12: ("mine", "d")}
+
+
+def _by_kind(kind: np.ndarray, sel: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The parts ``sel`` grouped by their kind 1..12, each kind's parts in their order."""
+    order = sel[np.argsort(kind[sel].astype(np.int8), kind="stable")]  # small integers: numpy's radix sort
     bounds = np.searchsorted(kind[order], np.arange(14))
-    places = _places(cols["seat"], cols["number"])
-    pieces = []
-    for k in range(1, 13):
-        idx = order[bounds[k]:bounds[k + 1]]
-        if idx.size:
-            frame = pl.DataFrame({"where": places.gather(idx), **{c: cols[c][idx] for c in needs[k]}})
-            pieces.append((idx, frame.select(texts[k]).to_series()))
-    return pieces
+    return [(k, order[bounds[k]:bounds[k + 1]]) for k in range(1, 13) if bounds[k + 1] > bounds[k]]
+
 
 def _places(seat: np.ndarray, number: np.ndarray) -> pl.Series:
     """``seat {seat} hand {number}`` of every part: from a table of the few seats and hands a table has, else
@@ -166,36 +173,62 @@ class Settlement:
              (d_bj == 1) & (not p.dealer_blackjack_takes_original_only), (d_bj == 1) & original, d_bj == 1,
              (d_total > 21) | (mine > d_total), mine < d_total],
             [1, 2, 3, 0, 3, 4, 0, 5, 6, 0, 7, 8, 9, 10, 11], 12)
-        back = _round(amount, 2, p)
-        won_em = _odds_win(amount, pt.even_money.odds, p)
-        won_bj = _odds_win(amount, pt.blackjack.odds, p)
-        won = _odds_win(risked, pt.win.odds, p)
-        lost = np.where(original, amount, 0)
-        net = np.choose(K, [0, back - amount, won_em, -risked, -lost, 0, won_bj, -risked, -amount, 0, won, -risked, 0])
         self._mark(np.unique(s_r[K == 0]), 7)
         ok_r = self.why == 0
         # the clause of each part, as an index into `names` (settle.settle_stake's clauses)
         names = ["", "BJ-4.12.1", pt.even_money.clause, "BJ-4.13.3", "BJ-4.9.5", "BJ-4.10.8", "BJ-6.2.3", "BJ-4.15.2",
                  "BJ-6.2.3.1", pt.blackjack.clause, "BJ-6.2.2", pt.win.clause]
-        dbl_or_split = np.where(doubled > 0, 4, 5)
-        bj_clause = np.where(~up_ten_or_ace, 7, np.where(d_total == 21, 8, 9))
-        orig_clause = np.where(doubled > 0, 4, np.where(from_split, 5, 10))
-        clause = np.choose(K, [0, 1, 2, 3, dbl_or_split, 6, bj_clause, 10, orig_clause, dbl_or_split, 11, 10, 6])
         seat = self.u_seat[s_u]
         number = s_slot + 1
         # the order of a wager's parts: its hands in play order (settle.settle walks state.hands)
         posn = self.pos_of[s_h]
         sel = np.flatnonzero(ok_r[s_r])
-        cols = {"seat": seat, "number": number, "amount": amount, "doubled": doubled, "risked": risked, "mine": mine,
-                "d": d_total, "back": back, "won_em": won_em, "won_bj": won_bj, "won": won, "lost": lost, "extra": extra}
-        if len(sel) < len(K):
-            cols = {k: v[sel] for k, v in cols.items()}
+        # each kind of part is settled, worded and given its clause on its own rows: the amounts each kind pays
+        # (rounded per the rule set) are worked out only where that kind is
+        net = np.zeros(len(K), np.int64)
+        clause = np.zeros(len(K), np.int64)
+        full = {"amount": amount, "doubled": doubled, "risked": risked, "mine": mine, "d": d_total, "extra": extra}
+        texts = _sentences(pt)
+        places = _places(seat, number)
         # a wager on one hand is its part; one on several (a split) sums them, its clauses listed once each
         many_w = np.bincount(s_w[sel], minlength=len(self.w_ri)) > 1
         names_s = pl.Series(names, dtype=pl.String)
         pieces, split_at, split_text = [], [], []
-        for idx, text in _texts(K[sel], cols, pt):  # kind by kind, in that order
-            at = sel[idx]
+        for k, at in _by_kind(K, sel):
+            amt = amount[at]
+            if k == 1:
+                back = _round(amt, 2, p)
+                got, cols = back - amt, {"back": back}
+            elif k == 2:
+                got = _odds_win(amt, pt.even_money.odds, p)
+                cols = {"won_em": got}
+            elif k in (3, 7, 11):
+                got = -risked[at]
+                cols = {}
+            elif k == 4:
+                lost = np.where(original[at], amt, 0)
+                got, cols = -lost, {"lost": lost}
+            elif k == 6:
+                got = _odds_win(amt, pt.blackjack.odds, p)
+                cols = {"won_bj": got}
+            elif k == 8:
+                got, cols = -amt, {}
+            elif k == 10:
+                got = _odds_win(risked[at], pt.win.odds, p)
+                cols = {"won": got}
+            else:  # 5, 9, 12: a stand-off
+                got, cols = 0, {}
+            net[at] = got
+            if k in (4, 9):
+                clause[at] = np.where(doubled[at] > 0, 4, 5)
+            elif k == 6:
+                clause[at] = np.where(~up_ten_or_ace[at], 7, np.where(d_total[at] == 21, 8, 9))
+            elif k == 8:
+                clause[at] = np.where(doubled[at] > 0, 4, np.where(from_split[at], 5, 10))
+            else:
+                clause[at] = _CLAUSE_OF_KIND[k]
+            frame = pl.DataFrame({"where": places.gather(at), **{c: cols[c] if c in cols else full[c][at] for c in _NEEDS[k]}})
+            text = frame.select(texts[k]).to_series()
             w_at = s_w[at]
             many = many_w[w_at]
             if many.any():
@@ -226,7 +259,16 @@ class Settlement:
         pieces += [o.select("_w", pl.col("net").cast(pl.Int64), "pay_clause", "detail")
                    for o in (self._pairs(ok_r), self._split_pairs(ok_r), self._insured(ok_r))]
         settled = pl.concat(pieces)
+        # in the wagers' own order (each wager is settled once): round by round as they came, so that the audit puts
+        # them beside its wagers by position (``joins.attach_round_blocks``), not by a join hashing the keys
         wrows = settled["_w"].to_numpy()
+        settled_rows = np.zeros(len(self.w_ri), bool)
+        settled_rows[wrows] = True
+        if settled_rows.sum() == len(wrows):  # (a wager twice would keep the pieces' order)
+            place = np.zeros(len(self.w_ri), np.int64)
+            place[wrows] = np.arange(len(wrows))
+            wrows = np.flatnonzero(settled_rows)
+            settled = settled.rechunk().gather(place[wrows])
         wagers = pl.DataFrame({
             "table_id": self.w["table_id"].gather(wrows),
             "round_no": self.w["round_no"].gather(wrows),
@@ -239,10 +281,10 @@ class Settlement:
         handed = self.ctx.select("table_id", "round_no")[back].with_columns(
             pl.Series("why", [HANDED[int(c)] for c in self.why[back]], dtype=pl.String))
         rounds = self._outcomes(ok_r) if self.with_rounds else pl.DataFrame()
-        a_ri = self.a["_ri"].to_numpy()
+        # the few rows of the rounds handed back, gathered by number (a filter reads the whole frame)
         return VectorOutput(wagers, rounds, handed, self.ctx_in[back],
-                            self.w.filter(pl.Series(~ok_r[self.w_ri])).drop("_ri"),
-                            self.a.filter(pl.Series(~ok_r[a_ri])).drop("_ri"))
+                            self.w[np.flatnonzero(~ok_r[self.w_ri])].drop("_ri"),
+                            self.a[np.flatnonzero(~ok_r[self.a_ri])].drop("_ri"))
 
     def _pairs(self, ok_r: np.ndarray) -> pl.DataFrame:
         """The Pair wager on the seat's first two cards (BJ-6.3, 4.2.3.1)."""
@@ -321,27 +363,22 @@ class Settlement:
         )
 
     def _outcomes(self, ok_r: np.ndarray) -> pl.DataFrame:
-        """``settle.outcome`` as the JSON text the scalar path writes (keys sorted)."""
+        """``settle.outcome`` as the JSON text the scalar path writes (keys sorted). Its fixed pieces come from small
+        tables of texts (the head by dealer blackjack and bust, the tail by the dealer's points), so that each round's
+        text is one concatenation of gathered columns."""
         rows = np.flatnonzero(ok_r)
         m = self.d_n[rows] - 1
+        points = self.d_total[rows]
         # the dealer's cards: the up card, then what was drawn
         W = self.cards.shape[1]
-        cols = [_CARD.gather(self.up[rows])]
+        cols = [_HEAD.gather((self.d_bj[rows] + 1) * 2 + (points > 21)), _CARD.gather(self.up[rows])]
         for k in range(int(m.max()) if len(m) else 0):
             c = self.cards[rows, np.minimum(self.r_dealer0[rows] + k, W - 1)]
             cols.append(_NEXT_CARD.gather(np.where(k < m, np.maximum(c, 0), 52)))
-        info = pl.DataFrame({
-            **{c: self.ctx[c].gather(rows) for c in self.ctx.columns},
-            **{f"c{i}": c for i, c in enumerate(cols)},
-            "bj": self.d_bj[rows],
-            "points": self.d_total[rows],
-        })
-        word = {1: "true", 0: "false", -1: "null"}
-        return info.select(
-            *self.ctx.columns,
-            pl.concat_str([pl.lit('{"dealer_blackjack": '), pl.col("bj").replace_strict(word, return_dtype=pl.String),
-                           pl.lit(', "dealer_bust": '),
-                           pl.when(pl.col("points") > 21).then(pl.lit("true")).otherwise(pl.lit("false")),
-                           pl.lit(', "dealer_cards": ["'), *[pl.col(f"c{i}") for i in range(len(cols))],
-                           pl.lit('"], "dealer_points": '), pl.col("points").cast(pl.String), pl.lit("}")]).alias("outcome"),
-        )
+        if len(points) and 0 <= int(points.min()) and int(points.max()) < len(_TAIL):
+            cols.append(_TAIL.gather(points))
+        else:
+            cols.append(pl.select(pl.concat_str([pl.lit('"], "dealer_points": '), pl.lit(pl.Series(points)).cast(pl.String),
+                                                 pl.lit("}")])).to_series())
+        ctx = self.ctx if len(rows) == self.R else self.ctx[rows]
+        return ctx.with_columns(pl.concat_str(cols).alias("outcome"))

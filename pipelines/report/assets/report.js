@@ -197,6 +197,14 @@
     td.appendChild(a);
   }
 
+  // a statistical finding's detail is its sentence, q and window, then the test's JSON document: the row shows the
+  // words; the JSON stays in the row's facts (a click), the search and findings.csv
+  function readable(s) {
+    if (!s) return s;
+    var k = s.indexOf('. {"');
+    return k < 0 ? s : s.slice(0, k + 1);
+  }
+
   function facts(i) {
     var tr = document.createElement("tr");
     tr.className = "facts";
@@ -249,7 +257,7 @@
           td.textContent = shown(c[0], i);
           if (MONEY[c[0]] || NUM[c[0]]) td.className = "num";
           if (c[0] === "sev") td.className = "sev " + (raw("sev", i) || "");
-          if (c[0] === "detail") td.className = "detail";
+          if (c[0] === "detail") { td.className = "detail"; td.textContent = readable(td.textContent); }
         }
         tr.appendChild(td);
       });
