@@ -34,3 +34,20 @@ def checked_difference(recorded: str | pl.Expr, expected: str | pl.Expr) -> pl.E
     exp = (pl.col(expected) if isinstance(expected, str) else expected).cast(pl.Int128)
     d = rec - exp
     return pl.when(d.is_between(INT64_MIN, INT64_MAX)).then(d).otherwise(None).cast(pl.Int64)
+
+
+def money_for_files(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with its Int128 columns (money totals, :func:`wide_money`) as DECIMAL(38,0), ready for a Parquet file.
+
+    Parquet has no 128-bit integer type: polars writes an Int128 column as 16 raw bytes with no logical type, and
+    reads it back as Int128, but DuckDB, pyarrow, pandas and spreadsheets read those bytes as a blob. A file
+    another tool may read (an investigation's rows, the statistics' scratch files DuckDB loads) holds the totals
+    as DECIMAL(38,0), which every Parquet reader takes as the number it is."""
+    return df.with_columns(pl.col(pl.Int128).cast(pl.Decimal(38, 0))) if pl.Int128 in df.dtypes else df
+
+
+def int128_of_blobs(blobs: pl.Series) -> pl.Series:
+    """Totals a table stored as the 16 little-endian bytes of an Int128 (a Parquet file written without
+    :func:`money_for_files`) back as the numbers they are."""
+    return pl.Series(blobs.name, [None if b is None else int.from_bytes(b, "little", signed=True) for b in blobs.to_list()],
+                     dtype=pl.Int128)

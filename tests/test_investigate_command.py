@@ -48,6 +48,17 @@ def test_an_investigation_holds_every_round_wager_and_finding_of_the_subject(aud
     assert pl.read_parquet(out / "dealers.parquet")["dealer_id"].n_unique() == dealers
     curve = pl.read_parquet(out / "results_over_time.parquet")
     assert curve.height == wagers
+    # every Parquet file reads as numbers in a tool other than polars: its money totals too (DECIMAL, never the raw
+    # 16 bytes polars writes for an Int128), and a round's amounts equal the settlements' sums
+    import duckdb
+
+    blobs = [(f.name, c) for f in out.glob("*.parquet") for c, kind, *_ in
+             duckdb.sql(f"DESCRIBE SELECT * FROM read_parquet('{f}')").fetchall() if kind == "BLOB"]
+    assert blobs == []
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    sums = con.execute(f"SELECT sum(recorded_net), sum(expected_net) FROM out_settlements WHERE {column} = ?", [ident]).fetchall()[0]
+    con.close()
+    assert duckdb.sql(f"SELECT sum(recorded_net), sum(expected_net) FROM read_parquet('{out / 'rounds.parquet'}')").fetchall()[0] == sums
     page = (out / "index.html").read_text(encoding="utf-8")
     assert ident in page and page.count('class="plotly-graph-div"') >= 2
     # plotly.js is the file beside the page, loaded by a relative path: nothing from a network

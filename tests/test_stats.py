@@ -429,3 +429,45 @@ def test_a_luck_findings_bets_add_up_to_its_sentence_when_the_player_plays_two_r
     assert json.loads(tie["evidence"])["by_bet"] == {"tie": {"wagers": 50, "net_units": 18 * 8 - 32}}
     side = json.loads(t.filter(pl.col("bet") == "side_bets").row(0, named=True)["evidence"])["by_bet"]
     assert sum(b["wagers"] for b in side.values()) == 50
+
+
+def test_the_dealer_player_graphs_money_is_numbers_in_the_database_and_earlier_nights_blobs_become_numbers(tmp_path):
+    """docs/formats.md: out_dealer_player holds each pair's overpaid and underpaid amounts, wagered and nets. They
+    reached DuckDB as the 16 raw bytes polars writes for an Int128 (a BLOB no query can add up); now DECIMAL(38,0),
+    and a database written the old way has its earlier nights' rows turned into the same numbers, not dropped."""
+    import duckdb
+
+    from pipelines.db import open_reader, open_writer
+    from pipelines.stats.run import StatsOutcome, dealer_player_frame, write_statistics
+
+    db = tmp_path / "a.duckdb"
+    open_writer(db).close()
+    floor = Floor(baccarat_tables=2, baccarat_rounds=300, blackjack_tables=0, colluder=True, collusion_rate=0.3)
+    w, c, e = night(floor, DAY, 5)
+    tests, funnel, graph = detect_all(StatsInputs(w, e, c, DAY, DAY), StatsParams(), 1)
+    money = ["overpaid_amount", "underpaid_amount", "wagered", "expected_net", "recorded_net"]
+    # the audit's windows add the stored summaries' totals as Int128 (``summary_windows``); the frames' path, Int64
+    graph = graph.with_columns(pl.col(m).cast(pl.Int128) for m in money)
+    assert graph.height > 0
+    # the night before, as the earlier code stored it: its scratch Parquet straight from polars
+    before = DAY - dt.timedelta(days=1)
+    old = tmp_path / "old.parquet"
+    graph.with_columns(pl.col("tables").list.join(",")).select(pl.lit(before).alias("night"), pl.all()).write_parquet(old)
+    con = duckdb.connect(str(db))
+    con.execute(f"CREATE TABLE out_dealer_player AS SELECT * FROM read_parquet('{old}')")
+    assert {r[1] for r in con.execute("DESCRIBE out_dealer_player").fetchall() if r[0] in money} == {"BLOB"}
+    con.close()
+    tests = with_fdr(tests, StatsParams())
+    write_statistics(db, [StatsOutcome(DAY, tests, findings_of(tests, StatsParams()), funnel, graph)])
+    con = open_reader(db)
+    try:
+        kinds = {r[0]: r[1] for r in con.execute("DESCRIBE out_dealer_player").fetchall()}
+        assert {kinds[m] for m in money} == {"DECIMAL(38,0)"}
+        want = graph.sort("dealer_id", "player_id", "currency").select(money)
+        for day in (before, DAY):
+            got = dealer_player_frame(con, day).sort("dealer_id", "player_id", "currency").select(money)
+            assert got.cast({m: pl.Int128 for m in money}).equals(want)
+        total = con.execute("SELECT sum(wagered) FROM out_dealer_player WHERE night = ?", [DAY]).fetchall()[0][0]
+        assert total == graph["wagered"].sum() > 0
+    finally:
+        con.close()

@@ -24,6 +24,7 @@ from pipelines.investigation.analysis import bet_ramp, bet_vs_count, results_ove
 from pipelines.investigation.count import true_counts
 from pipelines.investigation.render import MAX_HTML_ROWS, render_page, script_href, table_rows, write_plotly_js
 from pipelines.investigation.theory import exact_where_known
+from pipelines.money import money_for_files
 
 TABLES = ("rounds", "wagers", "findings", "results_over_time", "bet_vs_count", "dealers", "played_with")
 # The audit's pages write every table as Parquet and only these as CSV too: rounds, wagers, results_over_time and
@@ -128,7 +129,7 @@ def write_pages(frames: dict, subject: q.Subject, out: Path, source: str, plotly
         if name in csv_tables:
             write_csv(frame, out / f"{name}.csv")
             files.append(f"{name}.csv")
-        frame.write_parquet(out / f"{name}.parquet")
+        money_for_files(frame).write_parquet(out / f"{name}.parquet")
         files.append(f"{name}.parquet")
     # the file a person opens for all of a table's rows: its CSV where there is one
     rows_file = {name: f"{name}.csv" if name in csv_tables else f"{name}.parquet" for name in TABLES}

@@ -22,6 +22,7 @@ import polars as pl
 
 from pipelines.audit.findings import finding_id
 from pipelines.audit.frames import FINDINGS_SCHEMA, conform
+from pipelines.money import int128_of_blobs, money_for_files
 from pipelines.stats.advantage import counter_tests, pair_count_tests
 from pipelines.stats.collusion import collusion_tests, dealer_player_graph
 from pipelines.stats.config import DEFAULT_PARAMS, StatsParams
@@ -308,6 +309,24 @@ def _attach_night(df: pl.DataFrame, night: dt.date) -> pl.DataFrame:
     return df.with_columns(pl.lit(night).alias("night")).select(["night", *df.columns])
 
 
+def _money_blobs_as_numbers(con, table: str, source: str, folder: Path) -> None:
+    """Rewrite ``table``'s totals stored as blobs where the rows to add (``source``) hold numbers: the dealer-player
+    graph's money (``out_dealer_player``) reached the database as the 16 raw bytes of polars' Int128 until its scratch
+    file held DECIMAL(38,0) (``pipelines.money.money_for_files``). The earlier nights' rows are kept, with their
+    numbers (inside the writer's transaction)."""
+    have = dict(con.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ?",
+                            [table]).fetchall())
+    blobs = [name for name, kind, *_ in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
+             if have.get(name) == "BLOB" and kind.startswith("DECIMAL")]
+    if not blobs:
+        return
+    earlier = con.sql(f"SELECT * FROM {table}").pl()
+    path = folder / f"{table}.earlier.parquet"
+    money_for_files(earlier.with_columns(int128_of_blobs(earlier[c]) for c in blobs)).write_parquet(path)
+    con.execute(f"DROP TABLE {table}")
+    con.execute(f"CREATE TABLE {table} AS SELECT * FROM read_parquet('" + path.as_posix().replace("'", "''") + "')")
+
+
 def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: str | None = None) -> None:
     """Replace the nights' statistical findings, funnel rows, graph rows and tests, and the per-day summaries the
     run made (the last outcome's ``summaries`` holds every one), in one transaction.
@@ -336,7 +355,7 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
     for table, parts in frames.items():
         if parts:
             files[table] = folder / f"{table}.parquet"
-            pl.concat(parts, how="diagonal_relaxed").write_parquet(files[table], **SCRATCH_PARQUET)
+            money_for_files(pl.concat(parts, how="diagonal_relaxed")).write_parquet(files[table], **SCRATCH_PARQUET)
     summaries = concat_summaries([o.summaries for o in outcomes if o.summaries is not None][-1:])
     marks = ", ".join("?" for _ in nights) or "NULL"
     kinds = ", ".join(f"'{k}'" for k in STAT_KINDS)
@@ -359,6 +378,8 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
                 have = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
                                                   "ORDER BY ordinal_position", [table]).fetchall()]
                 want = [d[0] for d in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
+                if have and have == want:
+                    _money_blobs_as_numbers(con, table, source, folder)
                 if have and have != want:  # derived data of another version: rebuilt
                     con.execute(f"DROP TABLE {table}")
                     have = []

@@ -17,6 +17,7 @@ import polars as pl
 
 from pipelines.stats.config import StatsParams
 from pipelines.memory import trim
+from pipelines.money import money_for_files
 from pipelines.settings import Settings
 from pipelines.stats.advantage import FAMILIES
 from pipelines.stats.load import load_inputs, side_bet_families, table_chunks
@@ -220,7 +221,7 @@ def write_summaries(con, folder: Path, summaries: DaySummaries) -> None:
             continue
         path = folder / f"{table_of(frame)}.parquet"
         # Parquet has no 128-bit integer DuckDB reads: sums of money travel as DECIMAL(38,0) into HUGEINT
-        df.with_columns(pl.col(pl.Int128).cast(pl.Decimal(38, 0))).write_parquet(path, **SCRATCH_PARQUET)
+        money_for_files(df).write_parquet(path, **SCRATCH_PARQUET)
         source = "read_parquet('" + path.as_posix().replace("'", "''") + "')"
         con.execute(f"INSERT INTO {table_of(frame)} BY NAME SELECT * FROM {source}")
     con.execute("INSERT INTO stat_days SELECT unnest($1::DATE[]), ?", [days, SUMMARY_FORMAT])
