@@ -258,6 +258,14 @@ def test_a_folder_of_quarantined_lines_is_nothing_to_audit_and_says_what_it_held
     assert "3 new line(s) read, 3 quarantined (missing required field 2, unparseable JSON 1)" in lines[0]
     assert "1 not read (shoe_ADD-01.csv: first line is not the shoe CSV header" in lines[0]
     assert not (tmp_path / "out" / "findings.csv").exists()
+    # what the ingest wrote is in the readers' snapshot too (investigators read the snapshot, not the database)
+    from pipelines.db import open_snapshot
+
+    con = open_snapshot(tmp_path / "a.duckdb")
+    try:
+        assert con.execute("SELECT count(*) FROM core_quarantine").fetchone() == (3,)
+    finally:
+        con.close()
     again = audit("--input", str(folder), "--db", str(tmp_path / "a.duckdb"), "--out", str(tmp_path / "out"))
     assert again.exit_code == EXIT_NOTHING_TO_AUDIT and "2 file(s); 1 already loaded; 1 not read" in again.output
 

@@ -243,6 +243,8 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
         why = (f"no round in the chosen gaming day(s) {scope.label()}" if chosen else
                nothing_reason(input_dir, ingest, bool(scope.days)))
         say(f"audit: nothing to audit: {why}", console=False)  # the CLI says it, once, as its reason
+        if ingest.lines_read:  # the ingest wrote (quarantine rows, device events): the readers see the database as it is
+            snapshot_task(db, params.settings)
         return AuditOutcome(findings=pl.DataFrame(), totals=pl.DataFrame(), paths={}, partitions=0, rounds=0,
                             device_rounds=0, quarantined=0, engine_errors=0, ingest=ingest, timings=timings,
                             scope=scope, nothing=why)
