@@ -5,7 +5,8 @@
    with a one-line reason; it never interleaves.
 2. **Ingest** every input file into the core tables (the only task besides the write that opens the writer).
 3. **Scope**: the gaming days this run audits and reports (``pipelines.audit.scope``): the input's, or those
-   asked for (``gaming_day``, ``from_day``/``to_day``). None: nothing to audit (the CLI's exit status 4).
+   asked for (``gaming_day``, ``from_day``/``to_day``). None: nothing to audit (the CLI's exit status 4; the readers'
+   snapshot is published when the ingest read anything, so that its quarantine rows reach the readers).
 4. **Partitions** (gaming day x table) of those days, each with the **fingerprint** of its evidence
    (``pipelines.audit.fingerprint``); only those whose fingerprint changed since their last audit are
    re-settled. A re-run over the same input re-settles nothing and publishes the same files.
