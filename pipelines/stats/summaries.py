@@ -246,6 +246,18 @@ def _by_grouping(rows: pl.DataFrame, most_runs: int = 1000) -> dict[str, pl.Data
     return {g: pl.concat(parts, rechunk=False) for g, parts in slices.items()}
 
 
+def _vectors_by_id(day: pl.DataFrame, name: str) -> np.ndarray:
+    """A day's stored vectors ``name`` (``x`` of ``hold_nets``, ``p`` of ``hold_probs``) as a matrix whose row i is the
+    vector numbered i (``xid``, ``pid``), padded with zeros as ``windows._matrix`` pads them."""
+    from pipelines.stats.windows import _matrix
+
+    ids = day[f"{name}id"].to_numpy()
+    vectors = _matrix(day[name])
+    m = np.zeros((int(ids.max()) + 1, vectors.shape[1]))
+    m[ids] = vectors
+    return m
+
+
 def hold_rows_reader(s: DaySummaries):
     """A ``windows.HoldRowsReader`` over summaries in memory: the rows of the far entities of ``stat_day_hold_rows``
     with their outcome vectors ``x`` and probabilities ``p`` (what ``summary_store.stored_hold_rows`` reads from the
@@ -253,18 +265,9 @@ def hold_rows_reader(s: DaySummaries):
     were filtered and joined on strings, and their vectors joined as lists, for every grouping of every window)."""
     rows = s.hold_rows
     by_grouping = _by_grouping(rows)
-    arrays = {}
-    for name, frame in (("x", s.hold_nets), ("p", s.hold_probs)):
-        for (day,), df in (frame.group_by(["gaming_day"]) if frame.height else []):
-            ids = df[f"{name}id"].to_numpy()
-            width = int(df[name].list.len().max())
-            m = np.zeros((int(ids.max()) + 1, width))
-            if (df[name].list.len() == width).all():
-                m[ids] = df[name].explode().to_numpy().reshape(-1, width)
-            else:
-                for i, v in zip(ids.tolist(), df[name].to_list()):
-                    m[i, :len(v)] = v
-            arrays[(name, day)] = m
+    arrays = {(name, day): _vectors_by_id(df, name)
+              for name, frame in (("x", s.hold_nets), ("p", s.hold_probs))
+              for (day,), df in (frame.group_by(["gaming_day"]) if frame.height else [])}
     schema = {**rows.schema, "x": pl.List(pl.Float64), "p": pl.List(pl.Float64)}
 
     def read(first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
@@ -297,17 +300,7 @@ def far_rows_reader(s: DaySummaries):
         """The day's vectors ``name`` (x, p) by id, made the first time a window asks for them."""
         if (name, day) not in matrices:
             frame = s.hold_nets if name == "x" else s.hold_probs
-            df = frame.filter(pl.col("gaming_day") == day)
-            ids = df[f"{name}id"].to_numpy()
-            lens = df[name].list.len()
-            width = int(lens.max())
-            m = np.zeros((int(ids.max()) + 1, width))
-            if (lens == width).all():
-                m[ids] = df[name].explode().to_numpy().reshape(-1, width)
-            else:
-                for i, v in zip(ids.tolist(), df[name].to_list()):
-                    m[i, :len(v)] = v
-            matrices[(name, day)] = m
+            matrices[(name, day)] = _vectors_by_id(frame.filter(pl.col("gaming_day") == day), name)
         return matrices[(name, day)]
 
     def read(first: dt.date, last: dt.date, far: pl.DataFrame) -> "FarRows":
