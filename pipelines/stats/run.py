@@ -309,15 +309,12 @@ def _attach_night(df: pl.DataFrame, night: dt.date) -> pl.DataFrame:
     return df.with_columns(pl.lit(night).alias("night")).select(["night", *df.columns])
 
 
-def _money_blobs_as_numbers(con, table: str, source: str, folder: Path) -> None:
-    """Rewrite ``table``'s totals stored as blobs where the rows to add (``source``) hold numbers: the dealer-player
-    graph's money (``out_dealer_player``) reached the database as the 16 raw bytes of polars' Int128 until its scratch
-    file held DECIMAL(38,0) (``pipelines.money.money_for_files``). The earlier nights' rows are kept, with their
-    numbers (inside the writer's transaction)."""
-    have = dict(con.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ?",
-                            [table]).fetchall())
-    blobs = [name for name, kind, *_ in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
-             if have.get(name) == "BLOB" and kind.startswith("DECIMAL")]
+def _money_blobs_as_numbers(con, table: str, have: dict[str, str], adding: dict[str, str], folder: Path) -> None:
+    """Rewrite ``table``'s totals stored as blobs (``have``: its column -> type) where the rows to add (``adding``) hold
+    numbers: the dealer-player graph's money (``out_dealer_player``) reached the database as the 16 raw bytes of
+    polars' Int128 until its scratch file held DECIMAL(38,0) (``pipelines.money.money_for_files``). The earlier nights'
+    rows are kept, with their numbers (inside the writer's transaction)."""
+    blobs = [name for name, kind in adding.items() if have.get(name) == "BLOB" and kind.startswith("DECIMAL")]
     if not blobs:
         return
     earlier = con.sql(f"SELECT * FROM {table}").pl()
@@ -375,11 +372,13 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
                 if table == "out_findings":
                     con.execute(f"INSERT INTO out_findings SELECT {', '.join(FINDINGS_SCHEMA)} FROM {source}")
                     continue
-                have = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-                                                  "ORDER BY ordinal_position", [table]).fetchall()]
-                want = [d[0] for d in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
+                stored = con.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
+                                     "ORDER BY ordinal_position", [table]).fetchall()
+                have = [r[0] for r in stored]
+                described = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
+                want = [d[0] for d in described]
                 if have and have == want:
-                    _money_blobs_as_numbers(con, table, source, folder)
+                    _money_blobs_as_numbers(con, table, dict(stored), {d[0]: d[1] for d in described}, folder)
                 if have and have != want:  # derived data of another version: rebuilt
                     con.execute(f"DROP TABLE {table}")
                     have = []
