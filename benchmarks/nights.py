@@ -8,7 +8,9 @@ within 1.2x). Each timing is the audit flow only (ingest to published files and 
 with one embedded Prefect server started before the timings; wall seconds, this process's CPU seconds, and those
 with the CPU of the worker processes the audit started and ended (its groups' and packs' workers; the pages'
 second half is a thread of this process; the embedded server, alive throughout, is in neither), and the load
-average after each run (the machine may be shared: CPU seconds are the steadier figure).
+average after each run (the machine may be shared: CPU seconds are the steadier figure); then each stage's CPU seconds
+(``StageClock``: ingest; scope, partition keys and fingerprints; the audit's groups and gaps; write; statistics;
+publish, with the packs' workers' beside it; snapshot), to say what grows with the history and what does not.
 
     .venv/bin/python -m benchmarks.nights                       # 30 nights of 20,000 rounds, then night 31
     .venv/bin/python -m benchmarks.nights --nights 10 --rounds 5000
@@ -28,6 +30,7 @@ import shutil
 import statistics
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 FIRST = dt.date(2026, 11, 1)
@@ -67,13 +70,66 @@ def _children_cpu() -> float:
     return kids.ru_utime + kids.ru_stime
 
 
-def timed_audit(folder: Path, db: Path, out: Path) -> tuple[float, float, object, float]:
-    """(wall s, this process's CPU s, the outcome, CPU s of the child processes that ended meanwhile)."""
+#: the flow's steps timed apart (``pipelines.audit.flow`` calls each by this name), under the names printed; the audit
+#: stage (its groups and the gaps, on the task runner) is the rest of the flow's CPU
+STAGE_TASKS = {"ingest_task": "ingest", "scope_task": "scope", "keys_task": "scope", "fingerprints_task": "scope",
+               "write_database_task": "write", "statistics_task": "statistics", "publish_task": "publish",
+               "snapshot_task": "snapshot"}
+
+
+class StageClock:
+    """CPU seconds of each step of the flow: this process's (every thread's: the pages' worker, the window hold's, the
+    snapshot's copy run inside the step that starts them) and its child processes' that ended during it (the packs'
+    workers in publish; the audit's group workers end after the write). Installed by wrapping the flow module's task
+    names, so the flow runs as it does without it."""
+
+    def __init__(self) -> None:
+        self.cpu: dict[str, list[float]] = {}
+
+    @contextmanager
+    def installed(self):
+        import pipelines.audit.flow as flow
+
+        originals = {name: getattr(flow, name) for name in STAGE_TASKS}
+        for name, task in originals.items():
+            setattr(flow, name, self._timed(STAGE_TASKS[name], task))
+        try:
+            yield self
+        finally:
+            for name, task in originals.items():
+                setattr(flow, name, task)
+
+    def _timed(self, stage: str, task):
+        def timed(*args, **kwargs):
+            c, k = time.process_time(), _children_cpu()
+            try:
+                return task(*args, **kwargs)
+            finally:
+                mine = self.cpu.setdefault(stage, [0.0, 0.0])
+                mine[0] += time.process_time() - c
+                mine[1] += _children_cpu() - k
+        return timed
+
+    def line(self, cpu: float, kids: float) -> str:
+        """Each stage's CPU s (+ its children's), the audit stage the flow's rest."""
+        parts = dict(self.cpu)
+        parts["audit"] = [cpu - sum(v[0] for v in parts.values()), kids - sum(v[1] for v in parts.values())]
+        order = ["ingest", "scope", "audit", "write", "statistics", "publish", "snapshot"]
+        return ", ".join(f"{name} {parts[name][0]:.2f}" + (f" (+{parts[name][1]:.2f})" if parts[name][1] >= 0.005 else "")
+                         for name in order if name in parts)
+
+
+def timed_audit(folder: Path, db: Path, out: Path) -> tuple[float, float, object, float, str]:
+    """(wall s, this process's CPU s, the outcome, CPU s of the child processes that ended meanwhile, each stage's CPU s
+    as a line: :class:`StageClock`)."""
     from pipelines.audit.flow import audit_flow
 
-    t, c, k = time.perf_counter(), time.process_time(), _children_cpu()
-    outcome = audit_flow(str(folder), str(db), str(out))
-    return time.perf_counter() - t, time.process_time() - c, outcome, _children_cpu() - k
+    clock = StageClock()
+    with clock.installed():
+        t, c, k = time.perf_counter(), time.process_time(), _children_cpu()
+        outcome = audit_flow(str(folder), str(db), str(out))
+        wall, cpu, kids = time.perf_counter() - t, time.process_time() - c, _children_cpu() - k
+    return wall, cpu, outcome, kids, clock.line(cpu, kids)
 
 
 def main() -> None:
@@ -124,7 +180,7 @@ def main() -> None:
         if args.history is None:
             print(f"{'night':>5} {'gaming day':>10} {'wall s':>7} {'cpu s':>7} {'stats s':>7} {'db MB':>7}", flush=True)
         for i, folder in enumerate(folders[:-1] if args.history is None else [], start=1):
-            wall, cpu, outcome, _ = timed_audit(folder, history, root / "out-history")
+            wall, cpu, outcome, _, _ = timed_audit(folder, history, root / "out-history")
             print(f"{i:>5} {days[i - 1].isoformat():>10} {wall:>7.1f} {cpu:>7.1f} "
                   f"{outcome.timings.get('statistics', float('nan')):>7.1f} {history.stat().st_size / 2**20:>7.0f}", flush=True)
         tonight = folders[-1]
@@ -136,12 +192,13 @@ def main() -> None:
                     (shutil.rmtree if old.is_dir() else os.remove)(old)
                 if label == "history":
                     shutil.copyfile(history, db)
-                wall, cpu, outcome, kids = timed_audit(tonight, db, root / f"out-{label}")
+                wall, cpu, outcome, kids, stage_cpu = timed_audit(tonight, db, root / f"out-{label}")
                 (grown if label == "history" else empty).append((wall, cpu, cpu + kids))
                 stages = ", ".join(f"{k} {v:.1f}" for k, v in outcome.timings.items())
                 print(f"night {len(days)} into the {label} database: {wall:.1f} s wall, {cpu:.1f} s CPU, {cpu + kids:.1f} "
                       f"with its workers ({outcome.rounds:,} rounds, {outcome.resettled} partitions re-settled; wall s: "
                       f"{stages}; load average {os.getloadavg()[0]:.1f})", flush=True)
+                print(f"  CPU s by stage (+ its child processes'): {stage_cpu}", flush=True)
     gw, gc, gt = (statistics.median(r[i] for r in grown) for i in range(3))
     ew, ec, et = (statistics.median(r[i] for r in empty) for i in range(3))
     print()
