@@ -423,6 +423,27 @@ def _keys_frame(keys) -> pl.DataFrame:
                         schema={"gaming_day": pl.Date, "table_id": pl.String}).unique()
 
 
+#: how far from its round's times a wager or an action is first looked for (:func:`_near_rounds`)
+NEAR_ROUNDS = dt.timedelta(hours=1)
+
+
+def _near_rounds(rounds: pl.DataFrame, column: str) -> str | None:
+    """SQL: ``column`` within :data:`NEAR_ROUNDS` of the loaded rounds' times (their bets opening to their settling), or
+    None when they have none. Only a first read: the caller reads the whole table when the rows found are fewer than the
+    rounds' counts say, so the rows are the same; but DuckDB skips the row groups of every other night by their min/max,
+    where the days' window with its margin (``Window.events``: two days either side) read four nights more of a
+    history's wagers and actions for every group of partitions."""
+    times = rounds.select(pl.min_horizontal(pl.col("bets_open_at").min(), pl.col("bets_closed_at").min(),
+                                            pl.col("settled_at").min()).alias("lo"),
+                          pl.max_horizontal(pl.col("bets_open_at").max(), pl.col("bets_closed_at").max(),
+                                            pl.col("settled_at").max()).alias("hi")) if rounds.height else None
+    if times is None or times["lo"][0] is None or times["hi"][0] is None:
+        return None
+    lo, hi = (t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc) for t in (times["lo"][0], times["hi"][0]))
+    return (f"({column} >= TIMESTAMPTZ '{(lo - NEAR_ROUNDS).astimezone(dt.timezone.utc).isoformat()}' "
+            f"AND {column} <= TIMESTAMPTZ '{(hi + NEAR_ROUNDS).astimezone(dt.timezone.utc).isoformat()}')")
+
+
 def _load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...], params: AuditParams,
                     only_rounds: pl.DataFrame | None = None) -> Partition:
     cur = con.cursor()
@@ -444,13 +465,13 @@ def _load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, s
         wager_sql = f"""
             SELECT {', '.join('w.' + c if c not in ('table_id', 'round_no') else c for c in WAGER_COLUMNS)}
             FROM core_wagers w {of_rounds} WHERE {{}} ORDER BY table_id, round_no, wager_order"""
-        wagers = _frame(cur, wager_sql.format(window.events("w", "placed_at")))
+        wagers = _frame(cur, wager_sql.format(_near_rounds(rounds, "w.placed_at") or window.events("w", "placed_at")))
         if wagers.height != int(rounds["wager_count"].sum() or 0):
             wagers = _frame(cur, wager_sql.format("TRUE"))
         action_sql = f"""
             SELECT {', '.join('a.' + c if c not in ('table_id', 'round_no') else c for c in ACTION_COLUMNS)}
             FROM core_actions a {of_rounds} WHERE {{}} ORDER BY table_id, round_no, action_order"""
-        actions = _frame(cur, action_sql.format(f"(a.ts IS NULL OR {window.events('a')})"))
+        actions = _frame(cur, action_sql.format(f"(a.ts IS NULL OR {_near_rounds(rounds, 'a.ts') or window.events('a')})"))
         if actions.height != int(rounds["action_count"].sum() or 0):
             actions = _frame(cur, action_sql.format("TRUE"))
         devices = f"""SELECT DISTINCT device_id FROM core_device_events
