@@ -33,3 +33,30 @@ def test_a_wager_stamped_hours_after_its_rounds_is_read_with_them():
     part = load_partition(nb.connection(), ((DAY, "BAC-01"),), AuditParams())
     assert sorted(part.wagers["wager_id"]) == ["W1", "W2", "W3"]
     assert part.wagers.filter(pl.col("wager_id") == "W2")["amount"].to_list() == [10000]
+
+
+def _fingerprints(far_amount: int, far_seconds: int, whole: bool, monkeypatch) -> dict:
+    import pipelines.audit.fingerprint as fingerprint
+    from test_audit_findings import PLAYER_NATURAL
+    from test_audit_support import DAY, NightBuilder
+
+    nb = NightBuilder()
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 10000, 10000),
+                                           ("W2", "banker", far_amount, -far_amount, 2, "P-2", far_seconds)])
+    nb.round("BAC-01", 2, PLAYER_NATURAL, [("W3", "player", 10000, 10000)])
+    if whole:  # the read before the first try: every night's wagers and actions joined
+        monkeypatch.setattr(fingerprint, "_first_reads", lambda cur, window: ("TRUE", "TRUE"))
+    try:
+        return fingerprint.partition_fingerprints(nb.connection(), [(DAY, "BAC-01")], AuditParams())
+    finally:
+        monkeypatch.undo()
+
+
+def test_a_partitions_fingerprint_covers_a_wager_stamped_far_from_its_round(monkeypatch):
+    """The fingerprint's first read of the wagers is near the rounds' times; a wager ten days away is still hashed (the
+    rounds' counts send the read to the whole table): the same fingerprint as the whole read, and another when that
+    wager changes."""
+    for seconds in (0, 864000):
+        first_try = _fingerprints(10000, seconds, False, monkeypatch)
+        assert first_try == _fingerprints(10000, seconds, True, monkeypatch)
+        assert first_try != _fingerprints(20000, seconds, False, monkeypatch)
