@@ -7,10 +7,12 @@ window adds the summaries of its days (``pipelines.stats.windows``):
 
 - **hold**: per entity (table, dealer or shoe x bet type or all bets) and day, the counts and sums of the
   entity (wagers, rounds, handle, theory, recorded net) and the first three cumulants of its sum under the
-  null (``hold_entities``: they add up over days); and the rows of its ``MoneySums`` (``hold_rows``: one row
-  per distinct stake of a bet type, or per round on all bets, with the ids of its outcome nets ``x`` and
-  probabilities ``p`` in ``hold_nets`` and ``hold_probs``: a round's vector serves its table, dealer and
-  shoe), which only the entities far from theory read back, for the saddle point.
+  null (``hold_entities``: they add up over days, each with its number in the day ``eid``); and the rows of its
+  ``MoneySums``, which only the entities far from theory read back, for the saddle point: one row per distinct
+  stake of a bet type (``hold_rows``, naming its entity by ``eid``), and on all bets one row per round
+  (``hold_rounds``: once for the round, naming its table's, dealer's and shoe's entity; a round whose all-bets
+  row differs by grouping, split between dealers, shoes or deck counts, has its rows per entity in ``hold_rows``),
+  each with the ids of its outcome nets ``x`` and probabilities ``p`` in ``hold_nets`` and ``hold_probs``.
 - **luck**: per player, currency and bet type (and side bets together) the wagers and the net on the pay
   table's grid per payout (``luck_parts``: the exact convolution needs only these counts) and the entity's
   sums (``luck_entities``).

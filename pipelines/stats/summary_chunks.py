@@ -14,7 +14,9 @@ summaries into the day's (``merge_chunks``), as a window adds days:
 - the baccarat hold's rows: the outcome vectors of the chunks are numbered again as one day's (``unique_rows`` of
   their union numbers each distinct vector as the day's own pass did), a single bet's rows with the same bet, deck
   count and stake add their counts (as the day's pass grouped them), a round's all-bets row stays its own, and each
-  entity's cumulants are computed from its merged rows in the day's order (the same bits as the day's pass).
+  entity's cumulants are computed from its merged rows in the day's order (the same bits as the day's pass). The
+  stored rows name an entity by its number in the day (``eid``); a round's all-bets row, the same for its table,
+  dealer and shoe, is stored once (``hold_rounds``, its parts numbered after the chunks before).
 
 Exact where the day's pass was: every count, id, stake, list and cumulant is what summarising the day in one piece
 gives; a float sum over wagers of an entity in several chunks (a dealer's ``theo``, a player's ``wins_expected``)

@@ -1,7 +1,7 @@
 """The per-day summaries in the database (``schemas.derived``): read by the windows, written by the one writer.
 
 ``stored_summaries`` reads the summaries of a range of days but the hold rows (``stored_hold_rows`` reads
-those of the entities a window needs); ``summarise_days`` makes them from the evidence (the audited night,
+those of the entities a window needs, by their numbers in each day); ``summarise_days`` makes them from the evidence (the audited night,
 or a day a window finds without a summary of the current format: a database upgraded from schema 3, a
 day audited before); ``write_summaries`` replaces days' rows inside the writer's transaction.
 Every value is bound as a parameter.
@@ -110,7 +110,9 @@ def stored_hold_rows(con, days: list[dt.date]) -> HoldRowsReader:
 
     The rows of an entity with the same stake and vectors on one day are added up here, and each stored vector is
     read once (a row names it by its day and id): a 30-day window's far dealers were 400,000 rows, each read with its
-    two vectors of 20 floats as lists and grouped by them."""
+    two vectors of 20 floats as lists and grouped by them. The far entities are found by their keys in ``stat_day_hold``,
+    their rows by the number that gives them in each day: in ``stat_day_hold_rows`` and, on all bets, in
+    ``stat_day_hold_rounds`` by the grouping's column."""
     days = sorted(days)
 
     def read(first: dt.date, last: dt.date, far: pl.DataFrame) -> FarRows:
