@@ -280,10 +280,10 @@ class _StoredRows:
         ent_of[eids] = ents
 
         def named(eid: np.ndarray) -> np.ndarray:
-            inside = eid < len(ent_of)
+            """Each row's ``ents`` number, -1 for a row of another entity (or of none: a null stored as -1)."""
             out = np.full(len(eid), -1, dtype=np.int64)
-            out[inside] = ent_of[np.maximum(eid[inside], 0)]
-            out[eid < 0] = -1
+            known = (eid >= 0) & (eid < len(ent_of))
+            out[known] = ent_of[eid[known]]
             return out
 
         r = self._day(self._rows, self.s.hold_rows, day)

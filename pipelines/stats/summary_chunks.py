@@ -207,8 +207,11 @@ class _Rounds:
             at = part[shared]
             col = self.eids.setdefault(ROUND_EIDS[g.grouping], np.full(len(self.xid), -1, dtype=np.int64))
             col[at] = eid[shared]
-            self.xid[at] = r["xid"].to_numpy()[shared]
-            self.pid[at] = r["pid"].to_numpy()[shared]
+            xid, pid = r["xid"].to_numpy()[shared], r["pid"].to_numpy()[shared]
+            seen = self.xid[at] >= 0  # the part's row as another grouping gave it: the same vectors, or a bug
+            if not (np.array_equal(self.xid[at][seen], xid[seen]) and np.array_equal(self.pid[at][seen], pid[seen])):
+                raise AssertionError(f"a round's all-bets row differs between groupings ({g.grouping})")
+            self.xid[at], self.pid[at] = xid, pid
             keep = ~shared
             r, eid = r.filter(pl.Series(keep)), eid[keep]
         return pl.DataFrame({DAY: pl.repeat(day, len(eid), dtype=pl.Date, eager=True), "eid": eid.astype(np.int64),
