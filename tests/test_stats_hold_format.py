@@ -236,3 +236,39 @@ def test_an_earlier_schemas_hold_rows_are_dropped_and_its_days_summarised_again(
         assert summarised_days(con, dt.date(2026, 11, 1), dt.date(2026, 11, 1)) == set()
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("groupings", [("dealer_id",), ("shoe_id", "table_id")])
+def test_the_rows_of_any_groupings_read_back_as_the_wagers_own_sums(groupings):
+    """Other groupings than the default three, in another order: the entities numbered grouping after grouping as given,
+    the rounds naming only those groupings' entities (the others null), and every entity's rows read back from the
+    summaries in memory are the rows ``hold_sums`` makes from the wagers."""
+    from pipelines.stats.config import StatsParams
+    from pipelines.stats.hold_sums import hold_sums
+    from pipelines.stats.load import StatsInputs
+    from pipelines.stats.luck import settled_baccarat
+    from pipelines.stats.summaries import far_rows_reader, summarise
+    from pipelines.stats.synthetic import Floor, nights
+    from pipelines.stats.windows import FarRows, _money_sums
+
+    first = dt.date(2026, 11, 1)
+    floor = Floor(baccarat_tables=3, baccarat_rounds=80, blackjack_tables=0, players=15, luck_multiple=5, luck_bets=20)
+    w, c, e = nights(floor, first, 1, seed=7)
+    params = StatsParams(hold_groupings=groupings)
+    s = summarise(StatsInputs(w, e, c, first, first), params)
+    assert s.hold_entities["grouping"].unique(maintain_order=True).to_list() == list(groupings)
+    assert s.hold_entities["eid"].to_list() == list(range(s.hold_entities.height))
+    for name in ROUND_EIDS.values():
+        named = s.hold_rounds[name].is_not_null()
+        assert named.all() if any(ROUND_EIDS[g] == name for g in groupings) else not named.any(), name
+    sums = hold_sums(settled_baccarat(w), groupings)
+    for g in sums.groupings:
+        far = _every_entity(s, g.grouping)
+        ent = far.join(g.summary.select(*KEYS, pl.col("ent").alias("own")), on=KEYS, nulls_equal=True)
+        own = sums.money_sums(g)
+        renumbered = FarRows(ent.sort("own")["ent"].to_numpy()[own.ent], own.a, own.c, np.arange(len(own.a)),
+                             np.arange(len(own.a)), own.x, own.p)
+        want = _canonical(_money_sums(renumbered, far, far.height))
+        assert want.height > 0
+        assert_frame_equal(_canonical(_money_sums(far_rows_reader(s)(first, first, far), far, far.height)), want,
+                           check_exact=True)
