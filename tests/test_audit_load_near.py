@@ -19,6 +19,10 @@ def test_near_rounds_spans_the_rounds_times_with_a_margin_and_none_without_times
     assert f"'{(t - NEAR_ROUNDS).isoformat()}'" in sql and f"'{(t + dt.timedelta(hours=5) + NEAR_ROUNDS).isoformat()}'" in sql
     none = pl.DataFrame({c: pl.Series([None], dtype=pl.Datetime("us", "UTC")) for c in rounds.columns})
     assert _near_rounds(none, "w.placed_at") is None and _near_rounds(rounds.head(0), "a.ts") is None
+    # a time at the calendar's edge has no hour before it: the days' window is used instead, no error
+    edge = pl.DataFrame({c: pl.Series([dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)], dtype=pl.Datetime("us", "UTC"))
+                         for c in rounds.columns})
+    assert _near_rounds(edge, "w.placed_at") is None
 
 
 def test_a_wager_stamped_hours_after_its_rounds_is_read_with_them():

@@ -440,8 +440,11 @@ def _near_rounds(rounds: pl.DataFrame, column: str) -> str | None:
     if times is None or times["lo"][0] is None or times["hi"][0] is None:
         return None
     lo, hi = (t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc) for t in (times["lo"][0], times["hi"][0]))
-    return (f"({column} >= TIMESTAMPTZ '{(lo - NEAR_ROUNDS).astimezone(dt.timezone.utc).isoformat()}' "
-            f"AND {column} <= TIMESTAMPTZ '{(hi + NEAR_ROUNDS).astimezone(dt.timezone.utc).isoformat()}')")
+    try:
+        lo, hi = (lo - NEAR_ROUNDS).astimezone(dt.timezone.utc), (hi + NEAR_ROUNDS).astimezone(dt.timezone.utc)
+    except OverflowError:  # a time at the calendar's edge (year 1 or 9999): the days' window instead
+        return None
+    return f"({column} >= TIMESTAMPTZ '{lo.isoformat()}' AND {column} <= TIMESTAMPTZ '{hi.isoformat()}')"
 
 
 def _load_partition(con: duckdb.DuckDBPyConnection, keys: tuple[tuple[dt.date, str], ...], params: AuditParams,
