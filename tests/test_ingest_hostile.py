@@ -34,16 +34,16 @@ ROUNDS: dict[str, tuple] = {
         ("bets_closed_at", dt.datetime(2026, 11, 24, 16, 59, 59, tzinfo=UTC)),
     ),
     "year 1": (
-        "formats.md Conventions: an instant from 0001-01-02 to 9999-12-29 UTC (year 0 failed the whole file)",
-        lambda r: {**r, "bets_closed_at": "0001-01-01T00:00:00+07:00"}, "bad_timestamp",
-        lambda r: {**r, "bets_closed_at": "0001-01-02T06:00:00Z"},
-        ("bets_closed_at", dt.datetime(1, 1, 2, 6, tzinfo=UTC)),
+        "formats.md Conventions: an instant from 0002-01-01 to 9998-12-31 UTC (year 0 failed the whole file, year 1 the audit)",
+        lambda r: {**r, "bets_closed_at": "0001-12-31T23:59:59Z"}, "bad_timestamp",
+        lambda r: {**r, "bets_closed_at": "0002-01-01T06:00:00Z"},
+        ("bets_closed_at", dt.datetime(2, 1, 1, 6, tzinfo=UTC)),
     ),
     "year 10000": (
         "formats.md Conventions: the year has four digits",
         lambda r: {**r, "bets_closed_at": "+10000-01-01T00:00:00+07:00"}, "bad_timestamp",
-        lambda r: {**r, "bets_closed_at": "9999-12-29T12:00:00+07:00"},
-        ("bets_closed_at", dt.datetime(9999, 12, 29, 5, tzinfo=UTC)),
+        lambda r: {**r, "bets_closed_at": "9998-12-31T12:00:00+07:00"},
+        ("bets_closed_at", dt.datetime(9998, 12, 31, 5, tzinfo=UTC)),
     ),
     "NUL in an id": (
         "formats.md Conventions, Text: an identifier holds no control character",
@@ -83,7 +83,7 @@ EVENTS: dict[str, tuple] = {
         _csv_line("DV-2", 2, "2026-11-24T23:59:59+07:00"), ("ts", dt.datetime(2026, 11, 24, 16, 59, 59, tzinfo=UTC)),
     ),
     "year 0": (
-        "formats.md Conventions: an instant from 0001-01-02 to 9999-12-29 UTC",
+        "formats.md Conventions: an instant from 0002-01-01 to 9998-12-31 UTC",
         _csv_line("DV-3", 1, "0000-01-01T00:00:00+07:00"), "bad_timestamp",
         _csv_line("DV-3", 2, "2026-11-24T20:00:01.123456789+07:00"),  # a fraction beyond microseconds: cut
         ("ts", dt.datetime(2026, 11, 24, 13, 0, 1, 123456, tzinfo=UTC)),

@@ -63,7 +63,23 @@ def test_chosen_days():
     assert chosen_days(None, "2026-11-30", "2026-12-02").days == (D(2026, 11, 30), D(2026, 12, 1), D(2026, 12, 2))
     assert chosen_days(None, "2026-11-30", "2026-12-02").label() == "2026-11-30..2026-12-02"
     with pytest.raises(ScopeError, match="spans"):
-        chosen_days(None, "0001-01-01", "9999-12-31")
+        chosen_days(None, "0002-01-01", "9998-12-31")
+
+
+@pytest.mark.parametrize("line_day", ["0001-01-01T01:00:00+07:00", "0001-06-30T22:00:00Z", "9999-12-31T22:00:00+07:00"])
+def test_a_day_beyond_the_accepted_instants_is_no_days_and_no_option(tmp_path, line_day):
+    """formats.md, Conventions: an instant lies from 0002-01-01 to 9998-12-31 UTC (the ingest quarantines the line).
+    A line of year 1 before the day's start made the scan itself raise OverflowError (its day before 0001-01-01), and
+    a day of year 9999 the audit's margins; such a line adds no day now, and an option naming one is refused."""
+    f = _rounds(tmp_path / "rounds_a.jsonl", line_day, "2026-11-24T22:00:00+07:00")
+    assert days_in_files([("rounds_jsonl", f)], 6 * 60) == {D(2026, 11, 24)}
+    near = _rounds(tmp_path / "rounds_b.jsonl", "0002-01-01T07:00:00+07:00", "9998-12-31T22:00:00+07:00")
+    assert days_in_files([("rounds_jsonl", near)], 6 * 60) == {D(2, 1, 1), D(9998, 12, 31)}  # the near-miss
+    with pytest.raises(ScopeError, match="outside the gaming days"):
+        chosen_days(line_day[:10])
+    with pytest.raises(ScopeError, match="outside the gaming days"):
+        chosen_days(None, "2026-11-24", "9999-12-31")
+    assert chosen_days("9998-12-31").days == (D(9998, 12, 31),)
 
 
 def test_outputs_move_into_place_together_or_not_at_all(tmp_path):

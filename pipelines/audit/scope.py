@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from schemas.rules import TS_MAX, TS_MIN
+
 # the local date and time of bets_closed_at as written (the offset that follows does not change the local time)
 _CLOSED_AT = re.compile(rb'"bets_closed_at"\s*:\s*"(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})')
 # the first timestamp of a device-log line is its ``ts``
@@ -33,6 +35,10 @@ _TS = re.compile(rb"^[^\n]*?,(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})", re.MULTILI
 # the longest range one run audits (a decade of nights): a typo in --from must not start a ten-thousand-year loop
 MAX_DAYS = 3660
 CHUNK_BYTES = 32 * 2**20
+# the gaming days an accepted instant can fall on (its offset and the day's start move it by under two days); a day
+# outside them is no round's (the ingest quarantines the line) and would take the audit's margins and windows past the
+# years a date holds
+FIRST_DAY, LAST_DAY = TS_MIN.date() - dt.timedelta(days=2), TS_MAX.date() + dt.timedelta(days=1)
 
 
 class ScopeError(ValueError):
@@ -65,9 +71,12 @@ class Scope:
 
 def _date(text: str, option: str) -> dt.date:
     try:
-        return dt.date.fromisoformat(text.strip())
+        day = dt.date.fromisoformat(text.strip())
     except ValueError:
         raise ScopeError(f"{option} must be a date like 2026-11-24, got {text!r}") from None
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise ScopeError(f"{option} {day} is outside the gaming days a round can have ({FIRST_DAY} to {LAST_DAY})")
+    return day
 
 
 def chosen_days(gaming_day: str | None = None, from_day: str | None = None,
@@ -98,8 +107,8 @@ def _days_of(pattern: re.Pattern, data: bytes, day_start_minutes: int) -> set[dt
             day = dt.date.fromisoformat(date_text.decode("ascii"))
         except ValueError:
             continue  # not a date (the ingest quarantines the line)
-        if minute > 24 * 60:
-            continue
+        if minute > 24 * 60 or not FIRST_DAY < day <= LAST_DAY:
+            continue  # not a time, or beyond the instants the ingest accepts (it quarantines the line)
         days.add(day - dt.timedelta(days=1) if minute < day_start_minutes else day)
     return days
 
