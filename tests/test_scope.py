@@ -142,3 +142,31 @@ def test_a_wager_stamped_far_from_its_round_is_still_read():
     con = nb.connection()
     part = load_partition(con, ((DAY, "BAC-01"),), AuditParams())
     assert sorted(part.wagers["wager_id"]) == ["W1", "W2", "W3"]
+
+
+def test_days_far_apart_read_their_own_margins_not_every_day_between():
+    """formats.md, The audit's side: "Tonight's queries read tonight's days and a margin of two days around them, never
+    the whole history". A stray round of year 9998 beside tonight's made every read span the eight thousand years
+    between (and the gap check list every one of those days in its SQL: three minutes on a 2,000-round night)."""
+    import duckdb
+
+    from pipelines.audit.load import MARGIN_DAYS, Window
+
+    tonight, stray = D(2026, 11, 24), D(9998, 11, 24)
+    apart = Window((tonight, stray))
+    con = duckdb.connect()
+
+    def kept(predicate: str, value: str) -> bool:
+        return con.execute(f"SELECT {predicate.format(v=value)}").fetchone()[0]
+
+    for day, inside in ((tonight, True), (stray + dt.timedelta(days=MARGIN_DAYS), True), (D(5000, 1, 1), False),
+                        (tonight + dt.timedelta(days=MARGIN_DAYS + 1), False)):
+        assert kept(apart.near_rounds().replace("gaming_day", "{v}"), f"DATE '{day}'") is inside, day
+        assert kept(apart.events().replace("ts", "{v}"), f"TIMESTAMPTZ '{day} 12:00:00+00'") is inside, day
+    assert len(apart.near().days) == 2 * (2 * MARGIN_DAYS + 1)
+    # a night, or days a few apart, keep the one range they always had (the same SQL, the same row groups skipped)
+    night = Window((tonight, tonight + dt.timedelta(days=1)))
+    assert night.near_rounds() == "(gaming_day BETWEEN DATE '2026-11-22' AND DATE '2026-11-27')"
+    assert night.events("e") == ("(e.ts >= TIMESTAMPTZ '2026-11-22 00:00:00+00' AND "
+                                 "e.ts < TIMESTAMPTZ '2026-11-28 00:00:00+00')")
+    assert Window((tonight, tonight + dt.timedelta(days=4))).spans() == [(D(2026, 11, 22), D(2026, 11, 30))]
