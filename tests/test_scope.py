@@ -170,3 +170,24 @@ def test_days_far_apart_read_their_own_margins_not_every_day_between():
     assert night.events("e") == ("(e.ts >= TIMESTAMPTZ '2026-11-22 00:00:00+00' AND "
                                  "e.ts < TIMESTAMPTZ '2026-11-28 00:00:00+00')")
     assert Window((tonight, tonight + dt.timedelta(days=4))).spans() == [(D(2026, 11, 22), D(2026, 11, 30))]
+
+
+def test_a_file_without_line_ends_is_read_in_bounded_pieces(tmp_path, monkeypatch):
+    """A 2 GB sparse file (no line end, NUL bytes) named rounds_*.jsonl took 24 s of the audit's scope scan and 2 GB of
+    memory: each block was added to the ones before it, waiting for a line end. A line longer than the ingest's longest
+    (quarantined there, line_too_long) that runs past a block is skipped to its end now, so no piece is much longer
+    than a block; the lines around it still give their days."""
+    import pipelines.audit.scope as scope
+
+    monkeypatch.setattr(scope, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(scope, "MAX_LINE_BYTES", 256)
+    long_line = '{"bets_closed_at": "2026-11-20T22:00:00+07:00", "pad": "' + "x" * 5000 + '"}\n'
+    f = tmp_path / "rounds_a.jsonl"
+    f.write_text('{"bets_closed_at": "2026-11-23T22:00:00+07:00"}\n' + long_line + "\0" * 5000 + "\n"
+                 + '{"bets_closed_at": "2026-11-24T22:00:00+07:00"}\n', encoding="utf-8")
+    assert max(len(piece) for piece in scope._line_chunks(f, 64)) <= 64 + 256
+    assert {D(2026, 11, 23), D(2026, 11, 24)} <= days_in_files([("rounds_jsonl", f)], 360)
+    from pipelines.ingest.lines import MAX_LINE_BYTES
+
+    monkeypatch.undo()
+    assert scope.MAX_LINE_BYTES == MAX_LINE_BYTES
