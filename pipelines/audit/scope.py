@@ -189,7 +189,9 @@ def nothing_reason(input_dir: Path, ingest, has_days: bool) -> str:
         parts.append(f"{already:,} already loaded")
     not_read = [f for f in files if str(f.status) in ("unreadable", "refused")]
     if not_read:
+        from pipelines.console import shown
+
         first = not_read[0]
-        parts.append(f"{len(not_read):,} not read ({first.source_file}: {first.error or first.reason_code}"
+        parts.append(f"{len(not_read):,} not read ({shown(first.source_file)}: {shown(first.error or first.reason_code)}"
                      + (", ..." if len(not_read) > 1 else "") + ")")
     return f"{what}: " + "; ".join(parts) + ("" if has_days else "; no round log with a gaming day")
