@@ -191,3 +191,19 @@ def test_a_file_without_line_ends_is_read_in_bounded_pieces(tmp_path, monkeypatc
 
     monkeypatch.undo()
     assert scope.MAX_LINE_BYTES == MAX_LINE_BYTES
+
+
+def test_nothing_to_audit_names_the_files_that_are_not_input_names(tmp_path):
+    """formats.md, Exit statuses, 4: "The one line says what the input held". A folder of compressed or renamed exports
+    (rounds_x.jsonl.gz, Rounds_X.JSONL) said only "no round log with a gaming day"; it now counts them, names one and
+    says which names are read. The near-miss: an empty folder says nothing more."""
+    from pipelines.audit.scope import nothing_reason
+
+    (tmp_path / "empty").mkdir()
+    assert nothing_reason(tmp_path / "empty", None, False).endswith("(no round log with a gaming day)")
+    (tmp_path / "in" / "b").mkdir(parents=True)
+    for name in ("rounds_x.jsonl.gz", "Rounds_X.JSONL", "b/shoe_y.csv.gz"):
+        (tmp_path / "in" / name).write_bytes(b"x")
+    line = nothing_reason(tmp_path / "in", None, False)
+    assert "; 3 other file(s), e.g. Rounds_X.JSONL: only shoe_*.csv and rounds_*.jsonl are read" in line
+    assert "\n" not in line

@@ -164,6 +164,30 @@ def input_scope(loaded: list[tuple[str, Path]], every: list[tuple[str, Path]], d
     return Scope(tuple(sorted(days)), "input")
 
 
+def _other_files(input_dir: Path, most: int = 10_000) -> str:
+    """What a folder with no input file holds instead, for the "nothing to audit" line: an export compressed
+    (``rounds_x.jsonl.gz``) or renamed (``Rounds_X.JSONL``) was reported only as "no round log with a gaming day".
+    Counts up to ``most`` files; empty when the folder holds none (or cannot be listed: the ingest says so)."""
+    import os
+
+    from pipelines.console import shown
+
+    count, first = 0, None
+    try:
+        for dirpath, _, names in os.walk(input_dir):
+            for name in sorted(names):
+                count += 1
+                first = first or Path(dirpath, name).relative_to(input_dir).as_posix()
+            if count >= most:
+                break
+    except OSError:
+        return ""
+    if not count:
+        return ""
+    return (f"; {count:,}{'+' if count >= most else ''} other file(s), e.g. {shown(first)}: only shoe_*.csv and "
+            "rounds_*.jsonl are read (uncompressed, names as written)")
+
+
 def nothing_reason(input_dir: Path, ingest, has_days: bool) -> str:
     """Why a run on the input's days found nothing to audit, in one line that says what the input held: the files,
     the lines read and quarantined (the commonest reasons), the files not read. A folder whose every line was
@@ -173,7 +197,7 @@ def nothing_reason(input_dir: Path, ingest, has_days: bool) -> str:
     what = f"no round to audit in {input_dir}"
     files = getattr(ingest, "files", None)
     if not files:
-        return what + ("" if has_days else " (no round log with a gaming day)")
+        return what + ("" if has_days else " (no round log with a gaming day)") + _other_files(Path(input_dir))
     loaded = [f for f in files if str(f.status) == "loaded"]
     read = sum(f.lines_read for f in loaded)
     quarantined = sum(f.rows_quarantined for f in loaded)
