@@ -163,6 +163,15 @@ def test_a_hostile_table_id_stays_one_folder_under_evidence(table_id):
     assert unquote(seg) == table_id  # and the folder's name gives the table back
 
 
+def test_a_chart_label_escapes_plotlys_tags_and_keeps_quotes():
+    """formats.md, report.html: every value from a log is escaped. Plotly reads <b>, <a href> in a label, so < > & are
+    escaped; it draws an escaped quote as "&quot;" (a dealer id D"1 read D&quot;1 on the charts), so quotes stay."""
+    from pipelines.report.figures import label
+
+    assert label('<a href="https://x.example/">D"1</a>') == '&lt;a href="https://x.example/"&gt;D"1&lt;/a&gt;'
+    assert label("O'Neil & Co") == "O'Neil &amp; Co" and label(None) == "(none)" and label("BAC-01") == "BAC-01"
+
+
 @pytest.mark.parametrize("table_id", ["T" * 300, "é" * 200, "<" * 100, "x" * 118 + "é", "T" * 300 + "-2"])
 def test_a_long_id_is_still_one_folder_a_file_system_takes(tmp_path, table_id):
     """A 300-character table id in a log stopped the night's publish ("File name too long", 255 bytes a name):
