@@ -128,6 +128,13 @@ def simulate(
         first = dt.date.fromisoformat(start_day)
     except ValueError:
         fail(f"--start-day must be a date like 2026-11-24, got {start_day!r}")
+    from schemas.rules import TS_MAX, TS_MIN
+
+    # the nights' instants (a night runs past midnight) must be ones the ingest accepts (formats.md, Conventions)
+    lo, hi = TS_MIN.date() + dt.timedelta(days=1), TS_MAX.date() - dt.timedelta(days=2)
+    if not lo <= first or (hi - first).days + 1 < days:
+        fail(f"--start-day {first} with --days {days:,}: the simulated gaming days must lie from {lo} to {hi} "
+             "(the instants the ingest accepts)")
     try:
         mix = parse_game_shares(game_shares) if game_shares is not None else None
     except ValueError as exc:

@@ -1,16 +1,34 @@
 """What the CLI shows on a terminal for the ingest: a progress bar while it runs, a summary after.
 
 Values from the input (file names, reasons quoting a line) are printed as text, never read as console markup:
-a file named ``rounds_[/].jsonl`` is shown as it is, and cannot stop the run.
+a file named ``rounds_[/].jsonl`` is shown as it is, and cannot stop the run. Their control and invisible characters
+(formats.md, Conventions, Text) are shown escaped (:func:`shown`): a file name holding a terminal escape or a
+carriage return could otherwise recolour, rewrite or erase the operator's console and log lines (hide that a file
+was not read), and one with a line end broke a one-line entry in two.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from contextlib import contextmanager
 from typing import Iterator, TextIO
 
 from pipelines.ingest.records import FileStatus, IngestSummary, InputFile, Progress
+
+
+_CONTROL = None
+
+
+def shown(text) -> str:
+    """``text`` for a console line: each control or invisible character (as the ingest refuses them in an id) written
+    as a Python escape (``\\x1b``, ``\\n``, ``\\u202e``), the rest as it is."""
+    global _CONTROL
+    if _CONTROL is None:
+        from schemas.rules import CONTROL_TEXT
+
+        _CONTROL = re.compile(CONTROL_TEXT)
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(text))
 
 
 class Bar(Progress):
@@ -23,7 +41,7 @@ class Bar(Progress):
         self.bar.update(self.task, total=total_bytes)
 
     def started(self, batch: tuple[InputFile, ...]) -> None:
-        self.bar.update(self.task, file=batch[0].rel + (f" (+{len(batch) - 1} files)" if len(batch) > 1 else ""))
+        self.bar.update(self.task, file=shown(batch[0].rel) + (f" (+{len(batch) - 1} files)" if len(batch) > 1 else ""))
 
     def advanced(self, n_bytes: int) -> None:
         self.bar.advance(self.task, n_bytes)
@@ -74,4 +92,4 @@ def print_ingest_summary(summary: IngestSummary, out: TextIO | None = None) -> N
         console.print(t)
     for f in summary.files:
         if f.status in (FileStatus.UNREADABLE, FileStatus.REFUSED):
-            console.print(f"{f.status}: {f.source_file}: {f.error}")
+            console.print(f"{f.status}: {shown(f.source_file)}: {shown(f.error)}")

@@ -86,6 +86,11 @@ def _apprise_url(text: str) -> str:
 NotifyUrl = Annotated[str, AfterValidator(_apprise_url)]
 
 
+# the most worker processes a setting may ask for: each holds a batch or a group in memory at once, so a typo such as
+# 10000 started one parser per batch of the night together and ran the machine out of memory; 256 is a large host's cores
+MAX_PROCESSES = 256
+
+
 class Settings(BaseSettings):
     """The run's settings. Each field is the environment variable ``PITAUDIT_<NAME>``; ``None`` means "choose"."""
 
@@ -96,11 +101,13 @@ class Settings(BaseSettings):
         None, description="DuckDB's memory limit per connection (it spills to disk past it), e.g. 8GB; "
                           f"unset: {WRITER_MEMORY} for the writer, {READER_MEMORY} for each audit reader")
     ingest_workers: int | None = Field(
-        None, ge=0, description="processes that parse input files ahead of the one writer; unset: one per core; "
-                                "0 or 1 parses in the writer")
+        None, ge=0, le=MAX_PROCESSES,
+        description="processes that parse input files ahead of the one writer; unset: one per core; 0 or 1 parses in "
+                    "the writer; at most 256")
     audit_processes: int | None = Field(
-        None, ge=0, description="worker processes that audit the groups of partitions; 0 runs them on threads; "
-                                "unset: one per core for nights of 128 MiB or more, else 0")
+        None, ge=0, le=MAX_PROCESSES,
+        description="worker processes that audit the groups of partitions; 0 runs them on threads; unset: one per core "
+                    "for nights of 128 MiB or more, else 0; at most 256")
     group_rounds: int = Field(50_000, gt=0, description="about how many rounds one group of partitions holds")
     max_amount: int = Field(
         DEFAULT_MAX_AMOUNT, ge=1, le=LARGEST_BOUND,

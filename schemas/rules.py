@@ -32,9 +32,11 @@ _TS_FORMAT = "%Y-%m-%dT%H:%M:%S%.f%#z"  # %#z: Z, +07:00, +0700 and +07
 # (``23:59:60``: polars reads it as the next second, a silent change; a UTC instant in microseconds cannot hold it)
 TS_TEXT = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9]"
 # the instants a timestamp may name: their local date and gaming day (an offset or a day start moves them by less
-# than a day) stay within the years 1 to 9999 every date type here holds (year 0 failed a whole file's load)
-TS_MIN = dt.datetime(1, 1, 2, tzinfo=dt.timezone.utc)
-TS_MAX = dt.datetime(9999, 12, 30, tzinfo=dt.timezone.utc)
+# than a day) stay within the years 1 to 9999 every date type here holds (year 0 failed a whole file's load), with a
+# year to spare each side for the days the audit reads around a gaming day (its margins, the 30-day windows, the
+# trend's 30 nights): a round on 9999-12-27 or 0001-01-02 was accepted and then stopped the night's audit
+TS_MIN = dt.datetime(2, 1, 1, tzinfo=dt.timezone.utc)
+TS_MAX = dt.datetime(9999, 1, 1, tzinfo=dt.timezone.utc)
 
 
 def in_timestamp_range(instant: pl.Expr) -> pl.Expr:

@@ -402,3 +402,31 @@ def test_a_grown_file_streamed_in_chunks_loads_as_a_whole_one(tmp_path: Path, mo
     assert all(f.first_line > 1 for f in summary.files)
     for table in ("core_rounds", "core_wagers", "core_actions", "core_device_events", "core_quarantine"):
         assert got[table] == want[table], table
+
+
+def test_a_terminal_escape_in_a_file_name_is_shown_escaped_not_sent_to_the_terminal(tmp_path: Path) -> None:
+    """formats.md, Conventions, Text: control and invisible characters make two names look alike. A file named with
+    ESC sequences and a carriage return reached the operator's terminal and log raw (``pitaudit ingest``'s summary,
+    ``pitaudit audit``'s summary and its "nothing to audit" line): it could erase the line saying the file was not
+    read. Now shown escaped, on one line; the near-miss, a name with brackets and accents, is shown as it is."""
+    from pipelines.audit.scope import nothing_reason
+    from pipelines.console import shown
+    from pipelines.db import open_writer
+    from pipelines.ingest.run import ingest_folder
+
+    assert shown("rounds_é[x].jsonl") == "rounds_é[x].jsonl"
+    assert shown("a\x1b[2K\rb\nc\u202ed") == "a\\x1b[2K\\rb\\nc\\u202ed"
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "rounds_\x1b[2K\rall read\n.jsonl").write_bytes(b"\0\0")
+    escaped = "rounds_\\x1b[2K\\rall read\\n.jsonl"
+    out = cli_ingest(folder, tmp_path / "a.duckdb")
+    assert "\x1b" not in out and "\r" not in out
+    assert f"unreadable: {escaped}: binary content" in out
+    con = open_writer(tmp_path / "b.duckdb")
+    try:
+        summary = ingest_folder(con, folder)
+    finally:
+        con.close()
+    line = nothing_reason(folder, summary, False)
+    assert "\x1b" not in line and "\n" not in line and f"1 not read ({escaped}: binary content" in line

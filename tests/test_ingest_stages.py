@@ -99,3 +99,18 @@ def test_fingerprint_hashes_equal_a_whole_read_of_each_prefix(tmp_path: Path, mo
         assert fp.at == tuple((n, hashlib.sha256(data[:n]).hexdigest()) for n in sorted(set(lengths)) if 0 < n <= len(data))
 
     check()
+
+
+def test_every_name_the_formats_glob_matches_is_found(tmp_path: Path) -> None:
+    """formats.md, Output contract: the audit "reads every shoe_*.csv and rounds_*.jsonl under --input". A name with a
+    line end in it (the glob matches it) was skipped without a word, its rounds never audited; brackets and spaces
+    are plain characters. The near-misses stay out: another extension, or a line end after it."""
+    from pipelines.ingest.discover import discover
+
+    names = ["rounds_new\nline.jsonl", "[a]/rounds_[b].jsonl", "shoe_x y\n.csv", "rounds_plain.jsonl"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("", encoding="utf-8")
+    for other in ("rounds_a.jsonl.bak", "rounds_b.jsonl\n", "shoe_c.csvx"):
+        (tmp_path / other).write_text("", encoding="utf-8")
+    assert sorted(f.rel for f in discover(tmp_path)) == sorted(names)

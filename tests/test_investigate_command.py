@@ -168,6 +168,37 @@ def test_a_hostile_player_id_shows_as_text(tmp_path):
     assert pl.read_parquet(tmp_path / "inv" / "wagers.parquet")["player_id"].to_list() == [HOSTILE] * 3
 
 
+def test_an_id_in_a_chart_is_drawn_as_text_not_as_plotlys_markup(tmp_path):
+    """Plotly reads ``<a href>``, ``<b>``, ``<br>`` in chart labels: a dealer id ``<a href="https://...">`` was a live
+    link on the dealers' bars (the page's JSON escapes ``<`` for the HTML parser, not for plotly). The labels from the
+    log are HTML-escaped as the report's are (formats.md, report.html: every value from a log is escaped)."""
+    import html
+    import json
+    import re
+
+    from out_tables import database_with
+
+    link = '<a href="https://evil.example/">D<b>X</b></a>'
+    day = dt.date(2026, 11, 24)
+    s = [{"gaming_day": day, "table_id": "BAC-01", "round_no": i, "wager_id": f"<b>W{i}</b>", "wager_order": 1,
+          "seat": 1, "player_id": "P-1", "dealer_id": link if i else "D-2", "game": "baccarat", "ruleset": "r",
+          "currency": "<i>U</i>", "status": "settled", "bet": "banker", "amount": 1000, "settled_amount": 1000,
+          "recorded_net": 950, "expected_net": 950} for i in range(3)]
+    f = [{"finding_id": "F1", "kind": "payout_mismatch", "severity": "high", "gaming_day": day, "table_id": "BAC-01",
+          "round_no": 1, "wager_id": "<b>W1</b>", "player_id": "P-1", "dealer_id": link, "expected_net": 900,
+          "recorded_net": 950, "difference": 50, "rule_ref": "TBAC-5.1.1", "detail": "d", "currency": "<i>U</i>"}]
+    db = database_with(tmp_path / "audit.duckdb", s, f)
+    result = runner.invoke(app, ["investigate", "--db", str(db), "--player", "P-1", "--out", str(tmp_path / "inv")])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "inv" / "index.html").read_text(encoding="utf-8")
+    decoder, figures = json.JSONDecoder(), []
+    for m in re.finditer(r"Plotly\.newPlot\(\s*'?\"?[\w-]+'?\"?,\s*", page):
+        figures.append(decoder.raw_decode(page, m.end())[0])
+    labels = [x for fig in figures for trace in fig for x in trace.get("x", []) if isinstance(x, str)]
+    assert html.escape(link, quote=False) in labels and "D-2" in labels  # the near-miss: a plain id as it is
+    assert not any("<a" in x or "<b>" in x for x in labels)
+
+
 def test_the_statistical_findings_about_the_subject_come_with_their_probabilities(audited_sample, tmp_path):
     """The sample's counter is flagged by the advantage_play detector: the investigation lists it, with p and q."""
     write_investigation(audited_sample / "pitaudit.duckdb", Subject("player", COUNTER), tmp_path)
@@ -248,6 +279,8 @@ def test_the_page_says_which_bets_theory_is_exact_and_which_simulated(audited_sa
 
 def _plotly_built(kind: str, *args):
     """The figures as plotly's own objects build them (validated), for the dicts of pipelines.investigation.figures."""
+    import html
+
     import plotly.graph_objects as go
 
     from pipelines.investigation.figures import _layout as layout, unit
@@ -274,7 +307,8 @@ def _plotly_built(kind: str, *args):
         div, label = unit(rows["currency"][0])
         fig = go.Figure([
             go.Scatter(x=rows["true_count"].to_list(), y=(rows["amount"].cast(pl.Float64) / div).to_list(), mode="markers",
-                       marker={"size": 7, "opacity": 0.55, "color": "#2457a6"}, name="a wager", text=rows["wager_id"].to_list()),
+                       marker={"size": 7, "opacity": 0.55, "color": "#2457a6"}, name="a wager",
+                       text=[html.escape(w, quote=False) for w in rows["wager_id"].to_list()]),
             go.Scatter(x=[b["tc"] + 0.5 for b in ramp["by_count"]], y=[b["mean_bet"] / div for b in ramp["by_count"]],
                        mode="lines+markers", line={"color": "#b42318"}, name="mean bet per true count"),
         ])
@@ -282,7 +316,8 @@ def _plotly_built(kind: str, *args):
         return layout(fig, "Bet size against the Hi-Lo true count before the round" + (f" (r = {r:.2f})" if r is not None else ""),
                       f"bet ({label})", "true count before the round")
     labels, values, title, y, colour = args
-    return layout(go.Figure(go.Bar(x=[str(v) for v in labels], y=values, marker_color=colour)), title, y, "", height=340)
+    return layout(go.Figure(go.Bar(x=[html.escape(str(v), quote=False) for v in labels], y=values, marker_color=colour)),
+                  title, y, "", height=340)  # labels from the log are escaped for plotly's tag subset
 
 
 def test_the_figures_are_the_bytes_plotlys_validated_figures_give(audited_sample, tmp_path):

@@ -163,6 +163,28 @@ def test_a_hostile_table_id_stays_one_folder_under_evidence(table_id):
     assert unquote(seg) == table_id  # and the folder's name gives the table back
 
 
+def test_a_chart_label_escapes_plotlys_tags_and_keeps_quotes():
+    """formats.md, report.html: every value from a log is escaped. Plotly reads <b>, <a href> in a label, so < > & are
+    escaped; it draws an escaped quote as "&quot;" (a dealer id D"1 read D&quot;1 on the charts), so quotes stay."""
+    from pipelines.report.figures import label
+
+    assert label('<a href="https://x.example/">D"1</a>') == '&lt;a href="https://x.example/"&gt;D"1&lt;/a&gt;'
+    assert label("O'Neil & Co") == "O'Neil &amp; Co" and label(None) == "(none)" and label("BAC-01") == "BAC-01"
+
+
+@pytest.mark.parametrize("table_id", ["T" * 300, "é" * 200, "<" * 100, "x" * 118 + "é", "T" * 300 + "-2"])
+def test_a_long_id_is_still_one_folder_a_file_system_takes(tmp_path, table_id):
+    """A 300-character table id in a log stopped the night's publish ("File name too long", 255 bytes a name):
+    formats.md, Text: an identifier is kept as written, so its folder name must hold whatever the length."""
+    seg = table_segment(table_id)
+    assert len(seg.encode()) <= 255 and re.fullmatch(r"[A-Za-z0-9%._~-]+", seg)
+    assert seg.count("%%") == 1 and re.fullmatch(r"(%[0-9A-F]{2}|[A-Za-z0-9._~-])*", seg.split("%%")[0])
+    (tmp_path / evidence_relpath(table_id, 7)).mkdir(parents=True)
+    assert table_segment(table_id) == seg  # the same id, the same folder
+    others = {table_segment(t) for t in ("T" * 300, "T" * 301, "T" * 300 + "-2", seg, seg.split("%%")[0])}
+    assert len(others) == 5  # no other id (not even one written like the segment) shares it
+
+
 def test_the_suggested_command_quotes_the_table_for_the_shell():
     import shlex
 

@@ -63,7 +63,23 @@ def test_chosen_days():
     assert chosen_days(None, "2026-11-30", "2026-12-02").days == (D(2026, 11, 30), D(2026, 12, 1), D(2026, 12, 2))
     assert chosen_days(None, "2026-11-30", "2026-12-02").label() == "2026-11-30..2026-12-02"
     with pytest.raises(ScopeError, match="spans"):
-        chosen_days(None, "0001-01-01", "9999-12-31")
+        chosen_days(None, "0002-01-01", "9998-12-31")
+
+
+@pytest.mark.parametrize("line_day", ["0001-01-01T01:00:00+07:00", "0001-06-30T22:00:00Z", "9999-12-31T22:00:00+07:00"])
+def test_a_day_beyond_the_accepted_instants_is_no_days_and_no_option(tmp_path, line_day):
+    """formats.md, Conventions: an instant lies from 0002-01-01 to 9998-12-31 UTC (the ingest quarantines the line).
+    A line of year 1 before the day's start made the scan itself raise OverflowError (its day before 0001-01-01), and
+    a day of year 9999 the audit's margins; such a line adds no day now, and an option naming one is refused."""
+    f = _rounds(tmp_path / "rounds_a.jsonl", line_day, "2026-11-24T22:00:00+07:00")
+    assert days_in_files([("rounds_jsonl", f)], 6 * 60) == {D(2026, 11, 24)}
+    near = _rounds(tmp_path / "rounds_b.jsonl", "0002-01-01T07:00:00+07:00", "9998-12-31T22:00:00+07:00")
+    assert days_in_files([("rounds_jsonl", near)], 6 * 60) == {D(2, 1, 1), D(9998, 12, 31)}  # the near-miss
+    with pytest.raises(ScopeError, match="outside the gaming days"):
+        chosen_days(line_day[:10])
+    with pytest.raises(ScopeError, match="outside the gaming days"):
+        chosen_days(None, "2026-11-24", "9999-12-31")
+    assert chosen_days("9998-12-31").days == (D(9998, 12, 31),)
 
 
 def test_outputs_move_into_place_together_or_not_at_all(tmp_path):
@@ -126,3 +142,68 @@ def test_a_wager_stamped_far_from_its_round_is_still_read():
     con = nb.connection()
     part = load_partition(con, ((DAY, "BAC-01"),), AuditParams())
     assert sorted(part.wagers["wager_id"]) == ["W1", "W2", "W3"]
+
+
+def test_days_far_apart_read_their_own_margins_not_every_day_between():
+    """formats.md, The audit's side: "Tonight's queries read tonight's days and a margin of two days around them, never
+    the whole history". A stray round of year 9998 beside tonight's made every read span the eight thousand years
+    between (and the gap check list every one of those days in its SQL: three minutes on a 2,000-round night)."""
+    import duckdb
+
+    from pipelines.audit.load import MARGIN_DAYS, Window
+
+    tonight, stray = D(2026, 11, 24), D(9998, 11, 24)
+    apart = Window((tonight, stray))
+    con = duckdb.connect()
+
+    def kept(predicate: str, value: str) -> bool:
+        return con.execute(f"SELECT {predicate.format(v=value)}").fetchone()[0]
+
+    for day, inside in ((tonight, True), (stray + dt.timedelta(days=MARGIN_DAYS), True), (D(5000, 1, 1), False),
+                        (tonight + dt.timedelta(days=MARGIN_DAYS + 1), False)):
+        assert kept(apart.near_rounds().replace("gaming_day", "{v}"), f"DATE '{day}'") is inside, day
+        assert kept(apart.events().replace("ts", "{v}"), f"TIMESTAMPTZ '{day} 12:00:00+00'") is inside, day
+    assert len(apart.near().days) == 2 * (2 * MARGIN_DAYS + 1)
+    # a night, or days a few apart, keep the one range they always had (the same SQL, the same row groups skipped)
+    night = Window((tonight, tonight + dt.timedelta(days=1)))
+    assert night.near_rounds() == "(gaming_day BETWEEN DATE '2026-11-22' AND DATE '2026-11-27')"
+    assert night.events("e") == ("(e.ts >= TIMESTAMPTZ '2026-11-22 00:00:00+00' AND "
+                                 "e.ts < TIMESTAMPTZ '2026-11-28 00:00:00+00')")
+    assert Window((tonight, tonight + dt.timedelta(days=4))).spans() == [(D(2026, 11, 22), D(2026, 11, 30))]
+
+
+def test_a_file_without_line_ends_is_read_in_bounded_pieces(tmp_path, monkeypatch):
+    """A 2 GB sparse file (no line end, NUL bytes) named rounds_*.jsonl took 24 s of the audit's scope scan and 2 GB of
+    memory: each block was added to the ones before it, waiting for a line end. A line longer than the ingest's longest
+    (quarantined there, line_too_long) that runs past a block is skipped to its end now, so no piece is much longer
+    than a block; the lines around it still give their days."""
+    import pipelines.audit.scope as scope
+
+    monkeypatch.setattr(scope, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(scope, "MAX_LINE_BYTES", 256)
+    long_line = '{"bets_closed_at": "2026-11-20T22:00:00+07:00", "pad": "' + "x" * 5000 + '"}\n'
+    f = tmp_path / "rounds_a.jsonl"
+    f.write_text('{"bets_closed_at": "2026-11-23T22:00:00+07:00"}\n' + long_line + "\0" * 5000 + "\n"
+                 + '{"bets_closed_at": "2026-11-24T22:00:00+07:00"}\n', encoding="utf-8")
+    assert max(len(piece) for piece in scope._line_chunks(f, 64)) <= 64 + 256
+    assert {D(2026, 11, 23), D(2026, 11, 24)} <= days_in_files([("rounds_jsonl", f)], 360)
+    from pipelines.ingest.lines import MAX_LINE_BYTES
+
+    monkeypatch.undo()
+    assert scope.MAX_LINE_BYTES == MAX_LINE_BYTES
+
+
+def test_nothing_to_audit_names_the_files_that_are_not_input_names(tmp_path):
+    """formats.md, Exit statuses, 4: "The one line says what the input held". A folder of compressed or renamed exports
+    (rounds_x.jsonl.gz, Rounds_X.JSONL) said only "no round log with a gaming day"; it now counts them, names one and
+    says which names are read. The near-miss: an empty folder says nothing more."""
+    from pipelines.audit.scope import nothing_reason
+
+    (tmp_path / "empty").mkdir()
+    assert nothing_reason(tmp_path / "empty", None, False).endswith("(no round log with a gaming day)")
+    (tmp_path / "in" / "b").mkdir(parents=True)
+    for name in ("rounds_x.jsonl.gz", "Rounds_X.JSONL", "b/shoe_y.csv.gz"):
+        (tmp_path / "in" / name).write_bytes(b"x")
+    line = nothing_reason(tmp_path / "in", None, False)
+    assert "; 3 other file(s), e.g. Rounds_X.JSONL: only shoe_*.csv and rounds_*.jsonl are read" in line
+    assert "\n" not in line

@@ -54,6 +54,9 @@ def test_no_module_reads_the_environment_for_a_setting_but_the_settings():
     ("PITAUDIT_DUCKDB_MEMORY", "0.0001KB", "from 32MB to 1000TB"),
     ("PITAUDIT_DUCKDB_MEMORY", "8MB", "from 32MB to 1000TB"),
     ("PITAUDIT_DUCKDB_MEMORY", "99999999TB", "from 32MB to 1000TB"),
+    # a typo of a worker count started a parser per batch of the night at once (out of memory), not a refusal
+    ("PITAUDIT_INGEST_WORKERS", "10000", "less than or equal to 256"),
+    ("PITAUDIT_AUDIT_PROCESSES", "10000", "less than or equal to 256"),
 ])
 def test_a_malformed_value_is_one_line_naming_the_variable(monkeypatch, name, value, words):
     monkeypatch.setenv(name, value)
@@ -87,9 +90,11 @@ def test_an_undeliverable_notification_is_a_warning_line_not_silence(capsys):
 def test_values_are_read_and_normalised(monkeypatch):
     monkeypatch.setenv("PITAUDIT_DUCKDB_MEMORY", " 2 gib ")
     monkeypatch.setenv("PITAUDIT_INGEST_WORKERS", "3")
+    monkeypatch.setenv("PITAUDIT_AUDIT_PROCESSES", "256")  # the near-miss of 10000: the bound itself
     monkeypatch.setenv("PITAUDIT_GROUP_ROUNDS", "")  # empty: the default
     s = load_settings()
     assert (s.writer_memory, s.reader_memory, s.parse_workers, s.group_rounds) == ("2GiB", "2GiB", 3, 50_000)
+    assert s.audit_processes == 256
     monkeypatch.delenv("PITAUDIT_DUCKDB_MEMORY")
     s = load_settings()
     assert (s.writer_memory, s.reader_memory) == ("1500MB", "1GB")

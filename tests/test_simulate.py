@@ -504,3 +504,20 @@ def test_baccarat_shoes_are_dealt_exactly_as_the_engine_deals_them():
         expected = V.deal_shoe(shoe, cut, start=burn, hands_after_cut=1)
         assert [tuple(r) for r in expected] == [tuple(shoe[a:a + n]) for a, n in rounds]
         assert 1 + 1 <= burn <= 11 and 14 <= len(shoe) - cut <= 30
+
+
+@pytest.mark.parametrize("args", [["--start-day", "9999-12-31", "--days", "2"], ["--start-day", "0001-01-01"],
+                                  ["--start-day", "2026-11-24", "--days", "999999999"]])
+def test_simulated_days_beyond_the_accepted_instants_are_refused_in_one_line(tmp_path, args):
+    """formats.md, Conventions: an instant lies from 0002-01-01 to 9998-12-31 UTC. ``--start-day 9999-12-31 --days 2``
+    ended in a traceback (OverflowError), and a night of year 1 would have been written only to be quarantined."""
+    from typer.testing import CliRunner
+
+    from pipelines.cli import app
+
+    result = CliRunner().invoke(app, ["simulate", "--out", str(tmp_path / "n"), "--rounds", "10", "--quiet", *args])
+    assert result.exit_code == 2 and "the simulated gaming days must lie from 0002-01-02 to 9998-12-30" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    near = CliRunner().invoke(app, ["simulate", "--out", str(tmp_path / "m"), "--rounds", "10", "--quiet",
+                                    "--start-day", "9998-12-30", "--tables", "1", "--workers", "1"])
+    assert near.exit_code == 0, near.output

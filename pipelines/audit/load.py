@@ -55,18 +55,37 @@ class Window:
         listed = ", ".join(f"DATE '{d.isoformat()}'" for d in self.days)
         return f"({col} BETWEEN DATE '{min(self.days).isoformat()}' AND DATE '{max(self.days).isoformat()}' AND {col} IN ({listed}))"
 
+    def spans(self, before: int = MARGIN_DAYS, after: int = MARGIN_DAYS) -> list[tuple[dt.date, dt.date]]:
+        """The days widened by ``before`` and ``after`` days, as the fewest ranges (first, last): one range for a night
+        or a backfill, several for days far apart (a stray round of another year must not make tonight's reads
+        span every day between)."""
+        out: list[tuple[dt.date, dt.date]] = []
+        for day in sorted(set(self.days)):
+            lo, hi = day - dt.timedelta(days=before), day + dt.timedelta(days=after)
+            if out and lo <= out[-1][1] + dt.timedelta(days=1):
+                out[-1] = (out[-1][0], max(out[-1][1], hi))
+            else:
+                out.append((lo, hi))
+        return out
+
+    def near(self) -> "Window":
+        """The audited days and the margin around each."""
+        return Window(tuple(lo + dt.timedelta(days=i) for lo, hi in self.spans() for i in range((hi - lo).days + 1)))
+
     def near_rounds(self, alias: str = "") -> str:
         """Rounds of the audited days and of the margin around them (a number gap at the night's first round)."""
         col = f"{alias}.gaming_day" if alias else "gaming_day"
-        lo, hi = min(self.days) - dt.timedelta(days=MARGIN_DAYS), max(self.days) + dt.timedelta(days=MARGIN_DAYS)
-        return f"({col} BETWEEN DATE '{lo.isoformat()}' AND DATE '{hi.isoformat()}')"
+        return " OR ".join(f"({col} BETWEEN DATE '{lo.isoformat()}' AND DATE '{hi.isoformat()}')"
+                           for lo, hi in self.spans()).join("()" if len(self.spans()) > 1 else ("", ""))
 
     def events(self, alias: str = "", column: str = "ts") -> str:
         """Device events (or wagers by ``placed_at``, actions) of the audited days and of the margin around them
         (UTC instants, any offset)."""
         col = f"{alias}.{column}" if alias else column
-        lo, hi = min(self.days) - dt.timedelta(days=MARGIN_DAYS), max(self.days) + dt.timedelta(days=MARGIN_DAYS + 1)
-        return f"({col} >= TIMESTAMPTZ '{lo.isoformat()} 00:00:00+00' AND {col} < TIMESTAMPTZ '{hi.isoformat()} 00:00:00+00')"
+        spans = self.spans(MARGIN_DAYS, MARGIN_DAYS + 1)
+        return " OR ".join(
+            f"({col} >= TIMESTAMPTZ '{lo.isoformat()} 00:00:00+00' AND {col} < TIMESTAMPTZ '{hi.isoformat()} 00:00:00+00')"
+            for lo, hi in spans).join("()" if len(spans) > 1 else ("", ""))
 
 
 def _where(window: Window | None, method: str, alias: str = "") -> str:
@@ -528,9 +547,7 @@ def load_gap_evidence(con: duckdb.DuckDBPyConnection, params: AuditParams,
             LEFT JOIN offsets o ON o.table_id = j.table_id
             LEFT JOIN quarantined q ON q.device_id = j.device_id AND q.event_seq = j.event_seq
             ORDER BY j.device_id, j.event_seq""")
-        near = None if window is None else Window(tuple(
-            min(window.days) + dt.timedelta(days=i)
-            for i in range(-MARGIN_DAYS, (max(window.days) - min(window.days)).days + MARGIN_DAYS + 1)))
+        near = None if window is None else window.near()
         numbers = _frame(cur, f"""
             WITH orphans AS ({_orphan_rounds(params.day_start_minutes, near)})
             SELECT table_id, round_no, gaming_day, source_file, source_line FROM core_rounds

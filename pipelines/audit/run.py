@@ -226,7 +226,10 @@ def summary_text(outcome) -> str:
             f"{ing.rows_quarantined:,} quarantined"
             + (f", {ing.source_changes:,} round(s) or event(s) changed since loaded" if ing.source_changes else "")
         )
-        lines += [f"  {f.status}: {f.source_file}: {f.error}" for f in ing.files if f.status in ("unreadable", "refused")]
+        from pipelines.console import shown
+
+        lines += [f"  {f.status}: {shown(f.source_file)}: {shown(f.error)}" for f in ing.files
+                  if f.status in ("unreadable", "refused")]
     lines += [
         f"audited gaming day(s) {outcome.scope.label()}: {outcome.rounds:,} table rounds, {wagers:,} wagers "
         f"({unsettled:,} not settleable from the evidence) in {outcome.partitions} partition(s), "

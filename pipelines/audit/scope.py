@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from schemas.rules import TS_MAX, TS_MIN
+
 # the local date and time of bets_closed_at as written (the offset that follows does not change the local time)
 _CLOSED_AT = re.compile(rb'"bets_closed_at"\s*:\s*"(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})')
 # the first timestamp of a device-log line is its ``ts``
@@ -33,6 +35,11 @@ _TS = re.compile(rb"^[^\n]*?,(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})", re.MULTILI
 # the longest range one run audits (a decade of nights): a typo in --from must not start a ten-thousand-year loop
 MAX_DAYS = 3660
 CHUNK_BYTES = 32 * 2**20
+MAX_LINE_BYTES = 1 << 20  # the ingest's longest line (pipelines.ingest.lines): a longer one is quarantined, no round's
+# the gaming days an accepted instant can fall on (its offset and the day's start move it by under two days); a day
+# outside them is no round's (the ingest quarantines the line) and would take the audit's margins and windows past the
+# years a date holds
+FIRST_DAY, LAST_DAY = TS_MIN.date() - dt.timedelta(days=2), TS_MAX.date() + dt.timedelta(days=1)
 
 
 class ScopeError(ValueError):
@@ -65,9 +72,12 @@ class Scope:
 
 def _date(text: str, option: str) -> dt.date:
     try:
-        return dt.date.fromisoformat(text.strip())
+        day = dt.date.fromisoformat(text.strip())
     except ValueError:
         raise ScopeError(f"{option} must be a date like 2026-11-24, got {text!r}") from None
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise ScopeError(f"{option} {day} is outside the gaming days a round can have ({FIRST_DAY} to {LAST_DAY})")
+    return day
 
 
 def chosen_days(gaming_day: str | None = None, from_day: str | None = None,
@@ -98,8 +108,8 @@ def _days_of(pattern: re.Pattern, data: bytes, day_start_minutes: int) -> set[dt
             day = dt.date.fromisoformat(date_text.decode("ascii"))
         except ValueError:
             continue  # not a date (the ingest quarantines the line)
-        if minute > 24 * 60:
-            continue
+        if minute > 24 * 60 or not FIRST_DAY < day <= LAST_DAY:
+            continue  # not a time, or beyond the instants the ingest accepts (it quarantines the line)
         days.add(day - dt.timedelta(days=1) if minute < day_start_minutes else day)
     return days
 
@@ -118,21 +128,28 @@ def days_in_files(paths: list[tuple[str, Path]], day_start_minutes: int) -> set[
 
 
 def _line_chunks(path: Path, size: int = CHUNK_BYTES):
-    """The file in pieces of about ``size`` bytes, each ending at a line end (a big night is never held whole)."""
+    """The file in pieces of about ``size`` bytes, each ending at a line end (a big night is never held whole). A line
+    longer than the ingest's longest (quarantined there) that runs past a block is skipped to its end: a file with no line end at all (a 2 GB sparse file) was
+    gathered whole, each block copied again onto the ones before it."""
     try:
         with open(path, "rb") as fh:
-            rest = b""
+            rest, skipping = b"", False
             while True:
                 block = fh.read(size)
                 if not block:
                     break
+                if skipping:
+                    end = block.find(b"\n")
+                    if end < 0:
+                        continue
+                    block, skipping = block[end + 1:], False
                 block = rest + block
                 cut = block.rfind(b"\n") + 1
-                if cut == 0:
-                    rest = block
-                    continue
                 rest = block[cut:]
-                yield block[:cut]
+                if len(rest) > MAX_LINE_BYTES:
+                    rest, skipping = b"", True
+                if cut:
+                    yield block[:cut]
             if rest:
                 yield rest
     except OSError:
@@ -147,6 +164,30 @@ def input_scope(loaded: list[tuple[str, Path]], every: list[tuple[str, Path]], d
     return Scope(tuple(sorted(days)), "input")
 
 
+def _other_files(input_dir: Path, most: int = 10_000) -> str:
+    """What a folder with no input file holds instead, for the "nothing to audit" line: an export compressed
+    (``rounds_x.jsonl.gz``) or renamed (``Rounds_X.JSONL``) was reported only as "no round log with a gaming day".
+    Counts up to ``most`` files; empty when the folder holds none (or cannot be listed: the ingest says so)."""
+    import os
+
+    from pipelines.console import shown
+
+    count, first = 0, None
+    try:
+        for dirpath, _, names in os.walk(input_dir):
+            for name in sorted(names):
+                count += 1
+                first = first or Path(dirpath, name).relative_to(input_dir).as_posix()
+            if count >= most:
+                break
+    except OSError:
+        return ""
+    if not count:
+        return ""
+    return (f"; {count:,}{'+' if count >= most else ''} other file(s), e.g. {shown(first)}: only shoe_*.csv and "
+            "rounds_*.jsonl are read (uncompressed, names as written)")
+
+
 def nothing_reason(input_dir: Path, ingest, has_days: bool) -> str:
     """Why a run on the input's days found nothing to audit, in one line that says what the input held: the files,
     the lines read and quarantined (the commonest reasons), the files not read. A folder whose every line was
@@ -156,7 +197,7 @@ def nothing_reason(input_dir: Path, ingest, has_days: bool) -> str:
     what = f"no round to audit in {input_dir}"
     files = getattr(ingest, "files", None)
     if not files:
-        return what + ("" if has_days else " (no round log with a gaming day)")
+        return what + ("" if has_days else " (no round log with a gaming day)") + _other_files(Path(input_dir))
     loaded = [f for f in files if str(f.status) == "loaded"]
     read = sum(f.lines_read for f in loaded)
     quarantined = sum(f.rows_quarantined for f in loaded)
@@ -172,7 +213,9 @@ def nothing_reason(input_dir: Path, ingest, has_days: bool) -> str:
         parts.append(f"{already:,} already loaded")
     not_read = [f for f in files if str(f.status) in ("unreadable", "refused")]
     if not_read:
+        from pipelines.console import shown
+
         first = not_read[0]
-        parts.append(f"{len(not_read):,} not read ({first.source_file}: {first.error or first.reason_code}"
+        parts.append(f"{len(not_read):,} not read ({shown(first.source_file)}: {shown(first.error or first.reason_code)}"
                      + (", ..." if len(not_read) > 1 else "") + ")")
     return f"{what}: " + "; ".join(parts) + ("" if has_days else "; no round log with a gaming day")

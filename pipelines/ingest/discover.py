@@ -14,7 +14,10 @@ from pathlib import Path
 
 from pipelines.ingest.records import FoundFile, Kind
 
-PATTERNS = {Kind.SHOE_CSV: re.compile(r"^shoe_.*\.csv$"), Kind.ROUNDS_JSONL: re.compile(r"^rounds_.*\.jsonl$")}
+# as the shell globs shoe_*.csv and rounds_*.jsonl match: a name with a line end in it is an input file too (it was
+# skipped without a word, its rounds never audited)
+PATTERNS = {Kind.SHOE_CSV: re.compile(r"^shoe_.*\.csv\Z", re.DOTALL),
+            Kind.ROUNDS_JSONL: re.compile(r"^rounds_.*\.jsonl\Z", re.DOTALL)}
 
 
 def kind_of(name: str) -> Kind | None:

@@ -125,6 +125,13 @@ def _element_kind(raw: str, name: str, pos: int) -> str | None:
         return "array"
 
 
+
+def _absent_if_empty(name: str) -> pl.Expr:
+    """An optional identifier written ``""`` is absent, as an empty field of the device CSV is (formats.md,
+    Conventions, Text): an exporter that writes ``""`` for unrated play made every unrated wager one player ``""``,
+    tested by the statistics (its luck, its count) beside the rated players, and a dealer ``""`` likewise."""
+    return pl.when(pl.col(name) != "").then(pl.col(name)).alias(name)
+
 class _DuplicateKey(Exception):
     pass
 
@@ -403,7 +410,7 @@ class RoundsParser:
         rounds = r.select(
             "table_id",
             pl.col("round_no").str.to_integer().cast(pl.Int64),
-            "game", "ruleset", "shoe_id", "dealer_id", "currency", "deal_mode",
+            "game", "ruleset", _absent_if_empty("shoe_id"), _absent_if_empty("dealer_id"), "currency", "deal_mode",
             *[pl.col(c).str.to_integer(strict=False).cast(pl.Int64) for c in LIMIT_FIELDS.values()],
             pl.col("bets_open_at__utc").alias("bets_open_at"),
             pl.col("bets_closed_at__utc").alias("bets_closed_at"),
@@ -423,7 +430,7 @@ class RoundsParser:
         keys = rounds.select("source_line", "table_id", "round_no")
         wagers = w.join(keys, on="source_line", how="inner").select(
             "table_id", "round_no", pl.col("wager_order").cast(pl.Int32), "wager_id",
-            pl.col("seat").str.to_integer().cast(pl.Int16), "player_id", "bet",
+            pl.col("seat").str.to_integer().cast(pl.Int16), _absent_if_empty("player_id"), "bet",
             pl.col("amount").str.to_integer().cast(pl.Int64),
             pl.col("placed_at__utc").alias("placed_at"),
             pl.col("net").str.to_integer().cast(pl.Int64),

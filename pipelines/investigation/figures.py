@@ -12,6 +12,7 @@ the notebooks.
 
 from __future__ import annotations
 
+import html
 from functools import lru_cache
 
 import plotly.graph_objects as go
@@ -23,14 +24,22 @@ FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, s
 CONFIG = {"displaylogo": False, "responsive": True}
 
 
+def _text(value) -> str:
+    """A value from the log as plotly text, its ``&``, ``<`` and ``>`` HTML-escaped as the report's labels are
+    (``pipelines.report.figures.label``): plotly reads ``<a href>``, ``<b>`` and ``<br>`` in a label, so a dealer id
+    ``<a href="https://...">`` was drawn as a live link on the dealers' bars. Quotes stay (no tag can open without
+    ``<``, and plotly draws ``&quot;`` as those six characters)."""
+    return html.escape(str(value), quote=False)
+
+
 def unit(currency: str | None) -> tuple[int, str]:
     """(divisor, label) that turn a smallest-unit amount into the chart's unit."""
     try:
         from pipelines.currency import minor_units
     except ImportError:
-        return 1, f"{currency} (smallest unit)"
+        return 1, f"{_text(currency)} (smallest unit)"
     digits = minor_units(currency)
-    return (1, f"{currency} (smallest unit)") if digits is None else (10 ** digits, str(currency))
+    return (1, f"{_text(currency)} (smallest unit)") if digits is None else (10 ** digits, _text(currency))
 
 
 @lru_cache(maxsize=1)
@@ -146,7 +155,7 @@ def count_spec(rows: pl.DataFrame, ramp: dict, max_points: int | None = MAX_POIN
         rows = count_sample(rows, max_points)
     data = [
         {"marker": {"color": "#2457a6", "opacity": 0.55, "size": 7}, "mode": "markers", "name": "a wager",
-         "text": rows["wager_id"].to_list(), "x": rows["true_count"].to_list(),
+         "text": [_text(w) for w in rows["wager_id"].to_list()], "x": rows["true_count"].to_list(),
          "y": (rows["amount"].cast(pl.Float64) / div).to_list(), "type": "scatter"},
         {"line": {"color": "#b42318"}, "mode": "lines+markers", "name": "mean bet per true count",
          "x": [b["tc"] + 0.5 for b in ramp["by_count"]], "y": [b["mean_bet"] / div for b in ramp["by_count"]],
@@ -158,7 +167,7 @@ def count_spec(rows: pl.DataFrame, ramp: dict, max_points: int | None = MAX_POIN
 
 
 def bars_spec(labels: list, values: list, title: str, y: str, colour: str = "#2457a6") -> dict:
-    data = [{"marker": {"color": colour}, "x": [str(v) for v in labels], "y": list(values), "type": "bar"}]
+    data = [{"marker": {"color": colour}, "x": [_text(v) for v in labels], "y": list(values), "type": "bar"}]
     return {"data": data, "layout": _layout_spec(title, y, "", height=340)}
 
 

@@ -24,8 +24,10 @@ CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtonsToRemove": ["
 
 
 def label(value) -> str:
-    """A value from the input as plotly text: HTML-escaped, so plotly's tag subset cannot act on it."""
-    return html.escape("(none)" if value is None else str(value), quote=True)
+    """A value from the input as plotly text: its ``&``, ``<`` and ``>`` HTML-escaped, so plotly's tag subset cannot act
+    on it. Quotes stay as they are: no tag opens without ``<``, and plotly drew an escaped ``"`` as the six characters
+    ``&quot;`` (a dealer id ``D"1`` read ``D&quot;1`` on the charts)."""
+    return html.escape("(none)" if value is None else str(value), quote=False)
 
 
 def major(amount: int | None, currency: str | None) -> float | None:

@@ -6,16 +6,21 @@ written by ``pitaudit evidence --db FILE --table ID --round N --out <report fold
 A table id comes from the input, so it is made a safe single path segment: percent-encoded (RFC 3986; letters,
 digits and ``-_.~`` stay), with a leading dot encoded too (no ``.``, ``..`` or hidden folder). ``BAC-01`` stays
 ``BAC-01``; ``../x`` becomes ``%2E.%2Fx``. The link is that path percent-encoded once more, because a browser
-decodes an href before it opens the file.
+decodes an href before it opens the file. A file system refuses a name over 255 bytes, so a segment longer than
+``SEGMENT_MAX`` keeps its first characters and ends with ``%%`` and a SHA-256 of the id: one long id in a log must
+not stop a night's publish, and ``%%`` never occurs in a percent-encoding, so no other id's segment is the same.
 """
 
 from __future__ import annotations
 
+import hashlib
 import shlex
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
 EVIDENCE_DIR = "evidence"
+SEGMENT_MAX = 120  # characters (ASCII) of a segment: far inside the 255 bytes of a file name
+_HASHED_PREFIX = SEGMENT_MAX - 2 - 32
 
 
 def table_segment(table_id: str) -> str:
@@ -23,6 +28,11 @@ def table_segment(table_id: str) -> str:
     seg = quote(table_id, safe="-_.~")
     if seg.startswith("."):
         seg = "%2E" + seg[1:]
+    if len(seg) > SEGMENT_MAX:
+        head = seg[:_HASHED_PREFIX]
+        cut = head.rfind("%", len(head) - 2)  # never split a %XX
+        head = head[:cut] if cut >= 0 else head
+        seg = f"{head}%%{hashlib.sha256(table_id.encode('utf-8', 'surrogatepass')).hexdigest()[:32]}"
     return seg or "%00"
 
 
