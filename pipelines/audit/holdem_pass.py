@@ -161,20 +161,11 @@ def holdem_pass(
     every_round = _Rounds.of(c)
     version_keys = c["ruleset_version"].unique(maintain_order=True).to_list()
     version = c["ruleset_version"].replace_strict({k: i for i, k in enumerate(version_keys)}, return_dtype=pl.Int64).to_numpy()
-    rest = np.zeros(n, dtype=bool)
-    parts: list[_Settled] = []
-    classes: list[tuple[str, str, dict[str, str]]] = []
-    for k, key in enumerate(version_keys):
-        rows = np.flatnonzero(version == k)
-        local = np.full(n, -1, dtype=np.int64)
-        local[rows] = np.arange(len(rows))
-        wi = np.flatnonzero(version[wri] == k)
-        ai = np.flatnonzero(version[ari] == k)
-        p = rulesets[key].params
-        done = _settle_version(p, every_round.take(rows), wi, columns.take(local, wi, ai), len(classes))
-        classes += _classes(p)
-        rest[rows[~done.ok]] = True
-        parts.append(done)
+    book = _book(tuple(rulesets[key].params for key in version_keys))
+    done = _settle(book, version, every_round, columns)
+    rest = ~done.ok
+    parts = [done]
+    classes = book.classes
     outputs = [EngineOutput(
         _wager_frame(wagers, wrows, parts, classes),
         _round_frame(c, parts) if with_rounds else empty(ROUND_RESULTS_SCHEMA),
@@ -216,11 +207,6 @@ class _Columns:
     ari: np.ndarray
     aseat: np.ndarray
     acode: np.ndarray
-
-    def take(self, local: np.ndarray, wi: np.ndarray, ai: np.ndarray) -> "_Columns":
-        """The wagers ``wi`` and actions ``ai``, their rounds renumbered by ``local``."""
-        return _Columns(local[self.wri[wi]], self.seat[wi], self.bet[wi], self.amount[wi],
-                        local[self.ari[ai]], self.aseat[ai], self.acode[ai])
 
 
 ROUND_BITS = 40  # (table, round number) as one int64: the table's index above 40 bits of round number
@@ -324,10 +310,6 @@ class _Rounds:
             n_burns=n_burns,
         )
 
-    def take(self, rows: np.ndarray) -> "_Rounds":
-        return _Rounds(self.frame, self.rows[rows], self.mode[rows], self.decks[rows], self.codes, self.burns,
-                       self.code_at[rows], self.burn_at[rows], self.n_codes[rows], self.n_burns[rows])
-
     def cards(self, rows: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
         """(codes, burns) of ``rows``, each ``length`` events long (as the caller has checked)."""
         span = np.arange(length)
@@ -360,16 +342,62 @@ class _Settled:
     won: dict[int, tuple[str, str]]
 
 
-def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols: _Columns, class_offset: int) -> _Settled:
-    """The rounds of one rule-set version (``rounds``, numbered 0..n-1 here; ``cols`` their wagers and actions,
-    ``wi`` the wagers' rows in the pass): which the columns settle, and how."""
+@dataclass(frozen=True)
+class _Book:
+    """What the pass reads of its rule sets, one entry per rule-set version (the pass's ``version`` index), so
+    that one pass settles the rounds of every version: each round and wager reads its version's entry."""
+
+    params: tuple[HoldemBonusParams, ...]
+    pay: vector.PayTables  # the main game's and the Bonus's pay tables, by version
+    decks: np.ndarray
+    folded_bonus_loses: np.ndarray
+    jackpot: np.ndarray  # the rule set has a jackpot wager
+    stake: np.ndarray  # its stated stake, -1: none stated
+    deals: tuple[tuple[str, tuple[str, ...], tuple[str, ...], np.ndarray], ...]  # (mode, procedure, clauses, versions)
+    classes: list[tuple[str, str, dict[str, str]]]  # every version's outcome classes (:func:`_classes`), in order
+    class_offset: np.ndarray  # where each version's classes begin
+
+
+@lru_cache(maxsize=64)
+def _book(params: tuple[HoldemBonusParams, ...]) -> _Book:
+    """The pass's :class:`_Book` of these rule sets (kept: a worker settles group after group of the same ones)."""
+    deals: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], list[int]]] = {}
+    for m, name in enumerate(MODES):
+        for v, p in enumerate(params):
+            procedure, clauses = p.deal(name)
+            # the positions depend on the procedure only: versions that deal alike are gathered together
+            deals.setdefault((name, procedure), (clauses, []))[1].append(v)
+    classes: list[tuple[str, str, dict[str, str]]] = []
+    offsets = []
+    for p in params:
+        offsets.append(len(classes))
+        classes += _classes(p)
+    return _Book(
+        params=params,
+        pay=vector.pay_tables(params),
+        decks=np.array([p.decks for p in params], dtype=np.int64),
+        folded_bonus_loses=np.array([p.folded_bonus_loses for p in params], dtype=bool),
+        jackpot=np.array([p.progressive is not None for p in params], dtype=bool),
+        stake=np.array([p.progressive.stake if p.progressive is not None and stated(p.progressive.stake) else -1
+                        for p in params], dtype=np.int64),
+        deals=tuple((name, procedure, clauses, np.array(vs, dtype=np.int64))
+                    for (name, procedure), (clauses, vs) in deals.items()),
+        classes=classes,
+        class_offset=np.array(offsets, dtype=np.int64),
+    )
+
+
+def _settle(book: _Book, version: np.ndarray, rounds: _Rounds, cols: _Columns) -> _Settled:
+    """The rounds of the pass, every rule-set version at once (``version``: each round's index into ``book``):
+    which the columns settle, and how. Each round reads its own version's tables and deal procedure."""
     n = len(rounds.rows)
     ctx_rows = rounds.rows
     ok = np.ones(n, dtype=bool)
     mode = rounds.mode
     ok &= mode >= 0
-    ok &= (rounds.decks == -1) | (rounds.decks == p.decks)
+    ok &= (rounds.decks == -1) | (rounds.decks == book.decks[version])
     wri, seat, bet, amount = cols.wri, cols.seat, cols.bet, cols.amount
+    wv = version[wri]
 
     # the wagers: the seats dealt (those with an Ante, HTB-4.7, 4.11.1) as bits of the round, and each wager's seat
     # among them (a second Ante on a seat carries into the next bit: its round fails the area check below)
@@ -384,11 +412,9 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     found = seat_ok & (wpos >= 0)
     wpos = np.maximum(wpos, 0)
     bad = ~found | (bet < 0) | (amount < 0)
-    prog = p.progressive
-    if prog is None:
-        bad |= bet == PROGRESSIVE
-    elif stated(prog.stake):
-        bad |= (bet == PROGRESSIVE) & (amount != prog.stake)
+    # a jackpot wager where the rule set has none, or off its stated stake
+    is_jp = bet == PROGRESSIVE
+    bad |= is_jp & (~book.jackpot[wv] | ((book.stake[wv] >= 0) & (amount != book.stake[wv])))
     ok[wri[bad]] = False
     good_w = ~bad
     # each seat's bets as bits; a second wager of a kind on one area (HTB-4.7.2) shows as fewer bits than wagers
@@ -403,17 +429,18 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     ok &= n_seats > 0
     first_seat = np.concatenate([[0], np.cumsum(n_seats)])
 
-    # the decisions, read once per distinct shape (seat's actions, its wagers, the deal mode)
-    seat_status = _seat_status(p, cols, seat_row, bets_mask, mode[seat_ri] if n_total else np.zeros(0, np.int8), ok)
+    # the decisions, read once per distinct shape (seat's actions, its wagers, the deal mode, the version)
+    seat_status = _seat_status(book.params, cols, seat_row, bets_mask, mode[seat_ri] if n_total else np.zeros(0, np.int8),
+                               version[seat_ri], ok)
     ok[seat_ri[seat_status < 0]] = False
     folded = np.bincount(seat_ri, weights=seat_status == 1, minlength=n).astype(np.int64)
     all_folded = (folded == n_seats) & (n_seats > 0)
     has_jackpot = np.zeros(n, dtype=bool)
-    has_jackpot[wri[bet == PROGRESSIVE]] = True
+    has_jackpot[wri[is_jp]] = True
     has_bonus = np.zeros(n, dtype=bool)
     has_bonus[wri[bet == BONUS]] = True
 
-    # the cards, at the fixed positions of the deal procedure
+    # the cards, at the fixed positions of the deal procedure (versions that deal alike together)
     hole = np.zeros((n_total, 2), dtype=np.uint8)
     community = np.zeros((n, 5), dtype=np.uint8)
     dealer = np.zeros((n, 2), dtype=np.uint8)
@@ -421,14 +448,17 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     dealt = np.zeros(n, dtype=bool)
     lens = rounds.n_codes
     ok &= lens == rounds.n_burns
-    for m, name in enumerate(MODES):
-        procedure, clauses = p.deal(name)
-        of_mode = ok & (mode == m)
+    may_stop_all = all_folded & ~has_jackpot & (book.folded_bonus_loses[version] | ~has_bonus)
+    multi = len(book.deals) > len(MODES)
+    for name, procedure, clauses, versions in book.deals:
+        of_mode = ok & (mode == MODES.index(name))
+        if multi:
+            of_mode &= np.isin(version, versions)
         for ns in np.unique(n_seats[of_mode]).tolist():
             lay = _layout(procedure, clauses, ns)
             of_shape = of_mode & (n_seats == ns)
             stops = [(lay.length, of_shape)]
-            may_stop = of_shape & all_folded & ~has_jackpot & (p.folded_bonus_loses | ~has_bonus)
+            may_stop = of_shape & may_stop_all
             stops += [(length, may_stop) for length in _early_stops(procedure, ns)]
             for length, allowed in stops:
                 rows = np.flatnonzero(allowed & (lens == length))
@@ -463,9 +493,9 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     p7[sf] = strengths[: len(sf)]
     d7[fr] = strengths[len(sf):]
 
-    # the wagers settled (kernels of rulebook.holdem_bonus.vector)
+    # the wagers settled (kernels of rulebook.holdem_bonus.vector, each wager by its version's tables)
     sel = np.flatnonzero(ok[wri])
-    ws, wr, wb, wa = wpos[sel], wri[sel], bet[sel], amount[sel]
+    ws, wr, wb, wa, wv = wpos[sel], wri[sel], bet[sel], amount[sel], wv[sel]
     status = seat_status[ws]
     player, dealer_s = p7[ws], d7[wr]
     line_b = np.full(len(sel), -1, dtype=np.int64)
@@ -473,9 +503,9 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     is_jp = wb == PROGRESSIVE
     # every wager through the main game's kernel at once (a Bonus or jackpot code nets 0 there): the Bonus and
     # jackpot wagers are written over below, which costs less than gathering the main wagers apart
-    net, kind = vector.main_game(p, wb, status, player, dealer_s, wa)
-    net[is_bonus], kind[is_bonus], line_b[is_bonus] = vector.bonus(
-        p, status[is_bonus], hole[ws[is_bonus]], dealer[wr[is_bonus]], wa[is_bonus])
+    net, kind = vector.main_game_of(book.pay, wv, wb, status, player, dealer_s, wa)
+    net[is_bonus], kind[is_bonus], line_b[is_bonus] = vector.bonus_of(
+        book.pay, wv[is_bonus], status[is_bonus], hole[ws[is_bonus]], dealer[wr[is_bonus]], wa[is_bonus])
     won: dict[int, tuple[str, str]] = {}  # wager row -> (clause, sentence) of a jackpot wager that wins
     if is_jp.any():
         jp = np.flatnonzero(is_jp)  # every round with a jackpot wager was dealt in full (see `may_stop`)
@@ -483,27 +513,35 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
         hf = poker.evaluate(np.ascontiguousarray(cards[:, :5]))
         ht = poker.evaluate(np.ascontiguousarray(cards[:, :6]))
         comm = poker.evaluate(np.ascontiguousarray(cards[:, 2:]))
-        st = np.where((status[jp] == 2) & prog.checked_after_concede, 1, status[jp])
-        met = vector.jackpot_lines(p, st, hf, ht, player[jp], comm).any(axis=1)
-        conceded_lost = (status[jp] == 2) & (not prog.checked_after_concede)
-        met &= ~conceded_lost
-        net[jp] = -wa[jp]
-        kind[jp] = np.where(conceded_lost, vector.CONCEDE, np.where(status[jp] != 0, _JP_LOSE_AFTER_FOLD, _JP_LOSE))
-        if met.any():
-            _jackpot_wins(prog, rounds, jp[met], hf[met], ht[met], comm[met], wi[sel], wr, wa, status, player, net, kind, ok, won)
+        jv = wv[jp]
+        for v in np.unique(jv).tolist():
+            p = book.params[v]
+            prog = p.progressive
+            mine = jv == v
+            jpv = jp[mine]
+            st = np.where((status[jpv] == 2) & prog.checked_after_concede, 1, status[jpv])
+            met = vector.jackpot_lines(p, st, hf[mine], ht[mine], player[jpv], comm[mine]).any(axis=1)
+            conceded_lost = (status[jpv] == 2) & (not prog.checked_after_concede)
+            met &= ~conceded_lost
+            net[jpv] = -wa[jpv]
+            kind[jpv] = np.where(conceded_lost, vector.CONCEDE, np.where(status[jpv] != 0, _JP_LOSE_AFTER_FOLD, _JP_LOSE))
+            if met.any():
+                _jackpot_wins(prog, rounds, jpv[met], hf[mine][met], ht[mine][met], comm[mine][met], sel, wr, wa, status,
+                              player, net, kind, ok, won)
         keep = ok[wr]
-        sel, ws, wr, wb, wa = sel[keep], ws[keep], wr[keep], wb[keep], wa[keep]
-        status, player, dealer_s, net, kind, line_b = status[keep], player[keep], dealer_s[keep], net[keep], kind[keep], line_b[keep]
+        if not keep.all():
+            sel, ws, wr, wb, wa, wv = sel[keep], ws[keep], wr[keep], wb[keep], wa[keep], wv[keep]
+            status, player, dealer_s, net, kind, line_b = status[keep], player[keep], dealer_s[keep], net[keep], kind[keep], line_b[keep]
 
     cls = _class_of(kind, wb, line_b, mode[wr])
-    rounds = np.flatnonzero(ok)
+    rounds_ok = np.flatnonzero(ok)
     seats = np.flatnonzero(ok[seat_ri])
     return _Settled(
-        ok=ok, rounds=ctx_rows[rounds], early=early[rounds], dealer=d7[rounds], community=community[rounds],
+        ok=ok, rounds=ctx_rows[rounds_ok], early=early[rounds_ok], dealer=d7[rounds_ok], community=community[rounds_ok],
         seat_round=ctx_rows[seat_ri[seats]], seat_no=seat_no[seats], seat_status=seat_status[seats],
-        seat_strength=p7[seats], n_seats=n_seats[rounds],
-        wagers=wi[sel], net=np.where((kind == vector.ANTE_STAND_OFF) | (kind == vector.STAND_OFF), 0, net),
-        cls=np.where(cls >= 0, cls + class_offset, -1), bet=wb, seat=seat_no[ws], player=player, dealer_w=dealer_s,
+        seat_strength=p7[seats], n_seats=n_seats[rounds_ok],
+        wagers=sel, net=np.where((kind == vector.ANTE_STAND_OFF) | (kind == vector.STAND_OFF), 0, net),
+        cls=np.where(cls >= 0, cls + book.class_offset[wv], -1), bet=wb, seat=seat_no[ws], player=player, dealer_w=dealer_s,
         hole=hole[ws], won=won,
     )
 
@@ -538,14 +576,14 @@ def _jackpot_wins(prog, rounds, rows, hf, ht, comm, sel, wr, wa, status, player,
             won[int(sel[i])] = (line.clause, text.jackpot_win(text.line_description(line), payout, prog.wager_on_win, 0))
 
 
-def _seat_status(p: HoldemBonusParams, cols: _Columns, seat_row: np.ndarray, bets_mask: np.ndarray,
-                 seat_mode: np.ndarray, ok: np.ndarray) -> np.ndarray:
+def _seat_status(params: tuple[HoldemBonusParams, ...], cols: _Columns, seat_row: np.ndarray, bets_mask: np.ndarray,
+                 seat_mode: np.ndarray, seat_version: np.ndarray, ok: np.ndarray) -> np.ndarray:
     """Per seat dealt: 0 played, 1 folded, 2 conceded, -1 anything the scalar engine must judge.
 
     ``seat_row``: each (round * SEATS + seat)'s seat dealt, -1 for none. A seat's decisions are coded as one
     integer (its action names, in order, as base-8 digits), so that the decision reader
-    (``decisions.read_seat``) runs once per distinct shape -- a few dozen a night -- and not once per seat.
-    Marks ``ok`` False for a round with an action on a seat that has no Ante."""
+    (``decisions.read_seat``) runs once per distinct shape and rule-set version -- a few dozen a night -- and
+    not once per seat. Marks ``ok`` False for a round with an action on a seat that has no Ante."""
     n_total = len(bets_mask)
     ari, aseat, code = cols.ari, cols.aseat, cols.acode
     aok = (aseat >= 0) & (aseat < SEATS)
@@ -562,8 +600,10 @@ def _seat_status(p: HoldemBonusParams, cols: _Columns, seat_row: np.ndarray, bet
     shape = np.bincount(apos, weights=code * 8.0 ** k, minlength=n_total).astype(np.int64)
     too_many = count > MAX_ACTIONS  # more decisions than a seat can legally make: some must be illegal
     key = ((shape * 8 + np.minimum(count, 7)) * 64 + bets_mask) * 2 + seat_mode.astype(np.int64)
+    key = key * len(params) + seat_version
     uniq, inverse = np.unique(key, return_inverse=True)
-    status = np.array([_shape_status(p, int(u)) for u in uniq.tolist()], dtype=np.int64)[inverse]
+    status = np.array([_shape_status(params[u % len(params)], u // len(params)) for u in uniq.tolist()],
+                      dtype=np.int64)[inverse]
     return np.where(too_many, -1, status)
 
 
