@@ -78,6 +78,14 @@ def _clause(field: str) -> pl.Expr:
 
 
 TEXT_COLUMNS = ("limit_issue", "differential_issue", "override_detail")
+# what the sentences of :func:`_sentences` read of a wager's row (``free_hand_after``/``free_hand_cause`` when present)
+SENTENCE_COLUMNS = (
+    "bet", "amount", "currency", "status", "override", "override_clause", "differential_clause", "free_hand_after",
+    "free_hand_cause", "_over", "_over_clause", "_hi", "_under", "_under_clause", "_lo", "_under_repeat",
+    "_first_under_round", "_ratio_off", "_ratio_target", "_ratio_clause", "_ante", "_excess_returned", "_prorated",
+    "_exempt", "_banker_total", "_player_total", "_diff", "_larger", "_larger_total", "_smaller_total", "_settled",
+    "_capped",
+)
 
 
 def _free_hand_expected(w: pl.DataFrame) -> pl.Expr:
@@ -176,7 +184,8 @@ def _sentences(w: pl.DataFrame) -> pl.DataFrame:
     # joining the whole ~60-column frame cost more than writing the sentences
     rows = w.select(say.alias("_say")).to_series().arg_true()
     texts: dict[str, list] = {c: [] for c in TEXT_COLUMNS}
-    for r in w[rows].iter_rows(named=True):
+    # only the columns the sentences read are gathered and read row by row (the frame has some seventy)
+    for r in w.select(c for c in SENTENCE_COLUMNS if c in w.columns)[rows].iter_rows(named=True):
         limit = _limit_sentence(r)
         texts["limit_issue"].append(limit)
         texts["differential_issue"].append(_differential_sentence(r))

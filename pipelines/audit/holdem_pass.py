@@ -89,6 +89,12 @@ def _seat_keys() -> pl.Series:
 
 
 @cache
+def _separators() -> pl.Series:
+    """Before a round's first seat nothing, before each other seat a comma."""
+    return pl.Series("sep", ["", ", "], dtype=pl.String)
+
+
+@cache
 def _result_status() -> pl.Series:
     """A seat's result (win, lose, stand-off, none) and status, by ``result * 3 + status``."""
     results = ('"result": "win", ', '"result": "lose", ', '"result": "stand_off", ', "")
@@ -760,22 +766,29 @@ def _round_frame(c: pl.DataFrame, parts: list[_Settled]) -> pl.DataFrame:
     in_full = ~np.repeat(early, n_seats)
     seat_d7 = np.repeat(d7, n_seats)
     result = np.where(p7 > seat_d7, 0, np.where(p7 < seat_d7, 1, 2))
-    # a seat's entry: its key, its hand, its result with its status, each a gather from a small table of texts
+    # a seat's entry: its separator, its key, its hand, its result with its status, each a gather from a small table
+    # of texts; a round's seats are consecutive, so its k-th seat is the entry at its first seat's row plus k
+    first = np.concatenate([[0], np.cumsum(n_seats)])
+    rank = np.arange(len(seat_no)) - np.repeat(first[:-1], n_seats)
     seats = pl.DataFrame({
+        "sep": _separators().gather(pl.Series(np.minimum(rank, 1))),
         "key": _seat_keys().gather(pl.Series(seat_no)),
         "h": _hand_entries().gather(pl.Series(np.where(in_full, p7, 0))),
         "rs": _result_status().gather(pl.Series(np.where((st == 0) & in_full, result, 3) * len(STATUS_NAMES) + st)),
-    }).select(pl.concat_str(["key", "h", "rs"]).alias("entry")).to_series()
+    }).select(pl.concat_str(["sep", "key", "h", "rs"]).alias("entry")).to_series()
     most = int(n_seats.max()) if len(n_seats) else 0
-    # a settled round has a seat at least: its seats' entries, consecutive, joined as one list per round
-    offsets = pa.array(np.concatenate([[0], np.cumsum(n_seats)]).astype(np.int64), type=pa.int64())
-    entries = {"seats": pl.Series(pa.LargeListArray.from_arrays(offsets, seats.to_arrow())).list.join(", ")}
+    # the k-th seat of every round as a column (null where a round has fewer): the outcome's concatenation skips
+    # the nulls, which joins each round's seats without a list per round
+    slots = {
+        f"s{k}": seats.gather(pl.Series(pa.array(first[:-1] + k, mask=n_seats <= k), dtype=pl.Int64))
+        for k in range(most)
+    }
     quoted = _card_texts(True)
     frame = pl.DataFrame({
         "full": ~early,
         "dealer": _hand_json().gather(pl.Series(np.where(early, 0, d7))),
         **{f"c{k}": quoted.gather(pl.Series(community[:, k])) for k in range(5)},
-        **entries,
+        **slots,
     })
     outcome = pl.concat_str([
         pl.when(pl.col("full")).then(pl.concat_str([
@@ -783,9 +796,9 @@ def _round_frame(c: pl.DataFrame, parts: list[_Settled]) -> pl.DataFrame:
             pl.col("c3"), pl.lit(", "), pl.col("c4"), pl.lit('], "dealer_hand": '), pl.col("dealer"), pl.lit(", "),
         ])).otherwise(pl.lit("{")),
         pl.lit('"seats": {'),
-        pl.col("seats") if most else pl.lit(""),
+        *(pl.col(name) for name in slots),
         pl.lit("}}"),
-    ])
+    ], ignore_nulls=True)
     out = c.select("table_id", "round_no", "ruleset_version").gather(pl.Series(rows)).with_columns(
         pl.lit(False).alias("engine_void"),
         frame.select(outcome.alias("outcome")).to_series(),
