@@ -170,11 +170,9 @@ def holdem_pass(
     book = _book(tuple(rulesets[key].params for key in version_keys))
     done = _settle(book, version, every_round, columns)
     rest = ~done.ok
-    parts = [done]
-    classes = book.classes
     outputs = [EngineOutput(
-        _wager_frame(wagers, wrows, parts, classes),
-        _round_frame(c, parts) if with_rounds else empty(ROUND_RESULTS_SCHEMA),
+        _wager_frame(wagers, wrows, done, book.classes),
+        _round_frame(c, done) if with_rounds else empty(ROUND_RESULTS_SCHEMA),
         empty(IRREGULARITIES_SCHEMA),
     )]
     for k, key in enumerate(version_keys):
@@ -332,7 +330,6 @@ class _Settled:
     early: np.ndarray  # per settled round: every seat folded and the deal stopped short
     dealer: np.ndarray  # per settled round: the dealer's strength
     community: np.ndarray  # per settled round: (5,) cards
-    seat_round: np.ndarray  # per seat of a settled round: its context row
     seat_no: np.ndarray
     seat_status: np.ndarray
     seat_strength: np.ndarray
@@ -544,7 +541,7 @@ def _settle(book: _Book, version: np.ndarray, rounds: _Rounds, cols: _Columns) -
     seats = np.flatnonzero(ok[seat_ri])
     return _Settled(
         ok=ok, rounds=ctx_rows[rounds_ok], early=early[rounds_ok], dealer=d7[rounds_ok], community=community[rounds_ok],
-        seat_round=ctx_rows[seat_ri[seats]], seat_no=seat_no[seats], seat_status=seat_status[seats],
+        seat_no=seat_no[seats], seat_status=seat_status[seats],
         seat_strength=p7[seats], n_seats=n_seats[rounds_ok],
         wagers=sel, net=np.where((kind == vector.ANTE_STAND_OFF) | (kind == vector.STAND_OFF), 0, net),
         cls=np.where(cls >= 0, cls + book.class_offset[wv], -1), bet=wb, seat=seat_no[ws], player=player, dealer_w=dealer_s,
@@ -692,28 +689,32 @@ def _kind_classes() -> np.ndarray:
 _KIND_CLASS = _kind_classes()
 
 
-def _wager_frame(w: pl.DataFrame, wrows: np.ndarray, parts: list[_Settled], classes: list[tuple[str, str, dict[str, str]]]) -> pl.DataFrame:
+def _wager_frame(w: pl.DataFrame, wrows: np.ndarray, done: _Settled, classes: list[tuple[str, str, dict[str, str]]]) -> pl.DataFrame:
     """The wager results: net, clause and sentence of every wager settled, the sentences filled one template
     at a time for all rule-set versions together (a class's fixed fields, e.g. its odds, as a column)."""
-    cat = lambda name: np.concatenate([getattr(x, name) for x in parts])  # noqa: E731
-    rows, net, cls = cat("wagers"), cat("net"), cat("cls")
-    seat, player, dealer, hole = cat("seat"), cat("player"), cat("dealer_w"), np.concatenate([x.hole for x in parts])
-    won = {k: v for x in parts for k, v in x.won.items()}
+    rows, net, cls = done.wagers, done.net, done.cls
+    seat, player, dealer, hole, bet = done.seat, done.player, done.dealer_w, done.hole, done.bet
+    won = done.won
     take_rows = pl.Series(wrows[rows])
     # a settled wager's bet is one of the names its code stands for (any other went to the scalar engine)
     bet_names = pl.Series(list(vector.BET_CODES), dtype=pl.String)
-    bet = cat("bet")
-    order: list[np.ndarray] = []
     details: list[pl.Series] = []
     by_template: dict[str, list[int]] = {}
     for k, (_, template, _) in enumerate(classes):
         by_template.setdefault(template, []).append(k)
-    template_of = np.full(len(classes) + 1, -1, dtype=np.int64)  # by class (the last: a jackpot win)
+    template_of = np.full(len(classes) + 1, 0, dtype=np.int8)  # by class, 1 + the template (the last, 0: a jackpot win)
     for t, members in enumerate(by_template.values()):
-        template_of[members] = t
+        template_of[members] = t + 1
+    # the wagers by template (a jackpot win first), each template's in their order: one stable sort of small codes
     tid = template_of[cls]
+    order = np.argsort(tid, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(tid, minlength=len(by_template) + 1))])
+    special = order[: bounds[1]]
+    if special.size:
+        paid = [won[int(rows[i])] for i in special]
+        details.append(pl.Series("detail", [d for _, d in paid], dtype=pl.String))
     for t, (template, members) in enumerate(by_template.items()):
-        picked = np.flatnonzero(tid == t)
+        picked = order[bounds[t + 1]: bounds[t + 2]]
         if not picked.size:
             continue
         fields: dict[str, pl.Series | str] = {}
@@ -732,19 +733,13 @@ def _wager_frame(w: pl.DataFrame, wrows: np.ndarray, parts: list[_Settled], clas
         if "{card1}" in template:
             fields["card1"] = _card_texts(False).gather(pl.Series(hole[picked, 0].astype(np.int64)))
             fields["card2"] = _card_texts(False).gather(pl.Series(hole[picked, 1].astype(np.int64)))
-        order.append(picked)
         details.append(_fill(template, fields, len(picked)))
     clause_table = pl.Series([*(c for c, _, _ in classes), None], dtype=pl.String)
     clause = clause_table.gather(pl.Series(np.where(cls >= 0, cls, len(classes))))
-    special = np.flatnonzero(cls < 0)
     if special.size:
-        paid = [won[int(rows[i])] for i in special]
         clause = clause.scatter(special, pl.Series([c for c, _ in paid], dtype=pl.String))
-        order.append(special)
-        details.append(pl.Series("detail", [d for _, d in paid], dtype=pl.String))
     position = np.empty(len(rows), dtype=np.int64)  # where each wager's sentence sits in the concatenation
-    if order:
-        position[np.concatenate(order)] = np.arange(len(rows))
+    position[order] = np.arange(len(rows))
     detail = pl.concat(details, rechunk=True).gather(pl.Series(position)) if details else pl.Series("detail", [], dtype=pl.String)
     out = w.select("table_id", "round_no", "wager_id").gather(take_rows)
     out = out.with_columns(
@@ -756,12 +751,11 @@ def _wager_frame(w: pl.DataFrame, wrows: np.ndarray, parts: list[_Settled], clas
     return conform(out, WAGER_RESULTS_SCHEMA)
 
 
-def _round_frame(c: pl.DataFrame, parts: list[_Settled]) -> pl.DataFrame:
+def _round_frame(c: pl.DataFrame, done: _Settled) -> pl.DataFrame:
     """The round results: not void, the outcome in the scalar engine's JSON (sorted keys), nothing else."""
-    cat = lambda name: np.concatenate([getattr(x, name) for x in parts])  # noqa: E731
-    rows, early, d7, n_seats = cat("rounds"), cat("early"), cat("dealer"), cat("n_seats")
-    community = np.concatenate([x.community for x in parts]).astype(np.int64).reshape(-1, 5)
-    seat_round, seat_no, st, p7 = cat("seat_round"), cat("seat_no"), cat("seat_status"), cat("seat_strength")
+    rows, early, d7, n_seats = done.rounds, done.early, done.dealer, done.n_seats
+    community = done.community.astype(np.int64).reshape(-1, 5)
+    seat_no, st, p7 = done.seat_no, done.seat_status, done.seat_strength
     # each round's seats are consecutive, in seat order (as the rounds are)
     in_full = ~np.repeat(early, n_seats)
     seat_d7 = np.repeat(d7, n_seats)
