@@ -22,14 +22,20 @@ AGGS = (
     pl.col("card_code").alias("codes"),
     pl.col("card_code").filter(pl.col("event") == "card").alias("dealt"),
     pl.len().cast(pl.Int64).alias("n_events"),
-    pl.col("event_seq").min().alias("_seq_lo"),
-    pl.col("event_seq").max().alias("_seq_hi"),
+)
+REDUCTIONS = (
+    ("_seq_lo", "min", "event_seq"),
+    ("_seq_hi", "max", "event_seq"),
+    ("_lost", "sum", "lost"),  # a null now and then: polars' own sum
+    ("_last", "last", "lost"),
+    ("_quarantined", "sum", "quarantined"),  # a whole decimal, as the load gives it
 )
 
 
 @st.composite
 def events(draw) -> pl.DataFrame:
     """Device events in runs of (table, round); a key may come back in a later run (a round split in two)."""
+    lost = draw(st.sampled_from([st.integers(0, 2), st.one_of(st.none(), st.integers(0, 2))]))
     keys = draw(st.lists(st.tuples(st.sampled_from(["T-1", "T-2", None]), st.integers(0, 4)), min_size=0, max_size=12))
     rows = []
     seq = 0
@@ -37,16 +43,22 @@ def events(draw) -> pl.DataFrame:
         for _ in range(draw(st.integers(1, 4))):
             seq += 1
             rows.append((table, round_no, draw(st.sampled_from(["D1", "D2"])), seq, draw(st.sampled_from(["card", "burn"])),
-                         draw(st.one_of(st.none(), st.integers(0, 51)))))
+                         draw(st.one_of(st.none(), st.integers(0, 51))), draw(lost), draw(st.integers(0, 3))))
     return pl.DataFrame(rows, schema={"table_id": pl.String, "round_no": pl.Int64, "device_id": pl.String,
-                                      "event_seq": pl.Int64, "event": pl.String, "card_code": pl.Int16}, orient="row")
+                                      "event_seq": pl.Int64, "event": pl.String, "card_code": pl.Int16, "lost": pl.Int64,
+                                      "quarantined": pl.Int64}, orient="row").with_columns(
+        pl.col("quarantined").cast(pl.Decimal(38, 0)))
 
 
 @settings(max_examples=200, deadline=None)
 @given(events())
 def test_grouping_by_runs_equals_grouping_by_key(frame: pl.DataFrame) -> None:
-    expected = frame.group_by(["table_id", "round_no"], maintain_order=True).agg(*AGGS)
-    assert_frame_equal(_per_round(frame, *AGGS), expected)
+    expected = frame.group_by(["table_id", "round_no"], maintain_order=True).agg(
+        *AGGS, pl.col("event_seq").min().alias("_seq_lo"), pl.col("event_seq").max().alias("_seq_hi"),
+        pl.col("lost").sum().alias("_lost"), pl.col("lost").last().alias("_last"),
+        pl.col("quarantined").sum().alias("_quarantined"),
+    )
+    assert_frame_equal(_per_round(frame, *AGGS, reductions=REDUCTIONS), expected, check_column_order=False)
 
 
 def test_a_round_split_in_two_runs_is_grouped_whole() -> None:
@@ -55,9 +67,10 @@ def test_a_round_split_in_two_runs_is_grouped_whole() -> None:
         "table_id": ["T"] * 5, "round_no": [1, 1, 2, 1, 2], "device_id": ["D"] * 5, "event_seq": [1, 2, 3, 4, 5],
         "event": ["card"] * 5, "card_code": pl.Series([3, 4, 5, 6, 7], dtype=pl.Int16),
     })
-    out = _per_round(frame, *AGGS)
+    out = _per_round(frame, *AGGS, reductions=REDUCTIONS[:2])
     assert out["round_no"].to_list() == [1, 2]
     assert out["codes"].to_list() == [[3, 4, 6], [5, 7]]
+    assert out["_seq_hi"].to_list() == [4, 5]
 
 
 @st.composite

@@ -53,11 +53,14 @@ def reconstruct(events: pl.DataFrame, rounds: pl.DataFrame, params: AuditParams)
         pl.col("card_code").filter(pl.col("copy_no") > pl.col("shoe_decks")).cast(pl.Int16).alias("excess_cards"),
         pl.col("source_file").first().alias("device_source_file"),
         pl.col("source_line").first().alias("device_source_line"),
-        (pl.col("lost_before").sum() + pl.col("lost_after").last()).alias("lost_events"),
-        (pl.col("quarantined_before").sum()).alias("_quarantined"),
-        pl.col("event_seq").min().alias("_seq_lo"),
-        pl.col("event_seq").max().alias("_seq_hi"),
-    )
+        reductions=(
+            ("_lost_before", "sum", "lost_before"),
+            ("_lost_after", "last", "lost_after"),
+            ("_quarantined", "sum", "quarantined_before"),
+            ("_seq_lo", "min", "event_seq"),
+            ("_seq_hi", "max", "event_seq"),
+        ),
+    ).with_columns((pl.col("_lost_before") + pl.col("_lost_after")).alias("lost_events"))
     table = rounds.select(
         "table_id", "round_no", pl.col("gaming_day").alias("_table_day"), pl.col("shoe_id").alias("_table_shoe")
     )
@@ -72,21 +75,47 @@ def reconstruct(events: pl.DataFrame, rounds: pl.DataFrame, params: AuditParams)
     return conform(df, RECON_SCHEMA).sort(["table_id", "round_no"])
 
 
-def _per_round(dealt: pl.DataFrame, *aggs: pl.Expr) -> pl.DataFrame:
-    """``dealt.group_by(["table_id", "round_no"], maintain_order=True).agg(*aggs)``.
+_REDUCE = {"sum": pl.Expr.sum, "min": pl.Expr.min, "max": pl.Expr.max, "last": pl.Expr.last}
+_UFUNC = {"sum": np.add, "min": np.minimum, "max": np.maximum}
+
+
+def _per_round(dealt: pl.DataFrame, *aggs: pl.Expr, reductions: tuple[tuple[str, str, str], ...] = ()) -> pl.DataFrame:
+    """``dealt.group_by(["table_id", "round_no"], maintain_order=True).agg(*aggs, *reduced)``, where ``reductions``
+    are ``(name, sum | min | max | last, column)``.
 
     Each round's events come together in device order (one run of equal keys per round): then the rows are grouped
     by the run's number, an integer, instead of hashing the text and integer key of every event, which was most of
-    the grouping's cost. The groups, their order and every aggregate are the same; a round whose events come in
-    two runs takes the grouping by key."""
+    the grouping's cost, and a reduction of an integer column with no null is numpy's over the runs. The groups, their
+    order and every aggregate are the same; a round whose events come in two runs takes the grouping by key."""
     runs = dealt.select(pl.struct("table_id", "round_no").rle_id().alias("_run")).to_series()
     if dealt.height:
         starts = np.flatnonzero(np.diff(runs.to_numpy(), prepend=-1))
         if not dealt.select("table_id", "round_no")[starts].is_duplicated().any():
-            return dealt.with_columns(runs).group_by("_run", maintain_order=True).agg(
-                pl.col("table_id").first(), pl.col("round_no").first(), *aggs
+            arrays = {name: _reduced(dealt[column], how, starts) for name, how, column in reductions}
+            rest = [_REDUCE[how](pl.col(column)).alias(name) for name, how, column in reductions if arrays[name] is None]
+            out = dealt.with_columns(runs).group_by("_run", maintain_order=True).agg(
+                pl.col("table_id").first(), pl.col("round_no").first(), *aggs, *rest
             ).drop("_run")
-    return dealt.group_by(["table_id", "round_no"], maintain_order=True).agg(*aggs)
+            return out.with_columns(values.alias(name) for name, values in arrays.items() if values is not None)
+    return dealt.group_by(["table_id", "round_no"], maintain_order=True).agg(
+        *aggs, *(_REDUCE[how](pl.col(column)).alias(name) for name, how, column in reductions)
+    )
+
+
+def _reduced(s: pl.Series, how: str, starts: np.ndarray) -> pl.Series | None:
+    """``how`` of ``s`` over the runs beginning at ``starts``, as polars' aggregation gives it (its type included), by
+    numpy; None where that is not exact: a null in the column, a type other than a 64-bit integer or a whole
+    decimal, a decimal beyond what int64 sums exactly."""
+    if s.null_count() or not (s.dtype == pl.Int64 or (isinstance(s.dtype, pl.Decimal) and s.dtype.scale == 0)):
+        return None
+    if how == "sum" and len(s) and s.abs().max() >= (1 << 62) // len(s):
+        return None  # a sum numpy might wrap where polars would not, or the reverse
+    values = (s if s.dtype == pl.Int64 else s.cast(pl.Int64)).to_numpy()
+    if how == "last":
+        out = values[np.append(starts[1:], len(values)) - 1]
+    else:
+        out = _UFUNC[how].reduceat(values, starts)
+    return pl.Series(out, dtype=pl.Int64).cast(s.dtype)
 
 
 def _note_parts() -> list[tuple[pl.Expr, pl.Expr]]:
