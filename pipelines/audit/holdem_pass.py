@@ -136,10 +136,11 @@ def holdem_pass(
     amount_col: str,
     rulesets: dict[str, RuleSet],
     with_rounds: bool,
-    scalar: Callable[[pl.DataFrame, pl.DataFrame, pl.DataFrame, RuleSet], object],
+    scalar: Callable[[pl.DataFrame, pl.DataFrame, pl.DataFrame, RuleSet | dict[str, RuleSet]], object],
 ):
     """Settle the rounds of ``ctx`` (any Hold'em rule-set versions, ``ruleset_version`` the key into ``rulesets``);
-    ``scalar(ctx, wagers, actions, rs)`` settles the rest, one version at a time.
+    ``scalar(ctx, wagers, actions, rs)`` settles the rest: one version's rounds with ``rs`` its rule set, or every
+    version's at once with ``rs`` the map of ``ruleset_version`` to rule set.
 
     Returns an ``EngineOutput`` of the same frames the scalar pass gives (``pipelines.audit.engine_pass``).
     """
@@ -175,16 +176,17 @@ def holdem_pass(
         _round_frame(c, done) if with_rounds else empty(ROUND_RESULTS_SCHEMA),
         empty(IRREGULARITIES_SCHEMA),
     )]
-    for k, key in enumerate(version_keys):
-        handed = rest & (version == k)
-        if handed.any():
-            # a few rounds: their rows gathered (in frame order), not the whole frames filtered
-            outputs.append(scalar(
-                ctx[np.flatnonzero(handed)],
-                wagers[np.sort(wrows[handed[wri]])],
-                actions[np.sort(arows[handed[ari]])],
-                rulesets[key],
-            ))
+    handed = np.flatnonzero(rest)
+    if handed.size:
+        # a few rounds, all versions in one call, each settled by its own rule set (in version order, as the versions
+        # come in the context): their rows gathered, not the whole frames filtered
+        handed = handed[np.argsort(version[handed], kind="stable")]
+        outputs.append(scalar(
+            ctx[handed],
+            wagers[np.sort(wrows[rest[wri]])],
+            actions[np.sort(arows[rest[ari]])],
+            {key: rulesets[key] for key in version_keys},
+        ))
     return _concat(EngineOutput, outputs, with_rounds)
 
 
