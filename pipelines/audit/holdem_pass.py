@@ -361,6 +361,7 @@ class _Book:
     deals: tuple[tuple[str, tuple[str, ...], tuple[str, ...], np.ndarray], ...]  # (mode, procedure, clauses, versions)
     classes: list[tuple[str, str, dict[str, str]]]  # every version's outcome classes (:func:`_classes`), in order
     class_offset: np.ndarray  # where each version's classes begin
+    shapes: dict[int, int]  # a seat's status by its shape and version (:func:`_seat_status`), filled as they come
 
 
 @lru_cache(maxsize=64)
@@ -389,6 +390,7 @@ def _book(params: tuple[HoldemBonusParams, ...]) -> _Book:
                     for (name, procedure), (clauses, vs) in deals.items()),
         classes=classes,
         class_offset=np.array(offsets, dtype=np.int64),
+        shapes={},
     )
 
 
@@ -435,7 +437,7 @@ def _settle(book: _Book, version: np.ndarray, rounds: _Rounds, cols: _Columns) -
     first_seat = np.concatenate([[0], np.cumsum(n_seats)])
 
     # the decisions, read once per distinct shape (seat's actions, its wagers, the deal mode, the version)
-    seat_status = _seat_status(book.params, cols, seat_row, bets_mask, mode[seat_ri] if n_total else np.zeros(0, np.int8),
+    seat_status = _seat_status(book.params, book.shapes, cols, seat_row, bets_mask, mode[seat_ri] if n_total else np.zeros(0, np.int8),
                                version[seat_ri], ok)
     ok[seat_ri[seat_status < 0]] = False
     folded = np.bincount(seat_ri, weights=seat_status == 1, minlength=n).astype(np.int64)
@@ -509,8 +511,8 @@ def _settle(book: _Book, version: np.ndarray, rounds: _Rounds, cols: _Columns) -
     # every wager through the main game's kernel at once (a Bonus or jackpot code nets 0 there): the Bonus and
     # jackpot wagers are written over below, which costs less than gathering the main wagers apart
     net, kind = vector.main_game_of(book.pay, wv, wb, status, player, dealer_s, wa)
-    net[is_bonus], kind[is_bonus], line_b[is_bonus] = vector.bonus_of(
-        book.pay, wv[is_bonus], status[is_bonus], hole[ws[is_bonus]], dealer[wr[is_bonus]], wa[is_bonus])
+    bi = np.flatnonzero(is_bonus)
+    net[bi], kind[bi], line_b[bi] = vector.bonus_of(book.pay, wv[bi], status[bi], hole[ws[bi]], dealer[wr[bi]], wa[bi])
     won: dict[int, tuple[str, str]] = {}  # wager row -> (clause, sentence) of a jackpot wager that wins
     if is_jp.any():
         jp = np.flatnonzero(is_jp)  # every round with a jackpot wager was dealt in full (see `may_stop`)
@@ -581,14 +583,15 @@ def _jackpot_wins(prog, rounds, rows, hf, ht, comm, sel, wr, wa, status, player,
             won[int(sel[i])] = (line.clause, text.jackpot_win(text.line_description(line), payout, prog.wager_on_win, 0))
 
 
-def _seat_status(params: tuple[HoldemBonusParams, ...], cols: _Columns, seat_row: np.ndarray, bets_mask: np.ndarray,
-                 seat_mode: np.ndarray, seat_version: np.ndarray, ok: np.ndarray) -> np.ndarray:
+def _seat_status(params: tuple[HoldemBonusParams, ...], shapes: dict[int, int], cols: _Columns, seat_row: np.ndarray,
+                 bets_mask: np.ndarray, seat_mode: np.ndarray, seat_version: np.ndarray, ok: np.ndarray) -> np.ndarray:
     """Per seat dealt: 0 played, 1 folded, 2 conceded, -1 anything the scalar engine must judge.
 
     ``seat_row``: each (round * SEATS + seat)'s seat dealt, -1 for none. A seat's decisions are coded as one
     integer (its action names, in order, as base-8 digits), so that the decision reader
     (``decisions.read_seat``) runs once per distinct shape and rule-set version -- a few dozen a night -- and
-    not once per seat. Marks ``ok`` False for a round with an action on a seat that has no Ante."""
+    not once per seat; ``shapes`` keeps each shape's status for the next group. Marks ``ok`` False for a round with an
+    action on a seat that has no Ante."""
     n_total = len(bets_mask)
     ari, aseat, code = cols.ari, cols.aseat, cols.acode
     aok = (aseat >= 0) & (aseat < SEATS)
@@ -607,8 +610,14 @@ def _seat_status(params: tuple[HoldemBonusParams, ...], cols: _Columns, seat_row
     key = ((shape * 8 + np.minimum(count, 7)) * 64 + bets_mask) * 2 + seat_mode.astype(np.int64)
     key = key * len(params) + seat_version
     uniq, inverse = np.unique(key, return_inverse=True)
-    status = np.array([_shape_status(params[u % len(params)], u // len(params)) for u in uniq.tolist()],
-                      dtype=np.int64)[inverse]
+    if len(shapes) > 1 << 16:  # a bound on what is kept (a night has a few hundred shapes)
+        shapes.clear()
+    looked_up = []
+    for u in uniq.tolist():
+        if u not in shapes:
+            shapes[u] = _shape_status(params[u % len(params)], u // len(params))
+        looked_up.append(shapes[u])
+    status = np.array(looked_up, dtype=np.int64)[inverse]
     return np.where(too_many, -1, status)
 
 

@@ -71,6 +71,8 @@ class PayTables:
     bonus_num: np.ndarray  # by (version, line); each block's last entry: a loss, -1/1
     bonus_den: np.ndarray
     bonus_kind: np.ndarray  # by (version, status, a line met)
+    main_whole: bool  # every ``den`` is 1 (whole odds, e.g. 1:1, 3:1): the net needs no division
+    bonus_whole: bool
 
 
 _MAIN_WIDTH = len(BET_CODES) + 1  # the bet codes and one column for any other code
@@ -102,6 +104,8 @@ def _pay_tables(params: tuple[HoldemBonusParams, ...]) -> PayTables:
         bonus_den=bonus_den.reshape(-1),
         bonus_kind=np.concatenate([_BONUS_KIND_FOLD_LOSES if p.folded_bonus_loses else _BONUS_KIND for p in params])
         if params else np.zeros(0, dtype=np.int64),
+        main_whole=all(int(den.max(initial=1)) == 1 and int(den.min(initial=1)) == 1 for _, den in mains),
+        bonus_whole=bool((bonus_den == 1).all()),
     )
     for a in (out.main_num, out.main_den, out.qualifier, out.bonus_line, out.bonus_num, out.bonus_den, out.bonus_kind):
         a.flags.writeable = False
@@ -134,7 +138,8 @@ def main_game_of(
     compare = np.sign(np.subtract(dealer, player, dtype=np.int64)) + 1
     kind = _MAIN_KIND[(status * 3 + compare) * 2 + below]
     at = np.asarray(version) * _MAIN_BLOCK + kind * _MAIN_WIDTH + bet
-    return amount * tables.main_num[at] // tables.main_den[at], kind
+    net = amount * tables.main_num[at]
+    return (net if tables.main_whole else net // tables.main_den[at]), kind
 
 
 def _main_kind_table() -> np.ndarray:
@@ -229,7 +234,8 @@ def bonus_of(
     kind = tables.bonus_kind[version * 6 + status * 2 + (line >= 0)]
     width = len(tables.bonus_num) // max(len(tables.params), 1)
     at = version * width + np.where(kind == BONUS_WIN, line, width - 1)  # the block's last: a loss, -1/1
-    return amount * tables.bonus_num[at] // tables.bonus_den[at], kind, line
+    net = amount * tables.bonus_num[at]
+    return (net if tables.bonus_whole else net // tables.bonus_den[at]), kind, line
 
 
 def _bonus_kind_table(folded_loses: bool) -> np.ndarray:
