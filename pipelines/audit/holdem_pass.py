@@ -72,11 +72,6 @@ def _hand_texts() -> pl.Series:
 
 
 @cache
-def _hand_json() -> pl.Series:
-    return pl.Series("hand", ["", *(json.dumps(text.hand(s)) for s in range(1, poker.N_STRENGTHS + 1))], dtype=pl.String)
-
-
-@cache
 def _hand_entries() -> pl.Series:
     """A seat's ``"hand": ..., `` by strength (0: none, a deal stopped early)."""
     return pl.Series("h", ["", *(f'"hand": {json.dumps(text.hand(s))}, ' for s in range(1, poker.N_STRENGTHS + 1))],
@@ -85,13 +80,27 @@ def _hand_entries() -> pl.Series:
 
 @cache
 def _seat_keys() -> pl.Series:
-    return pl.Series("key", [f'"{k}": {{' for k in range(SEATS)], dtype=pl.String)
+    """A seat's key by seat number, then the same after a comma (any seat but a round's first)."""
+    return pl.Series("key", [f'{sep}"{k}": {{' for sep in ("", ", ") for k in range(SEATS)], dtype=pl.String)
 
 
 @cache
-def _separators() -> pl.Series:
-    """Before a round's first seat nothing, before each other seat a comma."""
-    return pl.Series("sep", ["", ", "], dtype=pl.String)
+def _outcome_heads() -> pl.Series:
+    """An outcome's opening: a round dealt in full lists its community cards first; one stopped early has none."""
+    return pl.Series("head", ['{"community": [', "{"], dtype=pl.String)
+
+
+@cache
+def _community_texts() -> pl.Series:
+    """A community card in JSON by code, then the same after a comma (the second card to the fifth)."""
+    return pl.Series("card", [f"{sep}{json.dumps(card_text(c))}" for sep in ("", ", ") for c in range(52)], dtype=pl.String)
+
+
+@cache
+def _dealer_entries() -> pl.Series:
+    """What follows the community cards: the dealer's hand by strength (index 0 unused)."""
+    return pl.Series("dealer", ["", *(f'], "dealer_hand": {json.dumps(text.hand(s))}, '
+                                       for s in range(1, poker.N_STRENGTHS + 1))], dtype=pl.String)
 
 
 @cache
@@ -771,39 +780,37 @@ def _round_frame(c: pl.DataFrame, done: _Settled) -> pl.DataFrame:
     in_full = ~np.repeat(early, n_seats)
     seat_d7 = np.repeat(d7, n_seats)
     result = np.where(p7 > seat_d7, 0, np.where(p7 < seat_d7, 1, 2))
-    # a seat's entry: its separator, its key, its hand, its result with its status, each a gather from a small table
-    # of texts; a round's seats are consecutive, so its k-th seat is the entry at its first seat's row plus k
+    # a seat's entry: its key (after a comma but for a round's first seat), its hand, its result with its status, each a
+    # gather from a small table of texts; a round's seats are consecutive, so its k-th seat is the entry at its first
+    # seat's row plus k
     first = np.concatenate([[0], np.cumsum(n_seats)])
     rank = np.arange(len(seat_no)) - np.repeat(first[:-1], n_seats)
     seats = pl.DataFrame({
-        "sep": _separators().gather(pl.Series(np.minimum(rank, 1))),
-        "key": _seat_keys().gather(pl.Series(seat_no)),
+        "key": _seat_keys().gather(pl.Series(seat_no + SEATS * np.minimum(rank, 1))),
         "h": _hand_entries().gather(pl.Series(np.where(in_full, p7, 0))),
         "rs": _result_status().gather(pl.Series(np.where((st == 0) & in_full, result, 3) * len(STATUS_NAMES) + st)),
-    }).select(pl.concat_str(["sep", "key", "h", "rs"]).alias("entry")).to_series()
+    }).select(pl.concat_str(["key", "h", "rs"]).alias("entry")).to_series()
     most = int(n_seats.max()) if len(n_seats) else 0
-    # the k-th seat of every round as a column (null where a round has fewer): the outcome's concatenation skips
-    # the nulls, which joins each round's seats without a list per round
+    # the k-th seat of every round as a column (null where a round has fewer), and the community cards and the
+    # dealer's hand (null where the deal stopped early): the outcome's one concatenation skips the nulls, which
+    # joins each round's seats without a list per round
     slots = {
         f"s{k}": seats.gather(pl.Series(pa.array(first[:-1] + k, mask=n_seats <= k), dtype=pl.Int64))
         for k in range(most)
     }
-    quoted = _card_texts(True)
+    cards = _community_texts()
     frame = pl.DataFrame({
-        "full": ~early,
-        "dealer": _hand_json().gather(pl.Series(np.where(early, 0, d7))),
-        **{f"c{k}": quoted.gather(pl.Series(community[:, k])) for k in range(5)},
+        "head": _outcome_heads().gather(pl.Series(early.astype(np.int64))),
+        **{f"c{k}": cards.gather(pl.Series(pa.array(community[:, k] + 52 * min(k, 1), mask=early), dtype=pl.Int64))
+           for k in range(5)},
+        "dealer": _dealer_entries().gather(pl.Series(pa.array(d7, mask=early), dtype=pl.Int64)),
         **slots,
     })
-    outcome = pl.concat_str([
-        pl.when(pl.col("full")).then(pl.concat_str([
-            pl.lit('{"community": ['), pl.col("c0"), pl.lit(", "), pl.col("c1"), pl.lit(", "), pl.col("c2"), pl.lit(", "),
-            pl.col("c3"), pl.lit(", "), pl.col("c4"), pl.lit('], "dealer_hand": '), pl.col("dealer"), pl.lit(", "),
-        ])).otherwise(pl.lit("{")),
-        pl.lit('"seats": {'),
-        *(pl.col(name) for name in slots),
-        pl.lit("}}"),
-    ], ignore_nulls=True)
+    outcome = pl.concat_str(
+        [pl.col("head"), *(pl.col(f"c{k}") for k in range(5)), pl.col("dealer"), pl.lit('"seats": {'),
+         *(pl.col(name) for name in slots), pl.lit("}}")],
+        ignore_nulls=True,
+    )
     out = c.select("table_id", "round_no", "ruleset_version").gather(pl.Series(rows)).with_columns(
         pl.lit(False).alias("engine_void"),
         frame.select(outcome.alias("outcome")).to_series(),
