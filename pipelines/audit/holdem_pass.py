@@ -176,7 +176,9 @@ def holdem_pass(
     )
     every_round = _Rounds.of(c)
     version_keys = c["ruleset_version"].unique(maintain_order=True).to_list()
-    version = c["ruleset_version"].replace_strict({k: i for i, k in enumerate(version_keys)}, return_dtype=pl.Int64).to_numpy()
+    version = _codes(c["ruleset_version"], {k: i for i, k in enumerate(version_keys)}, -1)
+    if (version < 0).any():  # the caller's context holds rounds with a rule set in force only
+        raise ValueError("a Hold'em round without a rule-set version reached the column pass")
     book = _book(tuple(rulesets[key].params for key in version_keys))
     done = _settle(book, version, every_round, columns)
     rest = ~done.ok
@@ -315,7 +317,7 @@ class _Rounds:
         return cls(
             frame=c,
             rows=np.arange(c.height),
-            mode=c["deal_mode"].replace_strict({"shoe": 0, "device": 1}, default=-1, return_dtype=pl.Int8).fill_null(-1).to_numpy(),
+            mode=_codes(c["deal_mode"], {"shoe": 0, "device": 1}, -1).astype(np.int8),
             decks=c["decks"].fill_null(-1).to_numpy().astype(np.int64),
             codes=c["codes"].explode().fill_null(NO_CARD).to_numpy().astype(np.int16),
             burns=c["burns"].explode().fill_null(False).to_numpy().astype(bool),
