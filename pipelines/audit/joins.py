@@ -75,8 +75,8 @@ def _block_rows(left: pl.DataFrame, right: pl.DataFrame, on: list[str]) -> np.nd
     lr, rr = left[round_no].to_numpy(), right[round_no].to_numpy()
     if lr.min() < 0 or rr.min() < 0 or max(lr.max(), rr.max()) >= 1 << ROUND_BITS:
         return None
-    tables = {t: k for k, t in enumerate(left[table].unique(maintain_order=True).to_list())}
-    lk = (_run_codes(left[table], tables) << ROUND_BITS) | lr.astype(np.int64)
+    tables: dict = {}  # numbered in the order left first shows them, as left[table].unique(maintain_order=True)
+    lk = (_run_codes(left[table], tables, grow=True) << ROUND_BITS) | lr.astype(np.int64)
     rk = (_run_codes(right[table], tables) << ROUND_BITS) | rr.astype(np.int64)
     if (rk < 0).any() or (lk[1:] < lk[:-1]).any():  # a table left does not have; left not in round order
         return None
@@ -99,9 +99,13 @@ def _block_rows(left: pl.DataFrame, right: pl.DataFrame, on: list[str]) -> np.nd
     return at
 
 
-def _run_codes(s: pl.Series, index: dict) -> np.ndarray:
+def _run_codes(s: pl.Series, index: dict, grow: bool = False) -> np.ndarray:
     """``index[value]`` for every value of ``s`` (-1 for any other), looked up once per run of equal values (the
-    frames come grouped by table: a few runs)."""
+    frames come grouped by table: a few runs); with ``grow``, a value not in ``index`` is added with the next number."""
     runs = s.rle_id().to_numpy()
     starts = np.flatnonzero(np.concatenate([[True], runs[1:] != runs[:-1]]))
-    return np.array([index.get(v, -1) for v in s.gather(pl.Series(starts)).to_list()], dtype=np.int64)[runs]
+    values = s.gather(pl.Series(starts)).to_list()
+    if grow:
+        for v in values:
+            index.setdefault(v, len(index))
+    return np.array([index.get(v, -1) for v in values], dtype=np.int64)[runs]
