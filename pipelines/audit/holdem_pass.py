@@ -11,6 +11,9 @@ evaluator in one call, the wagers settled by the array kernels of ``rulebook.hol
 jackpot win by the scalar engine's own ``lines_met`` and ``jackpot_payout``), and the clauses, sentences
 and round outcomes built column-wise from the same templates the scalar engine fills
 (``rulebook.holdem_bonus.text``), so an investigator reads the same words whichever path settled.
+Every rule-set version of the pass goes through it at once: each round and wager reads its version's pay
+tables, decisions and deal procedure from tables indexed by a version column (``_Book``), not a loop over
+the versions (a group of a night holds three).
 
 A round goes to the scalar engine, which stays the reference (``tests/test_holdem_pass.py`` holds the two
 equal), when anything in it asks for judgement: an irregularity of any kind (a foreign, unread, missing or
@@ -335,10 +338,10 @@ class _Rounds:
 
 @dataclass
 class _Settled:
-    """What the columns settled of one rule-set version, in the rows of the pass (``rows`` of the context,
+    """What the columns settled, in the rows of the pass (``rows`` of the context,
     ``wagers`` of the wager frame); ``cls`` indexes the pass's outcome classes (:func:`_classes`), -1 = ``won``."""
 
-    ok: np.ndarray  # per round of the version: settled here
+    ok: np.ndarray  # per round of the pass: settled here
     rounds: np.ndarray  # the context rows settled
     early: np.ndarray  # per settled round: every seat folded and the deal stopped short
     dealer: np.ndarray  # per settled round: the dealer's strength

@@ -1,8 +1,9 @@
 """Settle many Hold'em Bonus rounds at once, from ``RoundInput``s (the simulator's and the benchmarks' batch path).
 
 The nightly audit goes further: ``pipelines/audit/holdem_pass.py`` reads its frames as columns, with no
-``RoundInput`` or ``RoundResult`` per round, and uses this module's array kernels (:func:`main_game`,
-:func:`bonus`, :func:`jackpot_lines`) and its decision reader (:func:`read_status`).
+``RoundInput`` or ``RoundResult`` per round, and uses this module's array kernels (:func:`main_game_of`,
+:func:`bonus_of` over the pay tables of several rule sets at once, :func:`jackpot_lines`) and its decision reader
+(:func:`read_status`).
 
 The clean round -- every card readable and where the procedure puts it, every decision legal -- is
 the common case, and it is settled here over arrays: the rounds are grouped by rule set, deal mode
