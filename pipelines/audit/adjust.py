@@ -306,7 +306,7 @@ def _holdem_ratios(w: pl.DataFrame) -> pl.DataFrame:
     )
     w = w.with_columns(
         target.alias("_ratio_target"),
-        pl.when(pl.col("bet") == "flop").then(_clause("flop_ratio")).otherwise(_clause("turn_river_ratio")).alias("_ratio_clause"),
+        _ratio_clause().alias("_ratio_clause"),
         _by_text([CLAUSES[p].ratio_excess_returned for p in _PREFIXES] + [False], pl.Boolean).alias("_excess_returned"),
     )
     off = (pl.col("_ratio_target").is_not_null() & (pl.col("amount") != pl.col("_ratio_target"))).fill_null(False)
@@ -314,6 +314,15 @@ def _holdem_ratios(w: pl.DataFrame) -> pl.DataFrame:
         off.alias("_ratio_off"),
         pl.when(off & pl.col("_excess_returned") & (pl.col("amount") > pl.col("_ratio_target")))
         .then(pl.col("_ratio_target")).alias("_ratio_cap"),
+    )
+
+
+def _ratio_clause() -> pl.Expr:
+    """The wager's rule text's Flop ratio clause on a Flop, its Turn/River clause on any other bet: one gather from a
+    table by (text, a Flop), where two gathers and a choice between them cost twice as much."""
+    table = [c for p in _PREFIXES for c in (CLAUSES[p].turn_river_ratio, CLAUSES[p].flop_ratio)] + [None, None]
+    return pl.lit(pl.Series(table, dtype=pl.String)).gather(
+        pl.col(_PREFIX).cast(pl.Int64) * 2 + (pl.col("bet") == "flop").fill_null(False).cast(pl.Int64)
     )
 
 

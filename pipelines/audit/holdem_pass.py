@@ -655,11 +655,11 @@ _early_stops = lru_cache(maxsize=1024)(early_stops)
 
 def _clean_cards(codes: np.ndarray, burns: np.ndarray, is_burn: np.ndarray) -> np.ndarray:
     """Rows whose burns are where the procedure has them, every dealt card readable, no foreign card, no card twice."""
-    fine = (burns == is_burn).all(axis=1)
-    fine &= ((codes[:, ~is_burn] >= 0) & (codes[:, ~is_burn] <= 51)).all(axis=1)
-    fine &= (codes != FOREIGN).all(axis=1) & (codes <= 51).all(axis=1)
-    # no card twice: each row's cards as bits of one 64-bit word hold as many bits as the row has cards
     card = (codes >= 0) & (codes <= 51)
+    fine = (burns == is_burn).all(axis=1)
+    fine &= card[:, ~is_burn].all(axis=1)
+    fine &= ((codes != FOREIGN) & (codes <= 51)).all(axis=1)
+    # no card twice: each row's cards as bits of one 64-bit word hold as many bits as the row has cards
     bits = np.left_shift(np.uint64(1), np.where(card, codes, 0).astype(np.uint64)) * card
     fine &= np.bitwise_count(np.bitwise_or.reduce(bits, axis=1)) == card.sum(axis=1)
     return fine
