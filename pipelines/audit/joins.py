@@ -36,7 +36,8 @@ def attach(left: pl.DataFrame, right: pl.DataFrame, on: list[str], how: str = "l
         return left.join(right.drop(_HIT, strict=False), on=on, how=how, maintain_order="left")
     out = left.hstack(extra.drop(on))
     if how == "inner":
-        out = out.filter(pl.col(_HIT).is_not_null()).drop(_HIT)
+        # every row matched (the common case): nothing to filter, where a filter would copy every column
+        out = out.drop(_HIT) if not extra[_HIT].null_count() else out.filter(pl.col(_HIT).is_not_null()).drop(_HIT)
     return out
 
 
