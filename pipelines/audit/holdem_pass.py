@@ -119,22 +119,30 @@ def _card_texts(quoted: bool) -> pl.Series:
 
 
 def _fill(template: str, fields: dict[str, pl.Series | str], height: int) -> pl.Series:
-    """The template of ``text`` filled column-wise: literal parts as they are, each field from its column."""
+    """The template of ``text`` filled column-wise: literal parts as they are, each field from its column (one
+    ``pl.format``, which writes a sentence for less than the same ``concat_str`` of literals and columns)."""
     columns: dict[str, pl.Series] = {}
     parts: list[pl.Expr] = []
+    pattern: list[str] = []
     for literal, field, _, _ in string.Formatter().parse(template):
         if literal:
             parts.append(pl.lit(literal))
+            pattern.append(literal)
         if field is not None:
             value = fields[field]
             if isinstance(value, str):
                 parts.append(pl.lit(value))
+                pattern.append(value)
             else:
                 columns[field] = value
                 parts.append(pl.col(field))
+                pattern.append("{}")
     if not columns:  # a sentence with no field from the rows
         return pl.Series("detail", [template.format(**fields)] * height, dtype=pl.String)
-    return pl.DataFrame(columns).select(pl.concat_str(parts).alias("detail")).to_series()
+    if any(("{" in part or "}" in part) and part != "{}" for part in pattern):  # a brace in the words themselves
+        return pl.DataFrame(columns).select(pl.concat_str(parts).alias("detail")).to_series()
+    names = [e.meta.output_name() for e in parts if e.meta.is_column()]
+    return pl.DataFrame(columns).select(pl.format("".join(pattern), *names).alias("detail")).to_series()
 
 
 # --------------------------------------------------------------------------------------------
