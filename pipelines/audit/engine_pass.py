@@ -12,6 +12,7 @@ This module never decides a rule: it only moves rounds between frames and the en
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
@@ -301,8 +302,12 @@ def _holdem_vector(
     search for all versions' wagers, no join on the text key per version); the rest go through ``_scalar``."""
     from pipelines.audit.holdem_pass import holdem_pass
 
+    # the rounds the column pass hands over are those the arrays cannot settle: settle_many's arrays would only hand
+    # them over again, so they go to the reference engine one by one (to the process pool for a great many)
+    one_by_one = dataclasses.replace(params, vectorised=False)
+
     def rest(c: pl.DataFrame, w: pl.DataFrame, a: pl.DataFrame, rs: RuleSet | dict[str, RuleSet]) -> EngineOutput:
-        return _scalar(c, w, a, amount_col, rs, params, with_rounds)
+        return _scalar(c, w, a, amount_col, rs, one_by_one, with_rounds)
 
     return holdem_pass(ctx, wagers, actions, amount_col, rulesets, with_rounds, rest)
 
