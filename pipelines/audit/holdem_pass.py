@@ -264,11 +264,15 @@ def _round_rows(frame: pl.DataFrame, c: pl.DataFrame, order: str) -> tuple[np.nd
     # one search per run of equal keys (a round's rows come together): a tenth of the searches
     starts = np.flatnonzero(np.concatenate([[True], fk[1:] != fk[:-1]])) if len(fk) else np.zeros(0, dtype=np.int64)
     found = np.minimum(np.searchsorted(sk, fk[starts]), len(sk) - 1)
-    pos = np.repeat(found, np.diff(np.append(starts, len(fk))))
-    ri = np.where(fine & (sk[pos] == fk), by_key[pos], -1)
-    rows = np.flatnonzero(ri >= 0)
-    ri, fk = ri[rows], fk[rows]
-    o = frame[order].fill_null(-1).to_numpy().astype(np.int64)[rows]
+    # each run's round (-1: none), then each row's (a row off the int64 form has none, whatever its run)
+    ri = np.repeat(np.where(sk[found] == fk[starts], by_key[found], -1), np.diff(np.append(starts, len(fk))))
+    ri[~fine] = -1
+    o = frame[order].fill_null(-1).to_numpy().astype(np.int64)
+    if (ri >= 0).all():  # every row's round in the context (the common case): no gather
+        rows = np.arange(len(ri))
+    else:
+        rows = np.flatnonzero(ri >= 0)
+        ri, fk, o = ri[rows], fk[rows], o[rows]
     # each round's rows together and in their order (the rounds themselves may come in any order)
     if len(ri) > 1 and not ((fk[1:] > fk[:-1]) | ((fk[1:] == fk[:-1]) & (o[1:] >= o[:-1]))).all():
         by = np.lexsort((o, fk))
