@@ -21,7 +21,8 @@ from schemas.tables import CANONICAL_TABLES
 # 4: the statistical detectors' per-gaming-day summaries (stat_days, stat_day_*)
 # 5: the Hold'em Bonus and blackjack bets' summaries (stat_day_games_*)
 # 6: mid-shoe entry's summary (stat_day_entries)
-SCHEMA_VERSION = 6
+# 7: the baccarat hold's rows by entity number (stat_day_hold.eid) and a round's all-bets row once (stat_day_hold_rounds)
+SCHEMA_VERSION = 7
 
 
 def _quote(text: str) -> str:
@@ -107,9 +108,14 @@ def upgrade_sql(version: int) -> list[str]:
 
     Version 6 adds mid-shoe entry's summary (``stat_day_entries``), created empty; the summaries' format is 3, so the
     days summarised before are summarised again when a window reads them.
+
+    Version 7 stores the baccarat hold's rows by entity number and a round's all-bets row once
+    (``schemas.derived.derived_upgrade_sql``): a schema-6 file's summaries are kept, renumbered.
     """
+    from schemas.derived import derived_upgrade_sql
+
     if version >= 3:
-        return []
+        return derived_upgrade_sql(version)
     from schemas.tables import CORE_SOURCE_FILES
 
     return [
@@ -120,7 +126,7 @@ def upgrade_sql(version: int) -> list[str]:
            SELECT source_file, kind, sha256, size_bytes, 1, 0, lines_read, rows_accepted, rows_quarantined,
                   rows_duplicate, ingested_at, status, error, input_root FROM core_source_files_v2;""",
         "DROP TABLE core_source_files_v2;",
-    ]
+    ] + derived_upgrade_sql(version)
 
 
 def ddl_text() -> str:

@@ -150,7 +150,7 @@ def test_a_database_of_schema_version_1_is_upgraded_when_opened(tmp_path) -> Non
     con = open_writer(path)
     try:
         assert con.execute("SELECT wager_id, hand FROM core_wagers").fetchall() == [("W", None)]
-        assert get_meta(con, "schema_version") == str(SCHEMA_VERSION) == "6"
+        assert get_meta(con, "schema_version") == str(SCHEMA_VERSION) == "7"
     finally:
         con.close()
 
@@ -182,7 +182,7 @@ def test_a_database_of_schema_version_2_keeps_its_files_and_loads_the_next_night
     (folder / "rounds_BAC-00.jsonl").write_text("\n".join(log.round_lines) + "\n", encoding="utf-8")
     con = open_writer(path)
     try:
-        assert get_meta(con, "schema_version") == "6"
+        assert get_meta(con, "schema_version") == "7"
         summary = ingest_folder(con, folder)
         assert [(f.source_file, str(f.status), f.rows_accepted) for f in summary.files] == [
             ("rounds_BAC-00.jsonl", "loaded", 3)]

@@ -118,8 +118,11 @@ def test_a_night_summarised_a_chunk_of_tables_at_a_time_gives_the_summaries_of_o
                                ref.drop("theo") if name == "hold_entities" else ref, check_exact=True)
         assert_frame_equal(_sorted(got), _sorted(ref), check_exact=False, rel_tol=1e-12, abs_tol=0)
     # the cases the merge must get right are in the night: equal vectors under two bets, a round of two dealers
-    rows = one.hold_rows.filter(pl.col("level") != "all")
-    assert rows.group_by("gaming_day", "grouping", "key", "currency", "level", "a", "xid", "pid").len()["len"].max() > 1
+    rows = one.hold_rows.join(one.hold_entities.select("gaming_day", "eid", "level"), on=["gaming_day", "eid"])
+    assert rows.filter(pl.col("level") != "all").group_by("gaming_day", "eid", "a", "xid", "pid").len()["len"].max() > 1
+    # ... whose all-bets rows differ by grouping (kept per entity), the other rounds' kept once for all three
+    assert rows.filter(pl.col("level") == "all").height > 0 and one.hold_rounds.height > 0
+    assert one.hold_rounds.select(pl.col("table_eid", "dealer_eid", "shoe_eid").is_not_null().all()).row(0) == (True,) * 3
     assert one.luck_entities["ruleset"].n_unique() == 2
 
 

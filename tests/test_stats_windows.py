@@ -184,7 +184,7 @@ def test_a_schema_3_database_is_upgraded_in_place_with_the_summary_tables(tmp_pa
     con.close()
     con = open_writer(db)
     try:
-        assert get_meta(con, "schema_version") == "6"
+        assert get_meta(con, "schema_version") == "7"
         have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         assert set(STAT_DAY_TABLES) <= have
     finally:
@@ -215,7 +215,7 @@ def test_a_schema_4_database_gets_the_games_summary_tables_and_its_days_are_summ
                                                           "stat_day_games_luck", "stat_day_games_luck_parts",
                                                           "stat_day_games_jackpot"))
     try:
-        assert get_meta(con, "schema_version") == "6"
+        assert get_meta(con, "schema_version") == "7"
         have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         assert "stat_day_games_draws" in have and "stat_day_games_jackpot" in have
         assert summarised_days(con, FIRST, FIRST) == set()
@@ -296,7 +296,7 @@ def test_a_schema_5_database_gets_the_mid_shoe_entry_table_and_its_days_are_summ
 
     con = _upgraded_from(tmp_path / "five.duckdb", 5, 2, ("stat_day_entries",))
     try:
-        assert get_meta(con, "schema_version") == "6"
+        assert get_meta(con, "schema_version") == "7"
         cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = "
                                           "'stat_day_entries' ORDER BY ordinal_position").fetchall()]
         assert cols[:4] == ["player_id", "currency", "table_id", "shoe_id"] and "rank" in cols

@@ -36,7 +36,9 @@ class GroupingSums:
     """One grouping's entities (``summary``: ``entity_aggregates`` columns, ``grouping`` and ``ent`` 0..n-1, sorted by
     key, level, currency) and their draws (``rows``: ``ent``, stake ``a``, count ``c``, ``xid``, ``pid``, and the
     ``pay_key`` and ``decks`` a single bet's row was grouped by, -1 on a round's all-bets row: what merging the sums of
-    several chunks of tables needs, ``summaries.merge_chunks``)."""
+    several chunks of tables needs, ``summaries.merge_chunks``; ``part``: on an all-bets row that is the same for every
+    grouping, the round part's number ``0..HoldSums.parts-1`` in round order, else -1, so that the stored summaries keep
+    that row once for the round, ``stat_day_hold_rounds``)."""
 
     grouping: str
     summary: pl.DataFrame
@@ -46,12 +48,14 @@ class GroupingSums:
 @dataclass(frozen=True)
 class HoldSums:
     """Every grouping's sums, with the outcome vectors ``x[xid]`` and probabilities ``p[pid]`` their rows name, and
-    the bets their rows' ``pay_key`` numbers (``pays``: pay_key, ruleset, ruleset_version, bet)."""
+    the bets their rows' ``pay_key`` numbers (``pays``: pay_key, ruleset, ruleset_version, bet); ``parts``: how many
+    round parts the rows' ``part`` numbers."""
 
     groupings: tuple[GroupingSums, ...]
     x: np.ndarray
     p: np.ndarray
     pays: pl.DataFrame | None = None
+    parts: int = 0
 
     def money_sums(self, g: GroupingSums, keep: np.ndarray | None = None) -> MoneySums:
         """The grouping's rows as a ``MoneySums`` (only the entities in boolean ``keep``, numbered as before)."""
@@ -208,6 +212,9 @@ def hold_sums(w: pl.DataFrame, groupings: tuple[str, ...], min_wagers: int = 0) 
         vectors.append(_add_by_row(order["part"].to_numpy(), n_parts, order["amount"].to_numpy(),
                                    order["pay_key"].to_numpy(), table))
         parts = rb.select(*PART, "part").unique("part")
+    else:  # a round of one part has the same all-bets row in every grouping: which part it is, for the others -1
+        sole = rb.group_by("rid", "currency").agg(pl.col("part").n_unique().alias("n"), pl.col("part").first()).filter(
+            pl.col("n") == 1).drop("n")
     out, pending = [], []
     for grouping in groupings:
         base = rb.filter(pl.col(grouping).is_not_null()).with_columns(pl.col(grouping).alias("key"))
@@ -222,7 +229,7 @@ def hold_sums(w: pl.DataFrame, groupings: tuple[str, ...], min_wagers: int = 0) 
         if simple:
             whole = parts.filter(pl.col(grouping).is_not_null()).join(
                 ents_all, left_on=[grouping, "currency"], right_on=["key", "currency"], how="inner").select(
-                "ent", "decks", (pl.col("part") + len(table)).alias("vec")).sort("ent", "vec")
+                "ent", "decks", (pl.col("part") + len(table)).alias("vec"), "part").sort("ent", "vec")
         else:  # a round split between dealers, shoes or deck counts: this grouping's own round sums
             whole = per_bet.join(ents_all, on=["key", "currency"], how="inner").sort("ent", "rid", "pay_key")
             whole = whole.with_columns(((pl.col("ent") != pl.col("ent").shift()) | (pl.col("rid") != pl.col("rid").shift()))
@@ -231,8 +238,11 @@ def hold_sums(w: pl.DataFrame, groupings: tuple[str, ...], min_wagers: int = 0) 
             n_rows = int(row[-1]) + 1 if len(row) else 0
             offset = sum(len(v) for v in vectors)
             vectors.append(_add_by_row(row, n_rows, whole["amount"].to_numpy(), whole["pay_key"].to_numpy(), table))
-            whole = whole.group_by("row", maintain_order=True).agg(pl.col("ent").first(), pl.col("decks").first()).select(
-                "ent", "decks", (pl.col("row") + offset).alias("vec")).sort("ent", "vec")
+            whole = whole.group_by("row", maintain_order=True).agg(
+                pl.col("ent").first(), pl.col("decks").first(), pl.col("rid").first(), pl.col("currency").first()).join(
+                sole, on=["rid", "currency"], how="left", maintain_order="left").select(
+                "ent", "decks", (pl.col("row") + offset).alias("vec"), pl.col("part").fill_null(-1).cast(pl.Int64)).sort(
+                "ent", "vec")
         pending.append((grouping, summary, single, whole))
     every = np.concatenate(vectors) if vectors else np.zeros((0, OUTCOMES))
     x_first, x_of = unique_rows(every)
@@ -248,6 +258,8 @@ def hold_sums(w: pl.DataFrame, groupings: tuple[str, ...], min_wagers: int = 0) 
             "pid": pid_lookup[np.concatenate([single["decks"], whole["decks"].to_numpy()]).astype(np.int64)],
             "pay_key": np.concatenate([single["pay_key"], np.full(whole.height, -1)]).astype(np.int64),
             "decks": np.concatenate([single["decks"], np.full(whole.height, -1)]).astype(np.int64),
+            "part": np.concatenate([np.full(len(single["ent"]), -1), whole["part"].to_numpy()]).astype(np.int64),
         })
         out.append(GroupingSums(grouping, summary, rows))
-    return HoldSums(tuple(out), every[x_first], probs[p_first], keys.select("pay_key", "ruleset", "ruleset_version", "bet"))
+    return HoldSums(tuple(out), every[x_first], probs[p_first], keys.select("pay_key", "ruleset", "ruleset_version", "bet"),
+                    n_parts)

@@ -7,10 +7,12 @@ window adds the summaries of its days (``pipelines.stats.windows``):
 
 - **hold**: per entity (table, dealer or shoe x bet type or all bets) and day, the counts and sums of the
   entity (wagers, rounds, handle, theory, recorded net) and the first three cumulants of its sum under the
-  null (``hold_entities``: they add up over days); and the rows of its ``MoneySums`` (``hold_rows``: one row
-  per distinct stake of a bet type, or per round on all bets, with the ids of its outcome nets ``x`` and
-  probabilities ``p`` in ``hold_nets`` and ``hold_probs``: a round's vector serves its table, dealer and
-  shoe), which only the entities far from theory read back, for the saddle point.
+  null (``hold_entities``: they add up over days, each with its number in the day ``eid``); and the rows of its
+  ``MoneySums``, which only the entities far from theory read back, for the saddle point: one row per distinct
+  stake of a bet type (``hold_rows``, naming its entity by ``eid``), and on all bets one row per round
+  (``hold_rounds``: once for the round, naming its table's, dealer's and shoe's entity; a round whose all-bets
+  row differs by grouping, split between dealers, shoes or deck counts, has its rows per entity in ``hold_rows``),
+  each with the ids of its outcome nets ``x`` and probabilities ``p`` in ``hold_nets`` and ``hold_probs``.
 - **luck**: per player, currency and bet type (and side bets together) the wagers and the net on the pay
   table's grid per payout (``luck_parts``: the exact convolution needs only these counts) and the entity's
   sums (``luck_entities``).
@@ -60,9 +62,10 @@ from pipelines.stats.load import StatsInputs
 from pipelines.stats.luck import luck_aggregates, settled_baccarat
 from pipelines.stats.luck_games import games_luck_aggregates
 from pipelines.stats.wonging import shoe_entries
+from schemas.derived import ROUND_EIDS
 
 #: the version of the summaries' content: a day summarised by an earlier one is summarised again when read
-SUMMARY_FORMAT = 3
+SUMMARY_FORMAT = 4  # 4: the hold's rows by entity number, a round's all-bets row once (schema 7)
 
 HOLD_KEYS = ("grouping", "key", "currency", "level")
 
@@ -73,8 +76,9 @@ class DaySummaries:
     wager still counts as summarised: its frames hold no row)."""
 
     days: tuple[dt.date, ...]
-    hold_entities: pl.DataFrame
-    hold_rows: pl.DataFrame  # a row of an entity's sum: stake ``a``, count ``c``, its vectors' ids ``xid``, ``pid``
+    hold_entities: pl.DataFrame  # per entity and day its sums and cumulants, and its number in the day ``eid``
+    hold_rows: pl.DataFrame  # a row of entity ``eid``'s sum: stake ``a``, count ``c``, its vectors' ids ``xid``, ``pid``
+    hold_rounds: pl.DataFrame  # a round's all-bets row (stake 1), once for its table's, dealer's and shoe's ``eid``
     hold_nets: pl.DataFrame  # the day's outcome vectors ``x`` by ``xid``
     hold_probs: pl.DataFrame  # the day's outcome probabilities ``p`` by ``pid``
     luck_entities: pl.DataFrame
@@ -221,29 +225,13 @@ def summarise_chunk(inputs: StatsInputs, params: StatsParams, families: set[str]
 def _decoded_hold(h: HoldSums) -> HoldSums:
     """``h`` with its entities' keys, labels and tables, and its bets, as strings again (its rows are numbers)."""
     return HoldSums(tuple(GroupingSums(g.grouping, decoded(g.summary), g.rows) for g in h.groupings), h.x, h.p,
-                    decoded(h.pays) if h.pays is not None else None)
+                    decoded(h.pays) if h.pays is not None else None, h.parts)
 
 
 def _vectors(name: str, m: np.ndarray) -> pl.Series:
     """Rows of a 2-D array as a list column (any width: a bet type's outcomes)."""
     m = np.ascontiguousarray(m, dtype=np.float64)
     return pl.Series(name, m).cast(pl.List(pl.Float64))
-
-
-def _by_grouping(rows: pl.DataFrame, most_runs: int = 1000) -> dict[str, pl.DataFrame]:
-    """The rows of each grouping, in their order: slices of the runs a day's summaries come in (a day's rows are one
-    run per grouping), not a copy of a night's millions of rows; a group_by when the rows are not in runs."""
-    if rows.height == 0:
-        return {}
-    runs = rows.select(pl.col("grouping").rle()).unnest("grouping")
-    if runs.height > most_runs:
-        return {g: df for (g,), df in rows.group_by(["grouping"], maintain_order=True)}
-    slices: dict[str, list[pl.DataFrame]] = {}
-    at = 0
-    for n, g in runs.select("len", "value").iter_rows():
-        slices.setdefault(g, []).append(rows.slice(at, n))
-        at += n
-    return {g: pl.concat(parts, rechunk=False) for g, parts in slices.items()}
 
 
 def _vectors_by_id(day: pl.DataFrame, name: str) -> np.ndarray:
@@ -258,30 +246,97 @@ def _vectors_by_id(day: pl.DataFrame, name: str) -> np.ndarray:
     return m
 
 
+class _StoredRows:
+    """The hold rows of summaries in memory, read by entity number (``hold_rows`` and ``hold_rounds``): for some
+    entities of one grouping and day, their rows in the order the day's pass made them (a grouping's single-bet rows by
+    entity, then its all-bets rows by entity, each entity's in round order). Each day's columns are taken out of the
+    frames once, as numpy arrays."""
+
+    def __init__(self, s: DaySummaries):
+        self.s = s
+        self._rows: dict[dt.date, dict[str, np.ndarray]] = {}
+        self._rounds: dict[dt.date, dict[str, np.ndarray]] = {}
+
+    def _day(self, cache: dict, frame: pl.DataFrame, day: dt.date) -> dict[str, np.ndarray]:
+        if day not in cache:
+            d = _days_of(frame, day, day)
+            cache[day] = {c: (d[c].fill_null(-1) if d[c].dtype == pl.Int64 else d[c]).to_numpy() for c in d.columns
+                          if c != "gaming_day"}
+        return cache[day]
+
+    def far_ids(self, first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
+        """``far``'s entities (grouping, key, currency, level, ent) by their number in each day of ``first..last``:
+        grouping, gaming_day, eid, ent (a null key or currency matches nothing, as in a join of frames)."""
+        ents = _days_of(self.s.hold_entities, first, last)
+        return ents.select("gaming_day", *HOLD_KEYS, "eid").join(far.select(*HOLD_KEYS, "ent"), on=list(HOLD_KEYS),
+                                                                how="inner").select("grouping", "gaming_day", "eid", "ent")
+
+    def rows(self, grouping: str, day: dt.date, eids: np.ndarray, ents: np.ndarray) -> dict[str, np.ndarray]:
+        """The rows of the entities ``eids`` of ``grouping`` on ``day``, each named by its ``ents`` number: ent, a, c,
+        xid, pid."""
+        if len(eids) == 0:
+            return {c: np.zeros(0) for c in ("ent", "a", "c", "xid", "pid")}
+        ent_of = np.full(int(eids.max()) + 1, -1, dtype=np.int64)
+        ent_of[eids] = ents
+
+        def named(eid: np.ndarray) -> np.ndarray:
+            """Each row's ``ents`` number, -1 for a row of another entity (or of none: a null stored as -1)."""
+            out = np.full(len(eid), -1, dtype=np.int64)
+            known = (eid >= 0) & (eid < len(ent_of))
+            out[known] = ent_of[eid[known]]
+            return out
+
+        r = self._day(self._rows, self.s.hold_rows, day)
+        ent = named(r["eid"])
+        take = np.flatnonzero(ent >= 0)
+        out = {"ent": [ent[take]], **{c: [r[c][take]] for c in ("a", "c", "xid", "pid")}}
+        column = ROUND_EIDS.get(grouping)
+        rounds = self._day(self._rounds, self.s.hold_rounds, day) if column else {}
+        if len(rounds.get(column, ())):
+            eid = rounds[column]
+            ent = named(eid)
+            take = np.flatnonzero(ent >= 0)
+            take = take[np.argsort(eid[take], kind="stable")]  # by entity, each entity's in round order
+            out["ent"].append(ent[take])
+            out["a"].append(np.ones(len(take)))
+            out["c"].append(rounds["c"][take].astype(float))
+            out["xid"].append(rounds["xid"][take])
+            out["pid"].append(rounds["pid"][take])
+        return {c: np.concatenate(v) for c, v in out.items()}
+
+    def each(self, first: dt.date, last: dt.date, far: pl.DataFrame):
+        """(grouping, day, its far entities' rows) in ``far``'s grouping order and day order."""
+        ids = self.far_ids(first, last, far)
+        for (grouping,), f in far.group_by(["grouping"], maintain_order=True):
+            g = ids.filter(pl.col("grouping") == grouping)
+            for (day,), d in sorted(g.group_by(["gaming_day"]), key=lambda kv: kv[0][0]):
+                rows = self.rows(grouping, day, d["eid"].to_numpy(), d["ent"].to_numpy())
+                if len(rows["ent"]):
+                    yield grouping, day, rows
+
+
 def hold_rows_reader(s: DaySummaries):
-    """A ``windows.HoldRowsReader`` over summaries in memory: the rows of the far entities of ``stat_day_hold_rows``
-    with their outcome vectors ``x`` and probabilities ``p`` (what ``summary_store.stored_hold_rows`` reads from the
-    database). The rows are split by grouping once and the vectors gathered from arrays (a night's 4,800,000 rows
-    were filtered and joined on strings, and their vectors joined as lists, for every grouping of every window)."""
-    rows = s.hold_rows
-    by_grouping = _by_grouping(rows)
-    arrays = {(name, day): _vectors_by_id(df, name)
-              for name, frame in (("x", s.hold_nets), ("p", s.hold_probs))
-              for (day,), df in (frame.group_by(["gaming_day"]) if frame.height else [])}
-    schema = {**rows.schema, "x": pl.List(pl.Float64), "p": pl.List(pl.Float64)}
+    """A ``windows.HoldRowsReader`` over summaries in memory: the rows of the far entities (``hold_rows`` and
+    ``hold_rounds``) with their keys and outcome vectors ``x`` and probabilities ``p`` as lists, in the order the day's
+    pass made them, grouping by grouping, day by day (the reference ``far_rows_reader`` is held to)."""
+    stored = _StoredRows(s)
+    arrays: dict[tuple[str, dt.date], np.ndarray] = {}
+    schema = {"gaming_day": pl.Date, **{k: pl.String for k in HOLD_KEYS}, "a": pl.Float64, "c": pl.Float64,
+              "xid": pl.Int64, "pid": pl.Int64, "x": pl.List(pl.Float64), "p": pl.List(pl.Float64)}
 
     def read(first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
         out = []
-        for (grouping,), f in far.group_by(["grouping"], maintain_order=True):
-            r = by_grouping.get(grouping)
-            if r is None:
-                continue
-            r = r.filter(pl.col("gaming_day").is_between(first, last)).join(
-                f.select("key", "currency", "level"), on=["key", "currency", "level"], how="semi")
-            for (day,), d in r.group_by(["gaming_day"], maintain_order=True):
-                vectors = [pl.Series(name, arrays[(name, day)][d[f"{name}id"].to_numpy()]).cast(pl.List(pl.Float64))
-                           for name in ("x", "p")]
-                out.append(d.with_columns(vectors))
+        for _, day, r in stored.each(first, last, far):
+            for name, frame in (("x", s.hold_nets), ("p", s.hold_probs)):
+                if (name, day) not in arrays:
+                    arrays[(name, day)] = _vectors_by_id(frame.filter(pl.col("gaming_day") == day), name)
+            ent_keys = far.select("ent", *HOLD_KEYS).sort("ent")
+            pos = np.searchsorted(ent_keys["ent"].to_numpy(), r["ent"])
+            out.append(ent_keys.select(list(HOLD_KEYS))[pos].with_columns(
+                pl.lit(day).alias("gaming_day"), pl.Series("a", r["a"]), pl.Series("c", r["c"]),
+                pl.Series("xid", r["xid"].astype(np.int64)), pl.Series("pid", r["pid"].astype(np.int64)),
+                *[pl.Series(name, arrays[(name, day)][r[f"{name}id"].astype(np.int64)]).cast(pl.List(pl.Float64))
+                  for name in ("x", "p")]).select(list(schema)))
         return pl.concat(out) if out else pl.DataFrame(schema=schema)
     return read
 
@@ -293,7 +348,7 @@ def far_rows_reader(s: DaySummaries):
     entities' 685,889 rows of the 1,000,000-round night took 0.94 s CPU so, 0.45 s as numbered rows.)"""
     from pipelines.stats.windows import FarRows
 
-    by_grouping = _by_grouping(s.hold_rows)
+    stored = _StoredRows(s)
     matrices: dict[tuple[str, dt.date], np.ndarray] = {}
 
     def matrix(name: str, day: dt.date) -> np.ndarray:
@@ -305,19 +360,11 @@ def far_rows_reader(s: DaySummaries):
 
     def read(first: dt.date, last: dt.date, far: pl.DataFrame) -> "FarRows":
         parts = []
-        for (grouping,), f in far.group_by(["grouping"], maintain_order=True):
-            r = by_grouping.get(grouping)
-            if r is None:
-                continue
-            r = r.filter(pl.col("gaming_day").is_between(first, last)).join(
-                f.select("key", "currency", "level", "ent"), on=["key", "currency", "level"], how="inner",
-                maintain_order="left")
-            for (day,), d in r.group_by(["gaming_day"], maintain_order=True):
-                xid, pid = d["xid"].to_numpy(), d["pid"].to_numpy()
-                xs, xi = np.unique(xid, return_inverse=True)
-                ps, pi = np.unique(pid, return_inverse=True)
-                parts.append(FarRows(d["ent"].to_numpy().astype(np.int64), d["a"].to_numpy().astype(float),
-                                     d["c"].to_numpy().astype(float), xi.ravel().astype(np.int64),
-                                     pi.ravel().astype(np.int64), matrix("x", day)[xs], matrix("p", day)[ps]))
+        for _, day, r in stored.each(first, last, far):
+            xs, xi = np.unique(r["xid"], return_inverse=True)
+            ps, pi = np.unique(r["pid"], return_inverse=True)
+            parts.append(FarRows(r["ent"].astype(np.int64), r["a"].astype(float), r["c"].astype(float),
+                                 xi.ravel().astype(np.int64), pi.ravel().astype(np.int64), matrix("x", day)[xs],
+                                 matrix("p", day)[ps]))
         return FarRows.concat(parts) if parts else FarRows.empty()
     return read

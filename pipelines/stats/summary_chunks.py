@@ -14,7 +14,9 @@ summaries into the day's (``merge_chunks``), as a window adds days:
 - the baccarat hold's rows: the outcome vectors of the chunks are numbered again as one day's (``unique_rows`` of
   their union numbers each distinct vector as the day's own pass did), a single bet's rows with the same bet, deck
   count and stake add their counts (as the day's pass grouped them), a round's all-bets row stays its own, and each
-  entity's cumulants are computed from its merged rows in the day's order (the same bits as the day's pass).
+  entity's cumulants are computed from its merged rows in the day's order (the same bits as the day's pass). The
+  stored rows name an entity by its number in the day (``eid``); a round's all-bets row, the same for its table,
+  dealer and shoe, is stored once (``hold_rounds``, its parts numbered after the chunks before).
 
 Exact where the day's pass was: every count, id, stake, list and cumulant is what summarising the day in one piece
 gives; a float sum over wagers of an entity in several chunks (a dealer's ``theo``, a player's ``wins_expected``)
@@ -33,10 +35,12 @@ from pipelines.memory import trim
 from pipelines.stats.collusion import GRAPH_SUMS
 from pipelines.stats.config import StatsParams
 from pipelines.stats.hold_sums import GroupingSums, HoldSums, lex_order, unique_rows
-from pipelines.stats.summaries import HOLD_KEYS, ChunkSummaries, DaySummaries, _conform, _vectors, polars_schemas
+from pipelines.stats.summaries import ChunkSummaries, DaySummaries, _conform, _vectors, polars_schemas
+from schemas.derived import ROUND_EIDS
 
 DAY = "gaming_day"
 ROWS_SCHEMA = polars_schemas()["hold_rows"]
+ROUNDS_SCHEMA = polars_schemas()["hold_rounds"]
 
 
 def _union() -> pl.Expr:
@@ -101,7 +105,7 @@ def merge_chunks(parts: list[ChunkSummaries], days: tuple[dt.date, ...], params:
         frames["pairs"] = frames["pairs"].sort(DAY, "dealer_id", "player_id", "currency")
     hold = [_hold_frames(day, [p.hold[day] for p in parts if day in p.hold], params.hold_groupings)
             for day in sorted({d for p in parts for d in p.hold})]
-    for i, name in enumerate(("hold_entities", "hold_rows", "hold_nets", "hold_probs")):
+    for i, name in enumerate(("hold_entities", "hold_rows", "hold_rounds", "hold_nets", "hold_probs")):
         dfs = [_conform(h[i], schemas[name]) for h in hold if h[i].height]  # (no copy of a frame in its schema)
         frames[name] = pl.concat(dfs, rechunk=False) if dfs else pl.DataFrame()
     return DaySummaries(tuple(days), **{name: _conform(df, schemas[name]) if df.height else pl.DataFrame(schema=schemas[name])
@@ -132,7 +136,7 @@ def _hold_frames(day: dt.date, parts: list[HoldSums], groupings: tuple[str, ...]
     day from its chunks' ``HoldSums`` (table order)."""
     parts = [h for h in parts if h.groupings]
     if not parts:
-        return pl.DataFrame(), pl.DataFrame(), pl.DataFrame(), pl.DataFrame()
+        return pl.DataFrame(), pl.DataFrame(), pl.DataFrame(), pl.DataFrame(), pl.DataFrame()
     # the day's vectors: each distinct vector of any chunk, numbered as one pass over the day numbers it
     x_all, p_all = np.concatenate([h.x for h in parts]), np.concatenate([h.p for h in parts])
     x_first, x_of = unique_rows(x_all)
@@ -141,6 +145,7 @@ def _hold_frames(day: dt.date, parts: list[HoldSums], groupings: tuple[str, ...]
     del x_all, p_all
     x_at = np.cumsum([0] + [len(h.x) for h in parts])
     p_at = np.cumsum([0] + [len(h.p) for h in parts])
+    part_at = np.cumsum([0] + [h.parts for h in parts])  # a round part's number in the day: after the chunks before
     # a bet's number in the day: its rank among the day's bets (the day's pass numbers them by a dense rank)
     pays = sorted({tuple(r) for h in parts for r in h.pays.select("ruleset", "ruleset_version", "bet").rows()},
                   key=lambda k: tuple((v is not None, v or "") for v in k))  # polars ranks nulls first
@@ -148,6 +153,9 @@ def _hold_frames(day: dt.date, parts: list[HoldSums], groupings: tuple[str, ...]
     # one grouping at a time: its merged ids are dropped once its rows are made (a day's rows are millions)
     sums = HoldSums((), x, p)  # the vectors' moments, worked out once for every grouping
     ents, rows = [], []
+    n_parts = int(part_at[-1])
+    rounds = _Rounds(n_parts)
+    eid = 0  # the day's entities are numbered grouping after grouping, each grouping's in its order
     for grouping in groupings:
         gs = [(i, g) for i, h in enumerate(parts) for g in h.groupings if g.grouping == grouping]
         if not gs:
@@ -155,29 +163,76 @@ def _hold_frames(day: dt.date, parts: list[HoldSums], groupings: tuple[str, ...]
         if len(gs) == 1:
             i, g = gs[0]
             summary = g.summary
+            part = g.rows["part"].to_numpy()
             merged = g.rows.with_columns(pl.Series("xid", x_of[x_at[i] + g.rows["xid"].to_numpy()]),
-                                         pl.Series("pid", p_of[p_at[i] + g.rows["pid"].to_numpy()]))
+                                         pl.Series("pid", p_of[p_at[i] + g.rows["pid"].to_numpy()]),
+                                         pl.Series("part", np.where(part >= 0, part + part_at[i], -1)))
         else:
-            summary, merged = _merge_grouping(gs, parts, x_of, x_at, p_of, p_at, pay_rank)
+            summary, merged = _merge_grouping(gs, parts, x_of, x_at, p_of, p_at, pay_rank, part_at)
         del gs
         g = GroupingSums(grouping, summary, merged)
         del merged
         mean, var, k3 = sums.moments(g)
         ents.append(g.summary.drop("ent").with_columns(
-            pl.lit(day).alias(DAY), pl.Series("m_mean", mean), pl.Series("m_var", var), pl.Series("m_k3", k3)))
-        keys = g.summary.select(list(HOLD_KEYS[1:]))[g.rows["ent"].to_numpy()]
-        # in the stored frame's columns and types already (the day's rows are not copied again to conform them)
-        rows.append(keys.with_columns(pl.lit(day).alias(DAY), pl.lit(g.grouping).alias("grouping"), g.rows["a"],
-                                      g.rows["c"].cast(pl.Float64), g.rows["xid"], g.rows["pid"]).select(list(ROWS_SCHEMA)))
-        del g, keys
+            pl.lit(day).alias(DAY), pl.Series("m_mean", mean), pl.Series("m_var", var), pl.Series("m_k3", k3),
+            pl.Series("eid", g.summary["ent"].to_numpy() + eid)))
+        rows.append(rounds.take(day, g, eid))
+        eid += g.summary.height
+        del g
         trim()
     nets = pl.DataFrame({DAY: [day] * len(x), "xid": np.arange(len(x), dtype=np.int64)}).with_columns(_vectors("x", x))
     probs = pl.DataFrame({DAY: [day] * len(p), "pid": np.arange(len(p), dtype=np.int64)}).with_columns(_vectors("p", p))
-    return (pl.concat(ents, how="diagonal_relaxed"), pl.concat(rows, rechunk=False), nets, probs)
+    return (pl.concat(ents, how="diagonal_relaxed"), pl.concat(rows, rechunk=False), rounds.frame(day), nets, probs)
+
+
+class _Rounds:
+    """A day's round parts whose all-bets row is the same for every grouping (``GroupingSums.rows``' ``part``): the
+    row is stored once (``stat_day_hold_rounds``), naming each grouping's entity of the round, instead of once per
+    grouping naming its entity by four strings (the 1,000,000-round night's hold rows were 4.8 million, 3 million of
+    them these). A grouping without a column there (``ROUND_EIDS``) keeps its rows in ``stat_day_hold_rows``."""
+
+    def __init__(self, n: int):
+        self.eids: dict[str, np.ndarray] = {}
+        self.xid = np.full(n, -1, dtype=np.int64)
+        self.pid = np.full(n, -1, dtype=np.int64)
+
+    def take(self, day: dt.date, g: GroupingSums, first_eid: int) -> pl.DataFrame:
+        """``g``'s rows in ``stat_day_hold_rows``' columns but those this keeps (its entities numbered from
+        ``first_eid``), in their order."""
+        r = g.rows
+        part = r["part"].to_numpy()
+        shared = part >= 0 if g.grouping in ROUND_EIDS else np.zeros(len(part), dtype=bool)
+        eid = r["ent"].to_numpy() + first_eid
+        if shared.any():
+            at = part[shared]
+            col = self.eids.setdefault(ROUND_EIDS[g.grouping], np.full(len(self.xid), -1, dtype=np.int64))
+            col[at] = eid[shared]
+            xid, pid = r["xid"].to_numpy()[shared], r["pid"].to_numpy()[shared]
+            seen = self.xid[at] >= 0  # the part's row as another grouping gave it: the same vectors, or a bug
+            if not (np.array_equal(self.xid[at][seen], xid[seen]) and np.array_equal(self.pid[at][seen], pid[seen])):
+                raise AssertionError(f"a round's all-bets row differs between groupings ({g.grouping})")
+            self.xid[at], self.pid[at] = xid, pid
+            keep = ~shared
+            r, eid = r.filter(pl.Series(keep)), eid[keep]
+        return pl.DataFrame({DAY: pl.repeat(day, len(eid), dtype=pl.Date, eager=True), "eid": eid.astype(np.int64),
+                             "a": r["a"].to_numpy().astype(np.float64),
+                             "c": r["c"].to_numpy().astype(np.float64), "xid": r["xid"].to_numpy().astype(np.int64),
+                             "pid": r["pid"].to_numpy().astype(np.int64)}).select(list(ROWS_SCHEMA))
+
+    def frame(self, day: dt.date) -> pl.DataFrame:
+        """The parts some grouping shares, in round order: each grouping's entity (null: the round has none there)."""
+        at = np.flatnonzero(self.xid >= 0)
+        none = np.full(len(at), -1, dtype=np.int64)
+        cols = {name: self.eids[name][at] if name in self.eids else none for name in ROUND_EIDS.values()}
+        return pl.DataFrame({DAY: pl.repeat(day, len(at), dtype=pl.Date, eager=True), **cols,
+                             "c": np.ones(len(at), dtype=np.int64), "xid": self.xid[at], "pid": self.pid[at]}
+                            ).with_columns(pl.when(pl.col(c) >= 0).then(pl.col(c)).alias(c) for c in ROUND_EIDS.values()
+                                           ).select(list(ROUNDS_SCHEMA))
 
 
 def _merge_grouping(gs: list[tuple[int, GroupingSums]], parts: list[HoldSums], x_of: np.ndarray, x_at: np.ndarray,
-                    p_of: np.ndarray, p_at: np.ndarray, pay_rank: dict[tuple, int]) -> tuple[pl.DataFrame, pl.DataFrame]:
+                    p_of: np.ndarray, p_at: np.ndarray, pay_rank: dict[tuple, int], part_at: np.ndarray
+                    ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """One grouping's entities and rows over several chunks, numbered and ordered as the day's pass makes them:
     entities sorted by key, level, currency; a single bet's rows by entity, bet, deck count and stake with their
     counts added; then each entity's all-bets rows, a round each, in round order (the chunks' order)."""
@@ -186,7 +241,7 @@ def _merge_grouping(gs: list[tuple[int, GroupingSums]], parts: list[HoldSums], x
         keys, maintain_order=True).agg(*_entity_sums(), pl.col("grouping").first()).sort(
         "key", "level", "currency").with_row_index("ent").with_columns(pl.col("ent").cast(pl.Int64))
     summary = summary.with_columns(pl.col("wagers").cast(pl.UInt32), pl.col("rounds").cast(pl.UInt32))
-    cols: dict[str, list[np.ndarray]] = {c: [] for c in ("ent", "a", "c", "xid", "pid", "pay_key", "decks")}
+    cols: dict[str, list[np.ndarray]] = {c: [] for c in ("ent", "a", "c", "xid", "pid", "pay_key", "decks", "part")}
     for i, g in gs:
         ent_of = g.summary.select(*keys, "ent").join(summary.select(*keys, pl.col("ent").alias("day_ent")), on=keys,
                                                      how="left", nulls_equal=True).sort("ent")["day_ent"].to_numpy()
@@ -201,6 +256,8 @@ def _merge_grouping(gs: list[tuple[int, GroupingSums]], parts: list[HoldSums], x
         cols["pid"].append(p_of[p_at[i] + r["pid"].to_numpy()])
         cols["pay_key"].append(np.where(pay_key >= 0, pay_of[np.maximum(pay_key, 0)], -1))
         cols["decks"].append(r["decks"].to_numpy())
+        part = r["part"].to_numpy()
+        cols["part"].append(np.where(part >= 0, part + part_at[i], -1))
     ids = {c: np.concatenate(v) for c, v in cols.items()}
     del cols
     # a single bet's rows: one per entity, bet, deck count and stake (its vectors follow from the bet and the decks),
@@ -221,5 +278,5 @@ def _merge_grouping(gs: list[tuple[int, GroupingSums]], parts: list[HoldSums], x
     take = np.concatenate([first, rest])
     rows = pl.DataFrame({"ent": ids["ent"][take], "a": ids["a"][take], "c": np.concatenate([c, ids["c"][rest]]),
                          "xid": ids["xid"][take], "pid": ids["pid"][take], "pay_key": ids["pay_key"][take],
-                         "decks": ids["decks"][take]})
+                         "decks": ids["decks"][take], "part": ids["part"][take]})
     return summary, rows

@@ -1,7 +1,7 @@
 """The per-day summaries in the database (``schemas.derived``): read by the windows, written by the one writer.
 
 ``stored_summaries`` reads the summaries of a range of days but the hold rows (``stored_hold_rows`` reads
-those of the entities a window needs); ``summarise_days`` makes them from the evidence (the audited night,
+those of the entities a window needs, by their numbers in each day); ``summarise_days`` makes them from the evidence (the audited night,
 or a day a window finds without a summary of the current format: a database upgraded from schema 3, a
 day audited before); ``write_summaries`` replaces days' rows inside the writer's transaction.
 Every value is bound as a parameter.
@@ -28,7 +28,7 @@ from pipelines.stats.summaries import (
 )
 from pipelines.stats.summary_chunks import merge_chunks
 from pipelines.stats.windows import FarRows, HoldRowsReader, _matrix
-from schemas.derived import STAT_DAY_TABLES, table_of
+from schemas.derived import ROUND_EIDS, STAT_DAY_TABLES, table_of
 
 
 def _has_tables(con) -> bool:
@@ -76,7 +76,7 @@ def stored_summaries(con, days: list[dt.date], min_wagers: int | None = None,
     if min_wagers is not None:
         _tested_games(con, inside, params, min_wagers, fresh)
     for frame, schema in schemas.items():
-        if frame in ("hold_rows", "hold_nets", "hold_probs"):  # read by the entities that need them
+        if frame in ("hold_rows", "hold_rounds", "hold_nets", "hold_probs"):  # read by the entities that need them
             frames[frame] = pl.DataFrame(schema=schema)
             continue
         cols = ", ".join(schema)
@@ -110,7 +110,9 @@ def stored_hold_rows(con, days: list[dt.date]) -> HoldRowsReader:
 
     The rows of an entity with the same stake and vectors on one day are added up here, and each stored vector is
     read once (a row names it by its day and id): a 30-day window's far dealers were 400,000 rows, each read with its
-    two vectors of 20 floats as lists and grouped by them."""
+    two vectors of 20 floats as lists and grouped by them. The far entities are found by their keys in ``stat_day_hold``,
+    their rows by the number that gives them in each day: in ``stat_day_hold_rows`` and, on all bets, in
+    ``stat_day_hold_rounds`` by the grouping's column."""
     days = sorted(days)
 
     def read(first: dt.date, last: dt.date, far: pl.DataFrame) -> FarRows:
@@ -134,10 +136,21 @@ def _read_far(con, inside: list[dt.date], far: pl.DataFrame) -> FarRows:
                 "unnest($2::VARCHAR[]) AS key, unnest($3::VARCHAR[]) AS currency, unnest($4::VARCHAR[]) AS level, "
                 "unnest($5::BIGINT[]) AS ent", [far[c].to_list() for c in HOLD_KEYS] + [far["ent"].to_list()])
     params = [inside, min(inside), max(inside)]
-    con.execute("""CREATE OR REPLACE TEMP TABLE _far_rows AS
-        SELECT f.ent, r.a, r.gaming_day, r.xid, r.pid, sum(r.c) AS c FROM stat_day_hold_rows r
+    days = "r.gaming_day BETWEEN $2 AND $3 AND r.gaming_day IN (SELECT unnest($1::DATE[]))"
+    # the far entities by their number in each day (``stat_day_hold.eid``), then their rows by that number: a single
+    # bet's rows and the all-bets rows kept per entity, and the rounds' all-bets rows by the grouping's column
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE _far_ids AS
+        SELECT r.gaming_day, r.eid, f.ent, f.grouping FROM stat_day_hold r
         JOIN _far f ON r.grouping = f.grouping AND r.key = f.key AND r.currency = f.currency AND r.level = f.level
-        WHERE r.gaming_day BETWEEN $2 AND $3 AND r.gaming_day IN (SELECT unnest($1::DATE[]))
+        WHERE {days}""", params)
+    rounds = " ".join(f"""UNION ALL SELECT f.ent, 1.0 AS a, r.gaming_day, r.xid, r.pid, r.c FROM stat_day_hold_rounds r
+        JOIN _far_ids f ON r.gaming_day = f.gaming_day AND r.{column} = f.eid WHERE f.grouping = '{grouping}' AND {days}"""
+                      for grouping, column in ROUND_EIDS.items() if grouping in set(far["grouping"].to_list()))
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE _far_rows AS
+        SELECT ent, a, gaming_day, xid, pid, sum(c) AS c FROM (
+            SELECT f.ent, r.a, r.gaming_day, r.xid, r.pid, r.c FROM stat_day_hold_rows r
+            JOIN _far_ids f ON r.gaming_day = f.gaming_day AND r.eid = f.eid WHERE {days}
+            {rounds})
         GROUP BY ALL""", params)
     rows = con.sql("SELECT ent, a, c, gaming_day, xid, pid FROM _far_rows").pl()
     if rows.height == 0:
