@@ -29,6 +29,12 @@ def attach(left: pl.DataFrame, right: pl.DataFrame, on: list[str], how: str = "l
         return left.join(right, on=on, how=how, maintain_order="left")
     if how == "left" and right.height == 0:  # nothing to match: the join's new columns, all null
         return left.with_columns(pl.lit(None, dtype=t).alias(c) for c, t in right.schema.items() if c not in on)
+    at = _round_rows(left, right, on)
+    if at is not None:  # a round key, unique on the right: each left row's right row found by an int64 search
+        if how == "inner" and (at < 0).any():
+            left, at = left.filter(pl.Series(at >= 0)), at[at >= 0]
+        index = pl.Series(at) if (at >= 0).all() else pl.Series(pa.array(np.maximum(at, 0), mask=at < 0), dtype=pl.Int64)
+        return left.hstack(right.drop(on).gather(index))
     if how == "inner":
         right = right.with_columns(pl.lit(True).alias(_HIT))
     extra = left.select(on).join(right, on=on, how="left", maintain_order="left")
@@ -42,6 +48,37 @@ def attach(left: pl.DataFrame, right: pl.DataFrame, on: list[str], how: str = "l
 
 
 ROUND_BITS = 40  # a round's key: its table's number above 40 bits of round number
+
+
+def _round_rows(left: pl.DataFrame, right: pl.DataFrame, on: list[str]) -> np.ndarray | None:
+    """For ``on`` = (a text key, an integer key) of the same types on both sides, no null in them and no key twice on
+    the right: per row of ``left``, the row of ``right`` with its key (-1: none), by numpy over one int64 key per
+    row (the table's number above 40 bits of round number), searched once per run of equal left keys. The join on
+    the two keys hashed every left row's text; the rows it pairs are these. None for any other shape."""
+    if len(on) != 2 or left.height == 0 or right.height == 0:
+        return None
+    text, number = on
+    if not (left[text].dtype == right[text].dtype == pl.String) or left[number].dtype != right[number].dtype \
+            or not left[number].dtype.is_integer():
+        return None
+    if any(frame[c].null_count() for frame in (left, right) for c in on):
+        return None
+    lr, rr = left[number].to_numpy().astype(np.int64), right[number].to_numpy().astype(np.int64)
+    if min(lr.min(), rr.min()) < 0 or max(lr.max(), rr.max()) >= 1 << ROUND_BITS:
+        return None
+    tables: dict = {}
+    rk = (_run_codes(right[text], tables, grow=True) << ROUND_BITS) | rr
+    by_key = np.argsort(rk, kind="stable")
+    sk = rk[by_key]
+    if (sk[1:] == sk[:-1]).any():  # a key twice on the right: the join repeats rows
+        return None
+    lt = _run_codes(left[text], tables)
+    lk = (np.maximum(lt, 0) << ROUND_BITS) | lr
+    starts = np.flatnonzero(np.concatenate([[True], lk[1:] != lk[:-1]]))
+    found = np.minimum(np.searchsorted(sk, lk[starts]), len(sk) - 1)
+    at = np.repeat(np.where(sk[found] == lk[starts], by_key[found], -1), np.diff(np.append(starts, len(lk))))
+    at[lt < 0] = -1  # a table the right side does not have
+    return at
 
 
 def attach_round_blocks(left: pl.DataFrame, right: pl.DataFrame, on: list[str]) -> pl.DataFrame:
