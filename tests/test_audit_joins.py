@@ -40,6 +40,18 @@ def test_attach_is_the_plain_join(left_keys, right_keys, how, column):
     assert_frame_equal(attach(left, right, ["table_id", "round_no"], how=how), expected)
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["T-1", "T-2", "T-10"]), st.integers(0, 4)), max_size=12),
+       st.lists(st.tuples(st.sampled_from(["T-1", "T-2", "T-10", "T-3"]), st.integers(0, 4)), max_size=8),
+       st.sampled_from(["left", "inner"]))
+def test_attach_by_the_round_search_is_the_plain_join(left_keys, right_keys, how):
+    """No null key: the int64 search of each left row's round (unique keys on the right, a table only one side has,
+    rows in any order), or the join where the right repeats a key; both the plain join's rows in left order."""
+    left, right = _left(left_keys), _right(right_keys)
+    expected = left.join(right, on=["table_id", "round_no"], how=how, maintain_order="left")
+    assert_frame_equal(attach(left, right, ["table_id", "round_no"], how=how), expected)
+
+
 def test_attach_keeps_left_order_and_only_adds_columns():
     left = _left([("T-2", 1), ("T-1", 3), ("T-2", 0)])
     right = _right([("T-2", 0), ("T-2", 1)])

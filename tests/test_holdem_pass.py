@@ -240,3 +240,14 @@ def test_any_input_gives_the_scalar_engine_s_frames(rounds, seed):
         for rs, mode, events, wagers, actions, meter, currency, decks in rounds
     ]
     both(*frames(made, random.Random(seed)))
+
+
+def test_fill_writes_each_row_as_the_template_would() -> None:
+    """The column-wise fill equals ``str.format`` row by row, a brace in a fixed field's words included (the one case
+    ``pl.format``'s placeholders cannot take: it is concatenated instead)."""
+    from pipelines.audit.holdem_pass import _fill
+
+    bets, seats = ["ante", "flop"], ["3", "7"]
+    for odds in ("1 to 1", "{1 to 1}"):
+        out = _fill("{bet}: seat {seat} pays {odds}", {"bet": pl.Series(bets), "seat": pl.Series(seats), "odds": odds}, 2)
+        assert out.to_list() == [f"{b}: seat {s} pays {odds}" for b, s in zip(bets, seats)]

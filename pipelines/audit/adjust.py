@@ -78,6 +78,14 @@ def _clause(field: str) -> pl.Expr:
 
 
 TEXT_COLUMNS = ("limit_issue", "differential_issue", "override_detail")
+# what the sentences of :func:`_sentences` read of a wager's row (``free_hand_after``/``free_hand_cause`` when present)
+SENTENCE_COLUMNS = (
+    "bet", "amount", "currency", "status", "override", "override_clause", "differential_clause", "free_hand_after",
+    "free_hand_cause", "_over", "_over_clause", "_hi", "_under", "_under_clause", "_lo", "_under_repeat",
+    "_first_under_round", "_ratio_off", "_ratio_target", "_ratio_clause", "_ante", "_excess_returned", "_prorated",
+    "_exempt", "_banker_total", "_player_total", "_diff", "_larger", "_larger_total", "_smaller_total", "_settled",
+    "_capped",
+)
 
 
 def _free_hand_expected(w: pl.DataFrame) -> pl.Expr:
@@ -176,7 +184,8 @@ def _sentences(w: pl.DataFrame) -> pl.DataFrame:
     # joining the whole ~60-column frame cost more than writing the sentences
     rows = w.select(say.alias("_say")).to_series().arg_true()
     texts: dict[str, list] = {c: [] for c in TEXT_COLUMNS}
-    for r in w[rows].iter_rows(named=True):
+    # only the columns the sentences read are gathered and read row by row (the frame has some seventy)
+    for r in w.select(c for c in SENTENCE_COLUMNS if c in w.columns)[rows].iter_rows(named=True):
         limit = _limit_sentence(r)
         texts["limit_issue"].append(limit)
         texts["differential_issue"].append(_differential_sentence(r))
@@ -297,7 +306,7 @@ def _holdem_ratios(w: pl.DataFrame) -> pl.DataFrame:
     )
     w = w.with_columns(
         target.alias("_ratio_target"),
-        pl.when(pl.col("bet") == "flop").then(_clause("flop_ratio")).otherwise(_clause("turn_river_ratio")).alias("_ratio_clause"),
+        _ratio_clause().alias("_ratio_clause"),
         _by_text([CLAUSES[p].ratio_excess_returned for p in _PREFIXES] + [False], pl.Boolean).alias("_excess_returned"),
     )
     off = (pl.col("_ratio_target").is_not_null() & (pl.col("amount") != pl.col("_ratio_target"))).fill_null(False)
@@ -305,6 +314,15 @@ def _holdem_ratios(w: pl.DataFrame) -> pl.DataFrame:
         off.alias("_ratio_off"),
         pl.when(off & pl.col("_excess_returned") & (pl.col("amount") > pl.col("_ratio_target")))
         .then(pl.col("_ratio_target")).alias("_ratio_cap"),
+    )
+
+
+def _ratio_clause() -> pl.Expr:
+    """The wager's rule text's Flop ratio clause on a Flop, its Turn/River clause on any other bet: one gather from a
+    table by (text, a Flop), where two gathers and a choice between them cost twice as much."""
+    table = [c for p in _PREFIXES for c in (CLAUSES[p].turn_river_ratio, CLAUSES[p].flop_ratio)] + [None, None]
+    return pl.lit(pl.Series(table, dtype=pl.String)).gather(
+        pl.col(_PREFIX).cast(pl.Int64) * 2 + (pl.col("bet") == "flop").fill_null(False).cast(pl.Int64)
     )
 
 

@@ -12,6 +12,7 @@ This module never decides a rule: it only moves rounds between frames and the en
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
@@ -134,13 +135,15 @@ _DEVICE_CARDS = {(c, b): DeviceCard(c, b) for c in range(-3, 52) for b in (False
 
 
 def _scalar(
-    ctx: pl.DataFrame, wagers: pl.DataFrame, actions: pl.DataFrame, amount_col: str, rs: RuleSet,
+    ctx: pl.DataFrame, wagers: pl.DataFrame, actions: pl.DataFrame, amount_col: str, rs: RuleSet | dict[str, RuleSet],
     params: AuditParams, with_rounds: bool,
 ) -> EngineOutput:
     """Rounds through the scalar engine (or a game's batch of it). The RoundInputs are built from flat
     columns sliced per round (no per-row dictionaries): on a big night this costs less than the engine.
     They ask for no steps (``with_steps=False``): the audit never reads them, and writing them was a
-    fifth of the Blackjack engine's time."""
+    fifth of the Blackjack engine's time. ``rs`` is the rounds' rule set, or a map of one game's rule sets by
+    ``ruleset_version`` (each round settled by its own)."""
+    by_version = rs if isinstance(rs, dict) else None
     ctx = ctx.with_row_index("_ri")
     n = ctx.height
     keys = ctx.select("table_id", "round_no", "_ri")
@@ -171,7 +174,7 @@ def _scalar(
         limits = limits_cache.get(lim_key) or limits_cache.setdefault(lim_key, Limits(*lim_key))
         decks, meter = cols["decks"][i], cols["jackpot_meter"][i]
         inputs.append(RoundInput(
-            ruleset=rs,
+            ruleset=rs if by_version is None else by_version[cols["ruleset_version"][i]],
             cards=tuple(_DEVICE_CARDS[(c, b)] for c, b in zip(cols["codes"][i] or (), cols["burns"][i] or ())),
             wagers=tuple(all_wagers[w_off[i]:w_off[i + 1]]),
             actions=tuple(all_actions[a_off[i]:a_off[i + 1]]),
@@ -182,7 +185,7 @@ def _scalar(
             limits=limits,
             with_steps=False,
         ))
-    results = _settle_batch(inputs, rs, params)
+    results = _settle_batch(inputs, rs if by_version is None else (inputs[0].ruleset if inputs else None), params)
 
     w_rows: dict[str, list] = {k: [] for k in WAGER_RESULTS_SCHEMA}
     r_rows: dict[str, list] = {k: [] for k in ROUND_RESULTS_SCHEMA}
@@ -232,14 +235,14 @@ def _settle_one(ri: RoundInput, params: AuditParams) -> tuple[RoundResult, str |
         ), error
 
 
-def _settle_batch(inputs: list[RoundInput], rs: RuleSet, params: AuditParams) -> list[tuple[RoundResult, str | None]]:
-    """Every round of one rule-set version: a game's batched engine where it has one, else one by one.
+def _settle_batch(inputs: list[RoundInput], rs: RuleSet | None, params: AuditParams) -> list[tuple[RoundResult, str | None]]:
+    """Every round of one game (``rs``: one of its rule sets): a game's batched engine where it has one, else one by one.
 
     ``rulebook.holdem_bonus.vector.settle_many`` settles the clean rounds over arrays and hands the
     others to the scalar engine itself; if the batch fails as a whole, the rounds go one by one so
     that one bad round cannot hide the night.
     """
-    if rs.game == "holdem_bonus" and params.vectorised and params.engine is None and len(inputs) > 1:
+    if rs is not None and rs.game == "holdem_bonus" and params.vectorised and params.engine is None and len(inputs) > 1:
         try:
             from rulebook.holdem_bonus.vector import settle_many
 
@@ -299,8 +302,12 @@ def _holdem_vector(
     search for all versions' wagers, no join on the text key per version); the rest go through ``_scalar``."""
     from pipelines.audit.holdem_pass import holdem_pass
 
-    def rest(c: pl.DataFrame, w: pl.DataFrame, a: pl.DataFrame, rs: RuleSet) -> EngineOutput:
-        return _scalar(c, w, a, amount_col, rs, params, with_rounds)
+    # the rounds the column pass hands over are those the arrays cannot settle: settle_many's arrays would only hand
+    # them over again, so they go to the reference engine one by one (to the process pool for a great many)
+    one_by_one = dataclasses.replace(params, vectorised=False)
+
+    def rest(c: pl.DataFrame, w: pl.DataFrame, a: pl.DataFrame, rs: RuleSet | dict[str, RuleSet]) -> EngineOutput:
+        return _scalar(c, w, a, amount_col, rs, one_by_one, with_rounds)
 
     return holdem_pass(ctx, wagers, actions, amount_col, rulesets, with_rounds, rest)
 

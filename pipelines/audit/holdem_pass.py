@@ -11,6 +11,9 @@ evaluator in one call, the wagers settled by the array kernels of ``rulebook.hol
 jackpot win by the scalar engine's own ``lines_met`` and ``jackpot_payout``), and the clauses, sentences
 and round outcomes built column-wise from the same templates the scalar engine fills
 (``rulebook.holdem_bonus.text``), so an investigator reads the same words whichever path settled.
+Every rule-set version of the pass goes through it at once: each round and wager reads its version's pay
+tables, decisions and deal procedure from tables indexed by a version column (``_Book``), not a loop over
+the versions (a group of a night holds three).
 
 A round goes to the scalar engine, which stays the reference (``tests/test_holdem_pass.py`` holds the two
 equal), when anything in it asks for judgement: an irregularity of any kind (a foreign, unread, missing or
@@ -72,11 +75,6 @@ def _hand_texts() -> pl.Series:
 
 
 @cache
-def _hand_json() -> pl.Series:
-    return pl.Series("hand", ["", *(json.dumps(text.hand(s)) for s in range(1, poker.N_STRENGTHS + 1))], dtype=pl.String)
-
-
-@cache
 def _hand_entries() -> pl.Series:
     """A seat's ``"hand": ..., `` by strength (0: none, a deal stopped early)."""
     return pl.Series("h", ["", *(f'"hand": {json.dumps(text.hand(s))}, ' for s in range(1, poker.N_STRENGTHS + 1))],
@@ -85,7 +83,27 @@ def _hand_entries() -> pl.Series:
 
 @cache
 def _seat_keys() -> pl.Series:
-    return pl.Series("key", [f'"{k}": {{' for k in range(SEATS)], dtype=pl.String)
+    """A seat's key by seat number, then the same after a comma (any seat but a round's first)."""
+    return pl.Series("key", [f'{sep}"{k}": {{' for sep in ("", ", ") for k in range(SEATS)], dtype=pl.String)
+
+
+@cache
+def _outcome_heads() -> pl.Series:
+    """An outcome's opening: a round dealt in full lists its community cards first; one stopped early has none."""
+    return pl.Series("head", ['{"community": [', "{"], dtype=pl.String)
+
+
+@cache
+def _community_texts() -> pl.Series:
+    """A community card in JSON by code, then the same after a comma (the second card to the fifth)."""
+    return pl.Series("card", [f"{sep}{json.dumps(card_text(c))}" for sep in ("", ", ") for c in range(52)], dtype=pl.String)
+
+
+@cache
+def _dealer_entries() -> pl.Series:
+    """What follows the community cards: the dealer's hand by strength (index 0 unused)."""
+    return pl.Series("dealer", ["", *(f'], "dealer_hand": {json.dumps(text.hand(s))}, '
+                                       for s in range(1, poker.N_STRENGTHS + 1))], dtype=pl.String)
 
 
 @cache
@@ -101,22 +119,30 @@ def _card_texts(quoted: bool) -> pl.Series:
 
 
 def _fill(template: str, fields: dict[str, pl.Series | str], height: int) -> pl.Series:
-    """The template of ``text`` filled column-wise: literal parts as they are, each field from its column."""
+    """The template of ``text`` filled column-wise: literal parts as they are, each field from its column (one
+    ``pl.format``, which writes a sentence for less than the same ``concat_str`` of literals and columns)."""
     columns: dict[str, pl.Series] = {}
     parts: list[pl.Expr] = []
+    pattern: list[str] = []
     for literal, field, _, _ in string.Formatter().parse(template):
         if literal:
             parts.append(pl.lit(literal))
+            pattern.append(literal)
         if field is not None:
             value = fields[field]
             if isinstance(value, str):
                 parts.append(pl.lit(value))
+                pattern.append(value)
             else:
                 columns[field] = value
                 parts.append(pl.col(field))
+                pattern.append("{}")
     if not columns:  # a sentence with no field from the rows
         return pl.Series("detail", [template.format(**fields)] * height, dtype=pl.String)
-    return pl.DataFrame(columns).select(pl.concat_str(parts).alias("detail")).to_series()
+    if any(("{" in part or "}" in part) and part != "{}" for part in pattern):  # a brace in the words themselves
+        return pl.DataFrame(columns).select(pl.concat_str(parts).alias("detail")).to_series()
+    names = [e.meta.output_name() for e in parts if e.meta.is_column()]
+    return pl.DataFrame(columns).select(pl.format("".join(pattern), *names).alias("detail")).to_series()
 
 
 # --------------------------------------------------------------------------------------------
@@ -130,10 +156,11 @@ def holdem_pass(
     amount_col: str,
     rulesets: dict[str, RuleSet],
     with_rounds: bool,
-    scalar: Callable[[pl.DataFrame, pl.DataFrame, pl.DataFrame, RuleSet], object],
+    scalar: Callable[[pl.DataFrame, pl.DataFrame, pl.DataFrame, RuleSet | dict[str, RuleSet]], object],
 ):
     """Settle the rounds of ``ctx`` (any Hold'em rule-set versions, ``ruleset_version`` the key into ``rulesets``);
-    ``scalar(ctx, wagers, actions, rs)`` settles the rest, one version at a time.
+    ``scalar(ctx, wagers, actions, rs)`` settles the rest: one version's rounds with ``rs`` its rule set, or every
+    version's at once with ``rs`` the map of ``ruleset_version`` to rule set.
 
     Returns an ``EngineOutput`` of the same frames the scalar pass gives (``pipelines.audit.engine_pass``).
     """
@@ -160,36 +187,28 @@ def holdem_pass(
     )
     every_round = _Rounds.of(c)
     version_keys = c["ruleset_version"].unique(maintain_order=True).to_list()
-    version = c["ruleset_version"].replace_strict({k: i for i, k in enumerate(version_keys)}, return_dtype=pl.Int64).to_numpy()
-    rest = np.zeros(n, dtype=bool)
-    parts: list[_Settled] = []
-    classes: list[tuple[str, str, dict[str, str]]] = []
-    for k, key in enumerate(version_keys):
-        rows = np.flatnonzero(version == k)
-        local = np.full(n, -1, dtype=np.int64)
-        local[rows] = np.arange(len(rows))
-        wi = np.flatnonzero(version[wri] == k)
-        ai = np.flatnonzero(version[ari] == k)
-        p = rulesets[key].params
-        done = _settle_version(p, every_round.take(rows), wi, columns.take(local, wi, ai), len(classes))
-        classes += _classes(p)
-        rest[rows[~done.ok]] = True
-        parts.append(done)
+    version = _codes(c["ruleset_version"], {k: i for i, k in enumerate(version_keys)}, -1)
+    if (version < 0).any():  # the caller's context holds rounds with a rule set in force only
+        raise ValueError("a Hold'em round without a rule-set version reached the column pass")
+    book = _book(tuple(rulesets[key].params for key in version_keys))
+    done = _settle(book, version, every_round, columns)
+    rest = ~done.ok
     outputs = [EngineOutput(
-        _wager_frame(wagers, wrows, parts, classes),
-        _round_frame(c, parts) if with_rounds else empty(ROUND_RESULTS_SCHEMA),
+        _wager_frame(wagers, wrows, done, book.classes),
+        _round_frame(c, done) if with_rounds else empty(ROUND_RESULTS_SCHEMA),
         empty(IRREGULARITIES_SCHEMA),
     )]
-    for k, key in enumerate(version_keys):
-        handed = rest & (version == k)
-        if handed.any():
-            # a few rounds: their rows gathered (in frame order), not the whole frames filtered
-            outputs.append(scalar(
-                ctx[np.flatnonzero(handed)],
-                wagers[np.sort(wrows[handed[wri]])],
-                actions[np.sort(arows[handed[ari]])],
-                rulesets[key],
-            ))
+    handed = np.flatnonzero(rest)
+    if handed.size:
+        # a few rounds, all versions in one call, each settled by its own rule set (in version order, as the versions
+        # come in the context): their rows gathered, not the whole frames filtered
+        handed = handed[np.argsort(version[handed], kind="stable")]
+        outputs.append(scalar(
+            ctx[handed],
+            wagers[np.sort(wrows[rest[wri]])],
+            actions[np.sort(arows[rest[ari]])],
+            {key: rulesets[key] for key in version_keys},
+        ))
     return _concat(EngineOutput, outputs, with_rounds)
 
 
@@ -216,11 +235,6 @@ class _Columns:
     ari: np.ndarray
     aseat: np.ndarray
     acode: np.ndarray
-
-    def take(self, local: np.ndarray, wi: np.ndarray, ai: np.ndarray) -> "_Columns":
-        """The wagers ``wi`` and actions ``ai``, their rounds renumbered by ``local``."""
-        return _Columns(local[self.wri[wi]], self.seat[wi], self.bet[wi], self.amount[wi],
-                        local[self.ari[ai]], self.aseat[ai], self.acode[ai])
 
 
 ROUND_BITS = 40  # (table, round number) as one int64: the table's index above 40 bits of round number
@@ -250,11 +264,15 @@ def _round_rows(frame: pl.DataFrame, c: pl.DataFrame, order: str) -> tuple[np.nd
     # one search per run of equal keys (a round's rows come together): a tenth of the searches
     starts = np.flatnonzero(np.concatenate([[True], fk[1:] != fk[:-1]])) if len(fk) else np.zeros(0, dtype=np.int64)
     found = np.minimum(np.searchsorted(sk, fk[starts]), len(sk) - 1)
-    pos = np.repeat(found, np.diff(np.append(starts, len(fk))))
-    ri = np.where(fine & (sk[pos] == fk), by_key[pos], -1)
-    rows = np.flatnonzero(ri >= 0)
-    ri, fk = ri[rows], fk[rows]
-    o = frame[order].fill_null(-1).to_numpy().astype(np.int64)[rows]
+    # each run's round (-1: none), then each row's (a row off the int64 form has none, whatever its run)
+    ri = np.repeat(np.where(sk[found] == fk[starts], by_key[found], -1), np.diff(np.append(starts, len(fk))))
+    ri[~fine] = -1
+    o = frame[order].fill_null(-1).to_numpy().astype(np.int64)
+    if (ri >= 0).all():  # every row's round in the context (the common case): no gather
+        rows = np.arange(len(ri))
+    else:
+        rows = np.flatnonzero(ri >= 0)
+        ri, fk, o = ri[rows], fk[rows], o[rows]
     # each round's rows together and in their order (the rounds themselves may come in any order)
     if len(ri) > 1 and not ((fk[1:] > fk[:-1]) | ((fk[1:] == fk[:-1]) & (o[1:] >= o[:-1]))).all():
         by = np.lexsort((o, fk))
@@ -314,7 +332,7 @@ class _Rounds:
         return cls(
             frame=c,
             rows=np.arange(c.height),
-            mode=c["deal_mode"].replace_strict({"shoe": 0, "device": 1}, default=-1, return_dtype=pl.Int8).fill_null(-1).to_numpy(),
+            mode=_codes(c["deal_mode"], {"shoe": 0, "device": 1}, -1).astype(np.int8),
             decks=c["decks"].fill_null(-1).to_numpy().astype(np.int64),
             codes=c["codes"].explode().fill_null(NO_CARD).to_numpy().astype(np.int16),
             burns=c["burns"].explode().fill_null(False).to_numpy().astype(bool),
@@ -324,10 +342,6 @@ class _Rounds:
             n_burns=n_burns,
         )
 
-    def take(self, rows: np.ndarray) -> "_Rounds":
-        return _Rounds(self.frame, self.rows[rows], self.mode[rows], self.decks[rows], self.codes, self.burns,
-                       self.code_at[rows], self.burn_at[rows], self.n_codes[rows], self.n_burns[rows])
-
     def cards(self, rows: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
         """(codes, burns) of ``rows``, each ``length`` events long (as the caller has checked)."""
         span = np.arange(length)
@@ -336,15 +350,14 @@ class _Rounds:
 
 @dataclass
 class _Settled:
-    """What the columns settled of one rule-set version, in the rows of the pass (``rows`` of the context,
+    """What the columns settled, in the rows of the pass (``rows`` of the context,
     ``wagers`` of the wager frame); ``cls`` indexes the pass's outcome classes (:func:`_classes`), -1 = ``won``."""
 
-    ok: np.ndarray  # per round of the version: settled here
+    ok: np.ndarray  # per round of the pass: settled here
     rounds: np.ndarray  # the context rows settled
     early: np.ndarray  # per settled round: every seat folded and the deal stopped short
     dealer: np.ndarray  # per settled round: the dealer's strength
     community: np.ndarray  # per settled round: (5,) cards
-    seat_round: np.ndarray  # per seat of a settled round: its context row
     seat_no: np.ndarray
     seat_status: np.ndarray
     seat_strength: np.ndarray
@@ -360,16 +373,64 @@ class _Settled:
     won: dict[int, tuple[str, str]]
 
 
-def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols: _Columns, class_offset: int) -> _Settled:
-    """The rounds of one rule-set version (``rounds``, numbered 0..n-1 here; ``cols`` their wagers and actions,
-    ``wi`` the wagers' rows in the pass): which the columns settle, and how."""
+@dataclass(frozen=True)
+class _Book:
+    """What the pass reads of its rule sets, one entry per rule-set version (the pass's ``version`` index), so
+    that one pass settles the rounds of every version: each round and wager reads its version's entry."""
+
+    params: tuple[HoldemBonusParams, ...]
+    pay: vector.PayTables  # the main game's and the Bonus's pay tables, by version
+    decks: np.ndarray
+    folded_bonus_loses: np.ndarray
+    jackpot: np.ndarray  # the rule set has a jackpot wager
+    stake: np.ndarray  # its stated stake, -1: none stated
+    deals: tuple[tuple[str, tuple[str, ...], tuple[str, ...], np.ndarray], ...]  # (mode, procedure, clauses, versions)
+    classes: list[tuple[str, str, dict[str, str]]]  # every version's outcome classes (:func:`_classes`), in order
+    class_offset: np.ndarray  # where each version's classes begin
+    shapes: dict[int, int]  # a seat's status by its shape and version (:func:`_seat_status`), filled as they come
+
+
+@lru_cache(maxsize=64)
+def _book(params: tuple[HoldemBonusParams, ...]) -> _Book:
+    """The pass's :class:`_Book` of these rule sets (kept: a worker settles group after group of the same ones)."""
+    deals: dict[tuple[str, tuple[str, ...]], tuple[tuple[str, ...], list[int]]] = {}
+    for m, name in enumerate(MODES):
+        for v, p in enumerate(params):
+            procedure, clauses = p.deal(name)
+            # the positions depend on the procedure only: versions that deal alike are gathered together
+            deals.setdefault((name, procedure), (clauses, []))[1].append(v)
+    classes: list[tuple[str, str, dict[str, str]]] = []
+    offsets = []
+    for p in params:
+        offsets.append(len(classes))
+        classes += _classes(p)
+    return _Book(
+        params=params,
+        pay=vector.pay_tables(params),
+        decks=np.array([p.decks for p in params], dtype=np.int64),
+        folded_bonus_loses=np.array([p.folded_bonus_loses for p in params], dtype=bool),
+        jackpot=np.array([p.progressive is not None for p in params], dtype=bool),
+        stake=np.array([p.progressive.stake if p.progressive is not None and stated(p.progressive.stake) else -1
+                        for p in params], dtype=np.int64),
+        deals=tuple((name, procedure, clauses, np.array(vs, dtype=np.int64))
+                    for (name, procedure), (clauses, vs) in deals.items()),
+        classes=classes,
+        class_offset=np.array(offsets, dtype=np.int64),
+        shapes={},
+    )
+
+
+def _settle(book: _Book, version: np.ndarray, rounds: _Rounds, cols: _Columns) -> _Settled:
+    """The rounds of the pass, every rule-set version at once (``version``: each round's index into ``book``):
+    which the columns settle, and how. Each round reads its own version's tables and deal procedure."""
     n = len(rounds.rows)
     ctx_rows = rounds.rows
     ok = np.ones(n, dtype=bool)
     mode = rounds.mode
     ok &= mode >= 0
-    ok &= (rounds.decks == -1) | (rounds.decks == p.decks)
+    ok &= (rounds.decks == -1) | (rounds.decks == book.decks[version])
     wri, seat, bet, amount = cols.wri, cols.seat, cols.bet, cols.amount
+    wv = version[wri]
 
     # the wagers: the seats dealt (those with an Ante, HTB-4.7, 4.11.1) as bits of the round, and each wager's seat
     # among them (a second Ante on a seat carries into the next bit: its round fails the area check below)
@@ -384,11 +445,9 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     found = seat_ok & (wpos >= 0)
     wpos = np.maximum(wpos, 0)
     bad = ~found | (bet < 0) | (amount < 0)
-    prog = p.progressive
-    if prog is None:
-        bad |= bet == PROGRESSIVE
-    elif stated(prog.stake):
-        bad |= (bet == PROGRESSIVE) & (amount != prog.stake)
+    # a jackpot wager where the rule set has none, or off its stated stake
+    is_jp = bet == PROGRESSIVE
+    bad |= is_jp & (~book.jackpot[wv] | ((book.stake[wv] >= 0) & (amount != book.stake[wv])))
     ok[wri[bad]] = False
     good_w = ~bad
     # each seat's bets as bits; a second wager of a kind on one area (HTB-4.7.2) shows as fewer bits than wagers
@@ -403,17 +462,18 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     ok &= n_seats > 0
     first_seat = np.concatenate([[0], np.cumsum(n_seats)])
 
-    # the decisions, read once per distinct shape (seat's actions, its wagers, the deal mode)
-    seat_status = _seat_status(p, cols, seat_row, bets_mask, mode[seat_ri] if n_total else np.zeros(0, np.int8), ok)
+    # the decisions, read once per distinct shape (seat's actions, its wagers, the deal mode, the version)
+    seat_status = _seat_status(book.params, book.shapes, cols, seat_row, bets_mask, mode[seat_ri] if n_total else np.zeros(0, np.int8),
+                               version[seat_ri], ok)
     ok[seat_ri[seat_status < 0]] = False
     folded = np.bincount(seat_ri, weights=seat_status == 1, minlength=n).astype(np.int64)
     all_folded = (folded == n_seats) & (n_seats > 0)
     has_jackpot = np.zeros(n, dtype=bool)
-    has_jackpot[wri[bet == PROGRESSIVE]] = True
+    has_jackpot[wri[is_jp]] = True
     has_bonus = np.zeros(n, dtype=bool)
     has_bonus[wri[bet == BONUS]] = True
 
-    # the cards, at the fixed positions of the deal procedure
+    # the cards, at the fixed positions of the deal procedure (versions that deal alike together)
     hole = np.zeros((n_total, 2), dtype=np.uint8)
     community = np.zeros((n, 5), dtype=np.uint8)
     dealer = np.zeros((n, 2), dtype=np.uint8)
@@ -421,14 +481,17 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     dealt = np.zeros(n, dtype=bool)
     lens = rounds.n_codes
     ok &= lens == rounds.n_burns
-    for m, name in enumerate(MODES):
-        procedure, clauses = p.deal(name)
-        of_mode = ok & (mode == m)
+    may_stop_all = all_folded & ~has_jackpot & (book.folded_bonus_loses[version] | ~has_bonus)
+    multi = len(book.deals) > len(MODES)
+    for name, procedure, clauses, versions in book.deals:
+        of_mode = ok & (mode == MODES.index(name))
+        if multi:
+            of_mode &= np.isin(version, versions)
         for ns in np.unique(n_seats[of_mode]).tolist():
             lay = _layout(procedure, clauses, ns)
             of_shape = of_mode & (n_seats == ns)
             stops = [(lay.length, of_shape)]
-            may_stop = of_shape & all_folded & ~has_jackpot & (p.folded_bonus_loses | ~has_bonus)
+            may_stop = of_shape & may_stop_all
             stops += [(length, may_stop) for length in _early_stops(procedure, ns)]
             for length, allowed in stops:
                 rows = np.flatnonzero(allowed & (lens == length))
@@ -463,9 +526,9 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     p7[sf] = strengths[: len(sf)]
     d7[fr] = strengths[len(sf):]
 
-    # the wagers settled (kernels of rulebook.holdem_bonus.vector)
+    # the wagers settled (kernels of rulebook.holdem_bonus.vector, each wager by its version's tables)
     sel = np.flatnonzero(ok[wri])
-    ws, wr, wb, wa = wpos[sel], wri[sel], bet[sel], amount[sel]
+    ws, wr, wb, wa, wv = wpos[sel], wri[sel], bet[sel], amount[sel], wv[sel]
     status = seat_status[ws]
     player, dealer_s = p7[ws], d7[wr]
     line_b = np.full(len(sel), -1, dtype=np.int64)
@@ -473,9 +536,9 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
     is_jp = wb == PROGRESSIVE
     # every wager through the main game's kernel at once (a Bonus or jackpot code nets 0 there): the Bonus and
     # jackpot wagers are written over below, which costs less than gathering the main wagers apart
-    net, kind = vector.main_game(p, wb, status, player, dealer_s, wa)
-    net[is_bonus], kind[is_bonus], line_b[is_bonus] = vector.bonus(
-        p, status[is_bonus], hole[ws[is_bonus]], dealer[wr[is_bonus]], wa[is_bonus])
+    net, kind = vector.main_game_of(book.pay, wv, wb, status, player, dealer_s, wa)
+    bi = np.flatnonzero(is_bonus)
+    net[bi], kind[bi], line_b[bi] = vector.bonus_of(book.pay, wv[bi], status[bi], hole[ws[bi]], dealer[wr[bi]], wa[bi])
     won: dict[int, tuple[str, str]] = {}  # wager row -> (clause, sentence) of a jackpot wager that wins
     if is_jp.any():
         jp = np.flatnonzero(is_jp)  # every round with a jackpot wager was dealt in full (see `may_stop`)
@@ -483,27 +546,35 @@ def _settle_version(p: HoldemBonusParams, rounds: _Rounds, wi: np.ndarray, cols:
         hf = poker.evaluate(np.ascontiguousarray(cards[:, :5]))
         ht = poker.evaluate(np.ascontiguousarray(cards[:, :6]))
         comm = poker.evaluate(np.ascontiguousarray(cards[:, 2:]))
-        st = np.where((status[jp] == 2) & prog.checked_after_concede, 1, status[jp])
-        met = vector.jackpot_lines(p, st, hf, ht, player[jp], comm).any(axis=1)
-        conceded_lost = (status[jp] == 2) & (not prog.checked_after_concede)
-        met &= ~conceded_lost
-        net[jp] = -wa[jp]
-        kind[jp] = np.where(conceded_lost, vector.CONCEDE, np.where(status[jp] != 0, _JP_LOSE_AFTER_FOLD, _JP_LOSE))
-        if met.any():
-            _jackpot_wins(prog, rounds, jp[met], hf[met], ht[met], comm[met], wi[sel], wr, wa, status, player, net, kind, ok, won)
+        jv = wv[jp]
+        for v in np.unique(jv).tolist():
+            p = book.params[v]
+            prog = p.progressive
+            mine = jv == v
+            jpv = jp[mine]
+            st = np.where((status[jpv] == 2) & prog.checked_after_concede, 1, status[jpv])
+            met = vector.jackpot_lines(p, st, hf[mine], ht[mine], player[jpv], comm[mine]).any(axis=1)
+            conceded_lost = (status[jpv] == 2) & (not prog.checked_after_concede)
+            met &= ~conceded_lost
+            net[jpv] = -wa[jpv]
+            kind[jpv] = np.where(conceded_lost, vector.CONCEDE, np.where(status[jpv] != 0, _JP_LOSE_AFTER_FOLD, _JP_LOSE))
+            if met.any():
+                _jackpot_wins(prog, rounds, jpv[met], hf[mine][met], ht[mine][met], comm[mine][met], sel, wr, wa, status,
+                              player, net, kind, ok, won)
         keep = ok[wr]
-        sel, ws, wr, wb, wa = sel[keep], ws[keep], wr[keep], wb[keep], wa[keep]
-        status, player, dealer_s, net, kind, line_b = status[keep], player[keep], dealer_s[keep], net[keep], kind[keep], line_b[keep]
+        if not keep.all():
+            sel, ws, wr, wb, wa, wv = sel[keep], ws[keep], wr[keep], wb[keep], wa[keep], wv[keep]
+            status, player, dealer_s, net, kind, line_b = status[keep], player[keep], dealer_s[keep], net[keep], kind[keep], line_b[keep]
 
     cls = _class_of(kind, wb, line_b, mode[wr])
-    rounds = np.flatnonzero(ok)
+    rounds_ok = np.flatnonzero(ok)
     seats = np.flatnonzero(ok[seat_ri])
     return _Settled(
-        ok=ok, rounds=ctx_rows[rounds], early=early[rounds], dealer=d7[rounds], community=community[rounds],
-        seat_round=ctx_rows[seat_ri[seats]], seat_no=seat_no[seats], seat_status=seat_status[seats],
-        seat_strength=p7[seats], n_seats=n_seats[rounds],
-        wagers=wi[sel], net=np.where((kind == vector.ANTE_STAND_OFF) | (kind == vector.STAND_OFF), 0, net),
-        cls=np.where(cls >= 0, cls + class_offset, -1), bet=wb, seat=seat_no[ws], player=player, dealer_w=dealer_s,
+        ok=ok, rounds=ctx_rows[rounds_ok], early=early[rounds_ok], dealer=d7[rounds_ok], community=community[rounds_ok],
+        seat_no=seat_no[seats], seat_status=seat_status[seats],
+        seat_strength=p7[seats], n_seats=n_seats[rounds_ok],
+        wagers=sel, net=np.where((kind == vector.ANTE_STAND_OFF) | (kind == vector.STAND_OFF), 0, net),
+        cls=np.where(cls >= 0, cls + book.class_offset[wv], -1), bet=wb, seat=seat_no[ws], player=player, dealer_w=dealer_s,
         hole=hole[ws], won=won,
     )
 
@@ -538,14 +609,15 @@ def _jackpot_wins(prog, rounds, rows, hf, ht, comm, sel, wr, wa, status, player,
             won[int(sel[i])] = (line.clause, text.jackpot_win(text.line_description(line), payout, prog.wager_on_win, 0))
 
 
-def _seat_status(p: HoldemBonusParams, cols: _Columns, seat_row: np.ndarray, bets_mask: np.ndarray,
-                 seat_mode: np.ndarray, ok: np.ndarray) -> np.ndarray:
+def _seat_status(params: tuple[HoldemBonusParams, ...], shapes: dict[int, int], cols: _Columns, seat_row: np.ndarray,
+                 bets_mask: np.ndarray, seat_mode: np.ndarray, seat_version: np.ndarray, ok: np.ndarray) -> np.ndarray:
     """Per seat dealt: 0 played, 1 folded, 2 conceded, -1 anything the scalar engine must judge.
 
     ``seat_row``: each (round * SEATS + seat)'s seat dealt, -1 for none. A seat's decisions are coded as one
     integer (its action names, in order, as base-8 digits), so that the decision reader
-    (``decisions.read_seat``) runs once per distinct shape -- a few dozen a night -- and not once per seat.
-    Marks ``ok`` False for a round with an action on a seat that has no Ante."""
+    (``decisions.read_seat``) runs once per distinct shape and rule-set version -- a few dozen a night -- and
+    not once per seat; ``shapes`` keeps each shape's status for the next group. Marks ``ok`` False for a round with an
+    action on a seat that has no Ante."""
     n_total = len(bets_mask)
     ari, aseat, code = cols.ari, cols.aseat, cols.acode
     aok = (aseat >= 0) & (aseat < SEATS)
@@ -562,8 +634,16 @@ def _seat_status(p: HoldemBonusParams, cols: _Columns, seat_row: np.ndarray, bet
     shape = np.bincount(apos, weights=code * 8.0 ** k, minlength=n_total).astype(np.int64)
     too_many = count > MAX_ACTIONS  # more decisions than a seat can legally make: some must be illegal
     key = ((shape * 8 + np.minimum(count, 7)) * 64 + bets_mask) * 2 + seat_mode.astype(np.int64)
+    key = key * len(params) + seat_version
     uniq, inverse = np.unique(key, return_inverse=True)
-    status = np.array([_shape_status(p, int(u)) for u in uniq.tolist()], dtype=np.int64)[inverse]
+    if len(shapes) > 1 << 16:  # a bound on what is kept (a night has a few hundred shapes)
+        shapes.clear()
+    looked_up = []
+    for u in uniq.tolist():
+        if u not in shapes:
+            shapes[u] = _shape_status(params[u % len(params)], u // len(params))
+        looked_up.append(shapes[u])
+    status = np.array(looked_up, dtype=np.int64)[inverse]
     return np.where(too_many, -1, status)
 
 
@@ -587,11 +667,11 @@ _early_stops = lru_cache(maxsize=1024)(early_stops)
 
 def _clean_cards(codes: np.ndarray, burns: np.ndarray, is_burn: np.ndarray) -> np.ndarray:
     """Rows whose burns are where the procedure has them, every dealt card readable, no foreign card, no card twice."""
-    fine = (burns == is_burn).all(axis=1)
-    fine &= ((codes[:, ~is_burn] >= 0) & (codes[:, ~is_burn] <= 51)).all(axis=1)
-    fine &= (codes != FOREIGN).all(axis=1) & (codes <= 51).all(axis=1)
-    # no card twice: each row's cards as bits of one 64-bit word hold as many bits as the row has cards
     card = (codes >= 0) & (codes <= 51)
+    fine = (burns == is_burn).all(axis=1)
+    fine &= card[:, ~is_burn].all(axis=1)
+    fine &= ((codes != FOREIGN) & (codes <= 51)).all(axis=1)
+    # no card twice: each row's cards as bits of one 64-bit word hold as many bits as the row has cards
     bits = np.left_shift(np.uint64(1), np.where(card, codes, 0).astype(np.uint64)) * card
     fine &= np.bitwise_count(np.bitwise_or.reduce(bits, axis=1)) == card.sum(axis=1)
     return fine
@@ -646,28 +726,32 @@ def _kind_classes() -> np.ndarray:
 _KIND_CLASS = _kind_classes()
 
 
-def _wager_frame(w: pl.DataFrame, wrows: np.ndarray, parts: list[_Settled], classes: list[tuple[str, str, dict[str, str]]]) -> pl.DataFrame:
+def _wager_frame(w: pl.DataFrame, wrows: np.ndarray, done: _Settled, classes: list[tuple[str, str, dict[str, str]]]) -> pl.DataFrame:
     """The wager results: net, clause and sentence of every wager settled, the sentences filled one template
     at a time for all rule-set versions together (a class's fixed fields, e.g. its odds, as a column)."""
-    cat = lambda name: np.concatenate([getattr(x, name) for x in parts])  # noqa: E731
-    rows, net, cls = cat("wagers"), cat("net"), cat("cls")
-    seat, player, dealer, hole = cat("seat"), cat("player"), cat("dealer_w"), np.concatenate([x.hole for x in parts])
-    won = {k: v for x in parts for k, v in x.won.items()}
+    rows, net, cls = done.wagers, done.net, done.cls
+    seat, player, dealer, hole, bet = done.seat, done.player, done.dealer_w, done.hole, done.bet
+    won = done.won
     take_rows = pl.Series(wrows[rows])
     # a settled wager's bet is one of the names its code stands for (any other went to the scalar engine)
     bet_names = pl.Series(list(vector.BET_CODES), dtype=pl.String)
-    bet = cat("bet")
-    order: list[np.ndarray] = []
     details: list[pl.Series] = []
     by_template: dict[str, list[int]] = {}
     for k, (_, template, _) in enumerate(classes):
         by_template.setdefault(template, []).append(k)
-    template_of = np.full(len(classes) + 1, -1, dtype=np.int64)  # by class (the last: a jackpot win)
+    template_of = np.full(len(classes) + 1, 0, dtype=np.int8)  # by class, 1 + the template (the last, 0: a jackpot win)
     for t, members in enumerate(by_template.values()):
-        template_of[members] = t
+        template_of[members] = t + 1
+    # the wagers by template (a jackpot win first), each template's in their order: one stable sort of small codes
     tid = template_of[cls]
+    order = np.argsort(tid, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(tid, minlength=len(by_template) + 1))])
+    special = order[: bounds[1]]
+    if special.size:
+        paid = [won[int(rows[i])] for i in special]
+        details.append(pl.Series("detail", [d for _, d in paid], dtype=pl.String))
     for t, (template, members) in enumerate(by_template.items()):
-        picked = np.flatnonzero(tid == t)
+        picked = order[bounds[t + 1]: bounds[t + 2]]
         if not picked.size:
             continue
         fields: dict[str, pl.Series | str] = {}
@@ -686,19 +770,13 @@ def _wager_frame(w: pl.DataFrame, wrows: np.ndarray, parts: list[_Settled], clas
         if "{card1}" in template:
             fields["card1"] = _card_texts(False).gather(pl.Series(hole[picked, 0].astype(np.int64)))
             fields["card2"] = _card_texts(False).gather(pl.Series(hole[picked, 1].astype(np.int64)))
-        order.append(picked)
         details.append(_fill(template, fields, len(picked)))
     clause_table = pl.Series([*(c for c, _, _ in classes), None], dtype=pl.String)
     clause = clause_table.gather(pl.Series(np.where(cls >= 0, cls, len(classes))))
-    special = np.flatnonzero(cls < 0)
     if special.size:
-        paid = [won[int(rows[i])] for i in special]
         clause = clause.scatter(special, pl.Series([c for c, _ in paid], dtype=pl.String))
-        order.append(special)
-        details.append(pl.Series("detail", [d for _, d in paid], dtype=pl.String))
     position = np.empty(len(rows), dtype=np.int64)  # where each wager's sentence sits in the concatenation
-    if order:
-        position[np.concatenate(order)] = np.arange(len(rows))
+    position[order] = np.arange(len(rows))
     detail = pl.concat(details, rechunk=True).gather(pl.Series(position)) if details else pl.Series("detail", [], dtype=pl.String)
     out = w.select("table_id", "round_no", "wager_id").gather(take_rows)
     out = out.with_columns(
@@ -710,42 +788,46 @@ def _wager_frame(w: pl.DataFrame, wrows: np.ndarray, parts: list[_Settled], clas
     return conform(out, WAGER_RESULTS_SCHEMA)
 
 
-def _round_frame(c: pl.DataFrame, parts: list[_Settled]) -> pl.DataFrame:
+def _round_frame(c: pl.DataFrame, done: _Settled) -> pl.DataFrame:
     """The round results: not void, the outcome in the scalar engine's JSON (sorted keys), nothing else."""
-    cat = lambda name: np.concatenate([getattr(x, name) for x in parts])  # noqa: E731
-    rows, early, d7, n_seats = cat("rounds"), cat("early"), cat("dealer"), cat("n_seats")
-    community = np.concatenate([x.community for x in parts]).astype(np.int64).reshape(-1, 5)
-    seat_round, seat_no, st, p7 = cat("seat_round"), cat("seat_no"), cat("seat_status"), cat("seat_strength")
+    rows, early, d7, n_seats = done.rounds, done.early, done.dealer, done.n_seats
+    community = done.community.astype(np.int64).reshape(-1, 5)
+    seat_no, st, p7 = done.seat_no, done.seat_status, done.seat_strength
     # each round's seats are consecutive, in seat order (as the rounds are)
     in_full = ~np.repeat(early, n_seats)
     seat_d7 = np.repeat(d7, n_seats)
     result = np.where(p7 > seat_d7, 0, np.where(p7 < seat_d7, 1, 2))
-    # a seat's entry: its key, its hand, its result with its status, each a gather from a small table of texts
+    # a seat's entry: its key (after a comma but for a round's first seat), its hand, its result with its status, each a
+    # gather from a small table of texts; a round's seats are consecutive, so its k-th seat is the entry at its first
+    # seat's row plus k
+    first = np.concatenate([[0], np.cumsum(n_seats)])
+    rank = np.arange(len(seat_no)) - np.repeat(first[:-1], n_seats)
     seats = pl.DataFrame({
-        "key": _seat_keys().gather(pl.Series(seat_no)),
+        "key": _seat_keys().gather(pl.Series(seat_no + SEATS * np.minimum(rank, 1))),
         "h": _hand_entries().gather(pl.Series(np.where(in_full, p7, 0))),
         "rs": _result_status().gather(pl.Series(np.where((st == 0) & in_full, result, 3) * len(STATUS_NAMES) + st)),
     }).select(pl.concat_str(["key", "h", "rs"]).alias("entry")).to_series()
     most = int(n_seats.max()) if len(n_seats) else 0
-    # a settled round has a seat at least: its seats' entries, consecutive, joined as one list per round
-    offsets = pa.array(np.concatenate([[0], np.cumsum(n_seats)]).astype(np.int64), type=pa.int64())
-    entries = {"seats": pl.Series(pa.LargeListArray.from_arrays(offsets, seats.to_arrow())).list.join(", ")}
-    quoted = _card_texts(True)
+    # the k-th seat of every round as a column (null where a round has fewer), and the community cards and the
+    # dealer's hand (null where the deal stopped early): the outcome's one concatenation skips the nulls, which
+    # joins each round's seats without a list per round
+    slots = {
+        f"s{k}": seats.gather(pl.Series(pa.array(first[:-1] + k, mask=n_seats <= k), dtype=pl.Int64))
+        for k in range(most)
+    }
+    cards = _community_texts()
     frame = pl.DataFrame({
-        "full": ~early,
-        "dealer": _hand_json().gather(pl.Series(np.where(early, 0, d7))),
-        **{f"c{k}": quoted.gather(pl.Series(community[:, k])) for k in range(5)},
-        **entries,
+        "head": _outcome_heads().gather(pl.Series(early.astype(np.int64))),
+        **{f"c{k}": cards.gather(pl.Series(pa.array(community[:, k] + 52 * min(k, 1), mask=early), dtype=pl.Int64))
+           for k in range(5)},
+        "dealer": _dealer_entries().gather(pl.Series(pa.array(d7, mask=early), dtype=pl.Int64)),
+        **slots,
     })
-    outcome = pl.concat_str([
-        pl.when(pl.col("full")).then(pl.concat_str([
-            pl.lit('{"community": ['), pl.col("c0"), pl.lit(", "), pl.col("c1"), pl.lit(", "), pl.col("c2"), pl.lit(", "),
-            pl.col("c3"), pl.lit(", "), pl.col("c4"), pl.lit('], "dealer_hand": '), pl.col("dealer"), pl.lit(", "),
-        ])).otherwise(pl.lit("{")),
-        pl.lit('"seats": {'),
-        pl.col("seats") if most else pl.lit(""),
-        pl.lit("}}"),
-    ])
+    outcome = pl.concat_str(
+        [pl.col("head"), *(pl.col(f"c{k}") for k in range(5)), pl.col("dealer"), pl.lit('"seats": {'),
+         *(pl.col(name) for name in slots), pl.lit("}}")],
+        ignore_nulls=True,
+    )
     out = c.select("table_id", "round_no", "ruleset_version").gather(pl.Series(rows)).with_columns(
         pl.lit(False).alias("engine_void"),
         frame.select(outcome.alias("outcome")).to_series(),

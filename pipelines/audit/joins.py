@@ -29,6 +29,12 @@ def attach(left: pl.DataFrame, right: pl.DataFrame, on: list[str], how: str = "l
         return left.join(right, on=on, how=how, maintain_order="left")
     if how == "left" and right.height == 0:  # nothing to match: the join's new columns, all null
         return left.with_columns(pl.lit(None, dtype=t).alias(c) for c, t in right.schema.items() if c not in on)
+    at = _round_rows(left, right, on)
+    if at is not None:  # a round key, unique on the right: each left row's right row found by an int64 search
+        if how == "inner" and (at < 0).any():
+            left, at = left.filter(pl.Series(at >= 0)), at[at >= 0]
+        index = pl.Series(at) if (at >= 0).all() else pl.Series(pa.array(np.maximum(at, 0), mask=at < 0), dtype=pl.Int64)
+        return left.hstack(right.drop(on).gather(index))
     if how == "inner":
         right = right.with_columns(pl.lit(True).alias(_HIT))
     extra = left.select(on).join(right, on=on, how="left", maintain_order="left")
@@ -36,11 +42,43 @@ def attach(left: pl.DataFrame, right: pl.DataFrame, on: list[str], how: str = "l
         return left.join(right.drop(_HIT, strict=False), on=on, how=how, maintain_order="left")
     out = left.hstack(extra.drop(on))
     if how == "inner":
-        out = out.filter(pl.col(_HIT).is_not_null()).drop(_HIT)
+        # every row matched (the common case): nothing to filter, where a filter would copy every column
+        out = out.drop(_HIT) if not extra[_HIT].null_count() else out.filter(pl.col(_HIT).is_not_null()).drop(_HIT)
     return out
 
 
 ROUND_BITS = 40  # a round's key: its table's number above 40 bits of round number
+
+
+def _round_rows(left: pl.DataFrame, right: pl.DataFrame, on: list[str]) -> np.ndarray | None:
+    """For ``on`` = (a text key, an integer key) of the same types on both sides, no null in them and no key twice on
+    the right: per row of ``left``, the row of ``right`` with its key (-1: none), by numpy over one int64 key per
+    row (the table's number above 40 bits of round number), searched once per run of equal left keys. The join on
+    the two keys hashed every left row's text; the rows it pairs are these. None for any other shape."""
+    if len(on) != 2 or left.height == 0 or right.height == 0:
+        return None
+    text, number = on
+    if not (left[text].dtype == right[text].dtype == pl.String) or left[number].dtype != right[number].dtype \
+            or not left[number].dtype.is_integer():
+        return None
+    if any(frame[c].null_count() for frame in (left, right) for c in on):
+        return None
+    lr, rr = left[number].to_numpy().astype(np.int64), right[number].to_numpy().astype(np.int64)
+    if min(lr.min(), rr.min()) < 0 or max(lr.max(), rr.max()) >= 1 << ROUND_BITS:
+        return None
+    tables: dict = {}
+    rk = (_run_codes(right[text], tables, grow=True) << ROUND_BITS) | rr
+    by_key = np.argsort(rk, kind="stable")
+    sk = rk[by_key]
+    if (sk[1:] == sk[:-1]).any():  # a key twice on the right: the join repeats rows
+        return None
+    lt = _run_codes(left[text], tables)
+    lk = (np.maximum(lt, 0) << ROUND_BITS) | lr
+    starts = np.flatnonzero(np.concatenate([[True], lk[1:] != lk[:-1]]))
+    found = np.minimum(np.searchsorted(sk, lk[starts]), len(sk) - 1)
+    at = np.repeat(np.where(sk[found] == lk[starts], by_key[found], -1), np.diff(np.append(starts, len(lk))))
+    at[lt < 0] = -1  # a table the right side does not have
+    return at
 
 
 def attach_round_blocks(left: pl.DataFrame, right: pl.DataFrame, on: list[str]) -> pl.DataFrame:
@@ -75,8 +113,8 @@ def _block_rows(left: pl.DataFrame, right: pl.DataFrame, on: list[str]) -> np.nd
     lr, rr = left[round_no].to_numpy(), right[round_no].to_numpy()
     if lr.min() < 0 or rr.min() < 0 or max(lr.max(), rr.max()) >= 1 << ROUND_BITS:
         return None
-    tables = {t: k for k, t in enumerate(left[table].unique(maintain_order=True).to_list())}
-    lk = (_run_codes(left[table], tables) << ROUND_BITS) | lr.astype(np.int64)
+    tables: dict = {}  # numbered in the order left first shows them, as left[table].unique(maintain_order=True)
+    lk = (_run_codes(left[table], tables, grow=True) << ROUND_BITS) | lr.astype(np.int64)
     rk = (_run_codes(right[table], tables) << ROUND_BITS) | rr.astype(np.int64)
     if (rk < 0).any() or (lk[1:] < lk[:-1]).any():  # a table left does not have; left not in round order
         return None
@@ -99,9 +137,13 @@ def _block_rows(left: pl.DataFrame, right: pl.DataFrame, on: list[str]) -> np.nd
     return at
 
 
-def _run_codes(s: pl.Series, index: dict) -> np.ndarray:
+def _run_codes(s: pl.Series, index: dict, grow: bool = False) -> np.ndarray:
     """``index[value]`` for every value of ``s`` (-1 for any other), looked up once per run of equal values (the
-    frames come grouped by table: a few runs)."""
+    frames come grouped by table: a few runs); with ``grow``, a value not in ``index`` is added with the next number."""
     runs = s.rle_id().to_numpy()
     starts = np.flatnonzero(np.concatenate([[True], runs[1:] != runs[:-1]]))
-    return np.array([index.get(v, -1) for v in s.gather(pl.Series(starts)).to_list()], dtype=np.int64)[runs]
+    values = s.gather(pl.Series(starts)).to_list()
+    if grow:
+        for v in values:
+            index.setdefault(v, len(index))
+    return np.array([index.get(v, -1) for v in values], dtype=np.int64)[runs]

@@ -1,8 +1,9 @@
 """Settle many Hold'em Bonus rounds at once, from ``RoundInput``s (the simulator's and the benchmarks' batch path).
 
 The nightly audit goes further: ``pipelines/audit/holdem_pass.py`` reads its frames as columns, with no
-``RoundInput`` or ``RoundResult`` per round, and uses this module's array kernels (:func:`main_game`,
-:func:`bonus`, :func:`jackpot_lines`) and its decision reader (:func:`read_status`).
+``RoundInput`` or ``RoundResult`` per round, and uses this module's array kernels (:func:`main_game_of`,
+:func:`bonus_of` over the pay tables of several rule sets at once, :func:`jackpot_lines`) and its decision reader
+(:func:`read_status`).
 
 The clean round -- every card readable and where the procedure puts it, every decision legal -- is
 the common case, and it is settled here over arrays: the rounds are grouped by rule set, deal mode
@@ -18,6 +19,7 @@ reference: ``tests/test_holdem_vector.py`` proves the two agree on random rounds
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import defaultdict
 from collections.abc import Sequence
@@ -50,29 +52,95 @@ def main_game(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Net and outcome kind of Ante/Flop/Turn/River wagers (bet codes 0, 2, 3, 4), per HTB-5.2-5.6.
 
-    ``status``: 0 played, 1 folded, 2 conceded; ``player``/``dealer``: 7-card strengths.
+    ``status``: 0 played, 1 folded, 2 conceded; ``player``/``dealer``: 7-card strengths. One rule set's
+    :func:`main_game_of`.
+    """
+    return main_game_of(pay_tables((params,)), 0, bet, status, player, dealer, amount)
+
+
+@dataclass(frozen=True)
+class PayTables:
+    """The main game's and the Bonus's pay tables of several rule sets, one block per rule set (its *version*
+    index in ``params``), so that the wagers of every rule set are settled by one gather each: a version column
+    picks the block (:func:`main_game_of`, :func:`bonus_of`)."""
+
+    params: tuple[HoldemBonusParams, ...]
+    main_num: np.ndarray  # by (version, kind, bet): ``amount * num // den``
+    main_den: np.ndarray
+    qualifier: np.ndarray  # by version: the category an Ante's hand must reach (HTB-5.3)
+    bonus_line: np.ndarray  # by (version, ranks, suited, the dealer's A-A): the pay-table line, -1 none
+    bonus_num: np.ndarray  # by (version, line); each block's last entry: a loss, -1/1
+    bonus_den: np.ndarray
+    bonus_kind: np.ndarray  # by (version, status, a line met)
+    main_whole: bool  # every ``den`` is 1 (whole odds, e.g. 1:1, 3:1): the net needs no division
+    bonus_whole: bool
+
+
+_MAIN_WIDTH = len(BET_CODES) + 1  # the bet codes and one column for any other code
+_MAIN_BLOCK = 8 * _MAIN_WIDTH
+_BONUS_KEYS = 13 * 13 * 2 * 2
+
+
+def pay_tables(params: Sequence[HoldemBonusParams]) -> PayTables:
+    """:class:`PayTables` of ``params`` in that order (kept for the next call with the same rule sets)."""
+    return _pay_tables(tuple(params))
+
+
+@functools.lru_cache(maxsize=64)
+def _pay_tables(params: tuple[HoldemBonusParams, ...]) -> PayTables:
+    mains = [_main_tables(p) for p in params]
+    bonuses = [_bonus_tables(p) for p in params]
+    width = max((len(num) for _, num, _ in bonuses), default=1)
+    bonus_num = np.full((len(params), width), -1, dtype=np.int64)
+    bonus_den = np.ones((len(params), width), dtype=np.int64)
+    for v, (_, num, den) in enumerate(bonuses):
+        bonus_num[v, : len(num) - 1], bonus_den[v, : len(den) - 1] = num[:-1], den[:-1]
+    out = PayTables(
+        params=params,
+        main_num=np.concatenate([num for num, _ in mains]) if params else np.zeros(0, dtype=np.int64),
+        main_den=np.concatenate([den for _, den in mains]) if params else np.ones(0, dtype=np.int64),
+        qualifier=np.array([engine.QUALIFIER_CATEGORY[p.ante_qualifier] for p in params], dtype=np.int64),
+        bonus_line=np.concatenate([line for line, _, _ in bonuses]) if params else np.zeros(0, dtype=np.int64),
+        bonus_num=bonus_num.reshape(-1),
+        bonus_den=bonus_den.reshape(-1),
+        bonus_kind=np.concatenate([_BONUS_KIND_FOLD_LOSES if p.folded_bonus_loses else _BONUS_KIND for p in params])
+        if params else np.zeros(0, dtype=np.int64),
+        main_whole=all(int(den.max(initial=1)) == 1 and int(den.min(initial=1)) == 1 for _, den in mains),
+        bonus_whole=bool((bonus_den == 1).all()),
+    )
+    for a in (out.main_num, out.main_den, out.qualifier, out.bonus_line, out.bonus_num, out.bonus_den, out.bonus_kind):
+        a.flags.writeable = False
+    return out
+
+
+def main_game_of(
+    tables: PayTables, version: np.ndarray | int, bet: np.ndarray, status: np.ndarray, player: np.ndarray,
+    dealer: np.ndarray, amount: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Net and outcome kind of Ante/Flop/Turn/River wagers (bet codes 0, 2, 3, 4), per HTB-5.2-5.6, each by the
+    rule set ``tables.params[version]`` (``version`` per wager, or one for all).
 
     Each wager's kind is one gather from a small table by (status, comparison, an Ante below the qualifier), and
-    its net ``amount * num // den`` with ``num/den`` from a table by (kind, bet): a win pays the bet's odds, a loss,
-    fold or concession ``-1/1``, a stand-off ``0/1`` (a win on any other bet code pays ``0/1``).
+    its net ``amount * num // den`` with ``num/den`` from a table by (version, kind, bet): a win pays the bet's
+    odds, a loss, fold or concession ``-1/1``, a stand-off ``0/1`` (a win on any other bet code pays ``0/1``).
     """
     amount = np.asarray(amount).astype(np.int64, copy=False)
     bet = np.asarray(bet)
     status = np.asarray(status)
     player, dealer = np.asarray(player), np.asarray(dealer)
-    num_t, den_t = _main_tables(params)
     n_bets = len(BET_CODES)
     if bet.size and (bet.min() < 0 or bet.max() >= n_bets):
         bet = np.where((bet >= 0) & (bet < n_bets), bet, n_bets)  # another code: a row of 0/1
     if status.size and (status.min() < 0 or status.max() > 2):
         status = np.where(status == 1, 1, np.where(status == 2, 2, 0))  # any other status is a hand in play
-    below = poker.category(player) < engine.QUALIFIER_CATEGORY[params.ante_qualifier]
+    below = poker.category(player) < tables.qualifier[version]
     below &= bet == BET_CODES["ante"]
     # 0 the player's hand higher, 1 equal, 2 lower
     compare = np.sign(np.subtract(dealer, player, dtype=np.int64)) + 1
     kind = _MAIN_KIND[(status * 3 + compare) * 2 + below]
-    at = kind * (n_bets + 1) + bet
-    return amount * num_t[at] // den_t[at], kind
+    at = np.asarray(version) * _MAIN_BLOCK + kind * _MAIN_WIDTH + bet
+    net = amount * tables.main_num[at]
+    return (net if tables.main_whole else net // tables.main_den[at]), kind
 
 
 def _main_kind_table() -> np.ndarray:
@@ -140,23 +208,35 @@ def bonus_hand_index(hole: np.ndarray, dealer: np.ndarray) -> np.ndarray:
 def bonus(
     params: HoldemBonusParams, status: np.ndarray, hole: np.ndarray, dealer: np.ndarray, amount: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Net, outcome kind and pay-table line index (-1 = none) of Bonus wagers (HTB-6.1.2, 4.11.2.i, 5.6).
+    """Net, outcome kind and pay-table line index (-1 = none) of Bonus wagers (HTB-6.1.2, 4.11.2.i, 5.6): one rule
+    set's :func:`bonus_of`."""
+    return bonus_of(pay_tables((params,)), 0, status, hole, dealer, amount)
+
+
+def bonus_of(
+    tables: PayTables, version: np.ndarray | int, status: np.ndarray, hole: np.ndarray, dealer: np.ndarray,
+    amount: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Net, outcome kind and pay-table line index (-1 = none) of Bonus wagers (HTB-6.1.2, 4.11.2.i, 5.6), each by
+    the rule set ``tables.params[version]``.
 
     The line is one gather from the rule set's table by (hole ranks, suited, the dealer's A-A); the kind one
     gather by (status, a line met); the net ``amount * num // den`` with a loss as ``-1/1``."""
     amount = np.asarray(amount).astype(np.int64, copy=False)
     hole, dealer, status = np.asarray(hole), np.asarray(dealer), np.asarray(status)
-    line_by, num, den = _bonus_tables(params)
+    version = np.asarray(version)
     r = hole // 4
     key = (r[:, 0].astype(np.intp) * 13 + r[:, 1]) * 4
     key += (hole[:, 0] % 4 == hole[:, 1] % 4) * 2
     key += (dealer[:, 0] // 4 == 0) & (dealer[:, 1] // 4 == 0)
-    line = line_by[key]
+    line = tables.bonus_line[version * _BONUS_KEYS + key]
     if status.size and (status.min() < 0 or status.max() > 2):
         status = np.where(status == 1, 1, np.where(status == 2, 2, 0))
-    kind = (_BONUS_KIND_FOLD_LOSES if params.folded_bonus_loses else _BONUS_KIND)[status * 2 + (line >= 0)]
-    at = np.where(kind == BONUS_WIN, line, len(num) - 1)  # the last: a loss, -1/1
-    return amount * num[at] // den[at], kind, line
+    kind = tables.bonus_kind[version * 6 + status * 2 + (line >= 0)]
+    width = len(tables.bonus_num) // max(len(tables.params), 1)
+    at = version * width + np.where(kind == BONUS_WIN, line, width - 1)  # the block's last: a loss, -1/1
+    net = amount * tables.bonus_num[at]
+    return (net if tables.bonus_whole else net // tables.bonus_den[at]), kind, line
 
 
 def _bonus_kind_table(folded_loses: bool) -> np.ndarray:
