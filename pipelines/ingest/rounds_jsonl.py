@@ -125,12 +125,12 @@ def _element_kind(raw: str, name: str, pos: int) -> str | None:
         return "array"
 
 
-
 def _absent_if_empty(name: str) -> pl.Expr:
     """An optional identifier written ``""`` is absent, as an empty field of the device CSV is (formats.md,
     Conventions, Text): an exporter that writes ``""`` for unrated play made every unrated wager one player ``""``,
     tested by the statistics (its luck, its count) beside the rated players, and a dealer ``""`` likewise."""
     return pl.when(pl.col(name) != "").then(pl.col(name)).alias(name)
+
 
 class _DuplicateKey(Exception):
     pass
