@@ -156,6 +156,13 @@ def test_an_untouched_pack_verifies(sealed):
     assert "verified" in result.output
 
 
+def test_verifying_a_folder_that_does_not_exist_could_not_run(tmp_path):
+    """formats.md, exit statuses: 2 is "could not run" (a missing folder); 1 is kept for a pack that fails its check."""
+    result = runner.invoke(app, ["evidence", "--verify", str(tmp_path / "no-such-pack")])
+    assert result.exit_code == 2, result.output
+    assert "no such folder" in result.output and "Traceback" not in result.output
+
+
 @pytest.mark.parametrize("name", ["index.html", "round.json", "manifest.json", "SHA256SUMS"])
 @pytest.mark.parametrize("where", [0.0, 0.5, 1.0])
 def test_one_changed_byte_anywhere_fails_naming_the_file(sealed, name, where):

@@ -32,6 +32,8 @@ def run_evidence(db: Path | None, table: str | None, round_no: int | None, gamin
     from pipelines.evidence.pack import verify, write_pack
 
     if verify_dir is not None:
+        if not verify_dir.is_dir():  # nothing to check is "could not run" (2), not a pack that fails its seal (1)
+            fail(f"--verify {verify_dir}: no such folder")
         verdict = verify(verify_dir, seal)
         for note in verdict.notes:
             typer.echo(f"  {note}")
