@@ -297,6 +297,21 @@ def test_a_link_leading_outside_the_input_is_not_followed(tmp_path: Path) -> Non
     assert rows["rounds_secret.jsonl"]["reason"].startswith("symbolic link leading outside the input folder")
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_under_an_input_name_is_reported_unreadable_not_skipped_or_opened(tmp_path: Path) -> None:
+    """formats.md, "file cannot be read": every input-named file is loaded or reported with its reason; a named pipe is
+    never opened (reading it would block the run until something wrote to it)."""
+    folder = tmp_path / "in"
+    night_files(folder, 1, tables=1)
+    os.mkfifo(folder / "rounds_pipe.jsonl")
+    db = tmp_path / "audit.duckdb"
+    out = cli_ingest(folder, db)
+    assert "rounds_pipe.jsonl: not a regular file" in out
+    assert count(db, "core_rounds") == ROUNDS
+    rows = query(db, "SELECT status, reason_code FROM core_source_files WHERE source_file = 'rounds_pipe.jsonl'")
+    assert rows == [("unreadable", "file_unreadable")]
+
+
 def test_markup_in_a_file_name_or_a_line_is_printed_as_text(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     odd = folder / "night[" / "]"  # the relative path holds "[/]"

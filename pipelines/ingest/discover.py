@@ -76,4 +76,8 @@ def discover(input_dir: Path) -> list[FoundFile]:
                     continue
             if p.is_file():
                 found.append(FoundFile(rel, kind, p))
+            elif p.exists():  # a named pipe, socket or device under an input's name: never opened (a pipe would
+                # block the run until something wrote to it), never skipped without a word
+                found.append(FoundFile(rel, kind, p, ("file_unreadable", "not a regular file (a named pipe, socket or "
+                                                                          "device); not read")))
     return sorted(found, key=lambda f: f.rel)
