@@ -221,8 +221,8 @@ def summary_text(outcome) -> str:
     ing = outcome.ingest
     if ing is not None and hasattr(ing, "files"):
         lines.append(
-            f"ingest: {len(ing.files)} file(s) ({ing.count('loaded')} loaded, {ing.count('already loaded')} already loaded, "
-            f"{ing.count('unreadable')} unreadable, {ing.count('refused')} refused), {ing.lines_read:,} line(s) read, "
+            f"ingest: {len(ing.files):,} file(s) ({ing.count('loaded'):,} loaded, {ing.count('already loaded'):,} already "
+            f"loaded, {ing.count('unreadable'):,} unreadable, {ing.count('refused'):,} refused), {ing.lines_read:,} line(s) read, "
             f"{ing.rows_quarantined:,} quarantined"
             + (f", {ing.source_changes:,} round(s) or event(s) changed since loaded" if ing.source_changes else "")
         )
