@@ -35,7 +35,8 @@ _TS = re.compile(rb"^[^\n]*?,(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})", re.MULTILI
 # the longest range one run audits (a decade of nights): a typo in --from must not start a ten-thousand-year loop
 MAX_DAYS = 3660
 CHUNK_BYTES = 32 * 2**20
-MAX_LINE_BYTES = 1 << 20  # the ingest's longest line (pipelines.ingest.lines): a longer one is quarantined, no round's
+# the ingest's longest line (pipelines.ingest.lines): a longer one is quarantined there, so it is no round's
+MAX_LINE_BYTES = 1 << 20
 # the gaming days an accepted instant can fall on (its offset and the day's start move it by under two days); a day
 # outside them is no round's (the ingest quarantines the line) and would take the audit's margins and windows past the
 # years a date holds
@@ -129,8 +130,8 @@ def days_in_files(paths: list[tuple[str, Path]], day_start_minutes: int) -> set[
 
 def _line_chunks(path: Path, size: int = CHUNK_BYTES):
     """The file in pieces of about ``size`` bytes, each ending at a line end (a big night is never held whole). A line
-    longer than the ingest's longest (quarantined there) that runs past a block is skipped to its end: a file with no line end at all (a 2 GB sparse file) was
-    gathered whole, each block copied again onto the ones before it."""
+    longer than the ingest's longest (quarantined there) that runs past a block is skipped to its end: a file with no
+    line end at all (a 2 GB sparse file) was gathered whole, each block copied again onto the ones before it."""
     try:
         with open(path, "rb") as fh:
             rest, skipping = b"", False
