@@ -33,8 +33,7 @@ def attach(left: pl.DataFrame, right: pl.DataFrame, on: list[str], how: str = "l
     if at is not None:  # a round key, unique on the right: each left row's right row found by an int64 search
         if how == "inner" and (at < 0).any():
             left, at = left.filter(pl.Series(at >= 0)), at[at >= 0]
-        index = pl.Series(at) if (at >= 0).all() else pl.Series(pa.array(np.maximum(at, 0), mask=at < 0), dtype=pl.Int64)
-        return left.hstack(right.drop(on).gather(index))
+        return left.hstack(right.drop(on).gather(_gather_index(at)))
     if how == "inner":
         right = right.with_columns(pl.lit(True).alias(_HIT))
     extra = left.select(on).join(right, on=on, how="left", maintain_order="left")
@@ -74,7 +73,7 @@ def _round_rows(left: pl.DataFrame, right: pl.DataFrame, on: list[str]) -> np.nd
         return None
     lt = _run_codes(left[text], tables)
     lk = (np.maximum(lt, 0) << ROUND_BITS) | lr
-    starts = np.flatnonzero(np.concatenate([[True], lk[1:] != lk[:-1]]))
+    starts = _run_starts(lk)
     found = np.minimum(np.searchsorted(sk, lk[starts]), len(sk) - 1)
     at = np.repeat(np.where(sk[found] == lk[starts], by_key[found], -1), np.diff(np.append(starts, len(lk))))
     at[lt < 0] = -1  # a table the right side does not have
@@ -98,7 +97,7 @@ def attach_round_blocks(left: pl.DataFrame, right: pl.DataFrame, on: list[str]) 
     if len(at) == left.height and (at == np.arange(left.height)).all():
         return left.hstack(extra)
     # a gather from one chunk: the engine's frames come in several, and a gather across chunks costs several times more
-    return left.hstack(extra.rechunk().gather(pl.Series(pa.array(np.maximum(at, 0), mask=at < 0), dtype=pl.Int64)))
+    return left.hstack(extra.rechunk().gather(_gather_index(at)))
 
 
 def _block_rows(left: pl.DataFrame, right: pl.DataFrame, on: list[str]) -> np.ndarray | None:
@@ -118,9 +117,9 @@ def _block_rows(left: pl.DataFrame, right: pl.DataFrame, on: list[str]) -> np.nd
     rk = (_run_codes(right[table], tables) << ROUND_BITS) | rr.astype(np.int64)
     if (rk < 0).any() or (lk[1:] < lk[:-1]).any():  # a table left does not have; left not in round order
         return None
-    left_start = np.flatnonzero(np.concatenate([[True], lk[1:] != lk[:-1]]))
+    left_start = _run_starts(lk)
     left_len = np.diff(np.append(left_start, len(lk)))
-    run_start = np.flatnonzero(np.concatenate([[True], rk[1:] != rk[:-1]]))
+    run_start = _run_starts(rk)
     run_len = np.diff(np.append(run_start, len(rk)))
     block = np.minimum(np.searchsorted(lk[left_start], rk[run_start]), len(left_start) - 1)
     if ((lk[left_start][block] != rk[run_start]).any() or (left_len[block] != run_len).any()
@@ -141,9 +140,19 @@ def _run_codes(s: pl.Series, index: dict, grow: bool = False) -> np.ndarray:
     """``index[value]`` for every value of ``s`` (-1 for any other), looked up once per run of equal values (the
     frames come grouped by table: a few runs); with ``grow``, a value not in ``index`` is added with the next number."""
     runs = s.rle_id().to_numpy()
-    starts = np.flatnonzero(np.concatenate([[True], runs[1:] != runs[:-1]]))
+    starts = _run_starts(runs)
     values = s.gather(pl.Series(starts)).to_list()
     if grow:
         for v in values:
             index.setdefault(v, len(index))
     return np.array([index.get(v, -1) for v in values], dtype=np.int64)[runs]
+
+
+def _run_starts(keys: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of ``keys`` (not empty) begins."""
+    return np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+
+
+def _gather_index(at: np.ndarray) -> pl.Series:
+    """``at`` (a right row per left row, -1: none) as the index of a gather: a null where there is no row."""
+    return pl.Series(at) if (at >= 0).all() else pl.Series(pa.array(np.maximum(at, 0), mask=at < 0), dtype=pl.Int64)
