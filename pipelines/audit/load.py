@@ -75,17 +75,20 @@ class Window:
     def near_rounds(self, alias: str = "") -> str:
         """Rounds of the audited days and of the margin around them (a number gap at the night's first round)."""
         col = f"{alias}.gaming_day" if alias else "gaming_day"
-        return " OR ".join(f"({col} BETWEEN DATE '{lo.isoformat()}' AND DATE '{hi.isoformat()}')"
-                           for lo, hi in self.spans()).join("()" if len(self.spans()) > 1 else ("", ""))
+        return _any_of([f"({col} BETWEEN DATE '{lo.isoformat()}' AND DATE '{hi.isoformat()}')" for lo, hi in self.spans()])
 
     def events(self, alias: str = "", column: str = "ts") -> str:
         """Device events (or wagers by ``placed_at``, actions) of the audited days and of the margin around them
         (UTC instants, any offset)."""
         col = f"{alias}.{column}" if alias else column
-        spans = self.spans(MARGIN_DAYS, MARGIN_DAYS + 1)
-        return " OR ".join(
+        return _any_of([
             f"({col} >= TIMESTAMPTZ '{lo.isoformat()} 00:00:00+00' AND {col} < TIMESTAMPTZ '{hi.isoformat()} 00:00:00+00')"
-            for lo, hi in spans).join("()" if len(spans) > 1 else ("", ""))
+            for lo, hi in self.spans(MARGIN_DAYS, MARGIN_DAYS + 1)])
+
+
+def _any_of(conditions: list[str]) -> str:
+    """SQL true when any of ``conditions`` is (each already in brackets): the one itself, or several ORed in brackets."""
+    return conditions[0] if len(conditions) == 1 else f"({' OR '.join(conditions)})"
 
 
 def _where(window: Window | None, method: str, alias: str = "") -> str:
