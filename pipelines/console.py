@@ -9,6 +9,7 @@ was not read), and one with a line end broke a one-line entry in two.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from contextlib import contextmanager
@@ -17,18 +18,19 @@ from typing import Iterator, TextIO
 from pipelines.ingest.records import FileStatus, IngestSummary, InputFile, Progress
 
 
-_CONTROL = None
+@functools.cache
+def _control() -> re.Pattern:
+    """The control and invisible characters the ingest refuses in an id (imported when first needed: ``schemas.rules``
+    brings polars, which a console line does not need)."""
+    from schemas.rules import CONTROL_TEXT
+
+    return re.compile(CONTROL_TEXT)
 
 
 def shown(text) -> str:
     """``text`` for a console line: each control or invisible character (as the ingest refuses them in an id) written
     as a Python escape (``\\x1b``, ``\\n``, ``\\u202e``), the rest as it is."""
-    global _CONTROL
-    if _CONTROL is None:
-        from schemas.rules import CONTROL_TEXT
-
-        _CONTROL = re.compile(CONTROL_TEXT)
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(text))
+    return _control().sub(lambda m: repr(m.group())[1:-1], str(text))
 
 
 class Bar(Progress):
