@@ -256,6 +256,14 @@ class _StoredRows:
         self.s = s
         self._rows: dict[dt.date, dict[str, np.ndarray]] = {}
         self._rounds: dict[dt.date, dict[str, np.ndarray]] = {}
+        self._vectors: dict[tuple[str, dt.date], np.ndarray] = {}
+
+    def vectors(self, name: str, day: dt.date) -> np.ndarray:
+        """The day's vectors ``name`` (x, p) by id (:func:`_vectors_by_id`), made the first time they are asked for."""
+        if (name, day) not in self._vectors:
+            frame = self.s.hold_nets if name == "x" else self.s.hold_probs
+            self._vectors[(name, day)] = _vectors_by_id(frame.filter(pl.col("gaming_day") == day), name)
+        return self._vectors[(name, day)]
 
     def _day(self, cache: dict, frame: pl.DataFrame, day: dt.date) -> dict[str, np.ndarray]:
         if day not in cache:
@@ -320,22 +328,19 @@ def hold_rows_reader(s: DaySummaries):
     ``hold_rounds``) with their keys and outcome vectors ``x`` and probabilities ``p`` as lists, in the order the day's
     pass made them, grouping by grouping, day by day (the reference ``far_rows_reader`` is held to)."""
     stored = _StoredRows(s)
-    arrays: dict[tuple[str, dt.date], np.ndarray] = {}
     schema = {"gaming_day": pl.Date, **{k: pl.String for k in HOLD_KEYS}, "a": pl.Float64, "c": pl.Float64,
               "xid": pl.Int64, "pid": pl.Int64, "x": pl.List(pl.Float64), "p": pl.List(pl.Float64)}
 
     def read(first: dt.date, last: dt.date, far: pl.DataFrame) -> pl.DataFrame:
         out = []
+        ent_keys = far.select("ent", *HOLD_KEYS).sort("ent")
+        ents = ent_keys["ent"].to_numpy()
         for _, day, r in stored.each(first, last, far):
-            for name, frame in (("x", s.hold_nets), ("p", s.hold_probs)):
-                if (name, day) not in arrays:
-                    arrays[(name, day)] = _vectors_by_id(frame.filter(pl.col("gaming_day") == day), name)
-            ent_keys = far.select("ent", *HOLD_KEYS).sort("ent")
-            pos = np.searchsorted(ent_keys["ent"].to_numpy(), r["ent"])
+            pos = np.searchsorted(ents, r["ent"])
             out.append(ent_keys.select(list(HOLD_KEYS))[pos].with_columns(
                 pl.lit(day).alias("gaming_day"), pl.Series("a", r["a"]), pl.Series("c", r["c"]),
                 pl.Series("xid", r["xid"].astype(np.int64)), pl.Series("pid", r["pid"].astype(np.int64)),
-                *[pl.Series(name, arrays[(name, day)][r[f"{name}id"].astype(np.int64)]).cast(pl.List(pl.Float64))
+                *[pl.Series(name, stored.vectors(name, day)[r[f"{name}id"].astype(np.int64)]).cast(pl.List(pl.Float64))
                   for name in ("x", "p")]).select(list(schema)))
         return pl.concat(out) if out else pl.DataFrame(schema=schema)
     return read
@@ -349,14 +354,6 @@ def far_rows_reader(s: DaySummaries):
     from pipelines.stats.windows import FarRows
 
     stored = _StoredRows(s)
-    matrices: dict[tuple[str, dt.date], np.ndarray] = {}
-
-    def matrix(name: str, day: dt.date) -> np.ndarray:
-        """The day's vectors ``name`` (x, p) by id, made the first time a window asks for them."""
-        if (name, day) not in matrices:
-            frame = s.hold_nets if name == "x" else s.hold_probs
-            matrices[(name, day)] = _vectors_by_id(frame.filter(pl.col("gaming_day") == day), name)
-        return matrices[(name, day)]
 
     def read(first: dt.date, last: dt.date, far: pl.DataFrame) -> "FarRows":
         parts = []
@@ -364,7 +361,7 @@ def far_rows_reader(s: DaySummaries):
             xs, xi = np.unique(r["xid"], return_inverse=True)
             ps, pi = np.unique(r["pid"], return_inverse=True)
             parts.append(FarRows(r["ent"].astype(np.int64), r["a"].astype(float), r["c"].astype(float),
-                                 xi.ravel().astype(np.int64), pi.ravel().astype(np.int64), matrix("x", day)[xs],
-                                 matrix("p", day)[ps]))
+                                 xi.ravel().astype(np.int64), pi.ravel().astype(np.int64), stored.vectors("x", day)[xs],
+                                 stored.vectors("p", day)[ps]))
         return FarRows.concat(parts) if parts else FarRows.empty()
     return read
