@@ -54,15 +54,18 @@ def _night(args) -> Path:
     tables = args.tables or (0 if args.game_shares else max(24, -(-args.rounds // 1050)))
     print(f"simulating {args.rounds:,} rounds on {tables or 'enough'} tables into {folder} (once; cached) ...", flush=True)
     t = time.perf_counter()
-    subprocess.run([str(_cli()), "simulate", "--out", str(folder), "--rounds", str(args.rounds), "--tables", str(tables),
+    subprocess.run([*_cli(), "simulate", "--out", str(folder), "--rounds", str(args.rounds), "--tables", str(tables),
                     "--seed", str(args.seed), *(["--game-shares", args.game_shares] if args.game_shares else [])],
                    check=True, stdout=subprocess.DEVNULL)
     print(f"  simulated in {time.perf_counter() - t:.0f} s", flush=True)
     return folder
 
 
-def _cli() -> Path:
-    return Path(sys.executable).parent / "pitaudit"
+def _cli() -> list[str]:
+    """``pitaudit`` as ``python -m pipelines.cli``: the child imports the code of the tree the benchmark runs from
+    (the current folder first on its path). The ``pitaudit`` script would import the editable install's tree
+    whatever the folder, so an older commit's ``git archive`` beside the same ``.venv`` would time today's code."""
+    return [sys.executable, "-m", "pipelines.cli"]
 
 
 def _size(folder: Path) -> tuple[int, int]:
@@ -120,7 +123,7 @@ def end_to_end(folder: Path, work: Path, extra: tuple[str, ...] = (), name: str 
     t = time.perf_counter()
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(
-        [str(_cli()), "audit", "--input", str(folder), "--db", str(where / "audit.duckdb"), "--out", str(where / "out"),
+        [*_cli(), "audit", "--input", str(folder), "--db", str(where / "audit.duckdb"), "--out", str(where / "out"),
          *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
