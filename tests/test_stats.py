@@ -164,6 +164,26 @@ def test_hold_tail_at_the_edge_with_unequal_stakes():
     assert batch_two_sided(ms, np.array([1608.0]))[0] == pytest.approx(2 * p_win ** 3, rel=1e-6)
 
 
+def test_entities_at_the_edge_beside_others_get_the_tails_they_get_alone():
+    """Tie bettors tested together, some at the edge of their support (every Tie won, every Tie lost), some in the
+    saddle point's range, some near their mean: each entity's p-value is the one it gets tested alone, to the bit (the
+    edge's exact tails are worked out on the edge entities' rows only)."""
+    tie = baccarat_payouts(COMMISSION, "01/01.10.2024", 8)["tie"]
+    entities = [(3, 100.0, 3 * 800.0), (400, 50.0, -2500.0), (60, 100.0, -6000.0), (200, 10.0, 900.0),
+                (300, 20.0, -900.0), (10, 100.0, 10 * 800.0), (2, 100.0, -200.0)]
+
+    def sums(chosen):
+        return MoneySums(np.arange(len(chosen)), np.array([tie.units] * len(chosen)),
+                         np.array([tie.probs] * len(chosen)), np.array([c[1] for c in chosen]),
+                         np.array([float(c[0]) for c in chosen]), len(chosen))
+
+    together = batch_two_sided(sums(entities), np.array([e[2] for e in entities]))
+    alone = [batch_two_sided(sums([e]), np.array([e[2]]))[0] for e in entities]
+    assert together.tolist() == alone
+    p_win = tie.probs[tie.values.index(8)]
+    assert together[0] == pytest.approx(2 * p_win ** 3, rel=1e-9) and together[2] == pytest.approx(2 * (1 - p_win) ** 60, rel=1e-9)
+
+
 def test_lattice_spans_of_draws_needing_different_grids_by_hand():
     """Each draw finds the first grid its steps fit (a Tie's whole units at 1, a commission Banker's 0.95 at 20, a
     no-commission Banker's 0.5 at 2, none for a spread of sqrt 2), and each entity's span is the greatest common

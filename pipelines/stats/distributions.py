@@ -424,7 +424,10 @@ def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = SADDLE_
         corr = phi * (1.0 / u - 1.0 / w)
         tail = np.where(up, _norm_sf_v(w) + corr, _norm_sf_v(-w) - corr)
     tail = np.where(np.isfinite(tail), tail, _norm_sf_v(np.abs(z_f)))
-    tail = np.where(edge, sub.edge_tails(up), np.where(beyond, 0.0, np.clip(tail, 0.0, 1.0)))
+    at_edge = np.zeros(len(tail))
+    if edge.any():  # the edge's exact tails of those entities' rows alone (each entity's product is of its own rows)
+        at_edge[edge] = sub.subset(edge).edge_tails(up[edge])
+    tail = np.where(edge, at_edge, np.where(beyond, 0.0, np.clip(tail, 0.0, 1.0)))
     p[far] = np.minimum(1.0, 2.0 * tail)
     return np.maximum(p, P_FLOOR)
 
