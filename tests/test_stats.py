@@ -16,7 +16,7 @@ from pipelines.stats.advantage import stratified_rank_z
 from pipelines.stats.config import StatsParams
 from pipelines.stats.counts import counts_before_rounds, pair_probability_before_rounds
 from pipelines.stats.distributions import (
-    MoneySums, Payout, baccarat_payouts, batch_two_sided, binom_sf, sum_distribution, upper_tail,
+    MoneySums, Payout, baccarat_payouts, batch_two_sided, binom_sf, lattice_spans, sum_distribution, upper_tail,
 )
 from pipelines.stats.fdr import bh_adjust, bh_reject
 from pipelines.stats.load import StatsInputs
@@ -162,6 +162,50 @@ def test_hold_tail_at_the_edge_with_unequal_stakes():
     ms = MoneySums(np.zeros(3, dtype=np.int64), np.array([tie.units] * 3), np.array([tie.probs] * 3),
                    np.array([100.0, 100.0, 1.0]), np.ones(3), 1)
     assert batch_two_sided(ms, np.array([1608.0]))[0] == pytest.approx(2 * p_win ** 3, rel=1e-6)
+
+
+def test_entities_at_the_edge_beside_others_get_the_tails_they_get_alone():
+    """Tie bettors tested together, some at the edge of their support (every Tie won, every Tie lost), some in the
+    saddle point's range, some near their mean: each entity's p-value is the one it gets tested alone, to the bit (the
+    edge's exact tails are worked out on the edge entities' rows only)."""
+    tie = baccarat_payouts(COMMISSION, "01/01.10.2024", 8)["tie"]
+    entities = [(3, 100.0, 3 * 800.0), (400, 50.0, -2500.0), (60, 100.0, -6000.0), (200, 10.0, 900.0),
+                (300, 20.0, -900.0), (10, 100.0, 10 * 800.0), (2, 100.0, -200.0)]
+
+    def sums(chosen):
+        return MoneySums(np.arange(len(chosen)), np.array([tie.units] * len(chosen)),
+                         np.array([tie.probs] * len(chosen)), np.array([c[1] for c in chosen]),
+                         np.array([float(c[0]) for c in chosen]), len(chosen))
+
+    together = batch_two_sided(sums(entities), np.array([e[2] for e in entities]))
+    alone = [batch_two_sided(sums([e]), np.array([e[2]]))[0] for e in entities]
+    assert together.tolist() == alone
+    p_win = tie.probs[tie.values.index(8)]
+    assert together[0] == pytest.approx(2 * p_win ** 3, rel=1e-9) and together[2] == pytest.approx(2 * (1 - p_win) ** 60, rel=1e-9)
+
+
+def test_lattice_spans_of_draws_needing_different_grids_by_hand():
+    """Each draw finds the first grid its steps fit (a Tie's whole units at 1, a commission Banker's 0.95 at 20, a
+    no-commission Banker's 0.5 at 2, none for a spread of sqrt 2), and each entity's span is the greatest common
+    divisor of its draws' steps: Tie stakes of 100 900; a Banker of 100 beside them 5; a no-commission Banker of 10
+    beside a Tie of 100 5; a draw on no grid 0 for its entity; Tie stakes of 10^15 9 x 10^15."""
+    pays = baccarat_payouts(COMMISSION, "01/01.10.2024", 8)
+    nc = baccarat_payouts("hoiana-tiger-baccarat/no-commission", "01/01.10.2024", 8)
+    tie, banker, banker_nc = pays["tie"], pays["banker"], nc["banker"]
+    width = max(len(tie.values), len(banker.values), len(banker_nc.values), 3)
+
+    def row(pay):
+        x, q = np.zeros(width), np.zeros(width)
+        x[:len(pay.values)], q[:len(pay.probs)] = pay.units, pay.probs
+        return x, q
+
+    odd = (np.array([-1.0, 0.0, math.sqrt(2.0)] + [0.0] * (width - 3)), np.array([0.3, 0.3, 0.4] + [0.0] * (width - 3)))
+    draws = [(0, row(tie), 100.0), (0, row(tie), 100.0), (1, row(tie), 100.0), (1, row(banker), 100.0),
+             (2, row(tie), 100.0), (2, row(banker_nc), 10.0), (3, row(tie), 100.0), (3, odd, 100.0),
+             (4, row(tie), 1e15)]
+    ms = MoneySums(np.array([d[0] for d in draws]), np.array([d[1][0] for d in draws]),
+                   np.array([d[1][1] for d in draws]), np.array([d[2] for d in draws]), np.ones(len(draws)), 5)
+    assert lattice_spans(ms).tolist() == [900.0, 5.0, 5.0, 0.0, 9e15]
 
 
 def test_benjamini_hochberg_on_the_papers_example():

@@ -327,10 +327,14 @@ def lattice_spans(ms: MoneySums) -> np.ndarray:
     scale = np.where(np.isfinite(smallest) & (smallest > 0), 10.0 ** np.floor(np.log10(np.where(smallest > 0, smallest, 1.0))), 1.0)
     diff = diff / scale[ms.ent][:, None]
     grid = np.zeros(len(ms.ent), dtype=np.int64)
+    todo, rest = np.arange(len(ms.ent)), diff  # a row takes the first grid it fits: the next grids try the others only
     for g in LATTICE_GRIDS:
-        scaled = diff * g
+        scaled = rest * g
         fits = np.all((np.abs(scaled - np.round(scaled)) <= 1e-6) & (scaled < 2.0 ** 52), axis=1)
-        grid = np.where((grid == 0) & fits, g, grid)
+        grid[todo[fits]] = g
+        todo, rest = todo[~fits], rest[~fits]
+        if not len(todo):
+            break
     ent_grid = np.ones(ms.n, dtype=np.int64)
     np.lcm.at(ent_grid, ms.ent, np.maximum(grid, 1))
     bad = np.zeros(ms.n, dtype=bool)
@@ -420,7 +424,10 @@ def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = SADDLE_
         corr = phi * (1.0 / u - 1.0 / w)
         tail = np.where(up, _norm_sf_v(w) + corr, _norm_sf_v(-w) - corr)
     tail = np.where(np.isfinite(tail), tail, _norm_sf_v(np.abs(z_f)))
-    tail = np.where(edge, sub.edge_tails(up), np.where(beyond, 0.0, np.clip(tail, 0.0, 1.0)))
+    at_edge = np.zeros(len(tail))
+    if edge.any():  # the edge's exact tails of those entities' rows alone (each entity's product is of its own rows)
+        at_edge[edge] = sub.subset(edge).edge_tails(up[edge])
+    tail = np.where(edge, at_edge, np.where(beyond, 0.0, np.clip(tail, 0.0, 1.0)))
     p[far] = np.minimum(1.0, 2.0 * tail)
     return np.maximum(p, P_FLOOR)
 
