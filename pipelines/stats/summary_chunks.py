@@ -81,6 +81,10 @@ MERGES: dict[str, tuple[list[str], list[pl.Expr]]] = {
 }
 #: frames keyed by table: a table is one chunk's
 BY_TABLE = ("hands", "entries")
+#: frames whose rows name their entity by ``grouping`` and ``key``, one row per merge key in a chunk (they come from a
+#: group-by on those keys) and merged by a sum of counts that are never null: only the rows of the groupings whose keys
+#: two chunks share are grouped (``_merge_shared``)
+BY_GROUPING = ("games_draws",)
 
 
 def merge_chunks(parts: list[ChunkSummaries], days: tuple[dt.date, ...], params: StatsParams) -> DaySummaries:
@@ -98,6 +102,8 @@ def merge_chunks(parts: list[ChunkSummaries], days: tuple[dt.date, ...], params:
             frames[name] = pl.concat(present)
         elif name == "side":
             frames[name] = _merge_side(pl.concat(present))
+        elif name in BY_GROUPING:
+            frames[name] = _merge_shared(present, *MERGES[name])
         else:
             keys, how = MERGES[name]
             frames[name] = pl.concat(present).group_by(keys, maintain_order=True).agg(how)
@@ -110,6 +116,20 @@ def merge_chunks(parts: list[ChunkSummaries], days: tuple[dt.date, ...], params:
         frames[name] = pl.concat(dfs, rechunk=False) if dfs else pl.DataFrame()
     return DaySummaries(tuple(days), **{name: _conform(df, schemas[name]) if df.height else pl.DataFrame(schema=schemas[name])
                                         for name, df in frames.items()})
+
+
+def _merge_shared(present: list[pl.DataFrame], keys: list[str], how: list[pl.Expr]) -> pl.DataFrame:
+    """``pl.concat(present).group_by(keys, maintain_order=True).agg(how)`` of a ``BY_GROUPING`` frame, grouping only the
+    rows of the groupings some key of which is in two chunks (the dealers): a row of a table's or a shoe's is alone
+    with its keys, so it is its own group, as it is, where its first row stood. The same rows in the same order (the
+    games' draws of the 1,000,000-round night: 837,000 rows, two thirds of them of tables and shoes)."""
+    every = pl.concat(present).with_row_index("_at")
+    shared = [g for g in every["grouping"].unique().to_list()
+              if pl.concat([p.filter(pl.col("grouping") == g).select("key").unique() for p in present])["key"].is_duplicated().any()]
+    apart = every.filter(~pl.col("grouping").is_in(shared))
+    merged = every.filter(pl.col("grouping").is_in(shared)).group_by(keys, maintain_order=True).agg(
+        pl.col("_at").first(), *how)
+    return pl.concat([apart, merged.select(apart.columns)]).sort("_at").drop("_at")
 
 
 def _merge_side(side: pl.DataFrame) -> pl.DataFrame:
