@@ -166,7 +166,8 @@ def test_the_games_draws_of_groupings_no_two_chunks_share_pass_as_they_are():
     second = chunk([("table_id", "BJ-2", 10.0, 4), ("dealer_id", "D1", 10.0, 5), ("dealer_id", "D1", 25.0, 1),
                     ("shoe_id", "S9", 5.0, 2), ("shoe_id", "S2", 10.0, 1)])
     third = chunk([("table_id", "BJ-3", 10.0, 1), ("dealer_id", "D2", 5.0, 7), ("shoe_id", "S3", 10.0, 1)])
-    for present in ([first, second, third], [first, third], [second, third]):
+    nameless = chunk([(None, "X", 1.0, 1), ("table_id", "BJ-4", 1.0, 2)])
+    for present in ([first, second, third], [first, third], [second, third], [first, nameless, second, nameless]):
         expected = pl.concat(present).group_by(keys, maintain_order=True).agg(how)
         assert_frame_equal(_merge_shared(present, keys, how), expected, check_exact=True)
     merged = _merge_shared([first, second, third], keys, how)

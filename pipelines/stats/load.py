@@ -138,8 +138,9 @@ def _shoe_cards(con, table_range: tuple[str, str] | None = None) -> tuple[pl.Dat
         con.execute("CREATE OR REPLACE TEMP TABLE _stat_far AS SELECT unnest($1::VARCHAR[]) AS table_id, "
                     "unnest($2::VARCHAR[]) AS shoe_id", [[k[0] for k in earlier], [k[1] for k in earlier]])
         far = "FROM core_device_events e SEMI JOIN _stat_far f ON f.table_id = e.table_id AND f.shoe_id = e.shoe_id"
-        starts = pl.concat([starts, con.sql(f"SELECT e.table_id, e.shoe_id, e.decks {far} WHERE e.event = 'shoe_start'{within}",
-                                            params=bound).pl()])
+        far_starts = con.sql(f"SELECT e.table_id, e.shoe_id, e.decks {far} WHERE e.event = 'shoe_start'{within}",
+                             params=bound).pl()
+        starts = pl.concat([starts, far_starts])
         sql = f"""SELECT n.* FROM ({sql}) n ANTI JOIN _stat_far f ON f.table_id = n.table_id AND f.shoe_id = n.shoe_id
                   UNION ALL SELECT {columns} {far} WHERE e.event = 'card'{within}"""
     cards = con.sql(f"SELECT * FROM ({sql}) ORDER BY table_id, shoe_id, event_seq", params=bound).pl()

@@ -124,11 +124,15 @@ def _merge_shared(present: list[pl.DataFrame], keys: list[str], how: list[pl.Exp
     with its keys, so it is its own group, as it is, where its first row stood. The same rows in the same order (the
     games' draws of the 1,000,000-round night: 837,000 rows, two thirds of them of tables and shoes)."""
     every = pl.concat(present).with_row_index("_at")
-    shared = [g for g in every["grouping"].unique().to_list()
-              if pl.concat([p.filter(pl.col("grouping") == g).select("key").unique() for p in present])["key"].is_duplicated().any()]
-    apart = every.filter(~pl.col("grouping").is_in(shared))
-    merged = every.filter(pl.col("grouping").is_in(shared)).group_by(keys, maintain_order=True).agg(
-        pl.col("_at").first(), *how)
+
+    def in_two_chunks(grouping: str) -> bool:
+        keys_of = [p.filter(pl.col("grouping") == grouping).select("key").unique() for p in present]
+        return pl.concat(keys_of)["key"].is_duplicated().any()
+
+    shared = [g for g in every["grouping"].unique().to_list() if g is not None and in_two_chunks(g)]
+    together = pl.col("grouping").is_null() | pl.col("grouping").is_in(shared)  # (a row of no grouping: grouped)
+    apart = every.filter(~together)
+    merged = every.filter(together).group_by(keys, maintain_order=True).agg(pl.col("_at").first(), *how)
     return pl.concat([apart, merged.select(apart.columns)]).sort("_at").drop("_at")
 
 
@@ -261,7 +265,8 @@ def _merge_grouping(gs: list[tuple[int, GroupingSums]], parts: list[HoldSums], x
     counts added; then each entity's all-bets rows, a round each, in round order (the chunks' order)."""
     keys = ["key", "currency", "level"]
     every = pl.concat([g.summary.drop("ent") for _, g in gs], how="diagonal_relaxed").with_row_index("_row")
-    summary = every.group_by(keys, maintain_order=True).agg(*_entity_sums(), pl.col("grouping").first(), pl.col("_row")).sort(
+    summary = every.group_by(keys, maintain_order=True).agg(
+        *_entity_sums(), pl.col("grouping").first(), pl.col("_row")).sort(
         "key", "level", "currency").with_row_index("ent").with_columns(pl.col("ent").cast(pl.Int64))
     # each chunk entity's number in the day, from the rows each day entity was made of (a join of every chunk's
     # entities with all of the day's, one per chunk, was most of the merge of a night's shoes: 21 x 150,000 entities)
