@@ -146,3 +146,31 @@ def test_the_statistics_step_in_chunks_finds_what_it_finds_in_one_piece(night):
         assert_frame_equal(_sorted(b.funnel), _sorted(a.funnel), check_exact=False, rel_tol=1e-12, abs_tol=0)
         assert_frame_equal(_sorted(b.graph), _sorted(a.graph), check_exact=True)
     assert any(o.findings.height for o in one)
+
+
+def test_the_games_draws_of_groupings_no_two_chunks_share_pass_as_they_are():
+    """``summary_chunks._merge_shared`` groups only the rows of a grouping some key of which two chunks hold (a dealer,
+    here also a shoe id reused at two tables): the rows and their order of the group-by over every row."""
+    from pipelines.stats.summary_chunks import MERGES, _merge_shared
+
+    keys, how = MERGES["games_draws"]
+    day = dt.date(2026, 11, 24)
+
+    def chunk(rows: list[tuple[str, str, float, int]]) -> pl.DataFrame:
+        return pl.DataFrame([{"gaming_day": day, "grouping": g, "key": k, "currency": "USD", "game": "blackjack",
+                              "ruleset": "bj", "ruleset_version": "1", "decks": 8, "bet": "pair", "amount": a,
+                              "scale": a, "c": c} for g, k, a, c in rows])
+
+    first = chunk([("table_id", "BJ-1", 10.0, 3), ("dealer_id", "D1", 10.0, 2), ("dealer_id", "D2", 5.0, 1),
+                   ("shoe_id", "S1", 10.0, 3), ("shoe_id", "S9", 5.0, 1)])
+    second = chunk([("table_id", "BJ-2", 10.0, 4), ("dealer_id", "D1", 10.0, 5), ("dealer_id", "D1", 25.0, 1),
+                    ("shoe_id", "S9", 5.0, 2), ("shoe_id", "S2", 10.0, 1)])
+    third = chunk([("table_id", "BJ-3", 10.0, 1), ("dealer_id", "D2", 5.0, 7), ("shoe_id", "S3", 10.0, 1)])
+    nameless = chunk([(None, "X", 1.0, 1), ("table_id", "BJ-4", 1.0, 2)])
+    for present in ([first, second, third], [first, third], [second, third], [first, nameless, second, nameless]):
+        expected = pl.concat(present).group_by(keys, maintain_order=True).agg(how)
+        assert_frame_equal(_merge_shared(present, keys, how), expected, check_exact=True)
+    merged = _merge_shared([first, second, third], keys, how)
+    assert merged.filter(pl.col("key") == "D1")["c"].to_list() == [7, 1]
+    assert merged.filter(pl.col("key") == "S9")["c"].to_list() == [3]
+    assert merged["key"].to_list()[:5] == ["BJ-1", "D1", "D2", "S1", "S9"]

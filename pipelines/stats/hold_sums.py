@@ -72,7 +72,8 @@ class HoldSums:
         m1, var, k3 = self._draw_moments
         xid, pid = g.rows["xid"].to_numpy(), g.rows["pid"].to_numpy()
         a, c, ent = g.rows["a"].to_numpy().astype(float), g.rows["c"].to_numpy().astype(float), g.rows["ent"].to_numpy()
-        m1, var, k3 = m1[pid, xid], var[pid, xid], k3[pid, xid]
+        at = pid * m1.shape[1] + xid  # each row's (pid, xid) in the flattened arrays: one gather, not a 2-D one, each
+        m1, var, k3 = m1.ravel().take(at), var.ravel().take(at), k3.ravel().take(at)
         n = g.summary.height
 
         def total(v: np.ndarray) -> np.ndarray:

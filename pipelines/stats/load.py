@@ -64,7 +64,7 @@ def load_inputs(con, first_day: dt.date, last_day: dt.date, games: tuple[str, ..
         SELECT table_id, shoe_id, min(bets_closed_at) AS lo, max(coalesce(settled_at, bets_closed_at)) AS hi
         FROM core_rounds WHERE gaming_day BETWEEN ? AND ? AND game IN ({marks}) AND shoe_id IS NOT NULL{only}
         GROUP BY ALL""", [first_day, last_day, *games, *chosen])
-    decks, cards = _shoe_cards(con)
+    decks, cards = _shoe_cards(con, None if tables is None else (min(tables), max(tables)))
     cols = ", ".join(f"s.{c}" for c in READ_COLUMNS)
     wagers = con.sql(f"""
         SELECT {cols}, r.shoe_id
@@ -115,17 +115,21 @@ def side_bet_families(con, day: dt.date, families: tuple[tuple[str, tuple[str, .
     return {name for name, names in families if found & set(names)}
 
 
-def _shoe_cards(con) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _shoe_cards(con, table_range: tuple[str, str] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(decks per shoe from its ``shoe_start``, the card events in device order with their shoe's decks) of the shoes
     in ``_stat_shoes``: the events within ``SHOE_SPAN`` of their rounds, and every event of a shoe whose start lies
     further back (read by its shoe alone). DuckDB puts the cards in order (a night's 7,000,000 cards took polars
-    seconds to sort by their string keys)."""
+    seconds to sort by their string keys). ``table_range``: the least and greatest table of ``_stat_shoes`` (a chunk's),
+    which lets DuckDB skip the other tables' row groups of the events (stored in table order: each chunk scanned the
+    whole day's events, and a shoe from an earlier day every day's)."""
     span = SHOE_SPAN.days
+    within, bound = ("", None) if table_range is None else (
+        " AND e.table_id BETWEEN $table_lo AND $table_hi", {"table_lo": table_range[0], "table_hi": table_range[1]})
     near = f"""FROM core_device_events e JOIN _stat_shoes s ON s.table_id = e.table_id AND s.shoe_id = e.shoe_id
         WHERE e.ts BETWEEN (SELECT min(lo) FROM _stat_shoes) - INTERVAL {span} DAY
                        AND (SELECT max(hi) FROM _stat_shoes) + INTERVAL {span} DAY
-          AND e.ts BETWEEN s.lo - INTERVAL {span} DAY AND s.hi + INTERVAL {span} DAY"""
-    starts = con.sql(f"SELECT e.table_id, e.shoe_id, e.decks {near} AND e.event = 'shoe_start'").pl()
+          AND e.ts BETWEEN s.lo - INTERVAL {span} DAY AND s.hi + INTERVAL {span} DAY{within}"""
+    starts = con.sql(f"SELECT e.table_id, e.shoe_id, e.decks {near} AND e.event = 'shoe_start'", params=bound).pl()
     started = set(starts.select("table_id", "shoe_id").iter_rows())
     earlier = [k for k in con.execute("SELECT table_id, shoe_id FROM _stat_shoes").fetchall() if k not in started]
     columns = "e.table_id, e.shoe_id, e.event_seq, e.round_no, e.card_code"
@@ -134,10 +138,12 @@ def _shoe_cards(con) -> tuple[pl.DataFrame, pl.DataFrame]:
         con.execute("CREATE OR REPLACE TEMP TABLE _stat_far AS SELECT unnest($1::VARCHAR[]) AS table_id, "
                     "unnest($2::VARCHAR[]) AS shoe_id", [[k[0] for k in earlier], [k[1] for k in earlier]])
         far = "FROM core_device_events e SEMI JOIN _stat_far f ON f.table_id = e.table_id AND f.shoe_id = e.shoe_id"
-        starts = pl.concat([starts, con.sql(f"SELECT e.table_id, e.shoe_id, e.decks {far} WHERE e.event = 'shoe_start'").pl()])
+        far_starts = con.sql(f"SELECT e.table_id, e.shoe_id, e.decks {far} WHERE e.event = 'shoe_start'{within}",
+                             params=bound).pl()
+        starts = pl.concat([starts, far_starts])
         sql = f"""SELECT n.* FROM ({sql}) n ANTI JOIN _stat_far f ON f.table_id = n.table_id AND f.shoe_id = n.shoe_id
-                  UNION ALL SELECT {columns} {far} WHERE e.event = 'card'"""
-    cards = con.sql(f"SELECT * FROM ({sql}) ORDER BY table_id, shoe_id, event_seq").pl()
+                  UNION ALL SELECT {columns} {far} WHERE e.event = 'card'{within}"""
+    cards = con.sql(f"SELECT * FROM ({sql}) ORDER BY table_id, shoe_id, event_seq", params=bound).pl()
     decks = starts.group_by("shoe_id").agg(pl.col("decks").max())
     return decks, cards.join(decks, on="shoe_id", how="left", maintain_order="left")
 
