@@ -270,7 +270,10 @@ class MoneySums:
         exact tail of a sum at the edge of its support, the product of each draw's chance of its extreme value."""
         up_row = up[self.ent]
         ext = np.where(self.p > 0, np.where(up_row[:, None], self.x, -self.x), -np.inf)
-        at = ext >= ext.max(axis=1, keepdims=True) - 1e-12 * np.maximum(np.abs(ext).max(axis=1, keepdims=True), 1.0)
+        # the tolerance's scale from the atoms a draw can take: a padded atom (probability 0) is -inf, which would make
+        # the tolerance infinite and every atom extreme (a tail of 1 for an entity whose every draw is at its edge)
+        scale = np.abs(np.where(np.isfinite(ext), ext, 0.0)).max(axis=1, keepdims=True)
+        at = ext >= ext.max(axis=1, keepdims=True) - 1e-12 * np.maximum(scale, 1.0)
         with np.errstate(divide="ignore"):
             log_p = np.log(np.where(at, self.p, 0.0).sum(axis=1))
         return np.exp(self._sum(self.c * log_p))
