@@ -268,7 +268,7 @@ def test_a_killed_audit_leaves_no_process_and_its_rerun_is_one_clean_run(night, 
     db = tmp_path / "killed.duckdb"
     kills = 0
     for fraction_s in (12, 20, 28):
-        mark = f"PITAUDIT_TEST_MARK_{uuid.uuid4().hex}"
+        mark = f"AUDIT_TEST_MARK_{uuid.uuid4().hex}"  # no PITAUDIT_ name: that is a setting's
         env = _env(tmp_path, **{mark: "1"}, PITAUDIT_AUDIT_PROCESSES="2", PITAUDIT_GROUP_ROUNDS="100")
         proc = subprocess.Popen([*CLI, "audit", "--input", str(night / "night"), "--db", str(db), "--out",
                                  str(tmp_path / "out")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
