@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+import shutil
 
 import polars as pl
 import pytest
@@ -651,3 +652,24 @@ def test_the_bars_keep_ids_that_look_like_numbers_apart_and_cut_a_long_one_short
     spec = F.bars_spec(["D" * 5000, "D1"], [1, 1], "Rounds under each dealer", "rounds")
     axis = spec["layout"]["xaxis"]
     assert axis["tickvals"] == ["D" * 5000, "D1"] and [len(t) <= LABEL_MAX for t in axis["ticktext"]] == [True, True]
+
+
+def test_an_investigation_into_a_folder_of_other_files_stops_and_changes_none(audited_sample, tmp_path):
+    """``--out report/``, the audit's own folder: the subject's findings.csv replaced the night's without a word (and
+    index.html any page of that name). A folder holding other files is refused, as the evidence pack's is; an earlier
+    investigation's folder is written again."""
+    report = tmp_path / "report"
+    report.mkdir()
+    for name in ("findings.csv", "report.html"):
+        shutil.copyfile(audited_sample / "out" / name, report / name)
+    before = {p.name: p.read_bytes() for p in report.iterdir()}
+    args = ["investigate", "--db", str(audited_sample / "pitaudit.duckdb"), "--player", COUNTER, "--out"]
+    result = runner.invoke(app, [*args, str(report)])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        f"pitaudit: {report} holds other files (report.html): give an empty folder or a previous "
+        "investigation's"]
+    assert {p.name: p.read_bytes() for p in report.iterdir()} == before
+    for _ in range(2):  # a new folder, then the same folder again
+        result = runner.invoke(app, [*args, str(tmp_path / "inv")])
+        assert result.exit_code == 0, result.output
