@@ -16,13 +16,13 @@ def _pct(x: float | None, digits: int = 4) -> str:
 def render(report: OddsReport, console: Console | None = None) -> None:
     console = console or Console()
     table = Table(title=f"{report.ruleset}: {report.decks} deck(s)", title_justify="left")
-    table.add_column("bet")
-    table.add_column("house edge", justify="right")
-    table.add_column("std. error", justify="right")
-    table.add_column("win", justify="right")
-    table.add_column("push", justify="right")
-    table.add_column("strategy")
-    table.add_column("method")
+    # the bet and the figures whole (an 80-column terminal, or a pipe, cut "banker_pair" to "banker_p…" and broke
+    # "-0.4850 %" over two lines); the strategy and the method, words, wrap instead
+    table.add_column("bet", no_wrap=True, min_width=max((len(name) for name in report.bets), default=3))
+    for name in ("house edge", "std. error", "win", "push"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("strategy", ratio=1, overflow="fold")
+    table.add_column("method", ratio=1, overflow="fold")
     for name, bet in report.bets.items():
         method = bet.method
         if bet.ci95:

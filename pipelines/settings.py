@@ -173,8 +173,29 @@ def _one_line(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def _unknown_names(environ) -> str | None:
+    """One line naming a ``PITAUDIT_*`` variable that is no setting (and the setting it is nearest), else None: a
+    misspelled name (``PITAUDIT_LOCKWAIT=0``) was read by nothing and left the default without a word. Names are
+    compared without regard to case, as the settings are read."""
+    import difflib
+
+    known = {env_name(field) for field in Settings.model_fields}
+    unknown = sorted(name.upper() for name in environ if name.upper().startswith(ENV_PREFIX) and name.upper() not in known)
+    if not unknown:
+        return None
+    parts = []
+    for name in unknown:
+        near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+        parts.append(f"{name}: not a pitaudit setting" + (f" (did you mean {near[0]}?)" if near else ""))
+    return "; ".join(parts) + "; every setting is in the README's Settings table"
+
+
 def load_settings() -> Settings:
-    """The settings from the environment; :class:`SettingsError` (one line, naming the variable) when malformed."""
+    """The settings from the environment; :class:`SettingsError` (one line, naming the variable) when malformed or
+    when a ``PITAUDIT_*`` variable is no setting."""
+    unknown = _unknown_names(os.environ)
+    if unknown:
+        raise SettingsError(unknown)
     try:
         return Settings()
     except ValidationError as exc:

@@ -31,6 +31,9 @@ _TS_FORMAT = "%Y-%m-%dT%H:%M:%S%.f%#z"  # %#z: Z, +07:00, +0700 and +07
 # what the format alone lets through and the contract refuses: a year not of four digits (``+10000``), a leap second
 # (``23:59:60``: polars reads it as the next second, a silent change; a UTC instant in microseconds cannot hold it)
 TS_TEXT = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-5][0-9]"
+# an offset the format reads (up to 23:59) beyond the 18 hours the canonical tables hold (utc_offset_minutes): -23:59
+# was read, then refused by the contract's safety net (contract_violation) instead of being "not a timestamp"
+FAR_OFFSET = r"[+-](18:?(0[1-9]|[1-5][0-9])|19|2[0-9])(:?[0-9]{2})?$"
 # the instants a timestamp may name: their local date and gaming day (an offset or a day start moves them by less
 # than a day) stay within the years 1 to 9999 every date type here holds (year 0 failed a whole file's load), with a
 # year to spare each side for the days the audit reads around a gaming day (its margins, the 30-day windows, the
@@ -48,7 +51,7 @@ def parse_timestamp(text: pl.Expr) -> pl.Expr:
     """ISO-8601 text with a UTC offset -> UTC instant (Datetime[us, UTC]); null when it is not one (nor in range).
     A fraction beyond microseconds is cut to microseconds (the stored precision)."""
     parsed = text.str.to_datetime(_TS_FORMAT, strict=False, time_zone="UTC", time_unit="us")
-    return in_timestamp_range(pl.when(text.str.contains(TS_TEXT)).then(parsed))
+    return in_timestamp_range(pl.when(text.str.contains(TS_TEXT) & ~text.str.contains(FAR_OFFSET)).then(parsed))
 
 
 def utc_offset_minutes(text: pl.Expr) -> pl.Expr:

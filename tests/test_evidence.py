@@ -163,6 +163,17 @@ def test_verifying_a_folder_that_does_not_exist_could_not_run(tmp_path):
     assert "no such folder" in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("day", ["9999-12-31", "0001-01-01"])
+def test_a_gaming_day_at_the_calendars_edge_could_not_run_with_one_line(audited_sample, tmp_path, day):
+    """``--gaming-day 9999-12-31`` raised OverflowError with a traceback (status 1) while the pack's reads took the days
+    around it; the audit's own --gaming-day keeps to the days a round can have, and so does the pack's."""
+    result = runner.invoke(app, ["evidence", "--db", str(audited_sample / "pitaudit.duckdb"), "--table", "BAC-01",
+                                 "--round", "16776", "--gaming-day", day, "--out", str(tmp_path / "pack")])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        f"pitaudit: --gaming-day {day} is outside the gaming days a round can have (0001-12-30 to 9999-01-02)"]
+
+
 @pytest.mark.parametrize("name", ["index.html", "round.json", "manifest.json", "SHA256SUMS"])
 @pytest.mark.parametrize("where", [0.0, 0.5, 1.0])
 def test_one_changed_byte_anywhere_fails_naming_the_file(sealed, name, where):

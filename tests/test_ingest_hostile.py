@@ -45,6 +45,20 @@ ROUNDS: dict[str, tuple] = {
         lambda r: {**r, "bets_closed_at": "9998-12-31T12:00:00+07:00"},
         ("bets_closed_at", dt.datetime(9998, 12, 31, 5, tzinfo=UTC)),
     ),
+    "offset beyond 18 hours": (
+        "formats.md Conventions: an offset from -18:00 to +18:00 (-23:59 was read, then failed the canonical contract: "
+        "contract_violation, the safety net that should never fire)",
+        lambda r: {**r, "bets_closed_at": "2026-11-24T06:50:01-23:59"}, "bad_timestamp",
+        lambda r: {**r, "bets_closed_at": "2026-11-24T06:50:01-18:00"},
+        ("bets_closed_at", dt.datetime(2026, 11, 25, 0, 50, 1, tzinfo=UTC)),
+    ),
+    "wager placed at an offset beyond 18 hours": (
+        "formats.md Conventions: an offset from -18:00 to +18:00",
+        lambda r: {**r, "wagers": [{**r["wagers"][0], "placed_at": "2026-11-24T20:00:00+1801"}, *r["wagers"][1:]]},
+        "bad_timestamp",
+        lambda r: {**r, "bets_closed_at": "2026-11-24T06:50:01+18"},
+        ("bets_closed_at", dt.datetime(2026, 11, 23, 12, 50, 1, tzinfo=UTC)),
+    ),
     "NUL in an id": (
         "formats.md Conventions, Text: an identifier holds no control character",
         lambda r: {**r, "table_id": "BJ\u0000-01"}, "control_character",
@@ -81,6 +95,11 @@ EVENTS: dict[str, tuple] = {
         "formats.md Conventions: the seconds run 00..59",
         _csv_line("DV-2", 1, "2026-11-24T23:59:60+07:00"), "bad_timestamp",
         _csv_line("DV-2", 2, "2026-11-24T23:59:59+07:00"), ("ts", dt.datetime(2026, 11, 24, 16, 59, 59, tzinfo=UTC)),
+    ),
+    "offset beyond 18 hours": (
+        "formats.md Conventions: an offset from -18:00 to +18:00",
+        _csv_line("DV-4", 1, "2026-11-24T20:00:01.000+19:00"), "bad_timestamp",
+        _csv_line("DV-4", 2, "2026-11-24T20:00:01.000+18:00"), ("ts", dt.datetime(2026, 11, 24, 2, 0, 1, tzinfo=UTC)),
     ),
     "year 0": (
         "formats.md Conventions: an instant from 0002-01-01 to 9998-12-31 UTC",

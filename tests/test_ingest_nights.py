@@ -312,6 +312,22 @@ def test_a_named_pipe_under_an_input_name_is_reported_unreadable_not_skipped_or_
     assert rows == [("unreadable", "file_unreadable")]
 
 
+def test_a_file_whose_name_is_not_utf8_is_reported_unreadable_and_the_night_loads(tmp_path: Path) -> None:
+    """A file system name is bytes: an exporter's Latin-1 name (``rounds_\\xe9.jsonl``) reached DuckDB as its
+    source_file and stopped the whole night ("cannot encode str as UTF-8, surrogate '\\udce9'"). It is a file not read,
+    named with its bytes escaped, and the reason says why; the night's other files load."""
+    folder = tmp_path / "in"
+    night_files(folder, 1, tables=1)
+    first = next(folder.glob("rounds_*.jsonl"))
+    os.rename(folder / first.name, os.fsencode(folder) + b"/rounds_caf\xe9.jsonl")
+    db = tmp_path / "audit.duckdb"
+    out = cli_ingest(folder, db)
+    assert "rounds_caf\\xe9.jsonl: its name is not UTF-8" in out
+    rows = query(db, "SELECT source_file, status, reason_code FROM core_source_files WHERE status <> 'loaded'")
+    assert rows == [("rounds_caf\\xe9.jsonl", "unreadable", "file_unreadable")]
+    assert count(db, "core_device_events") > 0
+
+
 def test_markup_in_a_file_name_or_a_line_is_printed_as_text(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     odd = folder / "night[" / "]"  # the relative path holds "[/]"

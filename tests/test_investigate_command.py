@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+import shutil
 
 import polars as pl
 import pytest
@@ -317,7 +318,7 @@ def _plotly_built(kind: str, *args):
                       f"bet ({label})", "true count before the round")
     labels, values, title, y, colour = args
     return layout(go.Figure(go.Bar(x=[html.escape(str(v), quote=False) for v in labels], y=values, marker_color=colour)),
-                  title, y, "", height=340)  # labels from the log are escaped for plotly's tag subset
+                  title, y, "", height=340).update_xaxes(type="category")  # labels from the log are escaped for plotly's tag subset
 
 
 def test_the_figures_are_the_bytes_plotlys_validated_figures_give(audited_sample, tmp_path):
@@ -636,3 +637,39 @@ def test_the_workers_share_is_half_the_wagers_in_whole_groups_where_it_can():
     lone = worker_share(dealers30, {s: 100 for s in dealers30})
     assert lone == [dealers30[0], dealers30[2]]
     assert worker_share([], {}) == []
+
+
+def test_the_bars_keep_ids_that_look_like_numbers_apart_and_cut_a_long_one_short():
+    """Dealer ids "007" and "7" (or "1042") on the dealers' bars: plotly reads an axis of number-like strings as a
+    number line, so "007" and "7" were one bar at 7 and "1042" a thin bar at 1,042. The axis is one of categories; an
+    id of 5,000 characters is cut short on it (the chart was its label), whole in the rows' files."""
+    from pipelines.investigation import figures as F
+    from pipelines.report.figures import LABEL_MAX
+
+    spec = F.bars_spec(["007", "7", "1042"], [3, 2, 1], "Rounds under each dealer", "rounds")
+    assert spec["layout"]["xaxis"]["type"] == "category" and spec["data"][0]["x"] == ["007", "7", "1042"]
+    assert "ticktext" not in spec["layout"]["xaxis"]
+    spec = F.bars_spec(["D" * 5000, "D1"], [1, 1], "Rounds under each dealer", "rounds")
+    axis = spec["layout"]["xaxis"]
+    assert axis["tickvals"] == ["D" * 5000, "D1"] and [len(t) <= LABEL_MAX for t in axis["ticktext"]] == [True, True]
+
+
+def test_an_investigation_into_a_folder_of_other_files_stops_and_changes_none(audited_sample, tmp_path):
+    """``--out report/``, the audit's own folder: the subject's findings.csv replaced the night's without a word (and
+    index.html any page of that name). A folder holding other files is refused, as the evidence pack's is; an earlier
+    investigation's folder is written again."""
+    report = tmp_path / "report"
+    report.mkdir()
+    for name in ("findings.csv", "report.html"):
+        shutil.copyfile(audited_sample / "out" / name, report / name)
+    before = {p.name: p.read_bytes() for p in report.iterdir()}
+    args = ["investigate", "--db", str(audited_sample / "pitaudit.duckdb"), "--player", COUNTER, "--out"]
+    result = runner.invoke(app, [*args, str(report)])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        f"pitaudit: {report} holds other files (report.html): give an empty folder or a previous "
+        "investigation's"]
+    assert {p.name: p.read_bytes() for p in report.iterdir()} == before
+    for _ in range(2):  # a new folder, then the same folder again
+        result = runner.invoke(app, [*args, str(tmp_path / "inv")])
+        assert result.exit_code == 0, result.output

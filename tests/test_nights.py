@@ -282,3 +282,26 @@ def test_bad_days_stop_with_one_line_and_status_2(tmp_path, prefect_harness, opt
     assert result.exit_code == 2, result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and words in lines[0] and "Traceback" not in result.output
+
+
+def test_a_backfill_of_the_folder_holding_every_nights_export_lists_their_quarantined_lines_and_files(nights, tmp_path):
+    """The README's backfill, ``--input exports/`` over the nights' own folders: every file is already loaded, under
+    its name in its night's folder. Its quarantine.csv and its report's file list are the lines and reads those files
+    hold, under their paths in this input. Before, both were empty ("0 input file(s), 0 line(s) read"): the reads
+    were looked up by the name each file was loaded under, which no file of this input has."""
+    root, exports = nights["root"], tmp_path / "exports"
+    for folder in nights["folders"]:
+        shutil.copytree(folder, exports / folder.name)
+    result = audit("--input", str(exports), "--db", str(nights["db"]), "--out", str(tmp_path / "all"),
+                   "--from", DAYS[0].isoformat(), "--to", DAYS[2].isoformat())
+    assert result.exit_code == 0, result.output
+    got = pl.read_csv(tmp_path / "all" / "quarantine.csv", infer_schema_length=0)
+    nightly = pl.concat([pl.read_csv(root / f"out{i + 1}" / "quarantine.csv", infer_schema_length=0)
+                         .with_columns((pl.lit(f"{folder.name}/") + pl.col("source_file")).alias("source_file"))
+                         for i, folder in enumerate(nights["folders"])])
+    assert nightly.height > 0 and got.sort(got.columns).equals(nightly.sort(nightly.columns))
+    html = (tmp_path / "all" / "report.html").read_text(encoding="utf-8")
+    files, lines = (sum(int(m.group(k).replace(",", "")) for i in (1, 2, 3) for m in re.finditer(
+        r"([\d,]+) input file\(s\), ([\d,]+) line\(s\) read", (root / f"out{i}" / "report.html").read_text(encoding="utf-8")))
+        for k in (1, 2))
+    assert f"{files:,} input file(s), {lines:,} line(s) read: " in html

@@ -73,3 +73,19 @@ def test_basic_strategy_folds_exactly_the_five_low_unsuited_classes_and_plays_a_
     assert int(fold.sum()) == 60 and folded == set(PREFLOP_FOLD)
     twos = [i for i, (a, b) in enumerate(holdings) if a // 4 == b // 4 == 1]
     assert len(twos) == 6 and not fold[twos].any()
+
+
+@pytest.mark.parametrize("rs, rounds", [(BACCARAT, None), (BJ, 10_000)])
+def test_the_table_on_an_80_column_terminal_shows_each_bet_and_figure_whole(rs, rounds):
+    """`pitaudit odds` on an 80-column terminal (or piped: rich then takes 80) cut the bet names ("banker_p…",
+    "insuran…") and broke each figure from its "%" onto the next line ("-0.4850" over "%"): the bet, the one thing a
+    row is read by, could not be told. The names and figures are kept whole; the strategy and method columns wrap."""
+    report = house_edges(rs, 8, **({"rounds": rounds, "seed": 3} if rounds else {}))
+    buf = io.StringIO()
+    render(report, Console(file=buf, width=80))
+    rows = [line for line in buf.getvalue().splitlines() if line.startswith("│")]
+    cells = [[c.strip() for c in line.strip("│").split("│")] for line in rows]
+    assert {c[0] for c in cells if c[0]} == set(report.bets)  # every bet by its whole name, on its first line
+    for bet, figures in report.bets.items():
+        first = next(c for c in cells if c[0] == bet)
+        assert first[1] == f"{100 * figures.house_edge:.4f} %"

@@ -225,6 +225,25 @@ def test_a_run_that_fails_while_staging_leaves_no_staging_folder(night, tmp_path
         subprocess.run(["umount", str(disk)], capture_output=True)
 
 
+def test_a_database_disk_that_fills_while_the_groups_stage_says_the_disk_is_full(tmp_path):
+    """The sample night's ingest fills a 6 MB disk under the database with its write-ahead log, and a group's staged
+    findings file is the write that fails: polars' Parquet writer then reports "Invalid thrift: transport error", and
+    that was the whole reason the operator read. The line now says which disk is full."""
+    disk = tmp_path / "small-disk"
+    if not _mount_tmpfs(disk, "6m"):
+        pytest.skip("needs root and tmpfs to make a small disk")
+    try:
+        done = subprocess.run([*CLI, "audit", "--input", str(Path(__file__).parents[1] / "data" / "sample"), "--db",
+                               str(disk / "a.duckdb"), "--out", str(tmp_path / "out")],
+                              capture_output=True, text=True, env=_env(tmp_path), timeout=600)
+        assert done.returncode == 2, done.stderr[-2000:]
+        lines = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("audit: ")]
+        assert len(lines) == 1, done.stderr[-2000:]
+        assert "No space left on device" in lines[0] or f"the disk of {disk} is full" in lines[0], lines[0]
+    finally:
+        subprocess.run(["umount", str(disk)], capture_output=True)
+
+
 def test_a_failed_write_leaves_the_previous_files_whole(night, tmp_path, monkeypatch, prefect_harness):
     """The same without a small disk: the report's write fails (ENOSPC) after the CSV files were written."""
     from pipelines.audit import publish
@@ -268,7 +287,7 @@ def test_a_killed_audit_leaves_no_process_and_its_rerun_is_one_clean_run(night, 
     db = tmp_path / "killed.duckdb"
     kills = 0
     for fraction_s in (12, 20, 28):
-        mark = f"PITAUDIT_TEST_MARK_{uuid.uuid4().hex}"
+        mark = f"AUDIT_TEST_MARK_{uuid.uuid4().hex}"  # no PITAUDIT_ name: that is a setting's
         env = _env(tmp_path, **{mark: "1"}, PITAUDIT_AUDIT_PROCESSES="2", PITAUDIT_GROUP_ROUNDS="100")
         proc = subprocess.Popen([*CLI, "audit", "--input", str(night / "night"), "--db", str(db), "--out",
                                  str(tmp_path / "out")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)

@@ -172,6 +172,25 @@ def test_a_chart_label_escapes_plotlys_tags_and_keeps_quotes():
     assert label("O'Neil & Co") == "O'Neil &amp; Co" and label(None) == "(none)" and label("BAC-01") == "BAC-01"
 
 
+def test_a_long_id_on_a_findings_chart_is_cut_short_on_its_axis_one_bar_each():
+    """One player id of 5,000 characters in a log was drawn whole as a tick label: the bars of every other player
+    were squeezed into a sliver at the chart's right edge. Its label is cut (one bar each still: the full ids stay
+    the categories); a chart of ordinary ids is drawn as before."""
+    from pipelines.report.figures import LABEL_MAX, findings_by
+
+    long_id, similar = "P" * 5000, "P" * 4999 + "Q"
+    findings = pl.DataFrame({"player_id": [long_id, long_id, similar, "<b>P-1</b>"],
+                             "severity": ["high", "low", "high", "medium"]})
+    fig = findings_by(findings, "player_id", "Findings by player (top 30)")
+    axis = fig.layout.yaxis
+    assert list(axis.tickvals) == [similar, "&lt;b&gt;P-1&lt;/b&gt;", long_id]  # the most findings at the top
+    assert all(len(t) <= LABEL_MAX for t in axis.ticktext) and axis.ticktext[1] == "&lt;b&gt;P-1&lt;/b&gt;"
+    assert axis.ticktext[0].endswith("…") and axis.ticktext[2] == "P" * (LABEL_MAX - 1) + "…"
+    assert {y for bar in fig.data for y in bar.y} == set(axis.tickvals)
+    ordinary = findings_by(findings.filter(pl.col("player_id").str.len_chars() < 50), "player_id", "t")
+    assert ordinary.layout.yaxis.tickvals is None and ordinary.layout.yaxis.ticktext is None
+
+
 @pytest.mark.parametrize("table_id", ["T" * 300, "é" * 200, "<" * 100, "x" * 118 + "é", "T" * 300 + "-2"])
 def test_a_long_id_is_still_one_folder_a_file_system_takes(tmp_path, table_id):
     """A 300-character table id in a log stopped the night's publish ("File name too long", 255 bytes a name):

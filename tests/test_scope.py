@@ -98,6 +98,29 @@ def test_outputs_move_into_place_together_or_not_at_all(tmp_path):
     assert (out / "findings.csv").read_text() == "new"
 
 
+@pytest.mark.parametrize("elsewhere", ["a folder", "nothing"])
+def test_a_folder_of_the_run_replaces_a_symbolic_link_of_that_name_and_leaves_what_it_led_to(tmp_path, elsewhere):
+    """``out/evidence`` a link to a bigger disk (or to a folder since removed): the run's moves stopped on it ("Not a
+    directory", every night, status 2). The run's folder takes the name, as each run's folder replaces the last; the
+    link goes with the old one, and what it led to is left as it was."""
+    out, target = tmp_path / "out", tmp_path / "big-disk" / "evidence"
+    out.mkdir()
+    target.mkdir(parents=True)
+    (target / "kept.html").write_text("an earlier pack")
+    (out / "evidence").symlink_to(target, target_is_directory=True)
+    if elsewhere == "nothing":
+        (target / "kept.html").unlink()
+        target.rmdir()
+    with output_folder(out) as partial:
+        (partial / "evidence").mkdir()
+        (partial / "evidence" / "index.html").write_text("tonight's pack")
+        (partial / "report.html").write_text("<html>")
+    assert sorted(p.name for p in out.iterdir()) == ["evidence", "report.html"]
+    assert not (out / "evidence").is_symlink() and (out / "evidence" / "index.html").read_text() == "tonight's pack"
+    if elsewhere == "a folder":
+        assert (target / "kept.html").read_text() == "an earlier pack"
+
+
 def test_a_killed_runs_partial_folder_is_cleared_by_the_next(tmp_path):
     out = tmp_path / "out"
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)

@@ -114,3 +114,22 @@ def test_the_cli_stops_on_a_malformed_setting_with_one_line(tmp_path, monkeypatc
     assert result.output.strip().splitlines() == [
         "pitaudit: PITAUDIT_MAX_AMOUNT='a lot': input should be a valid integer, unable to parse string as an integer"]
     assert not (tmp_path / "a.duckdb").exists()
+
+
+@pytest.mark.parametrize("name, near", [("PITAUDIT_LOCKWAIT", "PITAUDIT_LOCK_WAIT"),
+                                        ("PITAUDIT_EVIDENCE_PACK", "PITAUDIT_EVIDENCE_PACKS"),
+                                        ("pitaudit_duckdb_mem", "PITAUDIT_DUCKDB_MEMORY"),
+                                        ("PITAUDIT_COLOUR", None)])
+def test_a_misspelled_setting_stops_with_one_line_naming_it(monkeypatch, name, near):
+    """A misspelled name was read by nothing: ``PITAUDIT_LOCKWAIT=0`` left the 300 s wait, ``PITAUDIT_EVIDENCE_PACK=0``
+    wrote 2,000 packs, without a word (the silent default a malformed value is never given). Names are read without
+    regard to case, as the settings are."""
+    monkeypatch.setenv(name, "0")
+    with pytest.raises(SettingsError) as err:
+        load_settings()
+    text = str(err.value)
+    assert "\n" not in text and text.startswith(f"{name.upper()}: not a pitaudit setting")
+    assert (f"did you mean {near}?" in text) if near else "did you mean" not in text
+    monkeypatch.delenv(name)
+    monkeypatch.setenv("pitaudit_lock_wait", "0")  # a setting's own name, in any case, is no misspelling
+    assert load_settings().lock_wait == 0

@@ -670,6 +670,30 @@ def load_source_files_of(con: duckdb.DuckDBPyConnection, files: list[str],
         FROM {_THIS_INPUTS_READS} ORDER BY source_file, ingested_at, start_byte""", _contents(files, contents))
 
 
+def names_loaded_as(con: duckdb.DuckDBPyConnection, files: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """For each input file (relative path -> its kind and SHA-256) whose content was loaded under another name only, that
+    name: the README's backfill reads ``exports/`` after each night loaded ``exports/<night>/``, so every file is
+    ``already loaded`` and its lines and reads are kept under its name in its night's folder. A content some file of
+    the input holds under its own name is that file's; of several files with one such content, the first is given it.
+    """
+    files = {rel: ks for rel, ks in files.items() if ks[1]}
+    if not files:
+        return {}
+    rows = con.cursor().execute("""
+        WITH c AS (SELECT unnest($1::VARCHAR[]) AS rel, unnest($2::VARCHAR[]) AS kind, unnest($3::VARCHAR[]) AS sha256)
+        SELECT c.rel, c.kind, c.sha256, min(s.source_file) FROM c
+        JOIN core_source_files s ON s.sha256 = c.sha256 AND s.kind = c.kind AND s.status = 'loaded'
+        WHERE (c.kind, c.sha256) NOT IN (
+            SELECT (t.kind, t.sha256) FROM core_source_files t JOIN c o ON t.source_file = o.rel AND t.sha256 = o.sha256
+            WHERE t.status = 'loaded')
+        GROUP BY ALL ORDER BY c.rel""",
+        [list(files), [k for k, _ in files.values()], [h for _, h in files.values()]]).fetchall()
+    given: dict[tuple[str, str], str] = {}
+    for rel, kind, sha, name in rows:
+        given.setdefault((kind, sha), (rel, name))
+    return dict(given.values())
+
+
 def quarantine_as_in_files(quarantine: pl.DataFrame, paths: dict[str, "Path"]) -> pl.DataFrame:
     """The rows of ``quarantine`` that are the lines the input files hold now (``paths``: relative path -> file).
 

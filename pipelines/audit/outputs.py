@@ -67,7 +67,9 @@ def output_folder(out_dir: Path) -> Iterator[Path]:
             if path.name.startswith(OLD_PREFIX):
                 continue
             target = out_dir / path.name
-            if path.is_dir() and target.is_dir() and not target.is_symlink():
+            # a link of that name (to a bigger disk, or to nothing) goes the old folder's way: a folder cannot be renamed
+            # onto a link ("Not a directory" stopped every night); the link is moved, never what it leads to
+            if path.is_dir() and (target.is_dir() or target.is_symlink()):
                 os.replace(target, partial / f"{OLD_PREFIX}{path.name}")
             os.replace(path, target)
     finally:

@@ -262,6 +262,34 @@ class PartClock:
             self.seconds[name] = (w + time.perf_counter() - wall, c + time.process_time() - cpu)
 
 
+def _input_reads(con, found, contents: dict[str, str] | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The quarantined lines and the reads of the input's files (``found``), under their paths in this input. A file
+    whose content was loaded under another name only (the nights' own folders, then their parent folder as the input)
+    has that name's rows (:func:`pipelines.audit.load.names_loaded_as`), looked up in batches that name each earlier
+    name once (the same names every night: a batch a night), then renamed to the file's path here."""
+    from pipelines.audit.load import load_quarantine_of, load_source_files_of, names_loaded_as
+
+    contents = contents or {}
+    rels = [f.rel for f in found]
+    quarantine, source_files = [load_quarantine_of(con, rels, contents)], [load_source_files_of(con, rels, contents)]
+    batches: list[dict[str, str]] = []  # each: earlier name -> the path here
+    for rel, name in names_loaded_as(con, {f.rel: (str(f.kind), contents.get(f.rel, ""))
+                                           for f in found if f.kind is not None}).items():
+        batch = next((b for b in batches if name not in b), None)
+        if batch is None:
+            batches.append(batch := {})
+        batch[name] = rel
+    for batch in batches:
+        shas = {name: contents[rel] for name, rel in batch.items()}
+        renamed = pl.col("source_file").replace_strict(batch, return_dtype=pl.String)
+        quarantine.append(load_quarantine_of(con, list(batch), shas).with_columns(renamed))
+        source_files.append(load_source_files_of(con, list(batch), shas).with_columns(renamed))
+    if not batches:
+        return quarantine[0], source_files[0]
+    return (pl.concat(quarantine).sort(["source_file", "source_line", "reason"], nulls_last=False, maintain_order=True),
+            pl.concat(source_files).sort("source_file", maintain_order=True))
+
+
 def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple[dt.date, str]], scope,
                   settlements_partial: Path | None, memory_limit: str | None = None, settings=None,
                   contents: dict[str, str] | None = None) -> dict:
@@ -270,7 +298,7 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
     report with the trend of the nights before (pipelines.audit.trend), and the pages it links to: the finding
     rounds' evidence packs and the flagged subjects' investigations (pipelines.report.linked). ``contents``: each input
     file's SHA-256 as the ingest found it, so that the file list is of the reads of that content."""
-    from pipelines.audit.load import load_quarantine_of, load_source_files_of, quarantine_as_in_files
+    from pipelines.audit.load import quarantine_as_in_files
     from pipelines.audit.trend import night_totals
     from pipelines.ingest.discover import discover
     from pipelines.report import ReportInputs, write_report
@@ -281,7 +309,6 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
     parts = PartClock()
     with parts("input files"):
         found = discover(input_dir)
-    files_of_input = [f.rel for f in found]
     con = open_bounded_reader(db_path, memory_limit or READER_MEMORY)
     started = None
     try:
@@ -291,8 +318,7 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
         with parts("investigations started"):  # a worker may write half the pages while the rest runs here
             started = start_linked_investigations(con, folder, keys, findings, str(Path(db_path).resolve()), settings)
         with parts("quarantine and files"):
-            quarantine = load_quarantine_of(con, files_of_input, contents)
-            source_files = load_source_files_of(con, files_of_input, contents)
+            quarantine, source_files = _input_reads(con, found, contents)
         with parts("trend"):
             trend = night_totals(con, scope.days)
         with parts("report aggregates"):

@@ -199,11 +199,36 @@ def _run_flow(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: s
             raise
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         hint = "; PITAUDIT_DUCKDB_MEMORY sets DuckDB's memory limit" if "Out of Memory" in text else ""
+        if "No space left on device" not in text:
+            hint += full_disk_hint(Path(db_path).parent, Path(out_dir))
         raise AuditError(f"the audit stopped: {type(exc).__name__}: {text}{hint}") from None
     if not outcome.audited:
         raise NothingToAudit(f"nothing to audit: {outcome.nothing}")
     print(summary_text(outcome), file=sys.stdout, flush=True)
     return outcome
+
+
+# a disk with less room than this after a failed run is taken as its cause: a write that fails on a full disk does
+# not always say so (polars' Parquet writer said "Invalid thrift: transport error" when its file's footer did not fit)
+FULL_DISK_BYTES = 1 << 20
+
+
+def full_disk_hint(*folders: Path) -> str:
+    """``"; the disk of FOLDER is full (N bytes free)"`` for the first of ``folders`` (the database's, the output's:
+    or the nearest that exists) whose disk has less than :data:`FULL_DISK_BYTES` free, else ``""``."""
+    import shutil
+
+    for folder in folders:
+        near = folder
+        while not near.exists() and near != near.parent:
+            near = near.parent
+        try:
+            free = shutil.disk_usage(near).free
+        except OSError:
+            continue
+        if free < FULL_DISK_BYTES:
+            return f"; the disk of {folder} is full ({free:,} bytes free)"
+    return ""
 
 
 def summary_text(outcome) -> str:

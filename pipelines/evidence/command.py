@@ -52,10 +52,14 @@ def run_evidence(db: Path | None, table: str | None, round_no: int | None, gamin
             fail("give --out DIR (the folder for the pack)")
     day = None
     if gaming_day is not None:
+        from pipelines.audit.scope import FIRST_DAY, LAST_DAY
+
         try:
             day = dt.date.fromisoformat(gaming_day)
         except ValueError:
             fail(f"--gaming-day must be a date like 2026-11-24, got {gaming_day!r}")
+        if not FIRST_DAY <= day <= LAST_DAY:  # the pack reads the days around it, as the audit does (an OverflowError)
+            fail(f"--gaming-day {day} is outside the gaming days a round can have ({FIRST_DAY} to {LAST_DAY})")
     try:
         folder, the_seal = write_pack(db, table, round_no, out, day,
                                       cameras if cameras is not None else getattr(settings, "cameras", None),

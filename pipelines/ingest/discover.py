@@ -45,6 +45,21 @@ def _link_refusal(path: Path, root: Path) -> tuple[str, str] | None:
     return None
 
 
+NOT_UTF8 = ("file_unreadable", "its name is not UTF-8 text (rename it to read it); not read")
+
+
+def _utf8_named(f: FoundFile) -> FoundFile:
+    """``f``, or, when its relative path is not UTF-8 (a file system name is bytes: an exporter's Latin-1 name), the
+    same file not read, named with those bytes escaped (``rounds_caf\\xe9.jsonl``): as a source_file the name stopped
+    the whole night in DuckDB ("cannot encode str as UTF-8")."""
+    try:
+        f.rel.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = f.rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return FoundFile(shown, f.kind, f.path, f.problem or NOT_UTF8)
+    return f
+
+
 def discover(input_dir: Path) -> list[FoundFile]:
     """Every input file under ``input_dir`` (and every refused link), sorted by relative path."""
     root = Path(input_dir).resolve()
@@ -80,4 +95,4 @@ def discover(input_dir: Path) -> list[FoundFile]:
                 # block the run until something wrote to it), never skipped without a word
                 found.append(FoundFile(rel, kind, p, ("file_unreadable", "not a regular file (a named pipe, socket or "
                                                                           "device); not read")))
-    return sorted(found, key=lambda f: f.rel)
+    return sorted((_utf8_named(f) for f in found), key=lambda f: f.rel)

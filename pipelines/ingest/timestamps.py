@@ -19,7 +19,7 @@ from pipelines.ingest.duck import arrow, registered
 from schemas.rules import in_timestamp_range, parse_timestamp, ts_column
 
 SHAPE = (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,6})?"
-         r"(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$")
+         r"(Z|[+-]((0[0-9]|1[0-7]):[0-5][0-9]|18:00))$")  # an offset within the 18 hours the contract holds
 UTC = pl.Datetime("us", "UTC")
 
 

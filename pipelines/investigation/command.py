@@ -88,8 +88,21 @@ def count_source() -> str:
     return "the statistical detectors' count, pipelines.stats.counts; burns not counted"
 
 
+def _check_folder(out: Path) -> None:
+    """``out`` empty, missing, or an earlier investigation's: anything else is refused rather than written over (the
+    audit's own folder lost its findings.csv to the subject's, as the evidence pack's folder is guarded)."""
+    if out.exists() and not out.is_dir():
+        raise InvestigationError(f"{out} exists and is not a folder")
+    ours = {"index.html", "plotly.min.js"} | {f"{name}.{ext}" for name in TABLES for ext in ("csv", "parquet")}
+    others = sorted(p.name for p in out.iterdir() if p.name not in ours) if out.is_dir() else []
+    if others:
+        raise InvestigationError(f"{out} holds other files ({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}): "
+                                 "give an empty folder or a previous investigation's")
+
+
 def write_investigation(db: Path, subject: q.Subject, out: Path) -> Path:
     """Write the investigation of ``subject`` into ``out``; returns the page's path."""
+    _check_folder(out)
     source = database_for_readers(db)
     try:
         con = open_reader(source)

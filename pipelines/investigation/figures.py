@@ -167,8 +167,14 @@ def count_spec(rows: pl.DataFrame, ramp: dict, max_points: int | None = MAX_POIN
 
 
 def bars_spec(labels: list, values: list, title: str, y: str, colour: str = "#2457a6") -> dict:
+    """Bars of ids from the log on an axis of categories: plotly took ids that look like numbers ("007", "7", "1042")
+    for a number line, one bar for "007" and "7". An id too long for a tick label is cut short on it."""
+    from pipelines.report.figures import short_ticks
+
     data = [{"marker": {"color": colour}, "x": [_text(v) for v in labels], "y": list(values), "type": "bar"}]
-    return {"data": data, "layout": _layout_spec(title, y, "", height=340)}
+    layout = _layout_spec(title, y, "", height=340)
+    layout["xaxis"] = {**layout["xaxis"], "type": "category", **(short_ticks(labels) or {})}
+    return {"data": data, "layout": layout}
 
 
 def results_figure(curve: pl.DataFrame, currency: str, max_points: int | None = MAX_POINTS) -> go.Figure:

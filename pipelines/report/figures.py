@@ -30,6 +30,25 @@ def label(value) -> str:
     return html.escape("(none)" if value is None else str(value), quote=False)
 
 
+# characters of a value from the input drawn as a tick label: a player id of 5,000 characters drawn whole took the
+# chart's width and squeezed every bar into a sliver at its edge (the ids stay whole as the categories and in the tables)
+LABEL_MAX = 40
+
+
+def short_label(value) -> str:
+    """:func:`label` of ``value`` cut to :data:`LABEL_MAX` characters (the last one an ellipsis) when longer."""
+    text = "(none)" if value is None else str(value)
+    return label(text if len(text) <= LABEL_MAX else text[:LABEL_MAX - 1] + "…")
+
+
+def short_ticks(values: list) -> dict | None:
+    """The tick values and texts of a category axis of ``values`` (from the input) when one of them is longer than
+    :data:`LABEL_MAX`, else None (the axis draws them as they are)."""
+    if not any(len("(none)" if v is None else str(v)) > LABEL_MAX for v in values):
+        return None
+    return {"tickmode": "array", "tickvals": [label(v) for v in values], "ticktext": [short_label(v) for v in values]}
+
+
 def major(amount: int | None, currency: str | None) -> float | None:
     """An amount in major units for a chart axis (display only: the exact amount is in the hover text)."""
     if amount is None:
@@ -79,7 +98,7 @@ def findings_by(findings: pl.DataFrame, by: str, title: str, top: int = 30) -> g
             lookup = dict(zip(sub[by].to_list(), sub["n"].to_list()))
             fig.add_bar(y=[label(k) for k in order][::-1], x=[lookup.get(k, 0) for k in order][::-1], name=sev,
                         orientation="h", marker_color=SEVERITY_COLOURS[sev])
-        fig.update_yaxes(type="category")
+        fig.update_yaxes(type="category", **(short_ticks(order[::-1]) or {}))
         n = len(order)
     else:
         _empty(fig, "no findings")
