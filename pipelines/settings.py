@@ -127,8 +127,9 @@ class Settings(BaseSettings):
         None, description="the database the notebooks read; unset: out/pitaudit.readonly.duckdb if there, else the "
                           "sample night audited into a temporary folder")
     lock_wait: float = Field(
-        300.0, ge=0, description="seconds a run waits for another run writing the same database to finish; "
-                                 "0 stops at once with a one-line reason")
+        300.0, ge=0, le=86_400, allow_inf_nan=False,  # a scheduled run waits at most a day, never for ever
+        description="seconds a run waits for another run writing the same database to finish (at most 86400, a day); "
+                    "0 stops at once with a one-line reason")
     notify_url: NotifyUrl | None = Field(
         None, description="an Apprise URL (e.g. mailto://..., slack://...) told when an audit fails or finds "
                           "high-severity findings; unset: no notification")

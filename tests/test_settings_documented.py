@@ -57,6 +57,10 @@ def test_no_module_reads_the_environment_for_a_setting_but_the_settings():
     # a typo of a worker count started a parser per batch of the night at once (out of memory), not a refusal
     ("PITAUDIT_INGEST_WORKERS", "10000", "less than or equal to 256"),
     ("PITAUDIT_AUDIT_PROCESSES", "10000", "less than or equal to 256"),
+    # a wait for ever (or never compared: NaN) held a scheduled night behind a stuck run without a word
+    ("PITAUDIT_LOCK_WAIT", "inf", "finite number"),
+    ("PITAUDIT_LOCK_WAIT", "nan", "finite number"),
+    ("PITAUDIT_LOCK_WAIT", "90000", "less than or equal to 86400"),
 ])
 def test_a_malformed_value_is_one_line_naming_the_variable(monkeypatch, name, value, words):
     monkeypatch.setenv(name, value)
