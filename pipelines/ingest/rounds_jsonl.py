@@ -336,18 +336,21 @@ class RoundsParser:
             failures_at(unparseable["source_line"], "json_unparseable"),
             failures_at(not_object["source_line"], "json_not_object", "a JSON " + not_object["line_kind"].cast(pl.String)),
         ])
-        ok = parsed.filter(~failed)
-        rounds = ok.drop("line_kind", "_wagers", "_actions")
-        wagers = self._elements(ok, "_wagers", WAGER_FIELDS, "wager_order", todo)
-        actions = self._elements(ok, "_actions", ACTION_FIELDS, "action_order", todo)
+        # the lists are filtered once each, with the rows they are exploded from, not copied with the rounds first
+        # (a copy of every wager's struct: 1.02-1.10 -> 0.83-0.93 CPU s for 99 MB of round lines, one thread)
+        rounds = parsed.drop("_wagers", "_actions").filter(~failed).drop("line_kind")
+        wagers = self._elements(parsed, "_wagers", WAGER_FIELDS, "wager_order", todo)
+        actions = self._elements(parsed, "_actions", ACTION_FIELDS, "action_order", todo)
         return rounds, wagers, actions, line_fail
 
     @staticmethod
-    def _elements(ok: pl.DataFrame, column: str, fields: tuple[str, ...], order: str, todo: pl.DataFrame) -> pl.DataFrame:
-        """One row per list element, numbered from 1. An element that is not an object comes back with every field
-        null; only for those (rare) rows is the element's JSON kind looked up, from the raw line."""
+    def _elements(parsed: pl.DataFrame, column: str, fields: tuple[str, ...], order: str, todo: pl.DataFrame) -> pl.DataFrame:
+        """One row per list element of the lines parsed as objects (``line_kind`` null), numbered from 1. An element
+        that is not an object comes back with every field null; only for those (rare) rows is the element's JSON kind
+        looked up, from the raw line."""
         name = column.removeprefix("_")
-        lists = ok.select("source_line", column).filter(pl.col(column).list.len() > 0)
+        lists = parsed.select("source_line", column, "line_kind").filter(
+            pl.col("line_kind").is_null() & (pl.col(column).list.len() > 0)).drop("line_kind")
         out = lists.select(
             "source_line",
             pl.int_ranges(1, pl.col(column).list.len() + 1, dtype=pl.Int64).alias(order), column,
