@@ -89,11 +89,11 @@ def screen(chunk: LineChunk) -> tuple[pl.DataFrame, list[pl.DataFrame], pl.DataF
         failures.append(failures_at(raw["source_line"].gather(idx), "line_too_long",
                                     pl.Series([f"{v} bytes" for v in chunk.too_long.values()])))
         bad = bad.scatter(idx, True)
-    blank_text = pl.col("raw").str.strip_chars() == ""
-    frame = raw.with_columns(bad=bad)
-    blank = frame.filter(~pl.col("bad") & blank_text)
-    failures.append(failures_at(blank["source_line"], "blank_line"))
-    todo = frame.filter(~pl.col("bad") & ~blank_text).select("source_line", "raw")
+    # the lines' text stripped once, and the chunk copied by a filter only when some line is set aside here
+    blank = (raw["raw"].str.strip_chars() == "") & ~bad
+    failures.append(failures_at(raw["source_line"].filter(blank), "blank_line"))
+    keep = ~(bad | blank)
+    todo = raw if keep.all() else raw.filter(keep)
     return raw, failures, todo
 
 

@@ -144,30 +144,17 @@ def _no_duplicates(pairs: list) -> dict:
     return d
 
 
-KEY_TOKEN = r'"\s*:'  # ends every key (and, rarely, starts a string value that begins with a colon)
-
-
-def _surely_unique(raw: str, key_tokens: int) -> bool:
+def _surely_unique(raw: str) -> bool:
     """Whether a line without a backslash surely repeats no key: orjson (C; it keeps one value per key) re-written
-    compactly holds exactly one ``":`` per distinct key of each object, since no string holds a quote; the line
-    holds at least one ``"`` then ``:`` per key it spells out. Equal counts: no object spelled a key twice."""
+    holds as many colons as the line exactly when no object spelled a key twice. Without an escape, a colon of the
+    line is either the one after a key or a character of a string (a key or a value), and the re-written line holds
+    the same strings (orjson writes a colon as itself and never adds one); a key spelled twice leaves one pair
+    fewer, and with it at least the colon after the key. (Counting one byte, not the ``":`` pairs: 0.26 -> 0.21 CPU
+    s for 56 MB of round lines, and no count of key tokens in polars first.)"""
     try:
-        return orjson.dumps(orjson.loads(raw)).count(b'":') == key_tokens
-    except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # beyond orjson (an integer past 64 bits, NaN, nesting
-        return False  # deeper than it writes, which DuckDB reads): the exact check decides
-
-
-def key_tokens(raw: pl.Series) -> pl.Series:
-    """Per line, its ``"`` + ``:`` pairs (every key ends so; rarely a string value that starts with a colon adds
-    one): a literal count where no quote is followed by JSON whitespace (the usual layout; a third of the regex's
-    cost), the regex :data:`KEY_TOKEN` on the other lines."""
-    tokens = raw.str.count_matches('":', literal=True)
-    spaced = (raw.str.contains('" ', literal=True) | raw.str.contains('"\t', literal=True)
-              | raw.str.contains('"\r', literal=True))
-    if spaced.any():
-        idx = spaced.arg_true()
-        tokens = tokens.scatter(idx, raw.gather(idx).str.count_matches(KEY_TOKEN))
-    return tokens
+        return orjson.dumps(orjson.loads(raw)).count(b":") == raw.count(":")
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # beyond orjson (NaN, a trailing comma, nesting deeper
+        return False  # than it writes, which DuckDB reads): the exact check decides
 
 
 NESTING_LIMIT = 1000  # Python's recursion limit: its parser stops about there (the contract's objects nest 5 deep)
@@ -187,23 +174,24 @@ def strict_json_failures(lines: pl.DataFrame) -> pl.DataFrame:
     line means two things, and is quarantined. No vectorised parser here reports the repeat. The exact check is
     ``json.loads`` with a hook that compares each object's keys with its pairs (7.6 ns a byte: 2.4 CPU s for the
     285 MB of round lines of a 200,000-round night). A screen clears most lines first at half that cost
-    (:func:`_surely_unique`: orjson's parse re-written, its keys counted against the line's key tokens); a line
+    (:func:`_surely_unique`: orjson's parse re-written, its colons counted against the line's); a line
     with a backslash (an escape could hide a quote or spell a key twice) or that the screen does not clear goes
     through the exact check, which alone says why. Measured and not taken: grouping the key tokens of each line
-    in polars (0.83 s per 80 MB), DuckDB's ``json_tree`` (11 s), ``json_keys`` of every object the contract
-    places, one parse per line for all their paths, judged once per distinct layout (1.9 CPU s against this
-    screen's 1.6 on the same night), DuckDB's ``MAP(VARCHAR, JSON)`` transform, which refuses a repeated key (9 s),
-    orjson over groups of lines joined into one array (slower than line by line beyond 200 lines a group);
+    in polars (0.83 s per 80 MB), DuckDB's ``json_tree`` (11 s), pyarrow's JSON reader (it refuses a repeated key
+    at any depth, but reads NaN, and costs more: 0.33-0.44 against this screen's 0.21 CPU s for 56 MB),
+    ``json_keys`` of every object the contract places, one parse per line for all their paths, judged once per
+    distinct layout (1.9 CPU s against this screen's 1.6 on the same night), DuckDB's ``MAP(VARCHAR, JSON)``
+    transform, which refuses a repeated key (9 s), orjson over groups of lines joined into one array (slower than
+    line by line beyond 200 lines a group);
     counting key tokens against the keys DuckDB's parse kept cannot stand in, since a JSON ``null`` and an absent
     key parse alike.
     """
     found: list[tuple[int, str]] = []
     raws = lines["raw"]
-    tokens = key_tokens(raws).to_list()
     plain = (~raws.str.contains("\\", literal=True)).to_list()
     surely = _surely_unique
-    for line, raw, n, screenable in zip(lines["source_line"].to_list(), raws.to_list(), tokens, plain):
-        if screenable and surely(raw, n):
+    for line, raw, screenable in zip(lines["source_line"].to_list(), raws.to_list(), plain):
+        if screenable and surely(raw):
             continue
         try:
             json.loads(raw, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant)
@@ -220,6 +208,47 @@ def strict_json_failures(lines: pl.DataFrame) -> pl.DataFrame:
         return failures_at(pl.Series([], dtype=pl.Int64), "duplicate_key")
     lines_, codes, details = zip(*found)
     return pl.DataFrame({"source_line": lines_, "code": codes, "detail": details}, schema=FAILURE_SCHEMA)
+
+
+def recorded_by_path(recorded_result: pl.Series) -> pl.DataFrame:
+    """``recorded_winner`` and the points of each ``recorded_result`` (JSON text as DuckDB re-wrote it), read by JSON
+    path: the winner's text when the result is an object; a point where its value reads as an integer (a number or a
+    string of digits, as ``json_path_match`` gives them), null where it does not or does not fit a SMALLINT."""
+    rr = pl.col("recorded_result")
+    is_obj = rr.str.starts_with("{")
+
+    def rr_int(key: str) -> pl.Expr:
+        v = rr.str.json_path_match(f"$.{key}")
+        return (pl.when(is_obj & v.str.contains(INT_TEXT)).then(v.str.to_integer(strict=False))
+                .cast(pl.Int16, strict=False))
+
+    return recorded_result.alias("recorded_result").to_frame().select(
+        pl.when(is_obj).then(rr.str.json_path_match("$.winner")).alias("recorded_winner"),
+        rr_int("player_points").alias("recorded_player_points"),
+        rr_int("banker_points").alias("recorded_banker_points"),
+    )
+
+
+# a baccarat result exactly as DuckDB re-writes it (no space, keys in this order, one-digit points): what
+# :func:`recorded_by_path` reads from it is its three groups, as they are written
+BACCARAT_RESULT = (r'^\{"winner":"(?P<recorded_winner>banker|player|tie)",'
+                   r'"player_points":(?P<recorded_player_points>[0-9]),'
+                   r'"banker_points":(?P<recorded_banker_points>[0-9])\}$')
+
+
+def recorded_result_fields(recorded_result: pl.Series) -> pl.DataFrame:
+    """What :func:`recorded_by_path` gives, read in one regex pass where a result has the common baccarat shape
+    (:data:`BACCARAT_RESULT`; three quarters of a night's rounds) and by JSON path for the others: three
+    ``json_path_match`` passes over every round were half of the canonical rows' cost (0.089 of 0.16 CPU s for
+    84,000 rounds, against 0.015 for the regex; ``tests/test_ingest_recorded_result.py`` holds the two equal)."""
+    fast = recorded_result.alias("rr").to_frame().select(pl.col("rr").str.extract_groups(BACCARAT_RESULT)).unnest("rr")
+    out = fast.with_columns(pl.col("recorded_player_points", "recorded_banker_points").str.to_integer().cast(pl.Int16))
+    rest = fast["recorded_winner"].is_null() & recorded_result.str.starts_with("{")
+    if rest.any():
+        idx = rest.arg_true()
+        by_path = recorded_by_path(recorded_result.gather(idx))
+        out = out.with_columns(out[c].scatter(idx, by_path[c]) for c in out.columns)
+    return out
 
 
 ROUND_MONEY = ("limit_min", "limit_max", "limit_differential", "limit_side_min", "limit_side_max", "jackpot_meter")
@@ -349,18 +378,22 @@ class RoundsParser:
             failures_at(unparseable["source_line"], "json_unparseable"),
             failures_at(not_object["source_line"], "json_not_object", "a JSON " + not_object["line_kind"].cast(pl.String)),
         ])
-        ok = parsed.filter(~failed)
-        rounds = ok.drop("line_kind", "_wagers", "_actions")
-        wagers = self._elements(ok, "_wagers", WAGER_FIELDS, "wager_order", todo)
-        actions = self._elements(ok, "_actions", ACTION_FIELDS, "action_order", todo)
+        # the lists are filtered once each, with the rows they are exploded from, not copied with the rounds first
+        # (a copy of every wager's struct: 1.02-1.10 -> 0.83-0.93 CPU s for 99 MB of round lines, one thread)
+        rounds = parsed.drop("_wagers", "_actions").filter(~failed).drop("line_kind")
+        wagers = self._elements(parsed, "_wagers", WAGER_FIELDS, "wager_order", todo)
+        actions = self._elements(parsed, "_actions", ACTION_FIELDS, "action_order", todo)
         return rounds, wagers, actions, line_fail
 
     @staticmethod
-    def _elements(ok: pl.DataFrame, column: str, fields: tuple[str, ...], order: str, todo: pl.DataFrame) -> pl.DataFrame:
-        """One row per list element, numbered from 1. An element that is not an object comes back with every field
-        null; only for those (rare) rows is the element's JSON kind looked up, from the raw line."""
+    def _elements(parsed: pl.DataFrame, column: str, fields: tuple[str, ...], order: str,
+                  todo: pl.DataFrame) -> pl.DataFrame:
+        """One row per list element of the lines parsed as objects (``line_kind`` null), numbered from 1. An element
+        that is not an object comes back with every field null; only for those (rare) rows is the element's JSON kind
+        looked up, from the raw line."""
         name = column.removeprefix("_")
-        lists = ok.select("source_line", column).filter(pl.col(column).list.len() > 0)
+        lists = parsed.select("source_line", column, "line_kind").filter(
+            pl.col("line_kind").is_null() & (pl.col(column).list.len() > 0)).drop("line_kind")
         out = lists.select(
             "source_line",
             pl.int_ranges(1, pl.col(column).list.len() + 1, dtype=pl.Int64).alias(order), column,
@@ -400,13 +433,7 @@ class RoundsParser:
     def _canonical(self, r: pl.DataFrame, w: pl.DataFrame, a: pl.DataFrame):
         closed_local = (pl.col("bets_closed_at__utc").dt.replace_time_zone(None)
                         + pl.duration(minutes=utc_offset_minutes(pl.col("bets_closed_at")).cast(pl.Int64)))
-        rr = pl.col("recorded_result")
-        is_obj = rr.str.starts_with("{")
-
-        def rr_int(key: str) -> pl.Expr:
-            v = rr.str.json_path_match(f"$.{key}")
-            return pl.when(is_obj & v.str.contains(INT_TEXT)).then(v.str.to_integer(strict=False)).cast(pl.Int16, strict=False)
-
+        recorded = recorded_result_fields(r["recorded_result"])
         rounds = r.select(
             "table_id",
             pl.col("round_no").str.to_integer().cast(pl.Int64),
@@ -416,9 +443,7 @@ class RoundsParser:
             pl.col("bets_closed_at__utc").alias("bets_closed_at"),
             pl.col("settled_at__utc").alias("settled_at"),
             "status",
-            pl.when(is_obj).then(rr.str.json_path_match("$.winner")).alias("recorded_winner"),
-            rr_int("player_points").alias("recorded_player_points"),
-            rr_int("banker_points").alias("recorded_banker_points"),
+            recorded["recorded_winner"], recorded["recorded_player_points"], recorded["recorded_banker_points"],
             "recorded_result",
             pl.col("jackpot_meter").str.to_integer(strict=False).cast(pl.Int64),
             (closed_local - pl.duration(minutes=self.day_start_minutes)).dt.date().alias("gaming_day"),

@@ -60,14 +60,19 @@ class ShoeParser:
         """One chunk -> (canonical events, failures, raw lines (source_line, raw))."""
         raw, failures, frame = screen(chunk)
 
-        quoted = frame.filter(pl.col("raw").str.contains('"', literal=True))
-        plain = frame.filter(~pl.col("raw").str.contains('"', literal=True))
+        # a chunk is copied by a filter only where some line needs it (a quote, a wrong number of fields: rare)
+        quotes = frame["raw"].str.contains('"', literal=True)
+        quoted = frame.filter(quotes) if quotes.any() else frame.clear()
+        plain = frame.filter(~quotes) if not quoted.is_empty() else frame
         # the fields counted by their commas, then cut at them in one pass (split_exact: no list per line)
         count = plain.select(pl.col("raw").str.count_matches(",", literal=True) + 1).to_series()
-        wrong = plain.filter(count != len(SHOE_CSV_COLUMNS))
-        failures.append(failures_at(wrong["source_line"], "csv_column_count",
-                                    "expected 9 fields, got " + count.filter(count != len(SHOE_CSV_COLUMNS)).cast(pl.String)))
-        fields = plain.filter(count == len(SHOE_CSV_COLUMNS)).select(
+        nine = count == len(SHOE_CSV_COLUMNS)
+        if not nine.all():
+            wrong = plain.filter(~nine)
+            failures.append(failures_at(wrong["source_line"], "csv_column_count",
+                                        "expected 9 fields, got " + count.filter(~nine).cast(pl.String)))
+            plain = plain.filter(nine)
+        fields = plain.select(
             "source_line",
             pl.col("raw").str.split_exact(",", len(SHOE_CSV_COLUMNS) - 1).struct.rename_fields(self.header).alias("_f"),
         ).unnest("_f")
@@ -85,7 +90,8 @@ class ShoeParser:
         as_read = as_read.select(list(AS_READ_SCHEMA))
         failures.append(checked(as_read, INPUT_SHOE_CSV, passing=passing))
         all_failures = pl.concat(failures)
-        accepted = as_read.join(all_failures.select("source_line").unique(), on="source_line", how="anti")
+        # a filter, not an anti join (a hash join of every accepted row): the same rows in the same order
+        accepted = as_read.filter(~pl.col("source_line").is_in(all_failures["source_line"].implode()))
         events = self._canonical(accepted)
         bad2 = checked(events, CORE_DEVICE_EVENTS)
         if not bad2.is_empty():  # never expected: the input checks guard every conversion
