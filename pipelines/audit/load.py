@@ -702,27 +702,28 @@ def quarantine_as_in_files(quarantine: pl.DataFrame, paths: dict[str, "Path"]) -
     line at that number (its ``raw`` as the ingest read it). Rows that name no line (a file that could not be
     read: line 0 or none) and rows of a file that cannot be read now are kept.
     """
-    from pipelines.ingest.lines import iter_lines
+    from pipelines.ingest.lines import lines_at
 
     if quarantine.height == 0:
         return quarantine
     kept = [quarantine.filter(~pl.col("source_file").is_in(list(paths)) | pl.col("source_line").is_null()
                               | (pl.col("source_line") < 1))]
-    for rows in quarantine.filter(pl.col("source_file").is_in(list(paths)) & (pl.col("source_line") >= 1)
-                                        ).partition_by("source_file", as_dict=False):
-        wanted = set(rows["source_line"].to_list())
-        last = max(wanted)
-        present = []
-        try:
-            for chunk in iter_lines(paths[rows["source_file"][0]]):
-                numbers = chunk.line_numbers()
-                frame = pl.DataFrame({"source_line": numbers, "raw": chunk.lines})
-                present.append(frame.filter(pl.col("source_line").is_in(list(wanted))))
-                if len(numbers) and numbers.max() >= last:  # the file's lines after the last one wanted: not read
-                    break
+    in_files = quarantine.filter(pl.col("source_file").is_in(list(paths)) & (pl.col("source_line") >= 1))
+    wanted: dict[str, set[int]] = {}
+    for name, line in zip(in_files["source_file"].to_list(), in_files["source_line"].to_list()):
+        wanted.setdefault(name, set()).add(line)
+    names, numbers, texts, unreadable = [], [], [], []
+    for name, lines in wanted.items():
+        try:  # only the wanted lines, read as the ingest reads lines
+            found = lines_at(paths[name], lines)
         except OSError:
-            kept.append(rows)
+            unreadable.append(name)
             continue
-        now = pl.concat(present) if present else pl.DataFrame(schema={"source_line": pl.Int64, "raw": pl.String})
-        kept.append(rows.join(now, on=["source_line", "raw"], how="semi"))
+        names.extend([name] * len(found))
+        numbers.extend(found)
+        texts.extend(found.values())
+    now = pl.DataFrame({"source_file": names, "source_line": numbers, "raw": texts},
+                       schema={"source_file": pl.String, "source_line": pl.Int64, "raw": pl.String})
+    kept.append(in_files.join(now, on=["source_file", "source_line", "raw"], how="semi", maintain_order="left"))
+    kept.append(in_files.filter(pl.col("source_file").is_in(unreadable)))
     return pl.concat(kept).unique(maintain_order=True).sort(["source_file", "source_line", "reason"])
