@@ -41,3 +41,16 @@ def test_a_long_file_is_read_only_up_to_the_last_line_wanted(tmp_path):
     assert lines_at(path, {3, 70_000}) == {3: "line 3", 70_000: "line 70000"}
     assert lines_at(path, {100_001, 100_000}) == {100_000: "line 100000"}
     assert lines_at(path, set()) == {}
+
+
+def test_a_bom_cut_by_the_first_block_is_still_a_bom(tmp_path):
+    """A file's BOM is taken off only when the first block holds all of it: blocks of 1 or 2 bytes read a file of a BOM
+    alone as one line of nothing (found by the property above: lines_at gave ``{1: ''}``, iter_lines with 1 MiB
+    blocks no line)."""
+    path = tmp_path / "f.csv"
+    path.write_bytes(b"\xef\xbb\xbf")
+    assert lines_at(path, {1}, chunk_bytes=1) == {}
+    assert [len(c) for c in iter_lines(path, chunk_bytes=1)] in ([], [0])
+    path.write_bytes(b"\xef\xbb\xbfa\nb")
+    assert lines_at(path, {1, 2}, chunk_bytes=2) == {1: "a", 2: "b"}
+    assert [t for c in iter_lines(path, chunk_bytes=2) for t in c.lines.to_list()] == ["a", "b"]

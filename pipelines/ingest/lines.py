@@ -170,11 +170,13 @@ def iter_lines(path: Path, chunk_bytes: int = CHUNK_BYTES, start: int = 0, end: 
         line_no = first_line
         first = start == 0
         while True:
-            block = read(chunk_bytes)
+            block = read(max(chunk_bytes, len(BOM)) if first else chunk_bytes)  # the first block holds a whole BOM
             if first:
                 first = False
                 if block.startswith(BOM):
                     block = block[len(BOM):]
+                    if not block:  # the BOM was the whole block, not the file's end
+                        continue
             if not block:
                 break
             data = carry + block if carry else block
@@ -235,11 +237,13 @@ def lines_at(path: Path, numbers: set[int], chunk_bytes: int = 1 << 20) -> dict[
         line_no = 1
         first = True
         while at < len(wanted):
-            block = f.read(chunk_bytes)
+            block = f.read(max(chunk_bytes, len(BOM)) if first else chunk_bytes)  # the first block holds a whole BOM
             if first:
                 first = False
                 if block.startswith(BOM):
                     block = block[len(BOM):]
+                    if not block:  # the BOM was the whole block, not the file's end
+                        continue
             if not block:
                 if carry and wanted[at] == line_no:
                     out[line_no] = _one_line(carry)
