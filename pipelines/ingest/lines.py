@@ -149,6 +149,20 @@ def _skip_to_newline(read, data: bytes) -> tuple[int, bytes, bool]:
         length += len(block)
 
 
+def _blocks(read, chunk_bytes: int, at_file_start: bool) -> Iterator[bytes]:
+    """The blocks ``read(n)`` gives, the file's BOM dropped from the first when reading from the file's start: that
+    block is read whole enough to hold a BOM, and one that was only the BOM is not taken for the file's end. Each
+    block is read only when asked for (a reader may read between blocks); an empty block is the end."""
+    block = read(max(chunk_bytes, len(BOM)) if at_file_start else chunk_bytes)
+    if at_file_start and block.startswith(BOM):
+        block = block[len(BOM):] or read(chunk_bytes)
+    while True:
+        yield block
+        if not block:
+            return
+        block = read(chunk_bytes)
+
+
 def iter_lines(path: Path, chunk_bytes: int = CHUNK_BYTES, start: int = 0, end: int | None = None,
                first_line: int = 1, look_for_controls: bool = False) -> Iterator[LineChunk]:
     """Every physical line of the file between the byte offsets ``start`` (a line's start; ``first_line`` is its
@@ -168,15 +182,9 @@ def iter_lines(path: Path, chunk_bytes: int = CHUNK_BYTES, start: int = 0, end: 
 
         carry = b""
         line_no = first_line
-        first = start == 0
+        blocks = _blocks(read, chunk_bytes, start == 0)
         while True:
-            block = read(max(chunk_bytes, len(BOM)) if first else chunk_bytes)  # the first block holds a whole BOM
-            if first:
-                first = False
-                if block.startswith(BOM):
-                    block = block[len(BOM):]
-                    if not block:  # the BOM was the whole block, not the file's end
-                        continue
+            block = next(blocks)
             if not block:
                 break
             data = carry + block if carry else block
@@ -235,15 +243,9 @@ def lines_at(path: Path, numbers: set[int], chunk_bytes: int = 1 << 20) -> dict[
     with open(path, "rb") as f:
         carry = b""
         line_no = 1
-        first = True
+        blocks = _blocks(f.read, chunk_bytes, True)
         while at < len(wanted):
-            block = f.read(max(chunk_bytes, len(BOM)) if first else chunk_bytes)  # the first block holds a whole BOM
-            if first:
-                first = False
-                if block.startswith(BOM):
-                    block = block[len(BOM):]
-                    if not block:  # the BOM was the whole block, not the file's end
-                        continue
+            block = next(blocks)
             if not block:
                 if carry and wanted[at] == line_no:
                     out[line_no] = _one_line(carry)
