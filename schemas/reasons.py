@@ -33,6 +33,7 @@ REASONS: Final[dict[str, str]] = {
     "control_character": "control or invisible character in text",
     "bad_timestamp": "not a timestamp",
     "ts_no_offset": "timestamp without an offset",
+    "bad_currency": "not a currency code",
     # vocabulary
     "unknown_game": "unknown game",
     "unknown_ruleset": "unknown rule set",

@@ -19,6 +19,9 @@ from schemas.metadata import Rule, RowRule
 from schemas.vocabulary import Vocabulary
 
 INT_TEXT = r"^-?[0-9]+$"
+# an ISO 4217 code: three capital letters. ``usd`` beside ``USD`` was a second currency in every sum and test, shown
+# in USD's decimals; a name (``US Dollar``) or a long text ran off the report's page
+CURRENCY_CODE = r"^[A-Z]{3}$"
 # characters an identifier never holds on purpose and a person cannot see (or that move the text around them): C0
 # and C1 controls, DEL, the bidi marks, embeddings, overrides and isolates, zero-width spaces and joiners, the word
 # joiner and the BOM. Two ids that differ only by one look the same in every report.
@@ -111,6 +114,8 @@ def column_expr(rule: Rule, col: str, vocab: Vocabulary) -> pl.Expr:
         ok = c.str.len_bytes() > 0
     elif k == "no_control":
         ok = ~c.str.contains(CONTROL_TEXT)
+    elif k == "currency_code":
+        ok = c.str.contains(CURRENCY_CODE)
     elif k == "is_false":
         ok = ~c
     elif k == "int_text":

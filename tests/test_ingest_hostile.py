@@ -64,6 +64,17 @@ ROUNDS: dict[str, tuple] = {
         lambda r: {**r, "table_id": "BJ\u0000-01"}, "control_character",
         lambda r: {**r, "table_id": "BJ-01"}, ("table_id", "BJ-01"),
     ),
+    "currency in lower case": (
+        "formats.md The round: currency, an ISO 4217 code of three capital letters (usd was a second currency beside "
+        "USD in every sum, its amounts shown in USD's decimals)",
+        lambda r: {**r, "currency": "usd"}, "bad_currency",
+        lambda r: {**r, "currency": "VND"}, ("currency", "VND"),
+    ),
+    "currency written as a name": (
+        "formats.md The round: currency, an ISO 4217 code (a 300-letter currency ran off the report's page)",
+        lambda r: {**r, "currency": "US Dollar" + "X" * 300}, "bad_currency",
+        lambda r: {**r, "currency": "XAU"}, ("currency", "XAU"),
+    ),
     "bidi override in a player id": (
         "formats.md Conventions, Text: an identifier holds no invisible character",
         lambda r: {**r, "wagers": [{**r["wagers"][0], "player_id": "P-78\u202e6794"}, *r["wagers"][1:]]},
