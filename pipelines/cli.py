@@ -162,6 +162,11 @@ def ingest(
 
     from pipelines.writer_lock import LockError, writer_lock
 
+    from pipelines.audit.run import not_utf8
+
+    problem = not_utf8(input_folder=input, database=db)
+    if problem:
+        fail(problem)
     if not input.is_dir():  # before the database is created or locked: a typo makes no empty database
         fail(f"input folder {input} does not exist or is not a folder")
     try:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+import shutil
+from pathlib import Path
 
 import duckdb
 import polars as pl
@@ -19,6 +22,8 @@ from pipelines.cli import app
 from test_audit_findings import BANKER_6_THREE_CARDS, PLAYER_NATURAL
 from test_audit_support import NightBuilder
 from test_report import assert_offline
+
+ROOT = Path(__file__).resolve().parents[1]
 
 GARBAGE = '{"table_id": "BAC-01", "round_no": '
 
@@ -171,3 +176,25 @@ def test_demo_without_a_sample_night_fails_with_one_line(tmp_path):
 
     with pytest.raises(AuditError, match="no sample night"):
         run_demo(tmp_path / "demo", sample=tmp_path / "nothing-here")
+
+
+@pytest.mark.parametrize("command", ["audit", "ingest"])
+@pytest.mark.parametrize("which", ["input", "db", "out"])
+def test_a_path_that_is_not_utf8_stops_the_command_with_one_line_naming_it(tmp_path, command, which):
+    """A folder named in Latin-1 (``café`` as the byte 0xe9) reached DuckDB ("cannot encode str as UTF-8") or Prefect's
+    parameters (UnicodeEncodeError) mid-run; it is refused before anything is written, named with its byte escaped."""
+    if command == "ingest" and which == "out":
+        pytest.skip("ingest has no --out")
+    latin = os.fsdecode(b"caf\xe9")
+    paths = {"input": tmp_path / "in", "db": tmp_path / "a.duckdb", "out": tmp_path / "out"}
+    paths[which] = tmp_path / latin / paths[which].name
+    paths["input"].mkdir(parents=True)
+    sample = ROOT / "data" / "sample"
+    for name in ("rounds_BAC-01_2026-11-24.jsonl", "shoe_AE-0101_2026-11-24.csv"):
+        shutil.copy(sample / name, paths["input"] / name)
+    args = [command, "--input", str(paths["input"]), "--db", str(paths["db"])]
+    result = CliRunner().invoke(app, args + (["--out", str(paths["out"])] if command == "audit" else []))
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "not UTF-8" in lines[0] and "caf\\xe9" in lines[0], result.output
+    assert not paths["db"].exists()

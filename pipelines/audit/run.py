@@ -64,9 +64,28 @@ IDLE_SERVER_SERVICES = ("CANCELLATION_CLEANUP", "FOREMAN", "LATE_RUNS", "SCHEDUL
                         "CLEANUP_RECONCILER", "TRIGGERS")
 
 
+def not_utf8(**paths: Path) -> str | None:
+    """The reason when one of ``paths`` (named by keyword: ``input_folder=...``) is not UTF-8, else None.
+
+    A file system name is bytes; one written in Latin-1 (``café`` as the byte 0xe9) reached DuckDB ("cannot encode
+    str as UTF-8", "std::bad_cast") or Prefect's parameters (UnicodeEncodeError) in the middle of a run. The path is
+    shown with its bytes escaped, as a file of the input whose name is not UTF-8 is (pipelines.ingest.discover)."""
+    for label, path in paths.items():
+        text = str(Path(path).absolute())
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            return f"the {label.replace('_', ' ')}'s path {shown} is not UTF-8: rename it"
+    return None
+
+
 def check_can_run(input_dir: Path, db_path: Path, out_dir: Path, gaming_day_start: str) -> None:
     """Raise :class:`AuditError` with the reason when the audit cannot run."""
     input_dir, db_path, out_dir = Path(input_dir), Path(db_path), Path(out_dir)
+    problem = not_utf8(input_folder=input_dir, database=db_path, output_folder=out_dir)
+    if problem:
+        raise AuditError(problem)
     if not input_dir.exists():
         raise AuditError(f"input folder {input_dir} does not exist")
     if not input_dir.is_dir():
