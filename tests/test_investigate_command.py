@@ -4,7 +4,9 @@ count, and a hostile id stays text."""
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 import math
 import re
 import shutil
@@ -673,3 +675,25 @@ def test_an_investigation_into_a_folder_of_other_files_stops_and_changes_none(au
     for _ in range(2):  # a new folder, then the same folder again
         result = runner.invoke(app, [*args, str(tmp_path / "inv")])
         assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("command", ["investigate", "evidence"])
+def test_a_link_among_a_previous_runs_files_is_replaced_and_what_it_pointed_at_left_alone(audited_sample, tmp_path,
+                                                                                            command):
+    """``index.html`` in an earlier investigation's folder, a symbolic link to a file elsewhere: the investigation
+    wrote the page through it, over that file (the evidence pack removed its previous files first, as both now do)."""
+    outside = tmp_path / "precious.txt"
+    outside.write_text("keep")
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "index.html").symlink_to(outside)
+    db = str(audited_sample / "pitaudit.duckdb")
+    if command == "investigate":
+        args = ["investigate", "--db", db, "--player", COUNTER, "--out", str(folder)]
+    else:
+        row = next(csv.DictReader(io.StringIO((audited_sample / "out" / "findings.csv").read_text(encoding="utf-8"))))
+        args = ["evidence", "--db", db, "--table", row["table_id"], "--round", row["round_no"], "--out", str(folder)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert outside.read_text() == "keep"
+    assert not (folder / "index.html").is_symlink() and "<html" in (folder / "index.html").read_text(encoding="utf-8")

@@ -19,6 +19,7 @@ from pipelines.evidence.gather import EvidenceError, RoundEvidence, gather_round
 from pipelines.evidence.manifest import FORMAT, MANIFEST, SUMS, Verdict, seal, verify_pack
 from pipelines.evidence.render import render_html, render_json
 from pipelines.evidence.rule_text import ClauseText, clause_texts, no_text
+from pipelines.out_folder import prepare_folder
 
 PACK_FILES = ("index.html", "round.json")
 
@@ -99,20 +100,6 @@ def pack_document(evidence: RoundEvidence, cameras: CameraMap, clause_text: Clau
     return data
 
 
-def _prepare_folder(out: Path) -> None:
-    """An empty folder, or a previous pack (rewritten); anything else is refused rather than mixed in."""
-    if out.exists() and not out.is_dir():
-        raise EvidenceError(f"{out} exists and is not a folder")
-    if out.is_dir():
-        present = {p.relative_to(out).as_posix() for p in out.rglob("*")}
-        ours = set(PACK_FILES) | {MANIFEST, SUMS}
-        if present - ours:
-            raise EvidenceError(f"{out} holds other files ({', '.join(sorted(present - ours)[:3])}...): "
-                                "give an empty folder or a previous pack's")
-        for name in present:
-            (out / name).unlink()
-
-
 def write_pack(db: Path, table_id: str, round_no: int, out: Path, gaming_day: dt.date | None = None,
                cameras: Path | None = None, rule_docs: Path | None = None) -> tuple[Path, str]:
     """Write the pack of one round into ``out``; returns the folder and the seal (SHA-256 of SHA256SUMS).
@@ -135,7 +122,7 @@ def write_pack(db: Path, table_id: str, round_no: int, out: Path, gaming_day: dt
     finally:
         con.close()
     files, _ = build_pack_files(evidence, camera_map, clause_text, clause_note, str(source))
-    _prepare_folder(out)
+    prepare_folder(out, set(PACK_FILES) | {MANIFEST, SUMS}, "pack", EvidenceError)
     key = {"table_id": table_id, "round_no": round_no, "gaming_day": evidence.round["gaming_day"]}
     return out, seal_pack(out, files, key, evidence.sources)
 

@@ -25,6 +25,7 @@ from pipelines.investigation.count import true_counts
 from pipelines.investigation.render import MAX_HTML_ROWS, render_page, script_href, table_rows, write_plotly_js
 from pipelines.investigation.theory import exact_where_known
 from pipelines.money import money_for_files
+from pipelines.out_folder import check_folder, prepare_folder
 
 TABLES = ("rounds", "wagers", "findings", "results_over_time", "bet_vs_count", "dealers", "played_with")
 # The audit's pages write every table as Parquet and only these as CSV too: rounds, wagers, results_over_time and
@@ -88,21 +89,13 @@ def count_source() -> str:
     return "the statistical detectors' count, pipelines.stats.counts; burns not counted"
 
 
-def _check_folder(out: Path) -> None:
-    """``out`` empty, missing, or an earlier investigation's: anything else is refused rather than written over (the
-    audit's own folder lost its findings.csv to the subject's, as the evidence pack's folder is guarded)."""
-    if out.exists() and not out.is_dir():
-        raise InvestigationError(f"{out} exists and is not a folder")
-    ours = {"index.html", "plotly.min.js"} | {f"{name}.{ext}" for name in TABLES for ext in ("csv", "parquet")}
-    others = sorted(p.name for p in out.iterdir() if p.name not in ours) if out.is_dir() else []
-    if others:
-        raise InvestigationError(f"{out} holds other files ({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}): "
-                                 "give an empty folder or a previous investigation's")
+#: the names an investigation's folder may hold (a previous investigation's files)
+OWN_FILES = {"index.html", "plotly.min.js"} | {f"{name}.{ext}" for name in TABLES for ext in ("csv", "parquet")}
 
 
 def write_investigation(db: Path, subject: q.Subject, out: Path) -> Path:
     """Write the investigation of ``subject`` into ``out``; returns the page's path."""
-    _check_folder(out)
+    check_folder(out, OWN_FILES, "investigation", InvestigationError)  # before the database is read
     source = database_for_readers(db)
     try:
         con = open_reader(source)
@@ -112,6 +105,7 @@ def write_investigation(db: Path, subject: q.Subject, out: Path) -> Path:
         frames = gather(con, subject)
     finally:
         con.close()
+    prepare_folder(out, OWN_FILES, "investigation", InvestigationError)
     return write_pages(frames, subject, out, str(source))
 
 
