@@ -82,3 +82,70 @@ def test_the_audits_investigation_pages_draw_from_the_folders_one_plotly_js_in_a
     visit = browser.open(pages[0])
     visit.assert_clean()
     assert browser.wait_for_plots(visit.page) >= 2
+
+
+LONG = {"dealer_id": "D-" + "dealer" * 50, "shoe_id": "S-" + "shoe" * 60, "player_id": "P-" + "verylongplayer" * 20}
+
+
+@pytest.fixture(scope="module")
+def long_ids(tmp_path_factory, prefect_harness):
+    """One table's night whose ids (dealer, shoe, player, wager) run to hundreds of characters, audited."""
+    import json
+    import shutil
+
+    from pipelines.audit.run import run_audit
+    from pipelines.db import publish_snapshot
+
+    root = tmp_path_factory.mktemp("long-ids")
+    night = root / "night"
+    night.mkdir()
+    shutil.copy(SAMPLE / "shoe_AE-0102_2026-11-24.csv", night)
+    lines = (SAMPLE / "rounds_BAC-02_2026-11-24.jsonl").read_text(encoding="utf-8").splitlines()
+    rounds = []
+    for i, line in enumerate(lines):
+        r = json.loads(line)
+        if i < 40:
+            r.update(dealer_id=LONG["dealer_id"], shoe_id=LONG["shoe_id"])
+            for w in r["wagers"]:
+                w.update(player_id=LONG["player_id"], wager_id="W-" + "wagerid" * 40 + w["wager_id"])
+        rounds.append(json.dumps(r))
+    (night / "rounds_BAC-02_2026-11-24.jsonl").write_text("\n".join(rounds) + "\n", encoding="utf-8")
+    run_audit(night, root / "pitaudit.duckdb", root / "out", "06:00", progress=False)
+    publish_snapshot(root / "pitaudit.duckdb")
+    return root, json.loads(rounds[0])["round_no"]
+
+
+@pytest.mark.parametrize("page", ["evidence pack", "investigation", "report"])
+def test_ids_of_hundreds_of_characters_wrap_inside_the_page(browser, long_ids, tmp_path, page):
+    """A dealer, shoe, player or wager id of 300 characters made the evidence pack 2,900 px and the investigation
+    3,000 px wide in a 1,400 px window (the round's table, the steps, the findings table ran off the page)."""
+    from pipelines.evidence.pack import write_pack
+    from pipelines.investigate import Subject
+    from pipelines.investigation.command import write_investigation
+
+    root, round_no = long_ids
+    db = root / "pitaudit.duckdb"
+    if page == "evidence pack":
+        path = write_pack(db, "BAC-02", round_no, tmp_path / "pack")[0] / "index.html"
+    elif page == "investigation":
+        path = write_investigation(db, Subject("player", LONG["player_id"]), tmp_path / "inv")
+    else:
+        path = root / "out" / "report.html"
+    width = 1400
+    visit = browser.open(path, viewport=(width, 1000))
+    visit.assert_clean()
+    visit.screenshot(f"long-ids-{page.replace(' ', '-')}")
+    assert visit.page.evaluate("() => document.documentElement.scrollWidth") <= width
+
+
+def test_a_long_id_in_the_reports_findings_table_wraps_inside_its_own_cell(browser, long_ids):
+    """The findings table keeps its rows on one line each; a 300-character dealer id there pushed the player and the
+    amounts 3,000 px to the right, then (wrapping but still on one line) ran over them."""
+    root, _ = long_ids
+    visit = browser.open(root / "out" / "report.html", viewport=(1400, 1000))
+    visit.assert_clean()
+    cells = visit.page.evaluate("""() => [...document.querySelectorAll('#findings-table tbody tr')]
+        .flatMap(tr => [...tr.children]).map(td => [td.textContent, td.scrollWidth, td.clientWidth])""")
+    long = [c for c in cells if c[0] == LONG["dealer_id"]]
+    assert long and all(width < 500 for _, _, width in long), long  # its own cell, 30em at most
+    assert all(scroll <= client + 1 for _, scroll, client in cells), [c for c in cells if c[1] > c[2] + 1]

@@ -56,6 +56,8 @@
   ].filter(function (c) { return c[0] === "ev" || c[0] === "src" ? true : !!C[c[0]]; });
   var MONEY = {exp: 1, rec: 1, diff: 1};
   var NUM = {round: 1, seat: 1, p: 1, q: 1, line: 1};
+  // ids from the logs: a cell that may break inside its text (one of hundreds of characters wraps, report.css)
+  var IDENT = {table: 1, dealer: 1, player: 1, wager: 1, id: 1};
 
   function raw(k, i) {
     var c = C[k];
@@ -256,6 +258,7 @@
         else {
           td.textContent = shown(c[0], i);
           if (MONEY[c[0]] || NUM[c[0]]) td.className = "num";
+          if (IDENT[c[0]]) td.className = "ident";
           if (c[0] === "sev") td.className = "sev " + (raw("sev", i) || "");
           if (c[0] === "detail") { td.className = "detail"; td.textContent = readable(td.textContent); }
         }
