@@ -198,3 +198,17 @@ def test_a_path_that_is_not_utf8_stops_the_command_with_one_line_naming_it(tmp_p
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and "not UTF-8" in lines[0] and "caf\\xe9" in lines[0], result.output
     assert not paths["db"].exists()
+
+
+def test_an_unreadable_camera_map_is_said_on_the_console_as_well_as_in_the_report(runs, tmp_path):
+    """``PITAUDIT_CAMERAS`` naming a file that is not a camera map: the night is audited, the packs name no camera and
+    the report says why, but the console said nothing of it (an operator reads the console, or the cron log)."""
+    from pipelines.audit.run import run_audit, summary_text
+    from pipelines.settings import Settings
+
+    bad = tmp_path / "cameras.toml"
+    bad.write_text("tables = [", encoding="utf-8")
+    settings = Settings.defaults().model_copy(update={"cameras": bad})
+    outcome = run_audit(runs["input"], tmp_path / "audit.duckdb", tmp_path / "out", progress=False, settings=settings)
+    warnings = [line for line in summary_text(outcome).splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "the camera map could not be read" in warnings[0] and str(bad) in warnings[0]

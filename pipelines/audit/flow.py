@@ -86,6 +86,7 @@ class AuditOutcome:
     resettled: int = 0  # partitions re-settled (the others were unchanged since their last audit)
     trend: pl.DataFrame | None = None  # pipelines.audit.trend.night_totals of the audited days and the nights before
     nothing: str | None = None  # why there was nothing to audit (then no file was written)
+    warnings: tuple[str, ...] = ()  # what the console says beside the summary (pipelines.report.linked.LinkedPages)
 
     @property
     def audited(self) -> bool:
@@ -348,4 +349,5 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
         scope=scope,
         resettled=len(work),
         trend=published["trend"],
+        warnings=tuple(published["linked"].warnings()),
     )

@@ -286,5 +286,6 @@ def summary_text(outcome) -> str:
         lines.append("money at stake: " + ", ".join(format_money(int(v), c) for c, v in stake.iter_rows()))
     if outcome.engine_errors:
         lines.append(f"warning: the rules engine could not settle {outcome.engine_errors:,} round(s); see unsettled_reason in settlements.parquet")
+    lines += [f"warning: {w}" for w in outcome.warnings]
     lines.append(f"report: {outcome.paths['report']}")
     return "\n".join(lines)

@@ -45,6 +45,14 @@ class LinkedPages:
     investigation_errors: list[str] = field(default_factory=list)
     investigation_seconds: float = 0.0
     investigation_cpu: float = 0.0
+    problems: list[str] = field(default_factory=list)  # a setting's file that could not be read (rule documents, cameras)
+
+    def warnings(self) -> list[str]:
+        """Lines for the console: each problem of a setting, and how many pages could not be written (the report
+        lists them), so that an unreadable PITAUDIT_CAMERAS is not said only inside the report."""
+        others = len(self.packs.errors) - len(self.problems)
+        return self.problems + ([f"{others:,} evidence pack(s) or investigation page(s) could not be written: the "
+                                 "report lists them"] if others > 0 else [])
 
 
 def subject_of(finding: dict) -> tuple[str, str, dt.date, dt.date] | None:
@@ -402,4 +410,4 @@ def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findi
     packs.errors[:0] = problems
     links, errors = investigated["links"], investigated["errors"]
     packs.errors.extend(f"the investigation of {e}" for e in errors)  # the report lists what it could not link
-    return LinkedPages(packs, links, errors, investigated["seconds"], investigated["cpu"])
+    return LinkedPages(packs, links, errors, investigated["seconds"], investigated["cpu"], problems)
