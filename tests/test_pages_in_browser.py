@@ -149,3 +149,17 @@ def test_a_long_id_in_the_reports_findings_table_wraps_inside_its_own_cell(brows
     long = [c for c in cells if c[0] == LONG["dealer_id"]]
     assert long and all(width < 500 for _, _, width in long), long  # its own cell, 30em at most
     assert all(scroll <= client + 1 for _, scroll, client in cells), [c for c in cells if c[1] > c[2] + 1]
+
+
+def test_the_reports_round_numbers_are_written_as_evidence_round_takes_them(browser, long_ids):
+    """A round number is an id: the findings table wrote 29,444, which ``pitaudit evidence --round`` refuses ("not a
+    valid integer") when a reviewer copies it from the row."""
+    root, _ = long_ids
+    visit = browser.open(root / "out" / "report.html", viewport=(1400, 1000))
+    visit.assert_clean()
+    heads = visit.page.evaluate("() => [...document.querySelectorAll('#findings-head th')].map(th => th.textContent)")
+    at = next(i for i, h in enumerate(heads) if h.startswith("round"))
+    rounds = visit.page.evaluate(f"""() => [...document.querySelectorAll('#findings-table tbody tr[data-i]')]
+        .map(tr => tr.children[{at}].textContent)""")
+    numbered = [r for r in rounds if r]
+    assert numbered and all(r.isdigit() and int(r) >= 10_000 for r in numbered), rounds

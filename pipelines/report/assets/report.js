@@ -93,6 +93,7 @@
     var v = raw(k, i);
     if (v === null || v === undefined) return "";
     if (k === "p" || k === "q") return Number(v).toPrecision(2);
+    if (k === "round" || k === "seat" || k === "line") return String(v);  // ids, as `pitaudit evidence --round` takes them
     if (typeof v === "number") return v.toLocaleString("en-US");
     return String(v);
   }
