@@ -1,5 +1,6 @@
-"""Benchmark: the ingest's parse stage by stage, as a parse worker runs it (one process, one thread, every batch),
-and each batch's parsed frames handed over as a worker hands them to the writer (pickled and read back here).
+"""Benchmark: the ingest's parse stage by stage, as a parse worker runs it (one process, one thread, every batch, the
+worker's allocator setting: ``pipelines.ingest.worker_env``), and each batch's parsed frames handed over as a worker
+hands them to the writer (pickled and read back here).
 
     .venv/bin/python -m benchmarks.ingest_stages DIR
 
@@ -11,15 +12,17 @@ against the bare load.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import os
 import pickle
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-os.environ["POLARS_MAX_THREADS"] = "1"  # before polars is imported: a worker's one thread
+from pipelines.ingest.worker_env import WORKER_ENV
+
+os.environ.update(WORKER_ENV)  # before polars is imported: a worker's one thread, and its allocator keeping its pages
 
 SPENT: Counter = Counter()
 
@@ -61,8 +64,11 @@ def _wrap(module: str, owner: str | None, name: str, label: str) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
-        raise SystemExit(__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("folder", type=Path, metavar="DIR", help="folder of shoe_*.csv / rounds_*.jsonl")
+    folder = ap.parse_args().folder
+    if not folder.is_dir():
+        ap.error(f"{folder} is not a folder")
     for (module, owner, name), label in STAGES.items():
         _wrap(module, owner, name, label)
     from pipelines.db import parse_connection
@@ -72,7 +78,7 @@ def main() -> None:
     from pipelines.ingest.records import Loaded, ParseOptions
     from pipelines.ingest.screen import screen
 
-    batches = plan_batches(screen(discover(Path(sys.argv[1])), Loaded()).to_load)
+    batches = plan_batches(screen(discover(folder), Loaded()).to_load)
     con = parse_connection()
     con.execute("SET threads = 1")
     start = time.process_time()

@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).parents[1]
 INGEST = ROOT / "pipelines" / "ingest"
 ORDER = ("discover", "screen", "plan", "parse", "parallel", "load", "run")
-HELPERS = {"records", "lines", "batch", "quarantine", "rounds_jsonl", "shoe_csv", "duck", "synthetic"}
+HELPERS = {"records", "lines", "batch", "quarantine", "rounds_jsonl", "shoe_csv", "duck", "synthetic", "worker_env"}
 
 
 def _ingest_imports(module: str) -> set[str]:
@@ -114,3 +114,27 @@ def test_every_name_the_formats_glob_matches_is_found(tmp_path: Path) -> None:
     for other in ("rounds_a.jsonl.bak", "rounds_b.jsonl\n", "shoe_c.csvx"):
         (tmp_path / other).write_text("", encoding="utf-8")
     assert sorted(f.rel for f in discover(tmp_path)) == sorted(names)
+
+
+def test_the_stage_benchmark_answers_help_and_refuses_a_missing_folder(tmp_path) -> None:
+    """``benchmarks.ingest_stages --help`` took "--help" for the folder and printed a table of zeros, as it did for
+    a folder that does not exist."""
+    run = [sys.executable, "-m", "benchmarks.ingest_stages"]
+    shown = subprocess.run([*run, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and "usage:" in shown.stdout and "the whole parse" not in shown.stdout, shown.stdout
+    missing = subprocess.run([*run, str(tmp_path / "nowhere")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "nowhere" in missing.stderr and "the whole parse" not in missing.stdout
+
+
+def test_the_stage_benchmark_parses_with_a_parse_workers_allocator_setting() -> None:
+    """It measures the parse "as a parse worker runs it": one polars thread, and polars' allocator keeping its pages
+    as a worker's does (pipelines.ingest.parallel); it set the thread count only."""
+    from pipelines.ingest.parallel import WORKER_ENV
+
+    code = ("import os, benchmarks.ingest_stages; import polars; "
+            "print(os.environ.get('POLARS_MAX_THREADS')); print(os.environ.get('_RJEM_MALLOC_CONF'))")
+    env = {k: v for k, v in __import__("os").environ.items() if k not in WORKER_ENV}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    threads, malloc = out.stdout.splitlines()
+    assert threads == WORKER_ENV["POLARS_MAX_THREADS"]
+    assert WORKER_ENV["_RJEM_MALLOC_CONF"] in malloc, malloc
