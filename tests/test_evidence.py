@@ -405,3 +405,14 @@ def test_a_round_only_the_device_dealt_says_its_local_time_is_unknown(audited_sa
     assert data["video"]["from_utc"] and not data["video"].get("from_local")
     row = re.search(r"<th>from / to \(table's local time\)</th><td>(.*?)</td>", page, re.S).group(1)
     assert row == "unknown: no table-system record gives the table's UTC offset"
+
+
+@pytest.mark.parametrize("variant,shoes", [("table_record_without_cards", ("none", "S-BAC08-0001")),
+                                           ("cards_without_table_record", ("S-BAC03-0001", "none"))])
+def test_a_shoe_only_one_side_recorded_says_which_side_has_none(audited_sample, tmp_path, variant, shoes):
+    """The round's shoe is shown as "device / table system": a round the device logged no card of read " / S-BAC08-0001",
+    a blank where the device's shoe goes, that a reader could take for the other side's."""
+    row = _truth("unmatched_round", variant)[0]
+    out, data, page, _ = _pack(audited_sample, tmp_path, row["table_id"], int(row["round_no"]))
+    cell = re.search(r"<th>shoe \(device / table system\)</th><td>(.*?)</td>", page).group(1)
+    assert cell == f"{shoes[0]} / {shoes[1]}"
