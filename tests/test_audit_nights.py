@@ -20,6 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipelines.cli import app
+from pipelines.currency import format_money
 
 
 def _export(sim: Path, night: Path) -> None:
@@ -133,7 +134,8 @@ def test_a_round_reexported_with_a_changed_net_is_source_changed_both_versions_k
     assert (f["table_id"], f["round_no"], f["severity"], f["source_file"], f["source_line"]) == \
            (changed["table_id"], str(changed["round_no"]), "high", "rounds_reexport.jsonl", "1")
     assert f"{rounds_name}:11 then rounds_reexport.jsonl:1" in f["detail"]
-    assert f"wagers[1].net {old_net} -> {old_net + 1000}" in f["detail"]
+    assert f"wagers[1].net {format_money(old_net, changed['currency'])} -> " \
+           f"{format_money(old_net + 1000, changed['currency'])}" in f["detail"]  # major units, as every detail's
     con = duckdb.connect(str(root / "audit.duckdb"), read_only=True)
     try:
         earlier, later = con.execute("SELECT earlier_content, later_content FROM core_source_changes").fetchall()[0]

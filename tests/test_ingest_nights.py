@@ -192,7 +192,12 @@ def test_a_round_reexported_with_a_changed_net_keeps_both_versions(tmp_path: Pat
     f = found.row(0, named=True)
     assert (f["kind"], f["severity"], f["table_id"], f["round_no"], f["gaming_day"]) == \
            ("source_changed", "high", r["table_id"], r["round_no"], dt.date(2026, 11, 24))
-    assert f"{name}:4 then {name}:4" in f["detail"] and f"wagers[2].net {old_net} -> {old_net + 2500}" in f["detail"]
+    # the same name re-exported: not "X:4 then X:4"; amounts in major units, as every detail's (formats.md)
+    from pipelines.currency import format_money
+
+    assert f"{name}:4, then line 4 of a later file of that name" in f["detail"], f["detail"]
+    cur = r["currency"]
+    assert f"wagers[2].net {format_money(old_net, cur)} -> {format_money(old_net + 2500, cur)}" in f["detail"]
     assert source_changed_findings(con, 360, [(dt.date(2026, 11, 25), r["table_id"])]).height == 0
     assert source_changed_findings(con, 360, [(dt.date(2026, 11, 24), r["table_id"])]).height == 1
     con.close()

@@ -16,9 +16,24 @@ import duckdb
 import polars as pl
 
 from pipelines.audit.findings import finalize, with_ids
+from pipelines.currency import format_money
 
 RULE_REF = "FORMATS-NIGHT-AFTER-NIGHT"  # the contract's rule: data is identified by content, both versions kept
 MONEY = {"amount", "net"}
+#: a round's own amounts (formats.md: limits and jackpot_meter), beside its wagers' and actions' MONEY
+ROUND_MONEY = {"limit_min", "limit_max", "limit_differential", "limit_side_min", "limit_side_max", "jackpot_meter"}
+
+
+def _is_money(path: str) -> bool:
+    return path in ROUND_MONEY or (path.startswith(("wagers[", "actions[")) and path.rsplit(".", 1)[-1] in MONEY)
+
+
+def _shown(path: str, value: object, currency: object) -> str:
+    """A value as the detail shows it: an amount in its currency's major units (formats.md, ``detail``), else as
+    Python writes it."""
+    if _is_money(path) and isinstance(value, int) and not isinstance(value, bool):
+        return format_money(value, currency if isinstance(currency, str) else None)
+    return repr(value)
 
 
 def _flat(content: str) -> dict[str, object]:
@@ -43,7 +58,8 @@ def differences(earlier: str, later: str, limit: int = 3) -> tuple[list[str], bo
     a, b = _flat(earlier), _flat(later)
     changed = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
     money = any(k.startswith("wagers[") and k.rsplit(".", 1)[-1] in MONEY for k in changed)
-    shown = [f"{k} {a.get(k)!r} -> {b.get(k)!r}" for k in changed[:limit]]
+    shown = [f"{k} {_shown(k, a.get(k), a.get('currency'))} -> {_shown(k, b.get(k), b.get('currency'))}"
+             for k in changed[:limit]]
     if len(changed) > limit:
         shown.append(f"and {len(changed) - limit} more")
     return shown, money
@@ -57,10 +73,13 @@ def source_changed(changes: pl.DataFrame) -> pl.DataFrame:
     for row in changes.iter_rows(named=True):
         shown, money = differences(row["earlier_content"], row["later_content"])
         what = f"round {row['row_key']}" if row["kind"] == "rounds_jsonl" else f"device event {row['row_key']}"
+        earlier, later = row["earlier_source_file"], row["later_source_file"]
+        # the next night's export may reuse the names: "X:4 then X:4" read as one line twice
+        then = (f" then {later}:{row['later_source_line']}" if later != earlier else
+                f", then line {row['later_source_line']} of a later file of that name")
         details.append(
-            f"{what} arrived again with different content: {row['earlier_source_file']}:{row['earlier_source_line']} "
-            f"then {row['later_source_file']}:{row['later_source_line']} ({'; '.join(shown) or 'content'}); both "
-            "versions are kept, the later one is audited")
+            f"{what} arrived again with different content: {earlier}:{row['earlier_source_line']}{then} "
+            f"({'; '.join(shown) or 'content'}); both versions are kept, the later one is audited")
         severities.append("high" if money else "medium")
     out = changes.with_columns(
         pl.lit("source_changed").alias("kind"),
