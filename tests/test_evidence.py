@@ -416,3 +416,19 @@ def test_a_shoe_only_one_side_recorded_says_which_side_has_none(audited_sample, 
     out, data, page, _ = _pack(audited_sample, tmp_path, row["table_id"], int(row["round_no"]))
     cell = re.search(r"<th>shoe \(device / table system\)</th><td>(.*?)</td>", page).group(1)
     assert cell == f"{shoes[0]} / {shoes[1]}"
+
+
+def test_a_camera_map_that_is_not_utf8_is_one_line_naming_it(audited_sample, tmp_path):
+    """A camera map saved in another encoding (or a binary file named by mistake) raised UnicodeDecodeError with a
+    traceback from ``pitaudit evidence``, and stopped the audit's publish where an unreadable map is a warning."""
+    from pipelines.evidence.cameras import CameraMapError, load_camera_map
+
+    latin = tmp_path / "cameras.toml"
+    latin.write_bytes('[tables]\n"BAC-02" = ["CAM-Café"]\n'.encode("latin-1"))
+    with pytest.raises(CameraMapError, match="not UTF-8"):
+        load_camera_map(latin)
+    row = _truth("payout_mismatch", "commission_not_taken")[0]
+    result = runner.invoke(app, ["evidence", "--db", str(audited_sample / "pitaudit.duckdb"), "--table", row["table_id"],
+                                 "--round", row["round_no"], "--out", str(tmp_path / "pack"), "--cameras", str(latin)])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1 and str(latin) in result.output

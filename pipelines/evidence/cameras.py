@@ -77,6 +77,8 @@ def load_camera_map(path: Path | None = None) -> CameraMap:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise CameraMapError(f"cannot read the camera map {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:  # TOML is UTF-8; a map saved in Latin-1, or a binary file named by mistake
+        raise CameraMapError(f"the camera map {path} is not UTF-8 text (byte {exc.start:,})") from None
     return parse_camera_map(text, str(path))
 
 
