@@ -208,6 +208,76 @@ def test_lattice_spans_of_draws_needing_different_grids_by_hand():
     assert lattice_spans(ms).tolist() == [900.0, 5.0, 5.0, 0.0, 9e15]
 
 
+def _spans_row_by_row(ms: MoneySums) -> list[float]:
+    """Each entity's lattice span worked out from every one of its rows, one entity at a time: the reference for
+    ``lattice_spans``, which tries a sample of the rows first and skips the other rows of an entity found off-grid."""
+    out = []
+    for e in range(ms.n):
+        mine = ms.ent == e
+        if not mine.any():
+            out.append(0.0)
+            continue
+        live = ms.p[mine] > 0
+        v = np.where(live, ms.a[mine][:, None] * ms.x[mine], np.inf)
+        diff = np.where(live, v - v.min(axis=1, keepdims=True), 0.0)
+        positive = diff[diff > 0]
+        scale = 10.0 ** math.floor(math.log10(positive.min())) if positive.size else 1.0
+        diff = diff / scale
+        grids = []
+        for r in diff:
+            fit = [g for g in (1, 2, 4, 5, 8, 10, 20, 40, 100, 200, 1000)
+                   if np.all((np.abs(r * g - np.round(r * g)) <= 1e-6) & (r * g < 2.0 ** 52))]
+            grids.append(fit[0] if fit else 0)
+        if 0 in grids:
+            out.append(0.0)
+            continue
+        grid = math.lcm(*grids)
+        ints = np.round(diff * grid)
+        if not np.all(ints < 2.0 ** 62):
+            out.append(0.0)
+            continue
+        span = math.gcd(*(int(i) for i in ints.ravel()))
+        out.append(0.0 if span == 0 else span / grid * scale)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lattice_spans_with_the_probe_equal_every_row_tried(seed):
+    """``lattice_spans`` tries every ``LATTICE_PROBE``-th row first and leaves out the other rows of an entity one of
+    whose rows fits no grid: the spans are those of every row tried, whether the off-grid row is a probed one or not
+    (entities of many on-grid rows and one off-grid row anywhere among them, of on-grid rows only, of off-grid rows
+    only, and one without rows)."""
+    from pipelines.stats import distributions
+
+    rng = np.random.default_rng(seed)
+    pays = baccarat_payouts(COMMISSION, "01/01.10.2024", 8)
+    on_grid = [pays[b] for b in ("tie", "banker", "player")]
+    width = max(len(p.values) for p in on_grid) + 1
+    ents, xs, ps, stakes = [], [], [], []
+    n = 12
+    for e in range(n - 1):
+        rows = int(rng.integers(1, 60))
+        odd_at = int(rng.integers(0, rows)) if e % 3 == 1 else -1  # one off-grid draw somewhere
+        for r in range(rows):
+            x, q = np.zeros(width), np.zeros(width)
+            if r == odd_at or e % 3 == 2:
+                x[:3], q[:3] = [-1.0, 0.0, math.sqrt(2.0) * rng.uniform(0.5, 2.0)], [0.3, 0.3, 0.4]
+            else:
+                pay = on_grid[int(rng.integers(0, len(on_grid)))]
+                x[:len(pay.values)], q[:len(pay.probs)] = pay.units, pay.probs
+            ents.append(e), xs.append(x), ps.append(q), stakes.append(float(rng.choice([10.0, 25.0, 100.0, 1e12])))
+    order = rng.permutation(len(ents)) if seed % 2 else np.argsort(ents, kind="stable")
+    ms = MoneySums(np.array(ents)[order], np.array(xs)[order], np.array(ps)[order], np.array(stakes)[order],
+                   np.ones(len(ents)), n)
+    expected = _spans_row_by_row(ms)
+    assert lattice_spans(ms).tolist() == expected
+    assert any(s > 0 for s in expected) and any(s == 0 for s in expected[:-1])
+    for probe in (1, 3, 1000):  # a probe of every row, of some, of none but the first
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(distributions, "LATTICE_PROBE", probe)
+            assert lattice_spans(ms).tolist() == expected
+
+
 def test_benjamini_hochberg_on_the_papers_example():
     """Benjamini & Hochberg (1995), section 4: 15 p-values, FDR 0.05: the four smallest are rejected."""
     p = np.array([0.0001, 0.0004, 0.0019, 0.0095, 0.0201, 0.0278, 0.0298, 0.0344, 0.0459, 0.3240, 0.4262,
