@@ -18,7 +18,7 @@ the local date of its time at the table's UTC offset shifted back by the gaming 
 Within a day's file the rows keep the database's order (the ingest appends file by file, so a table's
 rows lie together) in row groups of :data:`ROW_GROUP_ROWS`, so that a reader of a few tables skips the
 other tables' row groups by their ``table_id`` min/max. (Folders by table as well, one file per table
-and day, cost twice the CPU to write on the 1,000,000-round night, 4,000 small files, and twice to read
+and day, cost twice the CPU to write on the 1,000,000-round night, 3,366 small files, and twice to read
 back a group from them: a worker opened and pruned every folder of the night for each group.)
 
 A worker reads a group of partitions with :func:`open_group_reader`: an in-memory DuckDB holding the
