@@ -81,11 +81,13 @@ def test_a_local_dask_cluster_of_two_workers_gives_the_files_of_the_single_proce
     canon = where / "audit.parquet"
     days = {p.name for p in (canon / "rounds").iterdir()}
     assert days and all(d.startswith("gaming_day=") for d in days)
+    # a day's rows in the day's folder (no folder per table: a table's rows lie together in its row groups)
+    assert all(f.parent.parent == canon / "rounds" for f in (canon / "rounds").rglob("*.parquet"))
     import duckdb
 
     con = duckdb.connect()
     parquet_rounds = con.execute(
-        f"SELECT count(*) FROM read_parquet('{(canon / 'rounds').as_posix()}/*/*/*.parquet', hive_partitioning = true)"
+        f"SELECT count(*) FROM read_parquet('{(canon / 'rounds').as_posix()}/*/*.parquet', hive_partitioning = true)"
     ).fetchone()[0]
     con.close()
     db = duckdb.connect(str(where / "audit.duckdb"), read_only=True)
@@ -156,6 +158,26 @@ def test_a_group_read_from_the_parquet_is_the_group_read_from_the_database(singl
                 night.close()
     finally:
         con.close()
+
+
+def test_the_local_clusters_workers_run_without_dasks_profiler():
+    """``--dask local``'s cluster (runner.dask_task_runner): Dask's statistical profiler, which samples the running
+    group's stack 100 times a second for a dashboard this cluster does not serve, is off in its workers; their
+    heartbeat and memory monitor run as usual, and the config of the process that started the cluster is untouched."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    from pipelines.audit.runner import dask_task_runner
+
+    runner = dask_task_runner("local", workers=1)
+    assert runner.cluster_class == "distributed.LocalCluster"
+    with LocalCluster(**runner.cluster_kwargs) as cluster, Client(cluster) as client:
+        callbacks = client.run(lambda dask_worker: sorted(dask_worker.periodic_callbacks))
+    assert len(callbacks) == 1
+    for names in callbacks.values():
+        assert "heartbeat" in names and "memory_monitor" in names
+        assert not any(name.startswith("profile") for name in names), names
+    assert dask.config.get("distributed.worker.profile.enabled") is True
 
 
 def test_dask_takes_local_or_a_scheduler_address():

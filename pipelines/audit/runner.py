@@ -86,6 +86,10 @@ def dask_task_runner(address: str, workers: int | None = None):
             # one polars thread per worker (they share the cores), as in the process pool's start_group_worker
             "env": {"POLARS_MAX_THREADS": "1"},
             "preload": ["pipelines.audit.dask_worker"],  # the audit's collector thresholds in each worker
+            # Dask's statistical profiler (for its dashboard, which this cluster does not serve) samples the running
+            # task's stack 100 times a second from the worker's event loop, interrupting the group for the
+            # interpreter lock: off, in this cluster's workers only (the nannies pass it on)
+            "config": {"distributed.worker.profile.enabled": False},
         })
     return DaskTaskRunner(address=address)
 
