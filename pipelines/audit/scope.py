@@ -71,7 +71,9 @@ class Scope:
         return f"{self.first.isoformat()}..{self.last.isoformat()}"
 
 
-def _date(text: str, option: str) -> dt.date:
+def parse_gaming_day(text: str, option: str) -> dt.date:
+    """The gaming day ``option`` names (``--gaming-day``, ``--from``...), or :class:`ScopeError` with one line: not a
+    date, or outside the days a round can have (the days around it are read, and would overflow)."""
     try:
         day = dt.date.fromisoformat(text.strip())
     except ValueError:
@@ -87,12 +89,12 @@ def chosen_days(gaming_day: str | None = None, from_day: str | None = None,
     if gaming_day and (from_day or to_day):
         raise ScopeError("give either --gaming-day or --from/--to, not both")
     if gaming_day:
-        return Scope((_date(gaming_day, "--gaming-day"),), "day")
+        return Scope((parse_gaming_day(gaming_day, "--gaming-day"),), "day")
     if not from_day and not to_day:
         return None
     if not (from_day and to_day):
         raise ScopeError("a backfill needs both --from and --to (the first and the last gaming day)")
-    first, last = _date(from_day, "--from"), _date(to_day, "--to")
+    first, last = parse_gaming_day(from_day, "--from"), parse_gaming_day(to_day, "--to")
     if last < first:
         raise ScopeError(f"--to {last} is before --from {first}")
     n = (last - first).days + 1

@@ -6,7 +6,6 @@ Exit status: 0 written / verified; 1 the pack fails verification (each problem p
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
 import typer
@@ -52,14 +51,12 @@ def run_evidence(db: Path | None, table: str | None, round_no: int | None, gamin
             fail("give --out DIR (the folder for the pack)")
     day = None
     if gaming_day is not None:
-        from pipelines.audit.scope import FIRST_DAY, LAST_DAY
+        from pipelines.audit.scope import ScopeError, parse_gaming_day
 
         try:
-            day = dt.date.fromisoformat(gaming_day)
-        except ValueError:
-            fail(f"--gaming-day must be a date like 2026-11-24, got {gaming_day!r}")
-        if not FIRST_DAY <= day <= LAST_DAY:  # the pack reads the days around it, as the audit does (an OverflowError)
-            fail(f"--gaming-day {day} is outside the gaming days a round can have ({FIRST_DAY} to {LAST_DAY})")
+            day = parse_gaming_day(gaming_day, "--gaming-day")  # the audit's reading: a date a round can have
+        except ScopeError as exc:
+            fail(str(exc))
     try:
         folder, the_seal = write_pack(db, table, round_no, out, day,
                                       cameras if cameras is not None else getattr(settings, "cameras", None),
