@@ -70,12 +70,11 @@ def not_utf8(**paths: Path) -> str | None:
     A file system name is bytes; one written in Latin-1 (``café`` as the byte 0xe9) reached DuckDB ("cannot encode
     str as UTF-8", "std::bad_cast") or Prefect's parameters (UnicodeEncodeError) in the middle of a run. The path is
     shown with its bytes escaped, as a file of the input whose name is not UTF-8 is (pipelines.ingest.discover)."""
+    from pipelines.ingest.discover import escaped_if_not_utf8
+
     for label, path in paths.items():
-        text = str(Path(path).absolute())
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        shown = escaped_if_not_utf8(str(Path(path).absolute()))
+        if shown is not None:
             return f"the {label.replace('_', ' ')}'s path {shown} is not UTF-8: rename it"
     return None
 

@@ -48,16 +48,23 @@ def _link_refusal(path: Path, root: Path) -> tuple[str, str] | None:
 NOT_UTF8 = ("file_unreadable", "its name is not UTF-8 text (rename it to read it); not read")
 
 
-def _utf8_named(f: FoundFile) -> FoundFile:
-    """``f``, or, when its relative path is not UTF-8 (a file system name is bytes: an exporter's Latin-1 name), the
-    same file not read, named with those bytes escaped (``rounds_caf\\xe9.jsonl``): as a source_file the name stopped
-    the whole night in DuckDB ("cannot encode str as UTF-8")."""
+def escaped_if_not_utf8(name: str) -> str | None:
+    """``name`` with its bytes that are not UTF-8 escaped (``caf\\xe9``) when it has any, else None. A file system name
+    is bytes (an exporter's Latin-1 name); Python holds the bytes it cannot decode as surrogates, which DuckDB and
+    Prefect cannot encode."""
     try:
-        f.rel.encode("utf-8")
+        name.encode("utf-8")
     except UnicodeEncodeError:
-        shown = f.rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        return FoundFile(shown, f.kind, f.path, f.problem or NOT_UTF8)
-    return f
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return None
+
+
+def _utf8_named(f: FoundFile) -> FoundFile:
+    """``f``, or, when its relative path is not UTF-8, the same file not read, named with those bytes escaped
+    (``rounds_caf\\xe9.jsonl``): as a source_file the name stopped the whole night in DuckDB ("cannot encode str as
+    UTF-8")."""
+    shown = escaped_if_not_utf8(f.rel)
+    return f if shown is None else FoundFile(shown, f.kind, f.path, f.problem or NOT_UTF8)
 
 
 def discover(input_dir: Path) -> list[FoundFile]:
