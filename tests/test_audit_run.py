@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -211,3 +212,8 @@ def test_an_unreadable_camera_map_is_said_on_the_console_as_well_as_in_the_repor
     outcome = run_audit(runs["input"], tmp_path / "audit.duckdb", tmp_path / "out", progress=False, settings=settings)
     warnings = [line for line in summary_text(outcome).splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "the camera map could not be read" in warnings[0] and str(bad) in warnings[0]
+    # the report said it among the packs "not written", though every pack was written (without camera ids)
+    note = re.search(r'<p class="note" id="packs-note">(.*?)</p>', (tmp_path / "out" / "report.html").read_text(
+        encoding="utf-8")).group(1)
+    assert "not written" not in note and re.search(r"pack\(s\), one for each round with a finding; the camera map "
+                                                   r"could not be read \(.*\): video windows without camera ids\.$", note)

@@ -112,3 +112,28 @@ def test_a_snapshot_copied_early_is_kept_only_if_the_file_did_not_change(tmp_pat
     con = open_snapshot(db)
     assert con.execute("select count(*) from t").fetchone()[0] == 3
     con.close()
+
+
+def test_a_snapshot_that_does_not_fit_leaves_no_partial_copy_beside_the_database(tmp_path, monkeypatch):
+    """The snapshot's copy fails on a full disk: the run stops (one line), but its partial copy, as big as the history,
+    stayed beside the database, so on that disk every later night stopped in its ingest ("Could not write file
+    a.duckdb.wal: No space left on device") until someone removed it by hand. The last snapshot stays as it was."""
+    import errno
+
+    import pipelines.db as db_module
+
+    db = tmp_path / "a.duckdb"
+    _write(db, [1, 2])
+    publish_snapshot(db)
+    before = snapshot_path(db).read_bytes()
+    _write(db, [3])
+
+    def full(source, target):
+        target.write_bytes(source.read_bytes()[:4096])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(db_module, "clone_file", full)
+    with pytest.raises(OSError, match="No space left on device"):
+        publish_snapshot(db)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.duckdb", "a.readonly.duckdb"]
+    assert snapshot_path(db).read_bytes() == before

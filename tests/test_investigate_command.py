@@ -117,6 +117,18 @@ def test_a_range_with_nothing_in_it_is_one_line(audited_sample, tmp_path):
         assert result.exit_code == 2 and "exactly one subject" in result.output
 
 
+def test_a_range_with_nothing_in_it_leaves_the_previous_investigation_in_its_folder(audited_sample, tmp_path):
+    """The same folder again with a range that holds nothing of the subject (a mistyped --from): the previous run's
+    files were removed before the nothing was found, so the command stopped with the investigator's page gone."""
+    args = ["investigate", "--db", str(audited_sample / "pitaudit.duckdb"), "--player", COUNTER, "--out",
+            str(tmp_path / "inv")]
+    assert runner.invoke(app, args).exit_code == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "inv").iterdir()}
+    result = runner.invoke(app, [*args, "--from", "2027-01-01"])
+    assert result.exit_code == 2 and f"nothing about player {COUNTER}" in result.output
+    assert {p.name: p.read_bytes() for p in (tmp_path / "inv").iterdir()} == before
+
+
 def test_the_hi_lo_count_before_each_round_by_hand():
     # one deck; round 1: 2c 5d Kh Ah 3s (+1 +1 -1 -1 +1 = +1); round 2: 9c 7h (0); round 3 is counted before it
     codes = {"2c": 4, "5d": 17, "Kh": 50, "Ah": 2, "3s": 11, "9c": 32, "7h": 26, "Tc": 36}

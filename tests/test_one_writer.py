@@ -161,6 +161,7 @@ def test_a_full_output_disk_leaves_the_previous_files_whole_and_no_partial_file(
         assert second.returncode == 2, second.stderr[-2000:]
         lines = [line for line in second.stderr.splitlines() if line.strip() and not line.startswith("audit: ")]
         assert len(lines) == 1 and "No space left on device" in lines[0], second.stderr[-2000:]
+        assert str(out) in lines[0], lines[0]  # which disk: the database's may be another
         assert sorted(p.name for p in out.iterdir()) == sorted([*FILES, *FOLDERS, "filler"])  # no partial file or folder
         assert _tree(out) == before
     finally:
@@ -245,7 +246,9 @@ def test_a_database_disk_that_fills_while_the_groups_stage_says_the_disk_is_full
 
 
 def test_a_failed_write_leaves_the_previous_files_whole(night, tmp_path, monkeypatch, prefect_harness):
-    """The same without a small disk: the report's write fails (ENOSPC) after the CSV files were written."""
+    """The same without a small disk: the report's write fails (ENOSPC) after the CSV files were written. The line
+    names the output folder: a write's OSError names no file, and "No space left on device" alone left the operator
+    to guess between the output's disk and the database's."""
     from pipelines.audit import publish
     from pipelines.audit.run import AuditError, run_audit
 
@@ -259,8 +262,9 @@ def test_a_failed_write_leaves_the_previous_files_whole(night, tmp_path, monkeyp
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr("pipelines.report.write_report", full)
-    with pytest.raises(AuditError, match="No space left on device"):
+    with pytest.raises(AuditError, match="No space left on device") as stopped:
         run_audit(night / "night", tmp_path / "a.duckdb", out, progress=False)
+    assert str(out) in str(stopped.value), stopped.value
     assert sorted(p.name for p in out.iterdir()) == sorted([*FILES, *FOLDERS])
     assert _tree(out) == before
     # the snapshot's early copy (begun before the publish) goes with the failed run; the last snapshot stays

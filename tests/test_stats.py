@@ -517,7 +517,36 @@ def test_a_p_value_at_the_floor_reads_p_below_it_in_the_sentence_and_the_finding
     assert by["D1"].endswith("; p < 1e-12") and "= <" not in by["D1"]
     assert "; p = " in by["D2"] and "; p = " in by["D3"]
     finding = findings_of(t, StatsParams()).filter(pl.col("dealer_id") == "D1")["detail"].item()
-    assert "p < 1e-12; q < 1e-12 (1 gaming day" in finding and "= <" not in finding
+    # p is the floor, so q (three tests) is three times it
+    assert "p < 1e-12; q = 3.0e-12 (1 gaming day" in finding and "= <" not in finding
+
+
+def test_a_p_value_below_the_floor_is_the_floor_in_every_detector():
+    """p below 1e-12 is reported as 1e-12 (formats.md, interpretations/statistics.md): the dealer error rate and the
+    dealer-player pairs wrote the binomial tail as it came (findings.csv: p_value 3.72751e-18 and 1.49004e-28 beside a
+    detail saying "p < 1e-12"; the report's column 1.5e-28), finer than a float's tail honestly resolves."""
+    from pipelines.stats.collusion import collusion_tests
+    from pipelines.stats.distributions import P_FLOOR
+    from pipelines.stats.hold import dealer_error_rows
+
+    d = pl.DataFrame({"dealer_id": ["D1", "D2", "D3"], "rounds": [96, 8000, 9000], "errors": [47, 50, 45],
+                      "first_day": [DAY] * 3, "last_day": [DAY] * 3})
+    errors = dealer_error_rows(d, StatsParams())
+    assert errors.filter(pl.col("dealer_id") == "D1")["p_value"].item() == P_FLOOR
+    assert errors.filter(pl.col("dealer_id") != "D1")["p_value"].min() > P_FLOOR
+    pairs = [("D1", "P-1", 31, 13), ("D1", "P-2", 400, 1), ("D2", "P-1", 900, 2), ("D2", "P-2", 800, 1)]
+    n = len(pairs)
+    graph = pl.DataFrame({
+        "dealer_id": [x[0] for x in pairs], "player_id": [x[1] for x in pairs], "currency": ["USD"] * n,
+        "rounds": [x[2] for x in pairs], "wagers": [x[2] for x in pairs], "overpaid_wagers": [x[3] for x in pairs],
+        "overpaid_rounds": [x[3] for x in pairs], "overpaid_amount": [100 * x[3] for x in pairs],
+        "underpaid_wagers": [0] * n, "underpaid_amount": [0] * n, "wagered": [1000 * x[2] for x in pairs],
+        "expected_net": [0] * n, "recorded_net": [100 * x[3] for x in pairs], "first_day": [DAY] * n,
+        "last_day": [DAY] * n, "tables": [["BAC-01"]] * n, "game": ["baccarat"] * n,
+        "ruleset": ["hoiana-tiger-baccarat/commission"] * n, "window_days": [1] * n})
+    t = collusion_tests(graph, StatsParams())
+    colluder = t.filter((pl.col("dealer_id") == "D1") & (pl.col("player_id") == "P-1"))
+    assert colluder["p_value"].item() == P_FLOOR and colluder["sentence"].item().endswith("; p < 1e-12")
 
 
 def test_a_luck_findings_bets_add_up_to_its_sentence_when_the_player_plays_two_rule_sets():

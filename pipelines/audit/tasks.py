@@ -226,10 +226,19 @@ def publish_task(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple[
                  settlements_partial: Path | None, settings=None, contents: dict[str, str] | None = None) -> dict:
     """findings.csv, settlements.parquet, quarantine.csv and report.html of the audited days into ``folder`` (the
     run's temporary output folder, pipelines.audit.outputs); ``contents``: the input files' SHA-256s."""
+    import errno
+
     from pipelines.audit.publish import publish_night
 
-    return publish_night(Path(folder), Path(db_path), Path(input_dir), keys, scope, settlements_partial,
-                         settings.reader_memory if settings is not None else None, settings, contents)
+    try:
+        return publish_night(Path(folder), Path(db_path), Path(input_dir), keys, scope, settlements_partial,
+                             settings.reader_memory if settings is not None else None, settings, contents)
+    except OSError as exc:
+        # a write's OSError names no file: "No space left on device" alone left the operator to guess between the
+        # output's disk and the database's; every file of the publish is written under the output folder
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT) and not exc.filename:
+            raise OSError(exc.errno, exc.strerror, str(Path(folder).parent)) from exc
+        raise
 
 
 @task(name="read-only snapshot", **IO_TASK)

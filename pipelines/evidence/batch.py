@@ -64,6 +64,7 @@ class PackIndex:
     seconds: float = 0.0
     cpu_seconds: float = 0.0
     errors: list[str] = field(default_factory=list)  # rounds whose pack could not be made, and why
+    notes: list[str] = field(default_factory=list)  # what every pack was written without, and why (a camera map)
 
     def has_pack(self, table_id: str | None, round_no: int | None, gaming_day: dt.date | None = None) -> bool:
         """Whether the round's pack was written (of that gaming day, when given)."""

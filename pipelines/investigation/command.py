@@ -105,8 +105,15 @@ def write_investigation(db: Path, subject: q.Subject, out: Path) -> Path:
         frames = gather(con, subject)
     finally:
         con.close()
+    check_found(frames, subject, str(source))  # before the previous run's files are removed: a typo keeps them
     prepare_folder(out, OWN_FILES, "investigation", InvestigationError)
     return write_pages(frames, subject, out, str(source))
+
+
+def check_found(frames: dict, subject: q.Subject, source: str) -> None:
+    """:class:`InvestigationError` when the gathered ``frames`` hold no wager and no finding of ``subject``."""
+    if frames["rounds"].height == 0 and frames["findings"].height == 0:
+        raise InvestigationError(f"nothing about {subject.label} in {source}: no wager and no finding names it")
 
 
 def investigate_command(subject: q.Subject, database: str) -> str:
@@ -125,8 +132,7 @@ def write_pages(frames: dict, subject: q.Subject, out: Path, source: str, plotly
     Parquet, those of ``csv_tables`` as CSV too (the audit's pages: :data:`AUDIT_CSV_TABLES`). ``max_points``: the
     results figure's points per trace (:func:`figures.thinned`; None: all)."""
     rounds, wagers, findings = frames["rounds"], frames["wagers"], frames["findings"]
-    if rounds.height == 0 and findings.height == 0:
-        raise InvestigationError(f"nothing about {subject.label} in {source}: no wager and no finding names it")
+    check_found(frames, subject, source)
     out.mkdir(parents=True, exist_ok=True)
     if plotly_js is None:
         plotly_js = write_plotly_js(out)

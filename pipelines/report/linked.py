@@ -50,7 +50,7 @@ class LinkedPages:
     def warnings(self) -> list[str]:
         """Lines for the console: each problem of a setting, and how many pages could not be written (the report
         lists them), so that an unreadable PITAUDIT_CAMERAS is not said only inside the report."""
-        others = len(self.packs.errors) - len(self.problems)
+        others = len(self.packs.errors)
         return self.problems + ([f"{others:,} evidence pack(s) or investigation page(s) could not be written: the "
                                  "report lists them"] if others > 0 else [])
 
@@ -407,7 +407,7 @@ def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findi
     packs = write_packs(con, keys, folder, bound=settings.evidence_packs, database=database, cameras=cameras,
                         clause_text=clause_text, clause_note=clause_note, per_group=settings.group_rounds, pool=pool,
                         meanwhile=investigations)
-    packs.errors[:0] = problems
+    packs.notes = problems  # the packs were written, without these: not among those "not written"
     links, errors = investigated["links"], investigated["errors"]
     packs.errors.extend(f"the investigation of {e}" for e in errors)  # the report lists what it could not link
     return LinkedPages(packs, links, errors, investigated["seconds"], investigated["cpu"], problems)

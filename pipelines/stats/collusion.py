@@ -21,7 +21,7 @@ import polars as pl
 
 from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
-from pipelines.stats.distributions import binom_sf
+from pipelines.stats.distributions import P_FLOOR, binom_sf
 from pipelines.stats.tests_frame import fmt_p, tests_frame
 
 
@@ -83,7 +83,7 @@ def collusion_tests(graph: pl.DataFrame, params: StatsParams, window_days: int =
     )
     rows = []
     for r in tested.filter(pl.col("overpaid_rounds") > 0).iter_rows(named=True):
-        p = binom_sf(r["overpaid_rounds"], r["rounds"], r["baseline"])
+        p = max(P_FLOOR, binom_sf(r["overpaid_rounds"], r["rounds"], r["baseline"]))  # below it: reported as it
         sentence = (f"dealer {r['dealer_id']} overpaid {r['player_id']} in {r['overpaid_rounds']} of {r['rounds']} rounds "
                     f"together ({r['overpaid_wagers']} wagers, {format_money(r['overpaid_amount'], r['currency'])} in all), "
                     f"{r['baseline'] * r['rounds']:.1f} expected from the "

@@ -28,7 +28,7 @@ import polars as pl
 
 from pipelines.currency import format_money
 from pipelines.stats.config import StatsParams
-from pipelines.stats.distributions import SADDLE_BEYOND, MoneySums, batch_two_sided, binom_sf
+from pipelines.stats.distributions import P_FLOOR, SADDLE_BEYOND, MoneySums, batch_two_sided, binom_sf
 from pipelines.stats.hold_sums import hold_sums
 from pipelines.stats.luck import settled_baccarat
 from pipelines.stats.tests_frame import BET_LABEL, JsonLists, fmt_p, fmt_ps, json_value, only_table, rows_frame, tests_frame
@@ -205,7 +205,8 @@ def dealer_error_rows(d: pl.DataFrame, params: StatsParams, window_days: int = 1
     d = d.filter(pl.col("rounds") >= params.dealer_error_min_rounds).filter(pl.lit(total_r) - pl.col("rounds") > 0)
     cols = d.select("dealer_id", "rounds", "errors").to_dict(as_series=False)
     floor = [(total_e - e + 1) / (total_r - r + 2) for r, e in zip(cols["rounds"], cols["errors"])]  # the floor without him
-    p = [binom_sf(e, r, f) for e, r, f in zip(cols["errors"], cols["rounds"], floor)]  # with one pseudo-error: never 0
+    # with one pseudo-error: never 0; below P_FLOOR a float's tail is no finer than that (reported as the floor)
+    p = [max(P_FLOOR, binom_sf(e, r, f)) for e, r, f in zip(cols["errors"], cols["rounds"], floor)]
     sentence = [f"dealer {who} made {e} errors in {r:,} rounds ({1000 * e / r:.1f} per 1,000), the floor {1000 * f:.1f} per "
                 f"1,000; p = {fp}" for who, e, r, f, fp in zip(cols["dealer_id"], cols["errors"], cols["rounds"], floor, fmt_ps(p))]
     evidence = [f'{{"errors": {e}, "rounds": {r}, "per_1000": {json_value(round(1000 * e / r, 2))}, '
