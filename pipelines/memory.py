@@ -19,6 +19,14 @@ held 0.44 and 0.31 GB through the statistics step (the cyclic garbage of their l
 its DuckDB reads and numpy arrays), before the pool's workers were ended after the write
 (``pipelines.audit.runner.end_group_workers``). polars' own allocator (jemalloc, with its background thread) gives its free pages back by
 itself within seconds.
+
+A full collection walks every object the process tracks that was alive before and is not frozen: in a group
+worker, the modules, Prefect's and the libraries' objects imported after the worker froze its start
+(``collector.tune_gc``), some 80,000-89,000, 60-105 ms of CPU a group on the 1,000,000-round night (1.56 s for its
+20 groups), which found no cyclic garbage after each worker's first group. So the group's task releases with
+``set_aside``: what survives its collection is frozen, and the next group's collection walks only what that group left
+(0.17 s for the 20; an object frozen so is still freed by its reference count, and only a cycle among such objects
+would stay until the process ends).
 """
 
 from __future__ import annotations
@@ -51,9 +59,14 @@ def trim() -> bool:
     return True
 
 
-def release() -> None:
-    """Collect the cyclic garbage, then ``trim``: what a finished task no longer holds goes back to the system."""
+def release(set_aside: bool = False) -> None:
+    """Collect the cyclic garbage, then ``trim``: what a finished task no longer holds goes back to the system.
+
+    ``set_aside``: what survived the collection is then moved out of the collector's way (``gc.freeze``), so that the
+    next ``release`` of this process walks only what was made since (see the module docstring: the groups' tasks)."""
     gc.collect()
+    if set_aside:
+        gc.freeze()
     trim()
 
 

@@ -41,3 +41,27 @@ def test_compact_keeps_every_value_and_type():
     assert out.schema == cut.schema
     assert out.equals(cut)
     assert compact(pl.DataFrame()).width == 0
+
+
+def test_release_setting_aside_keeps_freeing_what_comes_after():
+    """A group's task releases with ``set_aside``: the garbage it left is freed, what survived is frozen (the next
+    collection walks only what is new), and a later task's cyclic garbage is still freed by the next release."""
+    gc.disable()
+    frozen_before = gc.get_freeze_count()
+    try:
+        left = _Node()
+        left_alive = weakref.ref(left)
+        del left
+        survivor = _Node()
+        release(set_aside=True)
+        assert left_alive() is None
+        assert gc.is_tracked(survivor) and gc.get_freeze_count() > frozen_before
+        assert not any(o is survivor for o in gc.get_objects())  # set aside: no collection walks it now
+        later = _Node()
+        later_alive = weakref.ref(later)
+        del later
+        release(set_aside=True)
+        assert later_alive() is None
+    finally:
+        gc.unfreeze()
+        gc.enable()

@@ -181,7 +181,9 @@ def audit_group_task(db_path: Path, stage_dir: Path, index: int, keys: tuple[tup
     get_run_logger().info(
         f"group {index} ({label}): {result.rounds:,} rounds, {int(seconds['wagers']):,} wagers, "
         f"{int(seconds['events']):,} device events; " + ", ".join(f"{s} {seconds[s]:.1f} s" for s in GROUP_STEPS))
-    release()  # before the worker's next group, or its idle end on a Dask cluster (a pool's workers end after the write)
+    # before the worker's next group, or its idle end on a Dask cluster (a pool's workers end after the write); what
+    # outlives the group is set aside, so the next group's collection walks only its own leftovers (pipelines.memory)
+    release(set_aside=True)
     return result
 
 
