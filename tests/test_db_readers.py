@@ -137,3 +137,31 @@ def test_a_snapshot_that_does_not_fit_leaves_no_partial_copy_beside_the_database
         publish_snapshot(db)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.duckdb", "a.readonly.duckdb"]
     assert snapshot_path(db).read_bytes() == before
+
+
+def _row_groups(con, table):
+    return con.execute(f"SELECT row_group_id, max(count), list(DISTINCT block_id ORDER BY block_id) "
+                       f"FROM pragma_storage_info('{table}') GROUP BY ALL ORDER BY 1").fetchall()
+
+
+def test_a_nights_append_leaves_the_earlier_nights_row_groups_as_they_were(tmp_path):
+    """The writer's checkpoints merge no row groups (``db.VACUUM_TASKS``): a night's rows appended to a table whose
+    last row group is partly filled are a row group of their own, and the earlier nights' blocks are not rewritten
+    (DuckDB's default merged the two nights into one row group at the commit, rewriting the first night's)."""
+    db = tmp_path / "audit.duckdb"
+    for night in range(3):
+        con = open_writer(db)
+        try:
+            con.execute("CREATE TABLE IF NOT EXISTS t (i BIGINT, s VARCHAR)")
+            before = _row_groups(con, "t")
+            con.execute("BEGIN TRANSACTION")
+            con.execute(f"INSERT INTO t SELECT i, 'night ' || i FROM range({night * 30_000}, {(night + 1) * 30_000}) r(i)")
+            con.execute("COMMIT")
+            con.execute("CHECKPOINT")
+            after = _row_groups(con, "t")
+            assert after[:len(before)] == before  # the same row groups, in the same blocks
+            assert [r[1] for r in after] == [30_000] * (night + 1)
+            assert con.execute("SELECT count(*), sum(i) FROM t").fetchone() == (30_000 * (night + 1),
+                                                                                 sum(range(30_000 * (night + 1))))
+        finally:
+            con.close()
