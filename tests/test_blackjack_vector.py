@@ -17,7 +17,7 @@ import random
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pipelines.audit.engine_pass import engine_pass
@@ -157,9 +157,10 @@ def _before_play(rng: random.Random, wagers, named: bool):
         if not is_ace(state.up_card):
             return ins, acts
         for w in wagers:
-            if w.bet != "main":
-                continue
-            if state.hand(w.seat, 1).is_blackjack:
+            hand = state.hand(w.seat, 1)
+            if w.bet != "main" or w.wager_id not in {s.wager_id for s in hand.stakes}:
+                continue  # a main wager beyond the seat's limit was returned (BJ-4.6): not on the hand to name
+            if hand.is_blackjack:
                 if rng.random() < 0.5 and not any(a.seat == w.seat for a in acts):
                     acts.append(Action(w.seat, 1, "even_money", None, (w.wager_id,) if named else None))
             elif rng.random() < 0.4:
@@ -271,9 +272,19 @@ def make_case(rs, spec):
     return cards, ws, acts, limit_min, burns, split_pairs_ok, decks
 
 
+# a blackjack on a seat whose third main wager was returned (BJ-4.6 where two are allowed) took even money naming that
+# wager: the generator named a wager the hand does not hold, and the engine refused the round it was asked to play
+RETURNED_WAGER_NAMED = [(127059, [Wager(f"W{n}", seat, "main", 100, player) for n, seat, player in (
+    (1, 1, "P1"), (2, 1, "P2"), (3, 2, "P3"), (4, 3, "P4"), (5, 3, None))] + [
+    Wager("PR6", 3, "pair", 100, "P6"), Wager("PR7", 3, "pair", 100, "P7")] + [
+    Wager(f"W{n}", 4, "main", 100, player) for n, player in ((8, "P8"), (9, None), (10, "P10"))],
+    0.0, True, "none", None)]
+
+
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(specs=st.lists(played_rounds(), min_size=1, max_size=8))
+@example(specs=RETURNED_WAGER_NAMED)
 def test_arrays_equal_the_scalar_engine_round_for_round(variant, specs):
     rs = VARIANTS[variant]
     cases = [make_case(rs, s) for s in specs]
