@@ -194,15 +194,16 @@ def publish_snapshot(db_path: Path | str, memory_limit: str = DEFAULT_MEMORY_LIM
     con = open_writer(path, memory_limit)
     target, partial = snapshot_path(path), _partial_snapshot(path)
     try:
-        con.execute("CHECKPOINT")
-        if early is None or not early.usable(path):
-            clone_file(path, partial)
-        con.close()
+        try:
+            con.execute("CHECKPOINT")
+            if early is None or not early.usable(path):
+                clone_file(path, partial)
+        finally:
+            con.close()
         os.replace(partial, target)
     except BaseException:
         # a copy cut short (a full disk) is as big as the history: left beside the database, it stopped every later
         # night's ingest on that disk
-        con.close()
         partial.unlink(missing_ok=True)
         raise
     return target

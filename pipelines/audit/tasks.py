@@ -9,6 +9,7 @@ other, never while a reader is open.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import time
 from pathlib import Path
 
@@ -39,8 +40,6 @@ TASK = {"cache_policy": NO_CACHE, "persist_result": False, "retries": 0}
 def transient(task, task_run, state) -> bool:
     """Retry a failed I/O task only for what may pass (a file or the database briefly unavailable), never for
     what a person must fix (a bad option, a full disk, a permission)."""
-    import errno
-
     import duckdb
 
     try:
@@ -228,8 +227,6 @@ def publish_task(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple[
                  settlements_partial: Path | None, settings=None, contents: dict[str, str] | None = None) -> dict:
     """findings.csv, settlements.parquet, quarantine.csv and report.html of the audited days into ``folder`` (the
     run's temporary output folder, pipelines.audit.outputs); ``contents``: the input files' SHA-256s."""
-    import errno
-
     from pipelines.audit.publish import publish_night
 
     try:

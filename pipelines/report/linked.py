@@ -45,14 +45,14 @@ class LinkedPages:
     investigation_errors: list[str] = field(default_factory=list)
     investigation_seconds: float = 0.0
     investigation_cpu: float = 0.0
-    problems: list[str] = field(default_factory=list)  # a setting's file that could not be read (rule documents, cameras)
 
     def warnings(self) -> list[str]:
-        """Lines for the console: each problem of a setting, and how many pages could not be written (the report
-        lists them), so that an unreadable PITAUDIT_CAMERAS is not said only inside the report."""
+        """Lines for the console: each setting's file that could not be read (rule documents, cameras: what the packs
+        were written without, ``packs.notes``), and how many pages could not be written (the report lists them), so
+        that an unreadable PITAUDIT_CAMERAS is not said only inside the report."""
         others = len(self.packs.errors)
-        return self.problems + ([f"{others:,} evidence pack(s) or investigation page(s) could not be written: the "
-                                 "report lists them"] if others > 0 else [])
+        return self.packs.notes + ([f"{others:,} evidence pack(s) or investigation page(s) could not be written: the "
+                                    "report lists them"] if others > 0 else [])
 
 
 def subject_of(finding: dict) -> tuple[str, str, dt.date, dt.date] | None:
@@ -410,4 +410,4 @@ def write_linked_pages(con, folder: Path, keys: list[tuple[dt.date, str]], findi
     packs.notes = problems  # the packs were written, without these: not among those "not written"
     links, errors = investigated["links"], investigated["errors"]
     packs.errors.extend(f"the investigation of {e}" for e in errors)  # the report lists what it could not link
-    return LinkedPages(packs, links, errors, investigated["seconds"], investigated["cpu"], problems)
+    return LinkedPages(packs, links, errors, investigated["seconds"], investigated["cpu"])
