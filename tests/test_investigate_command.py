@@ -117,6 +117,14 @@ def test_a_range_with_nothing_in_it_is_one_line(audited_sample, tmp_path):
         assert result.exit_code == 2 and "exactly one subject" in result.output
 
 
+def test_a_backwards_range_is_worded_as_the_audit_words_it(audited_sample, tmp_path):
+    """``investigate`` and ``audit`` name a backwards range in the same words, so one runbook line serves both."""
+    result = runner.invoke(app, ["investigate", "--db", str(audited_sample / "pitaudit.duckdb"), "--player", COUNTER,
+                                 "--from", "2026-11-25", "--to", "2026-11-24", "--out", str(tmp_path / "inv")])
+    assert result.exit_code == 2 and "--to 2026-11-24 is before --from 2026-11-25" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "inv").exists()
+
+
 def test_a_range_with_nothing_in_it_leaves_the_previous_investigation_in_its_folder(audited_sample, tmp_path):
     """The same folder again with a range that holds nothing of the subject (a mistyped --from): the previous run's
     files were removed before the nothing was found, so the command stopped with the investigator's page gone."""

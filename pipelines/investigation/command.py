@@ -234,7 +234,7 @@ def run_investigate(db: Path, player: str | None, dealer: str | None, table: str
     try:
         subject = q.Subject(kind, ident, parse_day(first, "--from"), parse_day(last, "--to"))
         if subject.first and subject.last and subject.first > subject.last:
-            raise InvestigationError("--from is after --to")
+            raise InvestigationError(f"--to {subject.last} is before --from {subject.first}")  # as `audit` says it
         page = write_investigation(db, subject, out)
     except (InvestigationError, EvidenceError) as exc:
         fail(str(exc))
