@@ -22,6 +22,7 @@ from pipelines.audit.publish import totals_of
 from pipelines.report import ReportInputs, render_report, write_report
 from pipelines.audit.trend import TREND_SCHEMA
 from pipelines.report.links import evidence_command, evidence_href, evidence_relpath, table_segment
+from pipelines.report import sections
 from pipelines.currency import format_amount, format_money, minor_units
 from pipelines.report.payload import findings_payload, pack, script_json, unpack
 from pipelines.report.theory import BET_AGGREGATE_SCHEMA, Z95, hold_by_game, hold_by_table, second_moment
@@ -375,6 +376,18 @@ def test_the_trend_is_drawn_when_per_night_totals_are_given():
     assert "No per-night totals" in render_report(_inputs())
     tonight_only = render_report(_inputs(trend=trend.filter(pl.col("gaming_day") == DAY)))
     assert "no night before tonight yet" in tonight_only and 'id="fig-trend-0"' not in tonight_only
+
+
+def test_a_days_findings_without_a_currency_are_not_a_row_of_zero_rounds():
+    """The data's findings (a gap, a changed source) name no currency: their trend row shows the findings and leaves
+    the rounds, wagers and money empty; "0 rounds" read as a night nobody played."""
+    row = {"gaming_day": DAY, "tonight": True, "recorded_net": -20_000, "expected_net": -20_000, "high_findings": 0}
+    trend = pl.DataFrame([{**row, "currency": "USD", "rounds": 100, "wagers": 300, "handle": 1_000_000, "findings": 2},
+                          {**row, "currency": None, "rounds": 0, "wagers": 0, "handle": None, "recorded_net": None,
+                           "expected_net": None, "findings": 7}], schema=TREND_SCHEMA)
+    table = sections.trend_table(trend)
+    assert [c.text for c in table.rows[0]][1:4] == ["USD", "100", "300"]
+    assert [c.text for c in table.rows[1]][1:] == [sections.NO_CURRENCY, "", "", "", "", "", "7", "0"]
 
 
 def test_report_with_no_findings_still_renders():

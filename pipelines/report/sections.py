@@ -16,6 +16,7 @@ from pipelines.currency import format_amount, format_money
 # the kinds of issue 11's statistical detectors; a finding with a p_value is statistical whatever its kind
 STATISTICAL_KINDS = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
 DATA_KINDS = ("sequence_gap", "unmatched_round", "source_changed")
+NO_CURRENCY = "none (the data's findings)"  # the trend's row of a day's findings that name no currency
 
 
 @dataclass
@@ -214,13 +215,19 @@ def data_findings_table(findings: pl.DataFrame) -> Table:
 
 def trend_table(trend: pl.DataFrame) -> Table:
     """Per gaming day (latest first) and currency: rounds, wagers, handle, players' net recorded and as the rules say,
-    findings; tonight's days marked (``pipelines.audit.trend.TREND_SCHEMA``)."""
+    findings; tonight's days marked (``pipelines.audit.trend.TREND_SCHEMA``). A day's findings with no currency
+    (the data's own: gaps, unmatched rounds, changed sources) are a row of findings alone: "0 rounds, 0 wagers"
+    beside them read as a day with no play."""
     rows = []
     for r in trend.sort(["gaming_day", "currency"], descending=[True, False], nulls_last=True).iter_rows(named=True):
         c = r["currency"]
-        rows.append([Cell(("tonight " if r["tonight"] else "") + r["gaming_day"].isoformat(), False,
-                          "tonight" if r["tonight"] else ""),
-                     text(c), num(r["rounds"]), num(r["wagers"]), money(r["handle"], c),
+        day = Cell(("tonight " if r["tonight"] else "") + r["gaming_day"].isoformat(), False,
+                   "tonight" if r["tonight"] else "")
+        if c is None:
+            rows.append([day, text(NO_CURRENCY), *(num(None) for _ in range(5)), num(r["findings"]),
+                         num(r["high_findings"])])
+            continue
+        rows.append([day, text(c), num(r["rounds"]), num(r["wagers"]), money(r["handle"], c),
                      money(r["recorded_net"], c, True), money(r["expected_net"], c, True), num(r["findings"]),
                      num(r["high_findings"])])
     return Table(["gaming day", "currency", "rounds", "wagers", "handle", "players' net as recorded",
