@@ -202,6 +202,21 @@ def test_a_file_added_or_removed_fails_naming_it(sealed, tmp_path):
     assert not verdict.ok and any("round.json" in p and "missing" in p for p in verdict.problems)
 
 
+@pytest.mark.parametrize("name", ["index.html", "round.json", "manifest.json", "SHA256SUMS"])
+def test_a_file_replaced_by_a_link_to_the_same_bytes_fails_naming_it(sealed, tmp_path, name):
+    """A sealed file swapped for a symbolic link to a copy of itself has the right hash today, and whatever its target
+    becomes tomorrow: the pack seals files, so a link in its place fails, however the seal itself reads."""
+    folder, seal = sealed
+    elsewhere = tmp_path / f"elsewhere-{name}"
+    shutil.copyfile(folder / name, elsewhere)
+    (folder / name).unlink()
+    (folder / name).symlink_to(elsewhere)
+    verdict = verify_pack(folder, seal)
+    assert not verdict.ok and any(name in p and "symbolic link" in p for p in verdict.problems), verdict.problems
+    result = runner.invoke(app, ["evidence", "--verify", str(folder), "--seal", seal])
+    assert result.exit_code == 1 and "FAILED" in result.output and "symbolic link" in result.output
+
+
 def test_a_rewritten_pack_fails_against_its_seal(sealed):
     """Rewriting a file and both hash records consistently passes the sums, but not the seal written down."""
     folder, seal = sealed

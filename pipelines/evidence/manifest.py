@@ -10,7 +10,8 @@ sums together.
 
 :func:`verify_pack` fails on one changed byte anywhere in the pack, on a file removed or added, and names
 the file: it compares each file with both records of its hash, so it can tell a changed file from a changed
-``SHA256SUMS`` line or a changed ``manifest.json`` entry.
+``SHA256SUMS`` line or a changed ``manifest.json`` entry. A file of the pack replaced by a symbolic link fails
+too, whatever the link points at: what it points at can change after the check.
 """
 
 from __future__ import annotations
@@ -99,6 +100,16 @@ def _parse_sums(text: str, problems: list[str]) -> dict[str, str]:
     return out
 
 
+def _linked(folder: Path, name: str) -> bool:
+    """Whether the pack's file ``name``, or a folder on the way to it inside the pack, is a symbolic link."""
+    path = folder
+    for part in Path(name).parts:
+        path = path / part
+        if path.is_symlink():
+            return True
+    return False
+
+
 def verify_pack(folder: Path, expected_seal: str | None = None, check_sources: bool = True) -> Verdict:
     """Check a pack folder (see the module docstring). Never raises for a tampered pack: the verdict says why."""
     folder = Path(folder)
@@ -109,6 +120,8 @@ def verify_pack(folder: Path, expected_seal: str | None = None, check_sources: b
     sums_path = folder / SUMS
     if not sums_path.is_file():
         return Verdict(False, [f"{SUMS}: missing (this is not an evidence pack, or it was removed)"])
+    if _linked(folder, SUMS):
+        problems.append(f"{SUMS}: a symbolic link, not the sealed file (it points at {sums_path.resolve()})")
     sums_bytes = sums_path.read_bytes()
     the_seal = sha256_bytes(sums_bytes)
     if expected_seal is not None and expected_seal.strip().lower() != the_seal:
@@ -140,7 +153,10 @@ def verify_pack(folder: Path, expected_seal: str | None = None, check_sources: b
             continue
         actual = sha256_file(path) if path.is_file() else None
         s, m = sums.get(name), listed.get(name)
-        if actual is None:
+        if _linked(folder, name):
+            # a link's target can change after the check; the pack seals files, not what a link points at today
+            problems.append(f"{name}: a symbolic link, not the sealed file (it points at {path.resolve()})")
+        elif actual is None:
             problems.append(f"{name}: missing (removed from the pack)")
         elif name == MANIFEST:
             if s is None:
