@@ -12,6 +12,7 @@ import datetime as dt
 import html as htmllib
 import json
 import re
+from pathlib import Path
 from html.parser import HTMLParser
 
 import polars as pl
@@ -626,3 +627,10 @@ def test_the_findings_table_shows_a_statistical_findings_words_and_keeps_its_jso
     facts = page.eval_on_selector("#findings-body tr.facts", "tr => tr.textContent")
     assert '"test":"overpaid_pair"' in facts
     visit.assert_clean()
+
+
+def test_the_reports_script_keeps_ids_on_one_line_up_to_the_same_length_as_the_tables():
+    """report.js classes the findings table's id cells itself; its bound must be the server-side tables' bound, or a
+    20-character id would wrap in one table and not in the next."""
+    script = (Path(sections.__file__).parent / "assets" / "report.js").read_text()
+    assert re.search(r"var SHORT_ID = (\d+);", script).group(1) == str(sections.SHORT_ID)

@@ -50,6 +50,17 @@ def text(value) -> Cell:
     return Cell("" if value is None else str(value))
 
 
+SHORT_ID = 24  # characters: an id up to this long stays on one line (report.js decides the same for the findings)
+
+
+def ident(value) -> Cell:
+    """A table, dealer or player id. A short one keeps to one line: a narrow column broke ``P-615419`` after its
+    hyphen, and a reader copying ``P-`` got half an id. A longer one may break anywhere (``td.ident`` in
+    report.css), so that a hostile id of hundreds of characters cannot widen the page."""
+    shown = "" if value is None else str(value)
+    return Cell(shown, False, "ident short" if len(shown) <= SHORT_ID else "ident")
+
+
 @dataclass
 class Table:
     headers: list[str]
@@ -114,7 +125,7 @@ def hold_table(hold: pl.DataFrame, with_table: bool) -> Table:
         c = r["currency"]
         status = {True: "outside the band", False: "within", None: "not judged"}[r["outside"]]
         band = "" if r["band_lo_pct"] is None else f"{100 * r['band_lo_pct']:.2f} .. {100 * r['band_hi_pct']:.2f} %"
-        row = [text(r["game"])] + ([text(r["table_id"])] if with_table else []) + [
+        row = [text(r["game"])] + ([ident(r["table_id"])] if with_table else []) + [
             text(c), num(r["wagers"]), money(r["handle"], c), money(r["house_win"], c, True),
             money(None if r["theo_win"] is None else round(r["theo_win"]), c, True),
             pct(r["hold_pct"]), pct(r["theo_pct"]), Cell(band, True),
@@ -137,7 +148,7 @@ def pairs_table(findings: pl.DataFrame, top: int = 50) -> Table:
         pl.len().alias("n"), pl.col("difference").sum().alias("overpaid"), pl.col("difference").max().alias("largest"),
         pl.col("table_id").unique().sort().alias("tables"),
     ).sort(["n", "overpaid", "dealer_id", "player_id"], descending=[True, True, False, False]).head(top)
-    rows = [[text(r["dealer_id"]), text(r["player_id"]), text(r["currency"]), num(r["n"]),
+    rows = [[ident(r["dealer_id"]), ident(r["player_id"]), text(r["currency"]), num(r["n"]),
              money(r["overpaid"], r["currency"]), money(r["largest"], r["currency"]),
              text(", ".join(r["tables"][:6]) + (" ..." if len(r["tables"]) > 6 else ""))]
             for r in agg.iter_rows(named=True)]
@@ -170,7 +181,7 @@ def statistical(findings: pl.DataFrame, top: int = 200, investigations: dict[str
     rows = []
     for r in stat.iter_rows(named=True):
         p, q = r.get("p_value"), r.get("q_value")
-        row = [text(r["kind"]), text(r["table_id"]), text(r["dealer_id"]), text(r["player_id"]),
+        row = [text(r["kind"]), ident(r["table_id"]), ident(r["dealer_id"]), ident(r["player_id"]),
                num(p, "" if p is None else f"{p:.2g}"), num(q, "" if q is None else f"{q:.2g}"), text(readable(r["detail"]))]
         if investigations is not None:
             href = investigations.get(r["finding_id"])
@@ -209,7 +220,7 @@ def data_findings_table(findings: pl.DataFrame) -> Table:
     d = findings.filter(pl.col("kind").is_in(DATA_KINDS))
     agg = d.group_by("kind", "table_id").agg(pl.len().alias("n"), pl.col("detail").first().alias("example")).sort(
         ["kind", "n", "table_id"], descending=[False, True, False], nulls_last=True)
-    rows = [[text(r["kind"]), text(r["table_id"]), num(r["n"]), text(r["example"])] for r in agg.iter_rows(named=True)]
+    rows = [[text(r["kind"]), ident(r["table_id"]), num(r["n"]), text(r["example"])] for r in agg.iter_rows(named=True)]
     return Table(["kind", "table", "findings", "for example"], rows)
 
 
@@ -222,7 +233,7 @@ def trend_table(trend: pl.DataFrame) -> Table:
     for r in trend.sort(["gaming_day", "currency"], descending=[True, False], nulls_last=True).iter_rows(named=True):
         c = r["currency"]
         day = Cell(("tonight " if r["tonight"] else "") + r["gaming_day"].isoformat(), False,
-                   "tonight" if r["tonight"] else "")
+                   "day tonight" if r["tonight"] else "day")
         if c is None:
             rows.append([day, text(NO_CURRENCY), *(num(None) for _ in range(5)), num(r["findings"]),
                          num(r["high_findings"])])
