@@ -69,6 +69,32 @@ def test_an_investigation_holds_every_round_wager_and_finding_of_the_subject(aud
     assert (out / "plotly.min.js").read_text(encoding="utf-8").startswith("/**") and "cdn" not in page.lower()
 
 
+def test_a_pages_tables_are_zstd_parquet_files_of_its_frames_the_same_bytes_on_every_run(audited_sample, tmp_path):
+    """The page's Parquet files are written at zstd's fastest level (``command.PAGE_PARQUET``: a 30-day page holds
+    every wager of its window): each reads back as the frame gathered for it, and a second run writes the same bytes."""
+    import pyarrow.parquet as pq
+
+    from pipelines.investigation.command import PAGE_PARQUET, TABLES, gather
+    from pipelines.money import money_for_files
+
+    subject = Subject("dealer", PLANTED["dealer"])
+    for run in ("one", "two"):
+        write_investigation(audited_sample / "pitaudit.duckdb", subject, tmp_path / run)
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    try:
+        frames = gather(con, subject)
+    finally:
+        con.close()
+    assert PAGE_PARQUET == {"compression": "zstd", "compression_level": 1}
+    for name in TABLES:
+        one, two = tmp_path / "one" / f"{name}.parquet", tmp_path / "two" / f"{name}.parquet"
+        assert one.read_bytes() == two.read_bytes(), name
+        meta = pq.ParquetFile(one).metadata
+        codecs = {meta.row_group(g).column(c).compression for g in range(meta.num_row_groups) for c in range(meta.num_columns)}
+        assert codecs <= {"ZSTD"}, (name, codecs)
+        assert pl.read_parquet(one).equals(money_for_files(frames[name])), name
+
+
 def test_the_planted_counter_bets_with_the_count(audited_sample, tmp_path):
     write_investigation(audited_sample / "pitaudit.duckdb", Subject("player", COUNTER), tmp_path)
     rows = pl.read_parquet(tmp_path / "bet_vs_count.parquet")
