@@ -9,7 +9,10 @@
    snapshot is published when the ingest read anything, so that its quarantine rows reach the readers).
 4. **Partitions** (gaming day x table) of those days, each with the **fingerprint** of its evidence
    (``pipelines.audit.fingerprint``); only those whose fingerprint changed since their last audit are
-   re-settled. A re-run over the same input re-settles nothing and publishes the same files.
+   re-settled. A re-run over the same input re-settles nothing and publishes the same files. On a pool of worker
+   processes the workers start as step 3 begins, and the sequence gaps (which need only the days) go to them before
+   the fingerprints are taken (steps 3-4 are the flow's process's alone; with the workers started at the first group,
+   the other core had nothing to do meanwhile).
 5. **Re-settle and check** the changed partitions: cut, in key order, into runs of about equal work
    (``load.contiguous_groups``), each group one task run (load -> reconstruct -> re-settle -> detect ->
    stage, each step's time in its log) on the task runner: threads for a small night, worker processes for a big one, or a Dask cluster
