@@ -159,8 +159,11 @@ def start_group_workers() -> int:
     if executor is None:
         return 0
     n = int(getattr(runner, "_max_workers", 0) or WORKERS)
-    for _ in range(n):  # none is idle yet, so each call spawns one
-        executor.submit(os.getpid)
+    try:
+        for _ in range(n):  # none is idle yet, so each call spawns one
+            executor.submit(os.getpid)
+    except (RuntimeError, OSError):  # a pool that cannot start says so at the first group's submit, as before
+        return 0
     return n
 
 
