@@ -184,6 +184,52 @@ def test_a_failed_run_notifies_with_its_reason(tmp_path, catcher, monkeypatch, p
     assert received[0]["title"].endswith("failed") and "is a folder, not a DuckDB file" in received[0]["message"]
 
 
+def test_the_group_workers_start_before_any_task_and_then_run_the_tasks(prefect_harness):
+    """Issue 13's serial head: the pool's workers start when the audit stage begins (``start_group_workers``), beside
+    the scope, keys and fingerprints the flow's process works out alone, not at the first group's submit. Both are
+    running before any task is submitted, with the audit's modules already imported, and then run the tasks as
+    before; a runner of threads starts nothing."""
+    import multiprocessing
+
+    from prefect import flow, task
+    from prefect.task_runners import ProcessPoolTaskRunner, ThreadPoolTaskRunner
+
+    from pipelines.audit.runner import end_group_workers, start_group_worker, start_group_workers
+
+    @task(name="where")
+    def where(n: int) -> tuple:
+        import os
+        import sys
+
+        return n, os.getpid(), "pipelines.audit.tasks" in sys.modules
+
+    others = {p.pid for p in multiprocessing.active_children()}  # this test process's children of other tests
+
+    def pool_workers() -> set[int]:
+        return {p.pid for p in multiprocessing.active_children()} - others
+
+    @flow(task_runner=ProcessPoolTaskRunner(max_workers=2, initializer=start_group_worker), persist_result=False)
+    def pooled() -> tuple:
+        asked = start_group_workers()
+        started = pool_workers()
+        done = sorted(f.result() for f in [where.submit(n) for n in range(4)])
+        end_group_workers()
+        return asked, started, done
+
+    asked, started, done = pooled()
+    assert asked == 2 and len(started) == 2
+    assert [n for n, _, _ in done] == [0, 1, 2, 3]
+    assert {pid for _, pid, _ in done} <= started  # the tasks ran on the workers started before them
+    assert all(imported for _, _, imported in done)
+
+    @flow(task_runner=ThreadPoolTaskRunner(max_workers=2), persist_result=False)
+    def threaded() -> tuple:
+        before = pool_workers()
+        return start_group_workers(), pool_workers() - before
+
+    assert threaded() == (0, set())
+
+
 def test_the_group_workers_end_before_the_statistics_and_their_logs_reach_the_run(prefect_harness):
     """Issue 13's memory: the flow's worker processes sit idle after the write, holding what the groups left, through
     the statistics step and publish; ``end_group_workers`` ends them there. The logs their tasks wrote still reach

@@ -133,7 +133,6 @@ def stored_fingerprints(con: duckdb.DuckDBPyConnection, keys: list[tuple[dt.date
     cur = con.cursor()
     try:
         create_keys_table(cur, "_fp_keys", keys)
-        wagers_read, actions_read = _first_reads(cur, window)
         rows = cur.execute(f"""
             SELECT gaming_day, table_id, fingerprint FROM {OUT_PARTITIONS}
             WHERE {window.rounds()} AND (gaming_day, table_id) IN (SELECT (gaming_day, table_id) FROM _fp_keys)""").fetchall()

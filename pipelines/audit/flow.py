@@ -9,7 +9,10 @@
    snapshot is published when the ingest read anything, so that its quarantine rows reach the readers).
 4. **Partitions** (gaming day x table) of those days, each with the **fingerprint** of its evidence
    (``pipelines.audit.fingerprint``); only those whose fingerprint changed since their last audit are
-   re-settled. A re-run over the same input re-settles nothing and publishes the same files.
+   re-settled. A re-run over the same input re-settles nothing and publishes the same files. On a pool of worker
+   processes the workers start as step 3 begins, and the sequence gaps (which need only the days) go to them before
+   the fingerprints are taken (steps 3-4 are the flow's process's alone; with the workers started at the first group,
+   the other core had nothing to do meanwhile).
 5. **Re-settle and check** the changed partitions: cut, in key order, into runs of about equal work
    (``load.contiguous_groups``), each group one task run (load -> reconstruct -> re-settle -> detect ->
    stage, each step's time in its log) on the task runner: threads for a small night, worker processes for a big one, or a Dask cluster
@@ -46,7 +49,8 @@ from prefect.futures import as_completed
 from pipelines.audit.load import Window, contiguous_groups
 from pipelines.audit.params import AuditParams
 from pipelines.audit.runner import (
-    WORKERS, end_group_workers, group_params, runs_on_dask, server_for_workers, task_runner, where_groups_run,
+    WORKERS, end_group_workers, group_params, runs_on_dask, server_for_workers, start_group_workers, task_runner,
+    where_groups_run,
 )
 from pipelines.audit.scope import Scope, ScopeError, chosen_days, nothing_reason
 from pipelines.db import discard_snapshot_copy, start_snapshot_copy
@@ -239,6 +243,7 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
     timings["ingest"] = ahead.seconds if ahead else time.perf_counter() - t
 
     t = time.perf_counter()
+    start_group_workers()  # a pool's workers start (their imports) beside the scope, the keys and the fingerprints
     scope = chosen or scope_task(input_dir, ingest, params.day_start_minutes)
     keys = keys_task(db, params, scope.days) if scope.days else None
     if keys is None or keys.height == 0:
@@ -253,24 +258,26 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
     _rename_run(scope)
     source = publish_for_dask(db, params, timings, scope.days)
     all_keys = list(keys.select("gaming_day", "table_id").iter_rows())
-    fingerprints = fingerprints_task(db, all_keys, params)
-    changed = set(fingerprints["changed"])
-    todo = keys.filter(pl.struct("gaming_day", "table_id").map_elements(
-        lambda k: (k["gaming_day"], k["table_id"]) in changed, return_dtype=pl.Boolean)) if changed else keys.head(0)
-    work = dict(zip(todo.select("gaming_day", "table_id").iter_rows(), todo["rounds"].to_list()))
-    total_rounds = max(1, sum(work.values()))
-    plan = contiguous_groups(todo, group_count(total_rounds, params.settings.group_rounds))
-    cost = dict(zip(todo.select("gaming_day", "table_id").iter_rows(), todo["work"].to_list()))
-    say(f"audit: gaming day(s) {scope.label()}: {keys.height} partition(s) (gaming day x table), {len(changed)} "
-        f"changed since their last audit; {total_rounds if work else 0:,} rounds to re-settle in {len(plan)} group(s) "
-        f"on {where_groups_run()}")
     stage_dir = _stage_folder(db)
     submitted: list = []  # every group's and the gaps' futures: on a failure, waited for before the stage goes
     try:
-        results = []
+        # the sequence gaps need only the days: on a worker while this process fingerprints the partitions
         with server_for_workers():
             gaps = gaps_task.submit(source, params, scope.days)
-            submitted.append(gaps)
+        submitted.append(gaps)
+        fingerprints = fingerprints_task(db, all_keys, params)
+        changed = set(fingerprints["changed"])
+        todo = keys.filter(pl.struct("gaming_day", "table_id").map_elements(
+            lambda k: (k["gaming_day"], k["table_id"]) in changed, return_dtype=pl.Boolean)) if changed else keys.head(0)
+        work = dict(zip(todo.select("gaming_day", "table_id").iter_rows(), todo["rounds"].to_list()))
+        total_rounds = max(1, sum(work.values()))
+        plan = contiguous_groups(todo, group_count(total_rounds, params.settings.group_rounds))
+        cost = dict(zip(todo.select("gaming_day", "table_id").iter_rows(), todo["work"].to_list()))
+        say(f"audit: gaming day(s) {scope.label()}: {keys.height} partition(s) (gaming day x table), {len(changed)} "
+            f"changed since their last audit; {total_rounds if work else 0:,} rounds to re-settle in {len(plan)} "
+            f"group(s) on {where_groups_run()}")
+        results = []
+        with server_for_workers():
             staged = {}
             # the heaviest groups first, so that the workers finish together; a group's index is its place in key order
             for index in sorted(range(len(plan)), key=lambda i: (-sum(cost[k] for k in plan[i]), i)):

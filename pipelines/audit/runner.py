@@ -128,13 +128,43 @@ def group_params(params: AuditParams, processes: int) -> AuditParams:
 
 def start_group_worker() -> None:
     """In a new worker: it ends with the flow's process even when that one is killed (``lifeline``), one polars
-    thread (the workers share the cores) and the audit's collector thresholds."""
+    thread (the workers share the cores), the modules a group's task runs (imported now, while the flow's process
+    works out the scope, the partitions and their fingerprints, rather than when the worker's first group arrives)
+    and the audit's collector thresholds."""
     from pipelines.lifeline import end_with_parent
 
     end_with_parent()
     os.environ.setdefault("POLARS_MAX_THREADS", "1")  # before polars is imported in this process
+    import prefect.task_engine  # noqa: F401 - what runs each task in the worker
+    import pipelines.audit.tasks  # noqa: F401 - the group's and the gaps' code, polars and DuckDB with it
     from pipelines.audit.collector import tune_gc
     tune_gc()
+
+
+def start_group_workers() -> int:
+    """Start the flow's worker processes now, when its task runner is a process pool; returns how many were asked for.
+
+    A ``ProcessPoolExecutor`` spawns a worker only when a task is submitted and none is idle, so the pool's workers
+    started with the first groups, after the audit stage's head had run in the flow's process alone (the scope, the
+    partition keys and the fingerprints: ~6 CPU s on the 1,000,000-round night, one core idle) and each then imported
+    its libraries (:func:`start_group_worker`) before its first group. Each worker is asked for here with a call that
+    does nothing (the pool's own executor, not a Prefect task run: there is nothing to record), so that their starts
+    run beside that head on the other core. Threads and a Dask cluster (started with the flow) are left as they are."""
+    from prefect.context import FlowRunContext
+    from prefect.task_runners import ProcessPoolTaskRunner
+
+    context = FlowRunContext.get()
+    runner = context.task_runner if context is not None else None
+    executor = getattr(runner, "_executor", None) if isinstance(runner, ProcessPoolTaskRunner) else None
+    if executor is None:
+        return 0
+    n = int(getattr(runner, "_max_workers", 0) or WORKERS)
+    try:
+        for _ in range(n):  # none is idle yet, so each call spawns one
+            executor.submit(os.getpid)
+    except (RuntimeError, OSError):  # a pool that cannot start says so at the first group's submit, as before
+        return 0
+    return n
 
 
 @contextmanager
