@@ -13,11 +13,15 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipelines.audit.load import load_partition
 from pipelines.db import open_reader
-from pipelines.evidence.batch import PackPool, _round_groups, _wanted, choose, finding_rounds, write_packs
-from pipelines.evidence.gather import audit_params
+from pipelines.evidence.batch import (
+    Neighbourhood, PackPool, _by_round, _in_round_order, _round_groups, _split, _wanted, choose, finding_rounds, write_packs,
+)
+from pipelines.evidence.gather import _of_round, audit_params
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -107,3 +111,77 @@ def test_a_pool_that_cannot_start_leaves_the_packs_to_this_process(sample_db, tm
         con.close()
     assert len(index.written) == 30 and index.errors == []
     assert _files(tmp_path / "p") == _files(tmp_path / "q")
+
+
+_ROWS = st.lists(st.tuples(st.sampled_from(["A", "B", None]), st.integers(1, 4) | st.none(), st.integers(0, 5) | st.none(),
+                           st.integers(-1000, 1000)), max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=_ROWS)
+def test_a_groups_rows_sorted_once_are_each_rounds_own_sort_when_no_two_share_their_keys(rows):
+    df = pl.DataFrame(rows, schema={"table_id": pl.String, "round_no": pl.Int64, "wager_order": pl.Int64, "v": pl.Int64},
+                      orient="row")
+    ordered, distinct = _in_round_order(df, ["wager_order"])
+    keys = [r[:3] for r in rows]
+    assert distinct == (len(set(keys)) == len(keys))
+    assert sorted(ordered.rows(), key=repr) == sorted(df.rows(), key=repr)  # the same rows
+    by_round = _by_round(ordered)
+    assert set(by_round) == set(df.select("table_id", "round_no").unique().rows())
+    for key, part in by_round.items():
+        if distinct:  # what each round's own sort gives (one order only: no two rows share their keys)
+            assert part.equals(part.sort("wager_order")), key
+        assert part.equals(_split(df, ["table_id", "round_no"])[key].sort("wager_order", maintain_order=True)), key
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=_ROWS)
+def test_a_frame_split_in_order_or_not_is_partition_by(rows):
+    df = pl.DataFrame(rows, schema={"table_id": pl.String, "round_no": pl.Int64, "wager_order": pl.Int64, "v": pl.Int64},
+                      orient="row")
+    for frame in (df, df.sort("table_id", "round_no", maintain_order=True, nulls_last=False)):
+        got = _split(frame, ["table_id", "round_no"])
+        expected = frame.partition_by(["table_id", "round_no"], as_dict=True, maintain_order=True)
+        assert set(got) == set(expected)
+        assert all(got[k].equals(expected[k]) for k in expected)
+
+
+def test_a_rounds_first_rows_looked_up_are_the_ones_filtered_from_its_tables_frames():
+    day, other = dt.date(2026, 11, 24), dt.date(2026, 11, 25)
+    # round 7 of table A on two gaming days (a group may hold both): the first row is the one shown, as filtered
+    rounds = pl.DataFrame({"table_id": ["A", "A", "A", "B"], "round_no": [7, 7, 8, 7], "gaming_day": [other, day, day, day],
+                           "dealer_id": ["D2", "D1", "D1", "D3"]})
+    recon = pl.DataFrame({"table_id": ["A", "A", "B", "C"], "round_no": [7, 7, 7, 9], "device_shoe_id": ["s2", "s1", "s3", "s4"]})
+    hood = Neighbourhood(recon, rounds)
+    for table_id, round_no in [("A", 7), ("A", 8), ("B", 7), ("C", 9), ("C", 1), ("Z", 7)]:
+        rec, table = _of_round(recon, table_id, round_no), _of_round(rounds, table_id, round_no)
+        expected = (rec.row(0, named=True) if rec.height else {}, table.row(0, named=True) if table.height else {})
+        assert hood.first_rows(table_id, round_no) == expected, (table_id, round_no)
+    assert hood.first_rows("A", 7)[1]["dealer_id"] == "D2"
+
+
+def test_packs_from_rows_sorted_once_a_group_are_the_files_of_rows_sorted_once_a_round(sample_db, tmp_path, monkeypatch):
+    import pipelines.evidence.batch as batch
+
+    def write(folder: Path) -> dict[str, bytes]:
+        con = open_reader(sample_db)
+        try:
+            keys = [tuple(r) for r in con.execute(
+                "SELECT DISTINCT gaming_day, table_id FROM out_settlements ORDER BY ALL").fetchall()]
+            index = write_packs(con, keys, folder, bound=60, database="db")
+        finally:
+            con.close()
+        assert len(index.written) == 60 and index.errors == []
+        return _files(folder)
+
+    once = write(tmp_path / "once")
+    flags = []
+    sort_once = batch._in_round_order
+
+    def each_round_sorts(df, by):  # the group's rows as they came, each round sorting its own (the code before)
+        flags.append(sort_once(df, by)[1])
+        return df, False
+
+    monkeypatch.setattr(batch, "_in_round_order", each_round_sorts)
+    assert write(tmp_path / "per-round") == once
+    assert flags and all(flags)  # the sample's groups took the sorted-once path above

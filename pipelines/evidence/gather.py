@@ -195,6 +195,10 @@ class Frames:
     # the group's shoes and table records cut once for all its packs (:class:`pipelines.evidence.batch.Neighbourhood`),
     # else filtered here for each round
     neighbourhood: object | None = None
+    # True when wagers, actions, events and settled_wagers are the round's own rows in the order this module sorts
+    # them into (wager, action, device order), each key once (the audit's packs sort a group's rows once): not sorted
+    # again per round
+    in_round_order: bool = False
 
 
 def gather_round(
@@ -220,17 +224,24 @@ def assemble_round(frames: Frames, recorded: "Recorded", table_id: str, round_no
     def this_round(df: pl.DataFrame) -> pl.DataFrame:
         return df if frames.per_round else _of_round(df, table_id, round_no)
 
-    rec = _of_round(recon, table_id, round_no)
-    table_rec = _of_round(part_rounds, table_id, round_no)
-    if rec.height == 0 and table_rec.height == 0:
+    def in_order(df: pl.DataFrame, by: str | list[str]) -> pl.DataFrame:
+        return this_round(df) if frames.in_round_order else this_round(df).sort(by)
+
+    hood = frames.neighbourhood
+    if hood is not None:  # the round's first row of the table's reconstruction and records, looked up
+        recon_row, table_row = hood.first_rows(table_id, round_no)
+    else:
+        rec = _of_round(recon, table_id, round_no)
+        table_rec = _of_round(part_rounds, table_id, round_no)
+        recon_row = rec.row(0, named=True) if rec.height else {}
+        table_row = table_rec.row(0, named=True) if table_rec.height else {}
+    if not recon_row and not table_row:
         raise EvidenceError(f"no round {round_no} of table {table_id!r} on gaming day {day.isoformat()}")
     ctx = this_round(frames.settled_rounds)
     ctx_row = ctx.row(0, named=True) if ctx.height else None
-    recon_row = rec.row(0, named=True) if rec.height else {}
-    table_row = table_rec.row(0, named=True) if table_rec.height else {}
-    wagers_in = this_round(frames.wagers).sort("wager_order")
-    actions_in = this_round(frames.actions).sort("action_order")
-    events = this_round(frames.events).sort(["device_id", "event_seq"])
+    wagers_in = in_order(frames.wagers, "wager_order")
+    actions_in = in_order(frames.actions, "action_order")
+    events = in_order(frames.events, ["device_id", "event_seq"])
     notes: list[str] = []
     if recon_row.get("note"):
         notes.append(recon_row["note"])
@@ -251,7 +262,7 @@ def assemble_round(frames: Frames, recorded: "Recorded", table_id: str, round_no
     cards = card_rows(events.to_dicts(), steps)
 
     # settlements: re-settled now (the audit's functions) beside what the audit recorded that night
-    now = this_round(frames.settled_wagers).sort("wager_order")
+    now = in_order(frames.settled_wagers, "wager_order")
     recorded_audit: dict[str, dict] = {r["wager_id"]: r for r in recorded.settlements(table_id, round_no, day)}
     wagers = []
     for w in now.iter_rows(named=True):
