@@ -24,6 +24,7 @@ from pipelines.report import ReportInputs, render_report, write_report
 from pipelines.audit.trend import TREND_SCHEMA
 from pipelines.report.links import evidence_command, evidence_href, evidence_relpath, table_segment
 from pipelines.report import sections
+from pipelines.id_cells import SHORT_ID
 from pipelines.currency import format_amount, format_money, minor_units
 from pipelines.report.payload import findings_payload, pack, script_json, unpack
 from pipelines.report.theory import BET_AGGREGATE_SCHEMA, Z95, hold_by_game, hold_by_table, second_moment
@@ -633,4 +634,4 @@ def test_the_reports_script_keeps_ids_on_one_line_up_to_the_same_length_as_the_t
     """report.js classes the findings table's id cells itself; its bound must be the server-side tables' bound, or a
     20-character id would wrap in one table and not in the next."""
     script = (Path(sections.__file__).parent / "assets" / "report.js").read_text()
-    assert re.search(r"var SHORT_ID = (\d+);", script).group(1) == str(sections.SHORT_ID)
+    assert re.search(r"var SHORT_ID = (\d+);", script).group(1) == str(SHORT_ID)

@@ -16,6 +16,7 @@ from markupsafe import Markup, escape
 
 from pipelines.evidence import exact_json
 from pipelines.evidence.rule_text import ClauseText, no_text
+from pipelines.id_cells import id_class
 from pipelines.step_money import step_in_major_units
 
 
@@ -104,6 +105,7 @@ def environment(clause_text: ClauseText = no_text) -> Environment:
     env.filters["clause"] = clause
     env.filters["money"] = lambda amount, currency, signed=False: format_money(amount, currency, signed)
     env.filters["plain"] = plain_value
+    env.filters["idclass"] = id_class
     # the engine's step texts with their amounts in major units (round.json keeps the engine's integers)
     env.filters["step_money"] = _step_in_major_units
     return env

@@ -23,19 +23,13 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from pipelines.evidence.render import format_money
-from pipelines.report.sections import SHORT_ID
+from pipelines.id_cells import id_class
 
 # the page shows the first rows of a long table and says so; the CSV and Parquet files beside it hold all. 100, not
 # the 500 it was: the rows' cells, rendered one by one, were most of each page's time on a night with 30 days of
 # history, and of a page's HTML (a 30-day window of a table is thousands of rounds; the page is for reading)
 MAX_HTML_ROWS = 100
 PLOTLY_JS = "plotly.min.js"
-
-
-def id_class(value) -> str:
-    """An id cell's class: a short id keeps to one line (a narrow column broke ``P-615419`` after its hyphen), a long
-    one may break anywhere (``td.ident``), as in the report (:data:`pipelines.report.sections.SHORT_ID`)."""
-    return "ident short" if len("" if value is None else str(value)) <= SHORT_ID else "ident"
 
 
 @lru_cache(maxsize=1)

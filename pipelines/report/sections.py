@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from pipelines.currency import format_amount, format_money
+from pipelines.id_cells import id_class
 
 # the kinds of issue 11's statistical detectors; a finding with a p_value is statistical whatever its kind
 STATISTICAL_KINDS = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
@@ -50,15 +51,9 @@ def text(value) -> Cell:
     return Cell("" if value is None else str(value))
 
 
-SHORT_ID = 24  # characters: an id up to this long stays on one line (report.js decides the same for the findings)
-
-
 def ident(value) -> Cell:
-    """A table, dealer or player id. A short one keeps to one line: a narrow column broke ``P-615419`` after its
-    hyphen, and a reader copying ``P-`` got half an id. A longer one may break anywhere (``td.ident`` in
-    report.css), so that a hostile id of hundreds of characters cannot widen the page."""
-    shown = "" if value is None else str(value)
-    return Cell(shown, False, "ident short" if len(shown) <= SHORT_ID else "ident")
+    """A table, dealer or player id (:mod:`pipelines.id_cells`: a short one keeps to one line)."""
+    return Cell("" if value is None else str(value), False, id_class(value))
 
 
 @dataclass

@@ -58,7 +58,7 @@
   var NUM = {round: 1, seat: 1, p: 1, q: 1, line: 1};
   // ids from the logs: a cell that may break inside its text (one of hundreds of characters wraps, report.css)
   var IDENT = {table: 1, dealer: 1, player: 1, wager: 1, id: 1};
-  var SHORT_ID = 24;  // pipelines/report/sections.py SHORT_ID: an id up to this long keeps to one line
+  var SHORT_ID = 24;  // pipelines/id_cells.py SHORT_ID: an id up to this long keeps to one line
 
   function raw(k, i) {
     var c = C[k];
