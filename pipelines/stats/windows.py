@@ -120,8 +120,8 @@ def _beside(work: Callable, *args) -> Callable[[], object]:
     counters) run beside it on the second core. It shares nothing with them but the ``WindowMemo``, whose keys (the
     baccarat hold's entities) no other test writes or reads, and its reader opens a cursor of its own
     (``summary_store.stored_hold_rows``). The same rows in the same order. A 1-day window too: it ran in line for its
-    peak memory, but the 1,000,000-round night's windows beside it hold about 0.1 GB more, under the chunks' peak
-    (docs/detectors.md, "Speed")."""
+    peak memory, but the 1,000,000-round night's windows beside it hold about 0.1 GB more, about the peak of the
+    chunks' merge before them (docs/detectors.md, "Speed")."""
     from concurrent.futures import ThreadPoolExecutor
 
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="window-hold")
