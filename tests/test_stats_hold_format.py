@@ -272,3 +272,64 @@ def test_the_rows_of_any_groupings_read_back_as_the_wagers_own_sums(groupings):
         assert want.height > 0
         assert_frame_equal(_canonical(_money_sums(far_rows_reader(s)(first, first, far), far, far.height)), want,
                            check_exact=True)
+
+
+def test_the_writes_scratch_files_are_made_on_a_thread_and_a_failed_one_leaves_no_file_and_no_row(night, tmp_path, monkeypatch):
+    """``run.write_statistics`` writes its scratch Parquet files on a thread of its own while DuckDB inserts the ones
+    before: the tables are the ones the files written in line give, and a file that cannot be written rolls the whole
+    write back, leaving no scratch folder and no thread."""
+    import threading
+
+    from pipelines.db import open_reader
+    from pipelines.stats import run, summary_store
+    from schemas.derived import STAT_DAY_TABLES
+
+    def tables(db) -> dict[str, pl.DataFrame]:
+        con = open_reader(db)
+        try:
+            have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+            return {t: con.sql(f"SELECT * FROM {t} ORDER BY ALL").pl()
+                    for t in (*STAT_DAY_TABLES, "stat_days", run.TESTS_TABLE, run.FUNNEL_TABLE, run.GRAPH_TABLE, "out_findings")
+                    if t in have}
+        finally:
+            con.close()
+
+    inline, threaded, failing = (tmp_path / f"{n}.duckdb" for n in ("inline", "threaded", "failing"))
+    for db in (inline, threaded, failing):
+        shutil.copyfile(night, db)
+    outcomes = run.statistics_step(inline, list(DAYS), PARAMS)
+    names, made = [], summary_store.scratch_file
+
+    def recorded(df, path):
+        names.append(threading.current_thread().name)
+        return made(df, path)
+
+    monkeypatch.setattr(run, "scratch_file", recorded)
+    monkeypatch.setattr(summary_store, "scratch_file", recorded)
+    run.write_statistics(threaded, outcomes)
+    assert len(names) > 10 and all(n.startswith("stats-scratch") for n in names)
+    with monkeypatch.context() as m:  # the summaries' files written in line, one before each insert (as before)
+        m.setattr(run, "summary_files", lambda folder, summaries, pool: None)
+        run.write_statistics(inline, outcomes)
+    written, reference = tables(threaded), tables(inline)
+    assert set(written) == set(reference)
+    assert reference["stat_day_hold_rows"].height and reference[run.TESTS_TABLE].height
+    for t, df in reference.items():
+        assert_frame_equal(written[t], df, check_exact=True), t
+
+    before = tables(failing)
+
+    def broken(df, path):
+        if path.name.startswith("stat_day_hold_rows"):
+            raise OSError("disk full")
+        return made(df, path)
+
+    monkeypatch.setattr(summary_store, "scratch_file", broken)
+    with pytest.raises(OSError, match="disk full"):
+        run.write_statistics(failing, outcomes)
+    assert not (tmp_path / "failing.duckdb.stats").exists()
+    assert not [t for t in threading.enumerate() if t.name.startswith("stats-scratch")]
+    after = tables(failing)
+    assert set(after) == set(before)
+    for t, df in before.items():
+        assert_frame_equal(after[t], df, check_exact=True), t

@@ -372,3 +372,37 @@ def test_a_day_still_in_play_runs_its_own_window_only_and_the_day_before_runs_it
     # the day before's rolling windows are those it would have alone
     alone, = statistics_step(db, [FIRST + dt.timedelta(days=1)], PARAMS)
     assert day_before.tests.drop("q_value", "flagged").equals(alone.tests.drop("q_value", "flagged"))
+
+
+def test_a_one_day_windows_baccarat_hold_runs_beside_its_other_tests_and_gives_the_rows_it_gives_in_line(history, monkeypatch):
+    """The 1-day window (the whole of a 1,000,000-round night's windows) runs its baccarat hold on a thread of its own,
+    as the rolling windows do, and its rows and funnel rows are the ones the hold gives alone, first in their frames."""
+    import threading
+
+    from pipelines.db import open_reader
+    from pipelines.stats import windows
+    from pipelines.stats.load import gaming_days
+    from pipelines.stats.run import _summaries_for
+    from pipelines.stats.summaries import empty_summaries
+
+    hold, threads = windows._hold, []
+
+    def recorded(*args):
+        threads.append(threading.current_thread().name)
+        return hold(*args)
+
+    monkeypatch.setattr(windows, "_hold", recorded)
+    con = open_reader(history)
+    try:
+        present = gaming_days(con)
+        summaries, _, rows = _summaries_for(con, present, empty_summaries(), PARAMS)
+        night = present[-1]
+        tests, funnel, _ = windows.window_tests(summaries, night, night, PARAMS, 1, rows)
+        alone, alone_funnel = hold(summaries.only(night, night).hold_entities, night, night, PARAMS, 1, rows,
+                                   windows.WindowMemo())
+    finally:
+        con.close()
+    assert threads == ["window-hold_0"]
+    assert alone.height > 10 and set(alone["test"]) == {"hold_table", "hold_dealer", "hold_shoe"}
+    assert tests.head(alone.height).equals(alone)
+    assert alone_funnel.height and funnel.head(alone_funnel.height).equals(alone_funnel)

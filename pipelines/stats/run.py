@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -33,7 +34,8 @@ from pipelines.stats.luck import detect_luck, settled_baccarat
 from pipelines.stats.reuse import Reuse, previous_reuse, stored_basis, window_basis, write_basis
 from pipelines.stats.summaries import DaySummaries, concat_summaries, empty_summaries, far_rows_reader
 from pipelines.stats.summary_store import (
-    CHUNK_ROUNDS, SCRATCH_PARQUET, stored_hold_rows, stored_summaries, summarise_days, summarised_days, write_summaries,
+    CHUNK_ROUNDS, scratch_file, stored_hold_rows, stored_summaries, summarise_days, summarised_days, summary_files,
+    write_summaries,
 )
 from pipelines.stats.tests_frame import fmt_p, plain_floor_text, tests_frame
 from pipelines.stats.windows import FarRows, HoldRowsReader, WindowMemo, window_tests
@@ -329,12 +331,10 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
     run made (the last outcome's ``summaries`` holds every one), in one transaction.
 
     The frames reach DuckDB as Parquet files beside the database (no registered Arrow frame: see
-    ``pipelines.db.create_keys_table`` on DuckDB 2.0.1), removed afterwards.
+    ``pipelines.db.create_keys_table`` on DuckDB 2.0.1), removed afterwards; they are written on a thread while the
+    writer inserts the ones before.
     """
     import shutil
-
-    from pipelines.audit.publish import ensure_out_tables
-    from pipelines.db import open_writer, rollback
 
     nights = [o.night for o in outcomes if o.night is not None]
     findings = pl.concat([o.findings for o in outcomes]) if outcomes else conform(pl.DataFrame(), FINDINGS_SCHEMA)
@@ -348,12 +348,27 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
     folder = Path(str(db_path) + ".stats")
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    files = {}
-    for table, parts in frames.items():
-        if parts:
-            files[table] = folder / f"{table}.parquet"
-            money_for_files(pl.concat(parts, how="diagonal_relaxed")).write_parquet(files[table], **SCRATCH_PARQUET)
     summaries = concat_summaries([o.summaries for o in outcomes if o.summaries is not None][-1:])
+    # the scratch files are written on a thread in the order they are inserted: polars writes the next one while the
+    # writer opens the database and DuckDB inserts the one before (both leave Python's lock)
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stats-scratch")
+    try:
+        files = {table: pool.submit(lambda parts, path: scratch_file(pl.concat(parts, how="diagonal_relaxed"), path),
+                                    parts, folder / f"{table}.parquet")
+                 for table, parts in frames.items() if parts}
+        _write(db_path, memory_limit, nights, folder, files, summaries, summary_files(folder, summaries, pool), outcomes)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # no file is being written when the folder goes
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _write(db_path: Path, memory_limit: str | None, nights: list[dt.date], folder: Path, files: dict, summaries: DaySummaries,
+           summary_paths: dict, outcomes: list[StatsOutcome]) -> None:
+    """``write_statistics``' transaction: ``files`` (table -> the future of its scratch file) and ``summary_paths``
+    (``summary_store.summary_files``) are waited for one by one, before each insert."""
+    from pipelines.audit.publish import ensure_out_tables
+    from pipelines.db import open_writer, rollback
+
     marks = ", ".join("?" for _ in nights) or "NULL"
     kinds = ", ".join(f"'{k}'" for k in STAT_KINDS)
     con = open_writer(db_path, memory_limit) if memory_limit else open_writer(db_path)
@@ -367,7 +382,8 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
                 exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0]
                 if exists:
                     con.execute(f"DELETE FROM {table} WHERE night IN ({marks})", nights)
-            for table, path in files.items():
+            for table, written in files.items():
+                path = written.result()
                 source = "read_parquet('" + path.as_posix().replace("'", "''") + "')"
                 if table == "out_findings":
                     con.execute(f"INSERT INTO out_findings SELECT {', '.join(FINDINGS_SCHEMA)} FROM {source}")
@@ -385,7 +401,7 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
                 if not have:
                     con.execute(f"CREATE TABLE {table} AS SELECT * FROM {source} WHERE false")
                 con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {source}")
-            write_summaries(con, folder, summaries)  # the days summarised by this run (tonight's, any missing)
+            write_summaries(con, folder, summaries, summary_paths)  # the days summarised by this run (tonight's, any missing)
             # what the nights' windows were worked out by, for the next night's (after ``write_summaries`` dropped the
             # windows holding a day summarised again)
             write_basis(con, [(o.night, w, o.night - dt.timedelta(days=w - 1), o.basis, o.widths.get(w, {})) for o in outcomes
@@ -396,4 +412,3 @@ def write_statistics(db_path: Path, outcomes: list[StatsOutcome], memory_limit: 
             raise
     finally:
         con.close()
-        shutil.rmtree(folder, ignore_errors=True)

@@ -82,7 +82,7 @@ def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsPa
     s = s.only(first, last)
     read_rows = hold_rows_for or hold_rows_reader(s)
     memo = memo if memo is not None else WindowMemo()
-    baccarat = _beside(window_days > 1, _hold, s.hold_entities, first, last, params, window_days, read_rows, memo, reuse)
+    baccarat = _beside(_hold, s.hold_entities, first, last, params, window_days, read_rows, memo, reuse)
     try:
         games_hold, games_funnel = games_hold_rows(s.games_hold, s.games_draws, params, window_days, memo, reuse, widths)
         games = [games_hold, games_luck_rows(s.games_lines, s.games_parts, s.games_jackpot, params, window_days),
@@ -111,18 +111,17 @@ def window_tests(s: DaySummaries, first: dt.date, last: dt.date, params: StatsPa
     return tests, funnel, graph
 
 
-def _beside(apart: bool, work: Callable, *args) -> Callable[[], object]:
-    """``work(*args)`` on a thread of its own when ``apart`` (its result: call what this returns), else here, now.
+def _beside(work: Callable, *args) -> Callable[[], object]:
+    """``work(*args)`` on a thread of its own (its result: call what this returns).
 
-    A rolling window's baccarat hold (the far tables' and dealers' rows read, merged and their saddle points: half of a
-    30-day window's CPU at night 31 of 30 nights) is mostly DuckDB's and numpy's work, which leaves Python's lock, so
-    the window's other tests run beside it on the second core. It shares nothing with them but the ``WindowMemo``, whose
-    keys (the baccarat hold's entities) no other test writes or reads, and its reader opens a cursor of its own
-    (``summary_store.stored_hold_rows``). The same rows in the same order; a 1-day window (the 1,000,000-round night's)
-    stays on one thread, so its peak memory does not hold both at once."""
-    if not apart:
-        done = work(*args)
-        return lambda: done
+    A window's baccarat hold (the far entities' rows read, merged and their saddle points: half of a 30-day window's
+    CPU at night 31 of 30 nights, about 40 % of the 1,000,000-round night's 1-day window) is mostly DuckDB's and
+    numpy's work, which leaves Python's lock, so the window's other tests (the games' hold, luck's convolutions, the
+    counters) run beside it on the second core. It shares nothing with them but the ``WindowMemo``, whose keys (the
+    baccarat hold's entities) no other test writes or reads, and its reader opens a cursor of its own
+    (``summary_store.stored_hold_rows``). The same rows in the same order. A 1-day window too: it ran in line for its
+    peak memory, but the 1,000,000-round night's windows beside it hold about 0.1 GB more, about the peak of the
+    chunks' merge before them (docs/detectors.md, "Speed")."""
     from concurrent.futures import ThreadPoolExecutor
 
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="window-hold")
