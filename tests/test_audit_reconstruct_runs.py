@@ -33,7 +33,7 @@ REDUCTIONS = (
 
 
 @st.composite
-def events(draw) -> list[tuple]:
+def events(draw) -> pl.DataFrame:
     """Device events in runs of (table, round); a key may come back in a later run (a round split in two)."""
     lost = draw(st.sampled_from([st.integers(0, 2), st.one_of(st.none(), st.integers(0, 2))]))
     keys = draw(st.lists(st.tuples(st.sampled_from(["T-1", "T-2", None]), st.integers(0, 4)), min_size=0, max_size=12))
@@ -44,17 +44,15 @@ def events(draw) -> list[tuple]:
             seq += 1
             rows.append((table, round_no, draw(st.sampled_from(["D1", "D2"])), seq, draw(st.sampled_from(["card", "burn"])),
                          draw(st.one_of(st.none(), st.integers(0, 51))), draw(lost), draw(st.integers(0, 3))))
-    return rows  # the test makes the frame, as for ``rounds`` below
-
-
-EVENT_TYPES = {"table_id": pl.String, "round_no": pl.Int64, "device_id": pl.String, "event_seq": pl.Int64,
-               "event": pl.String, "card_code": pl.Int16, "lost": pl.Int64, "quarantined": pl.Int64}
+    return pl.DataFrame(rows, schema={"table_id": pl.String, "round_no": pl.Int64, "device_id": pl.String,
+                                      "event_seq": pl.Int64, "event": pl.String, "card_code": pl.Int16, "lost": pl.Int64,
+                                      "quarantined": pl.Int64}, orient="row").with_columns(
+        pl.col("quarantined").cast(pl.Decimal(38, 0)))
 
 
 @settings(max_examples=200, deadline=None)
 @given(events())
-def test_grouping_by_runs_equals_grouping_by_key(rows: list[tuple]) -> None:
-    frame = pl.DataFrame(rows, schema=EVENT_TYPES, orient="row").with_columns(pl.col("quarantined").cast(pl.Decimal(38, 0)))
+def test_grouping_by_runs_equals_grouping_by_key(frame: pl.DataFrame) -> None:
     expected = frame.group_by(["table_id", "round_no"], maintain_order=True).agg(
         *AGGS, pl.col("event_seq").min().alias("_seq_lo"), pl.col("event_seq").max().alias("_seq_hi"),
         pl.col("lost").sum().alias("_lost"), pl.col("lost").last().alias("_last"),
@@ -75,33 +73,27 @@ def test_a_round_split_in_two_runs_is_grouped_whole() -> None:
     assert out["_seq_hi"].to_list() == [4, 5]
 
 
-ROUND_TYPES = {"_shoes": pl.List(pl.String), "_devices": pl.List(pl.String), "round_no": pl.Int64, "lost_events": pl.Int64,
-               "_seq_lo": pl.Int64, "_seq_hi": pl.Int64, "_quarantined": pl.Int64, "decks": pl.Int64,
-               "has_cards": pl.Boolean, "has_table_record": pl.Boolean}
-
-
 @st.composite
-def rounds(draw) -> dict[str, list]:
-    """The rounds' columns; the test makes the frame (a library's first use of ``random`` while polars builds one,
-    inside a strategy, is a HypothesisDeprecationWarning)."""
+def rounds(draw) -> pl.DataFrame:
     n = draw(st.integers(0, 30))
     flag = st.lists(st.one_of(st.booleans(), st.none()), min_size=n, max_size=n)
     some = lambda values: st.lists(st.one_of(st.none(), st.sampled_from(values)), min_size=n, max_size=n)  # noqa: E731
     lists = st.lists(st.one_of(st.none(), st.lists(st.sampled_from(["A", "B"]), max_size=2)), min_size=n, max_size=n)
-    return {
+    return pl.DataFrame({
         "table_id": draw(some(["T-1", "T-2"])), "round_no": draw(some([1, 2, 3])),
         "has_cards": draw(flag), "has_table_record": draw(flag), "device_id": draw(some(["D1"])),
         "_shoes": draw(lists), "_devices": draw(lists), "_table_shoe": draw(some(["S1", "S2"])),
         "device_shoe_id": draw(some(["S1", "S2"])), "lost_events": draw(some([0, 0, 0, 2])),
         "_seq_lo": draw(some([1])), "_seq_hi": draw(some([9])), "_quarantined": draw(some([0, 1])),
         "decks": draw(some([8])),
-    }
+    }, schema_overrides={"_shoes": pl.List(pl.String), "_devices": pl.List(pl.String), "round_no": pl.Int64,
+                         "lost_events": pl.Int64, "_seq_lo": pl.Int64, "_seq_hi": pl.Int64, "_quarantined": pl.Int64,
+                         "decks": pl.Int64, "has_cards": pl.Boolean, "has_table_record": pl.Boolean})
 
 
 @settings(max_examples=200, deadline=None)
 @given(rounds())
-def test_notes_on_the_rounds_that_say_something_equal_the_note_of_every_round(columns: dict[str, list]) -> None:
-    frame = pl.DataFrame(columns, schema_overrides=ROUND_TYPES)
+def test_notes_on_the_rounds_that_say_something_equal_the_note_of_every_round(frame: pl.DataFrame) -> None:
     assert_series_equal(_notes(frame), frame.select(_note().alias("note")).to_series())
 
 
