@@ -375,6 +375,22 @@ def test_a_day_still_in_play_runs_its_own_window_only_and_the_day_before_runs_it
     assert day_before.tests.drop("q_value", "flagged").equals(alone.tests.drop("q_value", "flagged"))
 
 
+def _assert_json_close(mine, theirs, path="evidence"):
+    """Equal JSON, its floats to 1e-9 relative: the keys, the texts and the integers exactly."""
+    if isinstance(theirs, float) and isinstance(mine, (int, float)):
+        assert mine == pytest.approx(theirs, rel=1e-9, abs=1e-12), path
+    elif isinstance(theirs, dict):
+        assert isinstance(mine, dict) and sorted(mine) == sorted(theirs), path
+        for key in theirs:
+            _assert_json_close(mine[key], theirs[key], f"{path}.{key}")
+    elif isinstance(theirs, list):
+        assert isinstance(mine, list) and len(mine) == len(theirs), path
+        for i, (a, b) in enumerate(zip(mine, theirs)):
+            _assert_json_close(a, b, f"{path}[{i}]")
+    else:
+        assert mine == theirs and type(mine) is type(theirs), path
+
+
 def test_a_one_day_windows_baccarat_hold_runs_beside_its_other_tests_and_gives_the_rows_it_gives_in_line(history, monkeypatch):
     """The 1-day window (the whole of a 1,000,000-round night's windows) runs its baccarat hold on a thread of its own,
     as the rolling windows do, and its rows and funnel rows are the ones the hold gives alone, first in their frames."""
@@ -411,6 +427,7 @@ def test_a_one_day_windows_baccarat_hold_runs_beside_its_other_tests_and_gives_t
 
     beside = tests.head(alone.height)
     assert_frame_equal(beside.drop("evidence"), alone.drop("evidence"), check_exact=False, rtol=1e-9)
-    assert [sorted(json.loads(e)) for e in beside["evidence"]] == [sorted(json.loads(e)) for e in alone["evidence"]]
+    for mine, theirs in zip(beside["evidence"], alone["evidence"], strict=True):
+        _assert_json_close(json.loads(mine), json.loads(theirs))
     assert alone_funnel.height
     assert_frame_equal(funnel.head(alone_funnel.height), alone_funnel, check_exact=False, rtol=1e-9)
