@@ -4,6 +4,7 @@ console error, no request off file://, no dialog; the investigation's charts dra
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,18 @@ def test_a_long_id_in_the_reports_findings_table_wraps_inside_its_own_cell(brows
     assert all(scroll <= client + 1 for _, scroll, client in cells), [c for c in cells if c[1] > c[2] + 1]
 
 
+def test_the_funnels_handle_axis_labels_every_tick_with_a_whole_amount(browser, audited_sample):
+    """The hold funnel's log axis wrote the ticks between decades as bare digits ("2 3 4 ... 100k 2 3"), which read
+    as handles of 2 and 3: each tick it writes is a whole amount now (20k, 50k, 100k)."""
+    visit = browser.open(audited_sample / "out" / "report.html", viewport=(1000, 900))
+    visit.assert_clean()
+    axes = visit.page.evaluate("""() => [...document.querySelectorAll('#hold .js-plotly-plot')]
+        .filter(g => g.layout.xaxis.type === 'log')
+        .map(g => [...g.querySelectorAll('.xtick text, .xminor text')].map(t => t.textContent))""")
+    assert axes and all(len(ticks) >= 2 for ticks in axes), axes
+    assert all(re.fullmatch(r"\d+(\.\d+)?[kMG]?", t) and (len(t) > 1) for ticks in axes for t in ticks), axes
+
+
 def test_the_reports_round_numbers_are_written_as_evidence_round_takes_them(browser, long_ids):
     """A round number is an id: the findings table wrote 29,444, which ``pitaudit evidence --round`` refuses ("not a
     valid integer") when a reviewer copies it from the row."""
@@ -170,16 +183,18 @@ def test_the_reports_round_numbers_are_written_as_evidence_round_takes_them(brow
 def test_short_ids_and_days_keep_to_one_line_in_narrow_columns(browser, audited_sample, page):
     """In a 1,000 px window the report's statistical findings, the investigation's findings and a pack's wagers broke
     ``P-615419``, ``NCB-04`` and ``W-00160000288`` after a hyphen or inside the number, and the trend broke
-    ``2026-11-24``: a reader copying the first line got half an id or a day. Each stays on one line now."""
+    ``2026-11-24``: a reader copying the first line got half an id or a day; the report's per-table hold wrote its
+    verdict "outside the band" on three lines. Each stays on one line now."""
     if page == "evidence":
         table, round_no = _dispute()
         page = f"evidence/{table}/{round_no}/index.html"
     visit = browser.open(audited_sample / "out" / page, viewport=(1000, 900))
     visit.assert_clean()
-    lines = visit.page.evaluate("""() => [...document.querySelectorAll('.ident.short, td.day')].map(td => {
+    lines = visit.page.evaluate("""() => [...document.querySelectorAll('.ident.short, td.day, td.verdict')].map(td => {
         const r = document.createRange(); r.selectNodeContents(td);
         return [td.textContent, new Set([...r.getClientRects()].map(b => Math.round(b.top))).size]; })""")
     shown = {text for text, _ in lines}
     assert any(t.startswith("P-") for t in shown), shown
     assert page.startswith("evidence") or any(t.startswith(("tonight ", "2026-")) for t in shown), shown
+    assert page != "report.html" or "outside the band" in shown, shown
     assert [(text, n) for text, n in lines if n > 1] == []

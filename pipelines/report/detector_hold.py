@@ -23,7 +23,7 @@ import plotly.graph_objects as go
 import polars as pl
 
 from pipelines.currency import format_money
-from pipelines.report.figures import _empty, _layout, label, legend_below_log_axis, major
+from pipelines.report.figures import _empty, _layout, label, legend_below_log_axis, log_handle_axis, major
 
 TONIGHT = (pl.col("entity_type") == "table") & (pl.col("bet") == "all") & (pl.col("window_days") == 1)
 # a table the detector judges on no "all bets" level (Hold'em and blackjack: a seat's side bet and main game share
@@ -110,7 +110,7 @@ def funnel_figure(points: pl.DataFrame, curves: pl.DataFrame | None, currency: s
         data = every.filter(pl.col("bet") == level)
         if data.height:
             _level(fig, data, curves, currency, level, colour)
-    fig.update_xaxes(type="log", title_text=f"handle ({label(currency)}, log scale)")
+    log_handle_axis(fig, currency)
     fig.update_yaxes(title_text="hold (%)")
     return legend_below_log_axis(_layout(fig, f"Hold per table against handle, {label(currency)}, from the hold detector "
                                               "(red x: outside its own 95 % band)", height=440))

@@ -73,9 +73,15 @@ def _layout(fig: go.Figure, title: str, height: int = 360) -> go.Figure:
     return fig
 
 
+def log_handle_axis(fig: go.Figure, currency: str) -> None:
+    """The handle on a log scale, its ticks at 1, 2 and 5 of each decade written whole (20k, 50k, 100k): plotly's
+    default wrote the decade's other ticks as bare digits (2 3 4 ... 100k 2 3), which read as handles of 2 and 3."""
+    fig.update_xaxes(type="log", dtick="D2", minorloglabels="complete", title_text=f"handle ({label(currency)}, log scale)")
+
+
 def legend_below_log_axis(fig: go.Figure) -> go.Figure:
-    """A funnel's legend clear of its x axis: a log axis writes two rows of tick labels (2 3 4 ... and 100k) and its
-    title under them, where the common legend (``y = -0.15``) sat on the title."""
+    """A funnel's legend clear of its x axis: a log axis writes its tick labels in two sizes (the decades larger) and
+    its title under them, where the common legend (``y = -0.15``) sat on the title."""
     fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.32})
     return fig
 
@@ -189,7 +195,7 @@ def hold_funnel(hold: pl.DataFrame, currency: str) -> go.Figure:
                                     name=f"{label(game)}: 95 % band", legendgroup=label(game), showlegend=show,
                                     hoverinfo="skip")
         fig.add_hline(y=0, line={"color": "#98a2b3", "width": 1})
-        fig.update_xaxes(type="log", title_text=f"handle ({label(currency)}, log scale)")
+        log_handle_axis(fig, currency)
         fig.update_yaxes(title_text="hold minus theory (points)")
     else:
         _empty(fig, "no handle with a theoretical figure")

@@ -124,7 +124,7 @@ def hold_table(hold: pl.DataFrame, with_table: bool) -> Table:
             text(c), num(r["wagers"]), money(r["handle"], c), money(r["house_win"], c, True),
             money(None if r["theo_win"] is None else round(r["theo_win"]), c, True),
             pct(r["hold_pct"]), pct(r["theo_pct"]), Cell(band, True),
-            Cell(status, False, "bad" if r["outside"] else ""),
+            Cell(status, False, "bad verdict" if r["outside"] else "verdict"),
             money(r.get("handle_unrated") or 0, c)]
         if "band_from" in hold.columns:
             row.append(text(r["band_from"]))
