@@ -97,6 +97,24 @@ def test_even_money_refused_without_a_blackjack_BJ_4_15_3():
     assert kinds(r) == [("illegal_action", "BJ-4.15.3")]
     assert nets(r) == {"W1": 0}  # 19 against the dealer's A+8, soft 19: stand-off
 
+
+def test_even_money_on_a_blackjack_whose_second_card_the_log_lost_is_not_called_illegal_BJ_4_15_3():
+    """The device log stops after the dealer's ace (the seat's second card, BJ-4.7.2, is not in it): whether the seat
+    held a blackjack cannot be seen, so even money is neither legal nor illegal. The round reports the short deal alone
+    and settles nothing (the property tests found a blackjack's even money called illegal so)."""
+    r = settle_round(bj_round("As Ah", [MAIN], [(1, 1, "even_money")]))
+    assert kinds(r) == [("card_integrity", "BJ-4.7.2")]
+    assert nets(r) == {} and "W1" in r.unsettled
+
+
+def test_even_money_against_an_unread_dealer_card_is_judged_by_what_was_read_BJ_4_15_3():
+    # a blackjack against a dealer card the device could not read: the ace it needs cannot be seen, nothing is illegal
+    r = settle_round(bj_round("As ?? Kd", [MAIN], [(1, 1, "even_money")]))
+    assert kinds(r) == [("card_integrity", "BJ-4.3")]
+    # a 19 is no blackjack whatever the dealer holds: its even money is refused as before
+    r = settle_round(bj_round("Ts ?? 9d", [MAIN], [(1, 1, "even_money")]))
+    assert ("illegal_action", "BJ-4.15.3") in kinds(r)
+
 def test_insurance_on_a_blackjack_hand_is_void_and_returned_BJ_4_15_3():
     r = settle_round(bj_round("As Ah Kd Kc", [MAIN, ("I1", 1, "insurance", 500)], [(1, 1, "insurance", 500)]))
     assert nets(r) == {"W1": 0, "I1": 0}

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 from rulebook.blackjack import decisions as D
 from rulebook.blackjack.dealer import play_dealer
+from rulebook.blackjack.hand import known
 from rulebook.blackjack.params import BlackjackParams
 from rulebook.blackjack.settle import formed_hand, outcome, settle
 from rulebook.blackjack.state import (
@@ -187,12 +188,28 @@ def _before_play(state: BlackjackState, a: Action, wagers: Sequence[Wager]) -> B
         try:
             return D.even_money(state, a.seat, a.wager_ids)
         except RuleViolation as exc:
+            if _even_money_rests_on_unseen_cards(state, a.seat):
+                return note(state, f"seat {a.seat}: even money not judged ({exc.reason}): a card it rests on is not "
+                                   "in the device log or was not read", "BJ-4.15.3")
             return flag(state, "illegal_action", exc.clause, f"seat {a.seat}: even money refused: {exc.reason}")
     # an insurance action records a decision whose money is the insurance wager (settled from `wagers`)
     has_wager = any(w.bet == "insurance" and w.seat == a.seat for w in wagers)
     if not has_wager:
         return flag(state, "illegal_action", "BJ-4.11.1", f"seat {a.seat}: insurance decision recorded without an insurance wager")
     return note(state, f"seat {a.seat} takes insurance" + (f" ({a.amount})" if a.amount is not None else ""), "BJ-4.11.1")
+
+
+def _even_money_rests_on_unseen_cards(state: BlackjackState, seat: int) -> bool:
+    """Whether even money's conditions (BJ-4.15.3: the seat's blackjack, the dealer's ace) rest on a card the device
+    log lacks (a short initial deal) or could not read: the decision is then neither legal nor illegal, and the
+    round's card_integrity finding says why. Refusing it called a blackjack's even money illegal because the
+    blackjack's second card was the one lost."""
+    hand = state.hand(seat, 1)
+    if hand is None:
+        return False
+    if len(hand.cards) < 2 or not known(hand.cards[:2]):
+        return True
+    return hand.is_blackjack and not known(state.dealer[:1])
 
 
 # -- the players' decisions -----------------------------------------------------------------------
