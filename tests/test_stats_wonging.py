@@ -99,3 +99,25 @@ def test_mid_shoe_rank_statistic_on_a_hand_made_shoe():
     ev = json.loads(t["evidence"])
     assert ev["entries"] == 5 and ev["z"] == round(5 / (5 * 8 / 12) ** 0.5, 3)
     assert abs(t["p_value"] - 0.00309) < 5e-5
+
+
+def test_a_players_entry_list_does_not_depend_on_the_order_its_rows_come_in():
+    """Entries of one round number at two tables (or days) came out of the list in either order from one run to the
+    next (it was sorted by round number alone), and the evidence keeps the first 50: it is sorted by round number,
+    then day, table and shoe, whatever order the rows arrive in."""
+    from pipelines.stats.wonging import ENTRIES_SCHEMA, entry_rows
+
+    rows = []
+    for k in range(60):
+        for table in ("BJ-02", "BJ-01"):  # the same round numbers at both tables
+            rows.append({"player_id": "P-1", "currency": "USD", "table_id": table, "shoe_id": f"S-{table}-{k}",
+                         "entered": 7, "round_no": 1000 + k, "gaming_day": DAY, "ruleset": BLACKJACK,
+                         "rank": float(k % 3 + 1), "m": 3, "true_count": 0.5 * (k % 5), "mu": 0.0})
+    entries = pl.DataFrame(rows, schema=ENTRIES_SCHEMA)
+    seen = {entry_rows(entries.sample(fraction=1.0, shuffle=True, seed=seed), StatsParams())["evidence"][0]
+            for seed in range(8)}
+    assert len(seen) == 1
+    listed = json.loads(seen.pop())["entry_list"]
+    assert len(listed) == 50
+    assert [(e["round_no"], e["table_id"]) for e in listed[:4]] == [(1000, "BJ-01"), (1000, "BJ-02"), (1001, "BJ-01"),
+                                                                     (1001, "BJ-02")]

@@ -85,7 +85,10 @@ def entry_rows(entries: pl.DataFrame, params: StatsParams, window_days: int = 1)
         pl.col("true_count").mean().alias("tc_mean"), (pl.col("true_count") >= 2).sum().alias("tc2"),
         pl.col("gaming_day").min().alias("first_day"), pl.col("gaming_day").max().alias("last_day"),
         pl.col("ruleset").first(), pl.col("table_id").unique().sort().alias("tables"),
-        pl.struct("table_id", "shoe_id", "round_no", pl.col("true_count").round(2), "rank", "m").sort_by("round_no").alias("list"),
+        # by round number, then day, table and shoe: two entries of one number (other tables or days) came out in
+        # either order from one run to the next, and the evidence keeps the first 50
+        pl.struct("table_id", "shoe_id", "round_no", pl.col("true_count").round(2), "rank", "m")
+        .sort_by("round_no", "gaming_day", "table_id", "shoe_id").alias("list"),
     ).filter(pl.col("entries") >= params.mid_shoe_min_entries).sort("player_id", "currency")
     mu = e.group_by("player_id", "currency").agg(pl.col("mu").mean())
     mu_of = {(r["player_id"], r["currency"]): r["mu"] for r in mu.iter_rows(named=True)}
