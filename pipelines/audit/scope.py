@@ -17,6 +17,10 @@ the round (docs/formats.md: "A round belongs to the gaming day of its ``bets_clo
 give days only when the input holds no round log at all (rounds the table system never recorded):
 a card's time decides no round's day otherwise, and a card dealt just after 06:00 for a round closed
 just before it would add a day the input does not hold.
+
+The rule is ``pipelines.ingest.days``: the ingest applies it to the bytes it reads and records each loaded file's
+days (``FileOutcome.gaming_days``), so the default scope reads a file here only when the run loaded none, or when
+the ingest has no record of it (a device log of a run that loaded a round log, a file that changed as it was read).
 """
 
 from __future__ import annotations
