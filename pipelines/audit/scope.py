@@ -17,30 +17,27 @@ the round (docs/formats.md: "A round belongs to the gaming day of its ``bets_clo
 give days only when the input holds no round log at all (rounds the table system never recorded):
 a card's time decides no round's day otherwise, and a card dealt just after 06:00 for a round closed
 just before it would add a day the input does not hold.
+
+The rule is ``pipelines.ingest.days``: the ingest applies it to the bytes it reads and records each loaded file's
+days (``FileOutcome.gaming_days``), so the default scope reads a file here only when the run loaded none, or when
+the ingest has no record of it (a device log of a run that loaded a round log, a file that changed as it was read).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from schemas.rules import TS_MAX, TS_MIN
+from pipelines.ingest import days as _rule
+from pipelines.ingest.days import FIRST_DAY, LAST_DAY, LineBlocks, days_of_stamps, pattern_of, stamps_in
 
-# the local date and time of bets_closed_at as written (the offset that follows does not change the local time)
-_CLOSED_AT = re.compile(rb'"bets_closed_at"\s*:\s*"(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})')
-# the first timestamp of a device-log line is its ``ts``
-_TS = re.compile(rb"^[^\n]*?,(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})", re.MULTILINE)
+# the rule (pipelines.ingest.days), named here as the scope's own: the block it reads and the longest line it keeps
+_CLOSED_AT, _TS = _rule.CLOSED_AT, _rule.DEVICE_TS
+CHUNK_BYTES = _rule.BLOCK_BYTES
+MAX_LINE_BYTES = _rule.MAX_LINE_BYTES
 # the longest range one run audits (a decade of nights): a typo in --from must not start a ten-thousand-year loop
 MAX_DAYS = 3660
-CHUNK_BYTES = 32 * 2**20
-# the ingest's longest line (pipelines.ingest.lines): a longer one is quarantined there, so it is no round's
-MAX_LINE_BYTES = 1 << 20
-# the gaming days an accepted instant can fall on (its offset and the day's start move it by under two days); a day
-# outside them is no round's (the ingest quarantines the line) and would take the audit's margins and windows past the
-# years a date holds
-FIRST_DAY, LAST_DAY = TS_MIN.date() - dt.timedelta(days=2), TS_MAX.date() + dt.timedelta(days=1)
 
 
 class ScopeError(ValueError):
@@ -103,65 +100,59 @@ def chosen_days(gaming_day: str | None = None, from_day: str | None = None,
     return Scope(tuple(first + dt.timedelta(days=i) for i in range(n)), "range")
 
 
-def _days_of(pattern: re.Pattern, data: bytes, day_start_minutes: int) -> set[dt.date]:
-    stamps = {(m.group(1), int(m.group(2)) * 60 + int(m.group(3))) for m in pattern.finditer(data)}
-    days = set()
-    for date_text, minute in stamps:
-        try:
-            day = dt.date.fromisoformat(date_text.decode("ascii"))
-        except ValueError:
-            continue  # not a date (the ingest quarantines the line)
-        if minute > 24 * 60 or not FIRST_DAY < day <= LAST_DAY:
-            continue  # not a time, or beyond the instants the ingest accepts (it quarantines the line)
-        days.add(day - dt.timedelta(days=1) if minute < day_start_minutes else day)
-    return days
+def _days_of(pattern, data: bytes, day_start_minutes: int) -> set[dt.date]:
+    return days_of_stamps(stamps_in(pattern, data), day_start_minutes)
 
 
-def days_in_files(paths: list[tuple[str, Path]], day_start_minutes: int) -> set[dt.date]:
+def days_in_files(paths: list[tuple[str, Path]], day_start_minutes: int,
+                  recorded: dict[Path, frozenset[dt.date]] | None = None) -> set[dt.date]:
     """The gaming days the round logs among ``paths`` ((kind, path) pairs) hold; the device logs' days when
     there is no round log (see the module docstring). A file that cannot be read gives no day (the ingest
-    reports it)."""
+    reports it). ``recorded``: the days of files the ingest read this run, by the same rule
+    (``pipelines.ingest.days``): such a file is not read again."""
     rounds = [p for kind, p in paths if kind == "rounds_jsonl"]
-    pattern, chosen = (_CLOSED_AT, rounds) if rounds else (_TS, [p for kind, p in paths if kind == "shoe_csv"])
+    kind, chosen = ("rounds_jsonl", rounds) if rounds else ("shoe_csv", [p for kind, p in paths if kind == "shoe_csv"])
+    pattern, recorded = pattern_of(kind), recorded or {}
+    stamps: set = set()
     days: set[dt.date] = set()
     for path in chosen:
+        if path in recorded:
+            days |= recorded[path]
+            continue
         for chunk in _line_chunks(path):
-            days |= _days_of(pattern, chunk, day_start_minutes)
-    return days
+            stamps |= stamps_in(pattern, chunk)
+    return days | days_of_stamps(stamps, day_start_minutes)
 
 
-def _line_chunks(path: Path, size: int = CHUNK_BYTES):
-    """The file in pieces of about ``size`` bytes, each ending at a line end (a big night is never held whole). A line
-    longer than the ingest's longest (quarantined there) that runs past a block is skipped to its end: a file with no
-    line end at all (a 2 GB sparse file) was gathered whole, each block copied again onto the ones before it."""
+def _line_chunks(path: Path, size: int | None = None):
+    """The file in pieces of about ``size`` bytes (``CHUNK_BYTES``), each ending at a line end (a big night is never
+    held whole). A line longer than the ingest's longest (quarantined there) that runs past a block is skipped to its
+    end: a file with no line end at all (a 2 GB sparse file) was gathered whole, each block copied again onto the ones
+    before it. The cutting is ``pipelines.ingest.days.LineBlocks``, which the ingest's record of the days uses too."""
+    size = size or CHUNK_BYTES
+    blocks = LineBlocks(MAX_LINE_BYTES)
     try:
         with open(path, "rb") as fh:
-            rest, skipping = b"", False
             while True:
                 block = fh.read(size)
                 if not block:
                     break
-                if skipping:
-                    end = block.find(b"\n")
-                    if end < 0:
-                        continue
-                    block, skipping = block[end + 1:], False
-                block = rest + block
-                cut = block.rfind(b"\n") + 1
-                rest = block[cut:]
-                if len(rest) > MAX_LINE_BYTES:
-                    rest, skipping = b"", True
-                if cut:
-                    yield block[:cut]
+                piece = blocks.push(block)
+                if piece:
+                    yield piece
+            rest = blocks.end()
             if rest:
                 yield rest
     except OSError:
         return  # the ingest reports a file it cannot read
 
 
-def input_scope(loaded: list[tuple[str, Path]], every: list[tuple[str, Path]], day_start_minutes: int) -> Scope:
-    """The default scope: the days of the files this run loaded, else of every input file (module docstring)."""
-    days = days_in_files(loaded, day_start_minutes) if loaded else set()
+def input_scope(loaded: list[tuple[str, Path]], every: list[tuple[str, Path]], day_start_minutes: int,
+                recorded: dict[Path, frozenset[dt.date]] | None = None) -> Scope:
+    """The default scope: the days of the files this run loaded, else of every input file (module docstring).
+    ``recorded``: the days the ingest found in the files it loaded (``FileOutcome.gaming_days``), so that the loaded
+    files are not read again; every input file is read when the run loaded none (the same input again)."""
+    days = days_in_files(loaded, day_start_minutes, recorded) if loaded else set()
     if not days:
         days = days_in_files(every, day_start_minutes)
     return Scope(tuple(sorted(days)), "input")

@@ -79,9 +79,12 @@ def scope_task(input_dir: Path, ingest, day_start_minutes: int) -> Scope:
 
     found = [f for f in discover(Path(input_dir)) if f.kind is not None and f.problem is None]
     every = [(str(f.kind), f.path) for f in found]
-    new = {f.source_file for f in getattr(ingest, "files", []) if f.status == "loaded"}
+    new = {f.source_file: f for f in getattr(ingest, "files", []) if f.status == "loaded"}
     loaded = [(str(f.kind), f.path) for f in found if f.rel in new]
-    return input_scope(loaded, every, day_start_minutes)
+    # the days the ingest recorded as it read the files (the same rule): those files are not read again
+    recorded = {f.path: days for f in found if f.rel in new
+                for days in [getattr(new[f.rel], "gaming_days", None)] if days is not None}
+    return input_scope(loaded, every, day_start_minutes, recorded)
 
 
 @task(name="partition keys", **TASK)

@@ -5,16 +5,20 @@ where ``base_k`` is the highest number given to the files before it. The parsers
 numbers as ``source_line``; ``relabel`` turns them back into each file's own ``source_file`` and
 ``source_line`` before anything is stored. A grown file is read from the line after the part read before
 (its CSV header is read from its first line), numbered as it is in the file.
+
+As its bytes are read, a file's gaming days are recorded by the audit scope's rule (``days``): the bytes a grown
+file's earlier reads loaded are read for it too (the scope's days are the whole file's).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import polars as pl
 
+from pipelines.ingest.days import DaysScan
 from pipelines.ingest.lines import BOM, MAX_LINE_BYTES, LineChunk, UnreadableFile, iter_lines
 from pipelines.ingest.records import InputFile, Kind
 from pipelines.ingest.shoe_csv import read_header
@@ -30,6 +34,8 @@ class Part:
     bases: pl.Series  # the number added to each file's physical line numbers
     starts: pl.Series  # the first number of each file (bases + 1): what search_sorted looks up
     lines_read: dict[str, int] = field(default_factory=dict)  # per file, its header not counted
+    # per file whose every byte was read by now, the gaming days its text holds (``pipelines.ingest.days``)
+    days: dict = field(default_factory=dict)
 
     def relabel(self, frame: pl.DataFrame) -> pl.DataFrame:
         """Batch line numbers -> the file's own source_file and source_line (columns kept in place)."""
@@ -54,15 +60,27 @@ def _concat(chunks: list[LineChunk]) -> tuple[pl.Series, list[int], dict[int, in
     return lines, not_utf8, too_long
 
 
-def _lines_of(f: InputFile, chunk_bytes: int | None = None) -> Iterator[LineChunk]:
+#: what makes a file's scan of its gaming days (None: its days are not recorded)
+Scans = Callable[[InputFile], DaysScan | None]
+
+
+def _scan_of(f: InputFile, scans: Scans | None) -> DaysScan | None:
+    """The scan of ``f``'s days, fed already with the bytes an earlier run loaded when it grew (read here, once)."""
+    scan = scans(f) if scans is not None else None
+    if scan is not None and f.start_byte > 0:
+        scan.feed_file(f.path, f.start_byte)
+    return scan
+
+
+def _lines_of(f: InputFile, chunk_bytes: int | None = None, scan: DaysScan | None = None) -> Iterator[LineChunk]:
     extra = {} if chunk_bytes is None else {"chunk_bytes": chunk_bytes}
     return iter_lines(f.path, start=f.start_byte, end=f.size, first_line=f.first_line,
-                      look_for_controls=f.kind == "shoe_csv", **extra)
+                      look_for_controls=f.kind == "shoe_csv", seen=None if scan is None else scan.feed, **extra)
 
 
-def _file_lines(f: InputFile) -> LineChunk | None:
+def _file_lines(f: InputFile, scan: DaysScan | None = None) -> LineChunk | None:
     """Every line of a small file (from where it is to be read) as one chunk (None when there is none)."""
-    chunks = list(_lines_of(f))
+    chunks = list(_lines_of(f, scan=scan))
     if len(chunks) <= 1:
         return chunks[0] if chunks else None
     return LineChunk(chunks[0].first_line, *_concat(chunks), controls=any(c.controls for c in chunks))
@@ -111,14 +129,20 @@ def _empty(first_line: int) -> LineChunk:
     return LineChunk(first_line, pl.Series("raw", [], dtype=pl.String))
 
 
-def read_small_files(files: tuple[InputFile, ...]) -> tuple[list[Part], dict[str, tuple[str, str]]]:
+def read_small_files(files: tuple[InputFile, ...], scans: Scans | None = None,
+                     ) -> tuple[list[Part], dict[str, tuple[str, str]]]:
     """The lines of a batch of small files as parts (one per CSV header layout; one for JSONL),
-    and the files that cannot be read as lines at all, with their reason (code, one line)."""
+    and the files that cannot be read as lines at all, with their reason (code, one line). ``scans``: whose days
+    to record, and how (``Part.days``)."""
     unreadable: dict[str, tuple[str, str]] = {}
     by_header: dict[tuple[str, ...] | None, list[tuple[InputFile, LineChunk]]] = {}
+    days: dict = {}
     for f in files:
         try:
-            chunk = _file_lines(f)
+            scan = _scan_of(f, scans)
+            chunk = _file_lines(f, scan)
+            if scan is not None and scan.days is not None:
+                days[f.rel] = scan.days
             if f.kind == Kind.SHOE_CSV:
                 if f.start_byte == 0:
                     header = tuple(_header_of(chunk))
@@ -138,22 +162,27 @@ def read_small_files(files: tuple[InputFile, ...]) -> tuple[list[Part], dict[str
             continue
         by_header.setdefault(header, []).append((f, chunk))
     parts = [_merge(items, list(h) if h is not None else None) for h, items in by_header.items()]
+    for part in parts:
+        part.days = {rel: days[rel] for rel in part.lines_read if rel in days}
     return parts, unreadable
 
 
-def read_big_file(f: InputFile, chunk_bytes: int | None = None) -> Iterator[Part]:
-    """A file too big for a batch, chunk by chunk, numbered as it is (raises UnreadableFile)."""
+def read_big_file(f: InputFile, chunk_bytes: int | None = None, scans: Scans | None = None) -> Iterator[Part]:
+    """A file too big for a batch, chunk by chunk, numbered as it is (raises UnreadableFile). Its days (``scans``)
+    come with the first part read after its last byte (the last part)."""
     names = pl.Series("names", [f.rel], dtype=pl.String)
     zero = pl.Series("bases", [0], dtype=pl.Int64)
     header: list[str] | None = None
     if f.kind == Kind.SHOE_CSV and f.start_byte > 0:
         header = _header_of(_first_line(f.path))
     seen = False
-    for chunk in _lines_of(f, chunk_bytes):
+    scan = _scan_of(f, scans)
+    for chunk in _lines_of(f, chunk_bytes, scan):
         if f.kind == Kind.SHOE_CSV and not seen and header is None:
             header = _header_of(chunk)
             chunk = chunk.without_first()
         seen = True
-        yield Part(chunk, header, names, zero, zero + 1, {f.rel: len(chunk)})
+        days = {f.rel: scan.days} if scan is not None and scan.days is not None else {}
+        yield Part(chunk, header, names, zero, zero + 1, {f.rel: len(chunk)}, days)
     if f.kind == Kind.SHOE_CSV and not seen and header is None:
         raise UnreadableFile("empty file: no header line")

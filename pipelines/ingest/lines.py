@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import polars as pl
 
@@ -164,20 +164,25 @@ def _blocks(read, chunk_bytes: int, at_file_start: bool) -> Iterator[bytes]:
 
 
 def iter_lines(path: Path, chunk_bytes: int = CHUNK_BYTES, start: int = 0, end: int | None = None,
-               first_line: int = 1, look_for_controls: bool = False) -> Iterator[LineChunk]:
+               first_line: int = 1, look_for_controls: bool = False,
+               seen: Callable[[bytes], None] | None = None) -> Iterator[LineChunk]:
     """Every physical line of the file between the byte offsets ``start`` (a line's start; ``first_line`` is its
     number) and ``end`` (the size the file had when it was screened: bytes written since are left for the next
     run), in chunks of about ``chunk_bytes``. ``look_for_controls``: see :func:`_decode` (the device CSV asks; the
-    round log's control characters come as escapes, which only its fields show)."""
+    round log's control characters come as escapes, which only its fields show). ``seen``: called with every block
+    of bytes as read, in order (the parse records the file's gaming days from them: ``pipelines.ingest.days``)."""
     with open(path, "rb") as f:
         f.seek(start)
         left = [None if end is None else max(0, end - start)]
 
         def read(n: int) -> bytes:
             if left[0] is None:
-                return f.read(n)
-            block = f.read(min(n, left[0]))
-            left[0] -= len(block)
+                block = f.read(n)
+            else:
+                block = f.read(min(n, left[0]))
+                left[0] -= len(block)
+            if seen is not None:
+                seen(block)
             return block
 
         carry = b""

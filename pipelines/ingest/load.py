@@ -119,6 +119,7 @@ def load_batch(con: duckdb.DuckDBPyConnection, files: tuple[InputFile, ...], par
         unreadable: dict[str, tuple[str, str]] = {}
         reasons: Counter = Counter()
         lines_read: Counter = Counter()
+        days: dict = {}  # file -> its gaming days, when the parse recorded them (the audit's scope reads them)
         parts = iter(parts)
         first = next(parts, None)
         second = next(parts, None) if first is not None else None
@@ -127,6 +128,7 @@ def load_batch(con: duckdb.DuckDBPyConnection, files: tuple[InputFile, ...], par
                 unreadable.update(part.unreadable)
                 reasons.update(part.reasons)
                 lines_read.update(part.lines_read)
+                days.update(part.days)
         readable = tuple(f for f in files if f.rel not in unreadable)
         counts = None
         if first is not None and second is None:  # one part (a small batch): straight into the core tables
@@ -151,6 +153,7 @@ def load_batch(con: duckdb.DuckDBPyConnection, files: tuple[InputFile, ...], par
                 unreadable.update(part.unreadable)
                 reasons.update(part.reasons)
                 lines_read.update(part.lines_read)
+                days.update(part.days)
             readable = tuple(f for f in files if f.rel not in unreadable)
             read = set(con.execute("SELECT DISTINCT gaming_day, table_id FROM stg_rounds").fetchall())
             counts, changes = move_batch(con, kind, readable, lines_read)
@@ -166,7 +169,8 @@ def load_batch(con: duckdb.DuckDBPyConnection, files: tuple[InputFile, ...], par
             else:
                 c = counts[f.rel]
                 o = FileOutcome(f.rel, f.kind, FileStatus.LOADED, c.lines_read, c.rows_accepted, c.rows_quarantined,
-                                c.rows_duplicate, first_line=f.first_line, sha256=f.sha256)
+                                c.rows_duplicate, first_line=f.first_line, sha256=f.sha256,
+                                gaming_days=days.get(f.rel))
                 sources.append(_source_row(f, o, input_root))
             outcomes.append(o)
         _insert_sources(con, sources)

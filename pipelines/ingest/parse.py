@@ -4,6 +4,8 @@ Each part of a batch (``batch``: many small files as one chunk, or one chunk of 
 format's parser (``shoe_csv``, ``rounds_jsonl``); the rows come back under each file's own ``source_file`` and
 ``source_line``, with every failing line as a quarantine row. This runs in a parse worker (``parallel``) or in
 the writer's process; either way it sees only the files and its own DuckDB connection, which holds no evidence.
+The files' gaming days, by the audit scope's rule, are recorded from the bytes as they are read (``days``): the scope
+then reads no loaded file again.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import duckdb
 import polars as pl
 
 from pipelines.ingest.batch import Part, read_big_file, read_small_files
+from pipelines.ingest.days import DaysScan
 from pipelines.ingest.quarantine import to_quarantine
 from pipelines.ingest.records import InputFile, Kind, ParseOptions, Parsed
 from pipelines.ingest.rounds_jsonl import RoundsParser
@@ -43,23 +46,32 @@ def _parsed_parts(parts, files: tuple[InputFile, ...], options: ParseOptions, co
         yield part, frames + [("quarantine", q)], Counter(q["reason"].to_list())
 
 
+def _scans(options: ParseOptions):
+    """How a file's days are scanned: for the kinds ``options.days_of`` names (see ``ParseOptions``)."""
+    def scan(f: InputFile) -> DaysScan | None:
+        return DaysScan(f.kind, f.size, options.day_start_minutes) if f.kind in options.days_of else None
+    return scan
+
+
 def parse_small_batch(files: tuple[InputFile, ...], options: ParseOptions, con: duckdb.DuckDBPyConnection) -> Parsed:
     """A batch of small files, read and parsed whole."""
-    parts, unreadable = read_small_files(files)
+    parts, unreadable = read_small_files(files, _scans(options))
     frames: list[tuple[str, pl.DataFrame]] = []
     reasons: Counter = Counter()
     lines_read: Counter = Counter()
+    days: dict = {}
     for part, found, why in _parsed_parts(parts, files, options, con, False):
         frames += found
         reasons.update(why)
         lines_read.update(part.lines_read)
-    return Parsed(tuple(frames), unreadable, reasons, lines_read, sum(f.bytes_to_read for f in files))
+        days.update(part.days)
+    return Parsed(tuple(frames), unreadable, reasons, lines_read, sum(f.bytes_to_read for f in files), days)
 
 
 def parse_big_file(f: InputFile, options: ParseOptions, con: duckdb.DuckDBPyConnection,
                    chunk_bytes: int | None = None) -> Iterator[Parsed]:
     """A file too big for a batch, chunk by chunk (memory bounded by the chunk): one :class:`Parsed` each.
     Raises ``UnreadableFile`` when it is not lines of its format at all."""
-    for part, found, why in _parsed_parts(read_big_file(f, chunk_bytes), (f,), options, con, True):
+    for part, found, why in _parsed_parts(read_big_file(f, chunk_bytes, _scans(options)), (f,), options, con, True):
         read = int(part.chunk.lines.str.len_bytes().sum() or 0) + len(part.chunk)  # bytes, as the bar counts
-        yield Parsed(tuple(found), {}, why, Counter(part.lines_read), read)
+        yield Parsed(tuple(found), {}, why, Counter(part.lines_read), read, part.days)

@@ -95,6 +95,9 @@ class FileOutcome:
     first_line: int = 1  # > 1: a grown file, read from this line on
     recorded: bool = True  # False: an unreadable file already recorded with the same reason (a re-run)
     sha256: str = ""  # of the file's content as this run found it ('' when it could not be hashed)
+    # a loaded file's gaming days, by the audit scope's rule over its whole text (pipelines.ingest.days), or None when
+    # they were not recorded (a device log when the run loads a round log, a file that changed while it was read)
+    gaming_days: frozenset | None = None
 
 
 @dataclass(frozen=True)
@@ -107,10 +110,13 @@ class Screened:
 
 @dataclass(frozen=True)
 class ParseOptions:
-    """What a parse needs besides the lines (picklable: it travels to the parse workers)."""
+    """What a parse needs besides the lines (picklable: it travels to the parse workers). ``days_of``: the kinds of
+    file whose gaming days the parse records for the audit's scope (``pipelines.ingest.days``): the round logs, or
+    the device logs when the run loads no round log (the scope reads a device log's days only then)."""
 
     day_start_minutes: int
     max_amount: int
+    days_of: tuple[str, ...] = ("rounds_jsonl",)
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,7 @@ class Parsed:
     reasons: Counter  # quarantine reason -> lines
     lines_read: Counter  # file -> lines
     bytes_read: int = 0
+    days: dict = field(default_factory=dict)  # file -> its gaming days (a frozenset), for the files wholly read by now
 
     def __getstate__(self) -> dict:
         """A parse worker hands its frames to the writer as Arrow IPC in shared memory (``_to_shared``): written once,

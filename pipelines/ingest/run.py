@@ -150,7 +150,10 @@ def ingest_folder(con: duckdb.DuckDBPyConnection, input_dir: Path, gaming_day_st
     record_skipped(con, screened.skipped, root)
     batches = plan_batches(screened.to_load)                 # 3. batches
     progress.planned(sum(f.bytes_to_read for f in screened.to_load))
-    run = _Run(con, root, ParseOptions(day_start, settings.max_amount), settings, progress)
+    # the parse records the gaming days the audit's scope reads: of the round logs, or of the device logs when no round
+    # log is to be read (pipelines.ingest.days)
+    days_of = ("rounds_jsonl",) if any(f.kind == "rounds_jsonl" for f in screened.to_load) else ("shoe_csv",)
+    run = _Run(con, root, ParseOptions(day_start, settings.max_amount, days_of), settings, progress)
     try:
         small = [i for i, b in enumerate(batches) if not is_big(b, BIG_FILE_BYTES)]
         workers = settings.parse_workers
