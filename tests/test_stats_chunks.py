@@ -174,3 +174,39 @@ def test_the_games_draws_of_groupings_no_two_chunks_share_pass_as_they_are():
     assert merged.filter(pl.col("key") == "D1")["c"].to_list() == [7, 1]
     assert merged.filter(pl.col("key") == "S9")["c"].to_list() == [3]
     assert merged["key"].to_list()[:5] == ["BJ-1", "D1", "D2", "S1", "S9"]
+
+
+@pytest.mark.parametrize("failing", ["_merge_frames", "_hold_frames"])
+def test_a_merge_that_fails_on_either_thread_says_so_after_both_have_ended(night, monkeypatch, failing):
+    """``merge_chunks`` merges the polars frames on a thread beside the baccarat hold's: an error of either reaches the
+    caller, and only once the other thread's work is over (nothing of the merge runs on after the step has failed)."""
+    import threading
+    import time
+
+    import pipelines.stats.summary_chunks as summary_chunks
+    from pipelines.db import open_reader
+    from pipelines.stats.summary_store import summarise_days
+
+    other = "_hold_frames" if failing == "_merge_frames" else "_merge_frames"
+    ended = []
+    work = getattr(summary_chunks, other)
+
+    def slow(*args):
+        time.sleep(0.3)  # still at work when the failing side raises
+        out = work(*args)
+        ended.append(other)
+        return out
+
+    def fail(*args):
+        raise RuntimeError(f"{failing} failed")
+
+    monkeypatch.setattr(summary_chunks, other, slow)
+    monkeypatch.setattr(summary_chunks, failing, fail)
+    con = open_reader(night)
+    try:
+        with pytest.raises(RuntimeError, match=f"{failing} failed"):
+            summarise_days(con, [FIRST], PARAMS, chunk_rounds=BOUND)
+    finally:
+        con.close()
+    assert ended == [other]  # the other side's work ran to its end before the error left ``merge_chunks``
+    assert not [t for t in threading.enumerate() if t.name.startswith("merge-frames")]
