@@ -426,8 +426,8 @@ def test_a_one_day_windows_baccarat_hold_runs_beside_its_other_tests_and_gives_t
     from polars.testing import assert_frame_equal
 
     beside = tests.head(alone.height)
-    assert_frame_equal(beside.drop("evidence"), alone.drop("evidence"), check_exact=False, rtol=1e-9)
+    assert_frame_equal(beside.drop("evidence"), alone.drop("evidence"), check_exact=False, rel_tol=1e-9)
     for mine, theirs in zip(beside["evidence"], alone["evidence"], strict=True):
         _assert_json_close(json.loads(mine), json.loads(theirs))
     assert alone_funnel.height
-    assert_frame_equal(funnel.head(alone_funnel.height), alone_funnel, check_exact=False, rtol=1e-9)
+    assert_frame_equal(funnel.head(alone_funnel.height), alone_funnel, check_exact=False, rel_tol=1e-9)
