@@ -114,6 +114,9 @@ def test_even_money_against_an_unread_dealer_card_is_judged_by_what_was_read_BJ_
     # a 19 is no blackjack whatever the dealer holds: its even money is refused as before
     r = settle_round(bj_round("Ts ?? 9d", [MAIN], [(1, 1, "even_money")]))
     assert ("illegal_action", "BJ-4.15.3") in kinds(r)
+    # a first card of 5 makes no blackjack whatever the lost second card was: refused too
+    r = settle_round(bj_round("5s Ah", [MAIN], [(1, 1, "even_money")]))
+    assert kinds(r) == [("card_integrity", "BJ-4.7.2"), ("illegal_action", "BJ-4.15.3")]
 
 def test_insurance_on_a_blackjack_hand_is_void_and_returned_BJ_4_15_3():
     r = settle_round(bj_round("As Ah Kd Kc", [MAIN, ("I1", 1, "insurance", 500)], [(1, 1, "insurance", 500)]))

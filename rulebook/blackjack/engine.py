@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 from rulebook.blackjack import decisions as D
 from rulebook.blackjack.dealer import play_dealer
-from rulebook.blackjack.hand import known
+from rulebook.blackjack.hand import is_ace, is_ten_value, known
 from rulebook.blackjack.params import BlackjackParams
 from rulebook.blackjack.settle import formed_hand, outcome, settle
 from rulebook.blackjack.state import (
@@ -207,8 +207,11 @@ def _even_money_rests_on_unseen_cards(state: BlackjackState, seat: int) -> bool:
     hand = state.hand(seat, 1)
     if hand is None:
         return False
-    if len(hand.cards) < 2 or not known(hand.cards[:2]):
-        return True
+    first_two = hand.cards[:2]
+    if len(first_two) < 2 or not known(first_two):
+        # unseen unless the cards that were read already rule a blackjack out (a 5, or two tens)
+        seen = [c for c in first_two if c >= 0]
+        return len(seen) < 2 and all(is_ace(c) or is_ten_value(c) for c in seen)
     return hand.is_blackjack and not known(state.dealer[:1])
 
 
