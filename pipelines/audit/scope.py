@@ -32,8 +32,7 @@ from pathlib import Path
 from pipelines.ingest import days as _rule
 from pipelines.ingest.days import FIRST_DAY, LAST_DAY, LineBlocks, days_of_stamps, pattern_of, stamps_in
 
-# the rule (pipelines.ingest.days), named here as the scope's own: the block it reads and the longest line it keeps
-_CLOSED_AT, _TS = _rule.CLOSED_AT, _rule.DEVICE_TS
+# the rule's block and longest line (pipelines.ingest.days), named here as the scope's own (tests shrink them)
 CHUNK_BYTES = _rule.BLOCK_BYTES
 MAX_LINE_BYTES = _rule.MAX_LINE_BYTES
 # the longest range one run audits (a decade of nights): a typo in --from must not start a ten-thousand-year loop
@@ -98,10 +97,6 @@ def chosen_days(gaming_day: str | None = None, from_day: str | None = None,
     if n > MAX_DAYS:
         raise ScopeError(f"--from {first} --to {last} spans {n:,} days; audit at most {MAX_DAYS:,} at a time")
     return Scope(tuple(first + dt.timedelta(days=i) for i in range(n)), "range")
-
-
-def _days_of(pattern, data: bytes, day_start_minutes: int) -> set[dt.date]:
-    return days_of_stamps(stamps_in(pattern, data), day_start_minutes)
 
 
 def days_in_files(paths: list[tuple[str, Path]], day_start_minutes: int,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from pipelines.ingest.lines import MAX_LINE_BYTES  # the ingest's longest line: a longer one is quarantined, so no round's
 from schemas.rules import TS_MAX, TS_MIN
 
 # the local date and time of bets_closed_at as written (the offset that follows does not change the local time)
@@ -23,8 +24,6 @@ CLOSED_AT = re.compile(rb'"bets_closed_at"\s*:\s*"(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d
 # the first timestamp of a device-log line is its ``ts``
 DEVICE_TS = re.compile(rb"^[^\n]*?,(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2})", re.MULTILINE)
 BLOCK_BYTES = 32 * 2**20
-# the ingest's longest line (pipelines.ingest.lines): a longer one is quarantined there, so it is no round's
-MAX_LINE_BYTES = 1 << 20
 # the gaming days an accepted instant can fall on (its offset and the day's start move it by under two days); a day
 # outside them is no round's (the ingest quarantines the line) and would take the audit's margins and windows past the
 # years a date holds

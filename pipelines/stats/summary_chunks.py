@@ -97,16 +97,17 @@ def merge_chunks(parts: list[ChunkSummaries], days: tuple[dt.date, ...], params:
     after the chunks with the second core otherwise idle (the 1,000,000-round night's 21 chunks: about 0.7 CPU s each,
     one after the other before)."""
     schemas = polars_schemas()
-    days_of_hold = sorted({d for p in parts for d in p.hold})
+
+    def merged_hold() -> list:
+        return [_hold_frames(day, [p.hold[day] for p in parts if day in p.hold], params.hold_groupings)
+                for day in sorted({d for p in parts for d in p.hold})]
+
     if len(parts) <= 1:  # nothing to merge: the chunk's frames as they are
-        frames = _merge_frames(parts, schemas)
-        hold = [_hold_frames(day, [p.hold[day] for p in parts if day in p.hold], params.hold_groupings)
-                for day in days_of_hold]
+        frames, hold = _merge_frames(parts, schemas), merged_hold()
     else:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="merge-frames") as pool:
             merged = pool.submit(_merge_frames, parts, schemas)  # (an error here leaves when the thread has ended)
-            hold = [_hold_frames(day, [p.hold[day] for p in parts if day in p.hold], params.hold_groupings)
-                    for day in days_of_hold]
+            hold = merged_hold()
             frames = merged.result()
     for i, name in enumerate(("hold_entities", "hold_rows", "hold_rounds", "hold_nets", "hold_probs")):
         dfs = [_conform(h[i], schemas[name]) for h in hold if h[i].height]  # (no copy of a frame in its schema)
