@@ -208,9 +208,7 @@ def settle(state: BlackjackState) -> tuple[dict[str, Settlement], dict[str, str]
         if not bet.accepted:
             settlements[bet.wager_id] = Settlement(0, bet.clause, f"insurance not accepted, returned: {bet.reason}")
             continue
-        hand1 = first_two.get(bet.seat, ())
-        owner_has_blackjack = len(hand1) == 2 and is_two_card_21(hand1)
-        if owner_has_blackjack:
+        if state.seat_holds_blackjack(bet.seat):
             settlements[bet.wager_id] = Settlement(0, "BJ-4.15.3", f"seat {bet.seat} holds a blackjack: insurance void, returned")
             continue
         if dealer.cards and dealer.cards[0] < 0:
