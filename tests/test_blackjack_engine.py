@@ -756,3 +756,14 @@ def test_a_doubled_soft_hand_counts_its_highest_total_BJ_4_9_3():
     # near miss: the dealer's 6 T 4 is 20, and the doubled 21 wins 1000 + 400
     r = settle_round(bj_round("As 6c 6d 4h Tc 4d", [MAIN], [(1, 1, "double", 400)]))
     assert nets(r) == {"W1": 1400}
+
+
+def test_a_surrender_against_a_dealer_card_the_device_could_not_read_is_unsettled_BJ_4_12_1_1():
+    """BJ-4.12.1.1: no surrender against a dealer ace. With the dealer's card unread, whether the surrender could be
+    offered is not known (as for insurance, BJ-4.11.1): the surrendered wager is unsettled, not settled at half."""
+    r = settle_round(bj_round("Ts ?? 6d 9c", [MAIN], [(1, 1, "surrender")]))
+    assert nets(r) == {} and r.unsettled["W1"].endswith("(BJ-4.12.1.1)")
+    assert kinds(r) == [("card_integrity", "BJ-4.3")]
+    # near miss: the same surrender against a dealer 9 the device read loses half
+    r = settle_round(bj_round("Ts 9s 6d 9c", [MAIN], [(1, 1, "surrender")]))
+    assert nets(r) == {"W1": -500} and r.settlements["W1"].clause == "BJ-4.12.1"
