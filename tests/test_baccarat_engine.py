@@ -344,3 +344,29 @@ def test_banker_first_deal_order_is_a_rule_set_parameter_TBAC_4_9_1():
     # the same cards now give the Banker 2+3=5 and the Player K+6=6: the Player stands, the Banker draws a T
     r = play(TWO_CARD_SIX_OVER_FIVE, ruleset=swapped)
     assert r.outcome["player_points"] == 6 and r.outcome["banker_points"] == 5 and r.outcome["banker_cards"] == 3
+
+
+def test_a_three_card_banker_6_that_ties_wins_no_tiger_of_any_kind_TBAC_6_3_to_6_5():
+    # P A 2 = 3 draws a 3: 6; B 3 K = 3 draws on the Player's 3 (Table Two) a 3: 6 with three cards; a 6-6 Tie
+    r = play(["Ac", "3c", "2d", "Kh", "3h", "3s"])
+    assert r.outcome == {"winner": "tie", "player_points": 6, "banker_points": 6, "banker_cards": 3,
+                         "player_pair": False, "banker_pair": False}
+    assert not r.irregularities
+    assert nets(r)["tiger"] == (-1000, "TBAC-6.3.1.1")
+    assert nets(r)["big_tiger"] == (-1000, "TBAC-6.5.1.1")
+    assert nets(r)["small_tiger"] == (-1000, "TBAC-6.4.1.1")
+    assert nets(r)["tie"] == (8000, "TBAC-5.1.3")
+    assert nets(r)["banker"] == (0, "TBAC-6.1.2.3") and nets(r)["player"] == (0, "TBAC-6.1.1.3")
+    r = play(["Ac", "3c", "2d", "Kh", "3h", "3s"], ruleset=NO_COMMISSION)  # no Banker win, so no 1 to 2 either
+    assert nets(r)["banker"] == (0, "TBAC-6.1.2.3")
+
+
+def test_commission_at_the_smallest_unit_keeps_the_fraction_and_a_tie_stands_off_whole_TBAC_5_1_1():
+    # 0.95 to 1 on 1, 19, 20 and 21 units: 0.95, 18.05, 19, 19.95 -> 0, 18, 19, 19 (the house keeps the fraction)
+    for amount, paid in ((1, 0), (19, 18), (20, 19), (21, 19)):
+        assert nets(play(TWO_CARD_SIX_OVER_FIVE, bets=("banker",), amount=amount))["banker"] == (paid, "TBAC-5.1.1")
+    # no-commission: half of 1 unit on a Banker 6 is 0; 1 to 1 on other points is whole
+    assert nets(play(TWO_CARD_SIX_OVER_FIVE, bets=("banker",), amount=1, ruleset=NO_COMMISSION))["banker"] == (0, "TBAC-5.1.2")
+    # a Tie: Banker and Player stand off whatever the amount, the Tie pays exactly 8 to 1
+    r = play(["3c", "Kh", "3d", "6s"], bets=("banker", "player", "tie"), amount=1)
+    assert nets(r) == {"banker": (0, "TBAC-6.1.2.3"), "player": (0, "TBAC-6.1.1.3"), "tie": (8, "TBAC-5.1.3")}

@@ -681,3 +681,89 @@ def test_a_deck_count_below_one_says_nothing_the_rule_sets_decks_hold_BJ_4_1_BJ_
     # the near miss: a count the device may state is the shoe's, and a second Ts is one more than one deck holds
     r = settle_round(dataclasses.replace(bj_round("Ts 9c Ts 8c", [MAIN]), decks=1))
     assert r.void is True and kinds(r) == [("card_integrity", "BJ-7.14.1")]
+
+
+# -- clauses read against the text one by one: the cases no golden round held yet ------------------------
+def test_insurance_beside_a_blackjack_paid_even_money_waits_for_no_dealer_card_BJ_4_15_3():
+    """BJ-4.15.3: the blackjack's insurance is void and returned, so once the blackjack is paid even money nothing
+    waits for the dealer's second card (BJ-4.14.1 "as necessary"). The dealer drawing none is no irregularity; the
+    void insurance made the engine ask for a second card and report the dealer short of it."""
+    ws = [MAIN, ("I1", 1, "insurance", 500)]
+    acts = [(1, 1, "even_money"), (1, 1, "insurance", 500)]
+    r = settle_round(bj_round("As Ah Kd", ws, acts))
+    assert r.irregularities == ()
+    assert nets(r) == {"W1": 1000, "I1": 0}
+    assert r.settlements["W1"].clause == "BJ-4.15.3" and r.settlements["I1"].clause == "BJ-4.15.3"
+    # near miss: insurance on a seat holding no blackjack (its 9 9 hits a ten and busts) does wait for that card
+    ws2 = ws + [("W2", 2, "main", 1000), ("I2", 2, "insurance", 500)]
+    r = settle_round(bj_round("As 9c Ah Kd 9d Th", ws2, acts + [(2, 1, "insurance", 500), (2, 1, "hit")]))
+    assert kinds(r) == [("drawing_rule_violation", "BJ-4.14.1")]
+    assert set(r.unsettled) == {"I2"} and nets(r) == {"W1": 1000, "I1": 0, "W2": -1000}
+
+
+def test_insurance_in_a_void_round_is_returned_BJ_7_14_1():
+    r = settle_round(bj_round("Ts Ah Xx 8c", [MAIN, ("P1", 1, "pair", 100), ("I1", 1, "insurance", 500)],
+                              [(1, 1, "insurance", 500)]))
+    assert r.void is True
+    assert {k: (s.net, s.clause) for k, s in r.settlements.items()} == {
+        "W1": (0, "BJ-7.14.1"), "P1": (0, "BJ-7.14.1"), "I1": (0, "BJ-7.14.1")}
+
+
+def test_insurance_with_the_dealers_second_card_unread_or_missing_is_unsettled_BJ_4_14_4():
+    ins = [MAIN, ("I1", 1, "insurance", 500)]
+    for cards in ("Ts Ah 9d ??", "Ts Ah 9d"):
+        r = settle_round(bj_round(cards, ins, [(1, 1, "insurance", 500), (1, 1, "stand")]))
+        assert nets(r) == {} and set(r.unsettled) == {"W1", "I1"}
+        assert r.unsettled["I1"].endswith("(BJ-4.14.4)")
+    # a hand that busts is lost whatever the dealer's card was (BJ-4.13.3); the insurance still waits on it
+    r = settle_round(bj_round("Ts Ah 6d 9c ??", ins, [(1, 1, "insurance", 500), (1, 1, "hit")]))
+    assert nets(r) == {"W1": -1000} and set(r.unsettled) == {"I1"}
+
+
+def test_a_blackjack_against_a_dealer_ten_waits_for_the_dealers_second_card_BJ_4_15_4():
+    # no payment at the interim settlement against a ten (BJ-4.15.2 is for a 2-9): the dealer's Tc 7h is 17, paid 3 to 2
+    r = settle_round(bj_round("As Tc Kd 7h", [MAIN]))
+    assert (r.settlements["W1"].net, r.settlements["W1"].clause) == (1500, "BJ-5.1")
+    # the dealer's ace makes a blackjack: a stand-off (BJ-6.2.3), not the 3 to 2
+    r = settle_round(bj_round("As Tc Kd Ah", [MAIN]))
+    assert (r.settlements["W1"].net, r.settlements["W1"].clause) == (0, "BJ-6.2.3")
+
+
+def test_double_after_splitting_on_a_split_hand_BJ_4_9_1_1():
+    # 8s 8d split against a 9: hand 1 8s Th 18 stands; hand 2 8d 3h 11 doubles, draws Tc: 21. Dealer 9c 7d 2s = 18
+    r = settle_round(bj_round("8s 9c 8d Th 3h Tc 7d 2s", [MAIN], [(1, 1, "split"), (1, 1, "stand"), (1, 2, "double")]))
+    assert r.irregularities == ()
+    assert nets(r) == {"W1": 2000}  # 18 ties 18: 0; the doubled 21 wins 1000 + 1000
+    assert r.settlements["W1"].clause == "BJ-6.2.3, BJ-6.2.1"
+
+
+def test_a_resplit_of_a_hand_formed_by_a_split_BJ_4_10_3_1():
+    # 8s 8d split; hand 1 8s Th 18 stands; hand 2 8d 8h is identical in value to the split cards and splits again:
+    # hand 2 8d Tc 18 stands, hand 3 8h 3c 11 stands. Dealer 9c 9h = 18: 0 + 0 - 1000
+    cards = "8s 9c 8d Th 8h Tc 3c 9h"
+    acts = [(1, 1, "split"), (1, 1, "stand"), (1, 2, "split"), (1, 2, "stand"), (1, 3, "stand")]
+    r = settle_round(bj_round(cards, [MAIN], acts))
+    assert r.irregularities == ()
+    assert nets(r) == {"W1": -1000}
+    assert "seat 1 hand 3 11 loses to dealer 18: -1000" in r.settlements["W1"].detail
+
+
+def test_a_doubled_soft_hand_counts_its_highest_total_BJ_4_9_3():
+    # A 6 doubles for less (400), draws a 4: 21 (not 11). The dealer's 6 T 5 is 21: a stand-off
+    r = settle_round(bj_round("As 6c 6d 4h Tc 5d", [MAIN], [(1, 1, "double", 400)]))
+    assert r.irregularities == ()
+    assert nets(r) == {"W1": 0} and r.settlements["W1"].clause == "BJ-6.2.3"
+    # near miss: the dealer's 6 T 4 is 20, and the doubled 21 wins 1000 + 400
+    r = settle_round(bj_round("As 6c 6d 4h Tc 4d", [MAIN], [(1, 1, "double", 400)]))
+    assert nets(r) == {"W1": 1400}
+
+
+def test_a_surrender_against_a_dealer_card_the_device_could_not_read_is_unsettled_BJ_4_12_1_1():
+    """BJ-4.12.1.1: no surrender against a dealer ace. With the dealer's card unread, whether the surrender could be
+    offered is not known (as for insurance, BJ-4.11.1): the surrendered wager is unsettled, not settled at half."""
+    r = settle_round(bj_round("Ts ?? 6d 9c", [MAIN], [(1, 1, "surrender")]))
+    assert nets(r) == {} and r.unsettled["W1"].endswith("(BJ-4.12.1.1)")
+    assert kinds(r) == [("card_integrity", "BJ-4.3")]
+    # near miss: the same surrender against a dealer 9 the device read loses half
+    r = settle_round(bj_round("Ts 9s 6d 9c", [MAIN], [(1, 1, "surrender")]))
+    assert nets(r) == {"W1": -500} and r.settlements["W1"].clause == "BJ-4.12.1"

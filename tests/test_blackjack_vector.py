@@ -513,3 +513,13 @@ def test_the_arrays_read_the_devices_deck_count_as_the_scalar_engine_does_BJ_4_1
     arrays, _ = both_ways(RS, [case])
     assert arrays.wagers["net"].to_list() == [0 if decks == 1 else 1000]
     assert arrays.rounds.height == 1
+
+
+def test_bj_4_15_3_a_void_insurance_beside_even_money_leaves_the_dealer_nothing_to_draw_on_the_arrays():
+    # seat 1: As Kd against the dealer's Ah, even money and an insurance wager (void, BJ-4.15.3): nothing waits for the
+    # dealer's second card, so the round stays on the arrays and reports nothing
+    ws = [Wager("M", 1, "main", 1000, "P"), Wager("I", 1, "insurance", 500, "P")]
+    acts = [Action(1, 1, "even_money"), Action(1, 1, "insurance", 500)]
+    got, handed, arrays = one(RS, "As Ah Kd", ws, acts)
+    assert handed.height == 0 and arrays.irregularities.height == 0
+    assert got["M"][:2] == (1000, "BJ-4.15.3") and got["I"][:2] == (0, "BJ-4.15.3")

@@ -44,11 +44,13 @@ def dealer_stands(cards: tuple[int, ...], hits_soft_17: bool) -> bool:
 
 def dealer_needs(state: BlackjackState) -> tuple[bool, bool]:
     """``(total, second_card)``: does any wager still in play need the dealer's final total, or at
-    least the dealer's second card (blackjack against a ten or ace, BJ-4.15.4; insurance, BJ-4.14.4)?"""
+    least the dealer's second card (blackjack against a ten or ace, BJ-4.15.4; insurance, BJ-4.14.4)?
+    An insurance wager on a seat holding a blackjack is void (BJ-4.15.3) and needs nothing: a blackjack
+    paid even money with such a wager beside it leaves the dealer no card to draw."""
     up = state.up_card
     up_ten_or_ace = up is None or up < 0 or is_ace(up) or is_ten_value(up)
     need_total = False
-    need_second = any(b.accepted for b in state.insurance)
+    need_second = any(b.accepted and not state.seat_holds_blackjack(b.seat) for b in state.insurance)
     for h in state.hands:
         if not any(s.status == LIVE for s in h.stakes) or h.busted:
             continue

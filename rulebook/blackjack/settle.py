@@ -92,6 +92,10 @@ def settle_stake(state: BlackjackState, hand: Hand, stake: Stake, dealer: Dealer
     where = hand.label()
     risked = stake.amount + stake.doubled
     if stake.status == SURRENDERED:
+        if not p.surrender_against_ace and (not dealer.cards or dealer.cards[0] < 0):
+            # as for insurance (BJ-4.11.1): the card that says whether the surrender could be offered is not seen
+            return (f"{where} surrendered against a dealer card the device could not read: whether surrender could be "
+                    "offered (not against an ace) cannot be checked (BJ-4.12.1.1)")
         back = round_amount(stake.amount, 2, p.rounding, p.rounding_unit)
         return Part(back - stake.amount, "BJ-4.12.1", f"{where} surrendered: half of {stake.amount} returned, {stake.amount - back} lost")
     if stake.status == EVEN_MONEY:
@@ -208,9 +212,7 @@ def settle(state: BlackjackState) -> tuple[dict[str, Settlement], dict[str, str]
         if not bet.accepted:
             settlements[bet.wager_id] = Settlement(0, bet.clause, f"insurance not accepted, returned: {bet.reason}")
             continue
-        hand1 = first_two.get(bet.seat, ())
-        owner_has_blackjack = len(hand1) == 2 and is_two_card_21(hand1)
-        if owner_has_blackjack:
+        if state.seat_holds_blackjack(bet.seat):
             settlements[bet.wager_id] = Settlement(0, "BJ-4.15.3", f"seat {bet.seat} holds a blackjack: insurance void, returned")
             continue
         if dealer.cards and dealer.cards[0] < 0:

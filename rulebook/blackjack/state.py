@@ -218,6 +218,12 @@ class BlackjackState(NamedTuple):
     def subsequent_deal_started(self) -> bool:
         return self.taken > self.initial_cards or any(h.decided for h in self.hands)
 
+    def seat_holds_blackjack(self, seat: int) -> bool:
+        """Whether the seat's initial two cards are a blackjack: any insurance wager on it is then void and returned
+        (BJ-4.15.3), so it waits for nothing of the dealer's hand. An unread card is no blackjack here."""
+        cards = dict(self.first_two).get(seat, ())
+        return len(cards) == 2 and is_two_card_21(cards)
+
 
 def _quick_replace(cls: type) -> None:
     """Give a NamedTuple of this module a faster ``_replace`` (same result, same errors).

@@ -639,7 +639,9 @@ class _Night(Settlement):
         r_of = self.u_ri[u_of]
         need_total = np.bincount(r_of[live & ~hbj], minlength=R) > 0
         need_second = need_total | (np.bincount(r_of[live & hbj & up_ten_or_ace[r_of]], minlength=R) > 0)
-        need_second |= np.bincount(self.w_ri[self.ins_rows], minlength=R) > 0
+        # an insurance wager on a seat holding a blackjack is void (BJ-4.15.3): it waits for no card of the dealer's
+        ins_live = self.ins_rows[~self.u_bj[self.w_u[self.ins_rows]]]
+        need_second |= np.bincount(self.w_ri[ins_live], minlength=R) > 0
         d0 = self.r_dealer0
         m = np.where(ok, self.ncards - d0, 0)
         self._mark(np.flatnonzero(ok & (m < 0)), 6)
