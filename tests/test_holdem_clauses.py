@@ -1,7 +1,8 @@
 """Texas Hold'em Bonus, clause by clause: golden rounds for the amount-deciding clauses of the three texts
 (Hoiana ``HTB-``, MBS ``MBS-``, the player's guide ``THB-G-``) that ``test_holdem_engine.py`` does not already
 name, each settled through the public engine (``rulebook.engine.settle_round``) and through the array path
-(``vector.settle_many``), which must agree, against a hand calculation from the text written beside it.
+(``vector.settle_many``) and through the nightly audit's column pass (``pipelines/audit/holdem_pass.py``), which
+must all agree, against a hand calculation from the text written beside it.
 
 Also here: properties over random rounds that no golden case covers (no wager nets more than its pay
 table's largest line allows, or loses more than its amount).
@@ -16,7 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_holdem_engine import GUIDE, HOIANA, MBS, device, play, rnd, shoe
+from test_holdem_pass import frames
 from test_holdem_vector import random_round
+
+from pipelines.audit import engine_pass as EP
+from pipelines.audit.params import AuditParams
 
 from rulebook.engine import settle_round
 from rulebook.holdem_bonus import vector
@@ -24,11 +29,18 @@ from rulebook.money import Odds
 
 
 def settle(ri):
-    """The scalar engine's result, after checking that the array path gives the same nets, clauses and reasons."""
+    """The scalar engine's result, after checking that the array path and the audit's column pass give the same
+    nets, clauses and reasons."""
     r = settle_round(ri)
+    expected = {k: (s.net, s.clause) for k, s in r.settlements.items()}
     v = vector.settle_many([ri])[0]
-    assert {k: (s.net, s.clause) for k, s in v.settlements.items()} == {k: (s.net, s.clause) for k, s in r.settlements.items()}
+    assert {k: (s.net, s.clause) for k, s in v.settlements.items()} == expected
     assert v.unsettled == r.unsettled
+    ctx, wagers, actions, rulesets = frames([ri], random.Random(0))
+    out = EP.engine_pass(ctx, wagers, actions, "amount", rulesets, AuditParams()).wagers
+    by_id = {row["wager_id"].removesuffix("-0"): row for row in out.iter_rows(named=True)}
+    assert {k: (row["net"], row["pay_clause"]) for k, row in by_id.items() if row["unsettled_reason"] is None} == expected
+    assert {k: row["unsettled_reason"] for k, row in by_id.items() if row["unsettled_reason"] is not None} == r.unsettled
     return r
 
 
