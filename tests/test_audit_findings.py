@@ -200,6 +200,43 @@ def test_holdem_flop_above_twice_the_ante_is_settled_on_twice_the_ante_HTB_7_10_
     assert (row["expected_net"], row["difference"], row["rule_ref"]) == (5000, 2500, "HTB-7.10.1")
 
 
+def test_holdem_ante_over_the_maximum_is_settled_at_the_maximum_and_the_flop_at_twice_that_HTB_7_10():
+    """HTB-7.10: an Ante over the table maximum is paid up to the maximum, the excess returned; the Flop is then
+    measured against the Ante so settled (HTB-7.10.1: the excess over twice the Ante returned, "up to the maximum
+    permissible limit"). A table that paid both in full overpaid both."""
+    nb = NightBuilder()
+    rs = "hoiana-holdem-bonus"
+    cards = "b:2c Ah Kh b:3c Qh Jh Th b:4c 2d b:5c 3s 9c 9d"  # royal flush v a pair of nines: the player wins
+    nb.round("HTB-01", 1, cards, [("H1", "ante", 60000, 60000), ("H2", "flop", 120000, 120000)], ruleset=rs,
+             deal_mode="shoe", actions=[(1, 1, "flop", 120000), (1, 1, "check", None), (1, 1, "check", None)], decks=1,
+             limits={"min": 2500, "max": 50000})
+    # the same Ante with a Flop of twice the maximum: on the ratio, no finding of its own
+    nb.round("HTB-01", 2, cards, [("H3", "ante", 60000, 50000), ("H4", "flop", 100000, 100000)], ruleset=rs,
+             deal_mode="shoe", actions=[(1, 1, "flop", 100000), (1, 1, "check", None), (1, 1, "check", None)], decks=1,
+             limits={"min": 2500, "max": 50000}, shoe_id="S-2")
+    _, f = audit(nb)
+    ante, flop = one(f, "limit_breach", "H1"), one(f, "limit_breach", "H2")
+    assert (ante["expected_net"], ante["difference"], ante["rule_ref"]) == (50000, 10000, "HTB-7.10")
+    assert (flop["expected_net"], flop["difference"], flop["rule_ref"]) == (100000, 20000, "HTB-7.10.1")
+    assert "settled at the table maximum 500.00 by HTB-7.10" in flop["detail"]
+    assert keys(f, "limit_breach") == {("limit_breach", "HTB-01", 1, "H1"), ("limit_breach", "HTB-01", 1, "H2"),
+                                       ("limit_breach", "HTB-01", 2, "H3")}
+    assert keys(f, "payout_mismatch") == set()
+
+
+def test_holdem_ante_under_the_minimum_is_paid_and_taken_as_placed_HTB_7_10():
+    nb = NightBuilder()
+    cards = "b:2c 2h 3d b:3c Qh Jh Th b:4c 8d b:5c 6s 9c 9d"  # 2-3 against the dealer's nines: the player loses
+    nb.round("HTB-01", 1, cards, [("H1", "ante", 1000, -1000), ("H2", "flop", 2000, -2000)], ruleset="hoiana-holdem-bonus",
+             deal_mode="shoe", actions=[(1, 1, "flop", 2000), (1, 1, "check", None), (1, 1, "check", None)], decks=1,
+             limits={"min": 2500, "max": 50000})
+    s, f = audit(nb)
+    assert dict(zip(s["wager_id"], s["expected_net"])) == {"H1": -1000, "H2": -2000}
+    row = one(f, "limit_breach", "H1")
+    assert (row["expected_net"], row["difference"], row["rule_ref"], row["severity"]) == (-1000, 0, "HTB-7.10", "medium")
+    assert keys(f) == {("limit_breach", "HTB-01", 1, "H1")}
+
+
 def test_blackjack_has_no_limit_clause_the_breach_is_flagged_against_the_limit_sign():
     nb = NightBuilder()
     nb.round("BJ-01", 1, "Tc 7d 9h Kc", [("B1", "main", 300000, 300000, 1)], ruleset="hoiana-blackjack",
