@@ -237,6 +237,37 @@ def test_holdem_ante_under_the_minimum_is_paid_and_taken_as_placed_HTB_7_10():
     assert keys(f) == {("limit_breach", "HTB-01", 1, "H1")}
 
 
+GUIDE_SECTIONS = {"ANTE-WAGER", "FLOP-WAGER", "TURN-WAGER", "RIVER-WAGER", "SETTLEMENT", "BONUS", "JACKPOT", "BONUS-JACKPOT",
+                  "GLOSSARY", "SUMMARY"}  # the guide's headings as its rule set and docs/interpretations cite them
+
+
+def test_the_guide_s_procedure_clauses_are_its_cited_sections():
+    """The guide has no clause numbers: the audit cites its sections as the rule set does (THB-G-ANTE-WAGER, not a
+    shortened THB-G-ANTE), so that dispute review finds one section under one id."""
+    import dataclasses
+
+    from pipelines.audit.clauses import CLAUSES
+
+    values = dataclasses.asdict(CLAUSES["THB-G"]).values()
+    cited = {v for v in values if isinstance(v, str) and v.startswith("THB-G-")}
+    assert cited and {c.removeprefix("THB-G-") for c in cited} <= GUIDE_SECTIONS
+
+
+def test_guide_flop_and_river_off_the_ratio_are_settled_as_placed_and_cite_the_guide_s_words():
+    """The guide states the ratios (FLOP WAGER "twice your Ante Wager"; the glossary: Turn and River "must be equal
+    to the value of the Ante Wager") but no correction: settled as placed, flagged; a River is not cited to the
+    Turn's section."""
+    nb = NightBuilder()
+    cards = "b:2c Ah Kh b:3c Qh Jh Th b:4c 2d b:5c 3s 9c 9d"  # royal flush v a pair of nines: the player wins
+    nb.round("GHB-01", 1, cards, [("G1", "ante", 2500, 2500), ("G2", "flop", 7500, 7500), ("G3", "river", 5000, 5000)],
+             ruleset="guide-holdem-bonus-progressive", deal_mode="shoe",
+             actions=[(1, 1, "flop", 7500), (1, 1, "check", None), (1, 1, "river", 5000)], decks=1)
+    _, f = audit(nb)
+    flop, river = one(f, "limit_breach", "G2"), one(f, "limit_breach", "G3")
+    assert (flop["expected_net"], flop["rule_ref"]) == (7500, "THB-G-FLOP-WAGER")
+    assert (river["expected_net"], river["rule_ref"]) == (5000, "THB-G-GLOSSARY")
+
+
 def test_blackjack_has_no_limit_clause_the_breach_is_flagged_against_the_limit_sign():
     nb = NightBuilder()
     nb.round("BJ-01", 1, "Tc 7d 9h Kc", [("B1", "main", 300000, 300000, 1)], ruleset="hoiana-blackjack",
