@@ -427,6 +427,21 @@ def test_a_round_the_rules_make_void_but_settled_anyway_TBAC_7_1_1():
     assert one(f, "void_not_honoured")["difference"] == 10000
 
 
+@pytest.mark.parametrize("ruleset, clause", [("hoiana-holdem-bonus", "HTB-7.12"), ("mbs-holdem-bonus-progressive", "MBS-5.1.1")])
+def test_a_void_hold_em_round_returns_every_wager_HTB_7_12(ruleset, clause):
+    """HTB-7.12: "Where the round of play is voided, all Bets placed by the Players for that round of play shall be
+    returned", the Bonus included, whatever the cards say (the player's royal flush here)."""
+    nb = NightBuilder()
+    cards = "b:2c Ah Kh b:3c Qh Jh Th b:4c 2d b:5c 3s 9c 9d" if ruleset.startswith("hoiana") else "Ah Kh Qh Jh Th 2d 3s 9c 9d"
+    nb.round("HTB-01", 1, cards, [("H1", "ante", 2500, 2500), ("H2", "bonus", 500, 0), ("H3", "flop", 5000, 0)],
+             ruleset=ruleset, deal_mode="shoe", status="void", actions=[(1, 1, "flop", 5000)], decks=1)
+    s, f = audit(nb)
+    assert dict(zip(s["wager_id"], s["expected_net"])) == {"H1": 0, "H2": 0, "H3": 0}
+    assert keys(f) == {("void_not_honoured", "HTB-01", 1, "H1")}
+    row = one(f, "void_not_honoured", "H1")
+    assert (row["difference"], row["rule_ref"]) == (2500, clause)
+
+
 def test_a_void_status_round_with_a_wager_collected_TBAC_2_2_20():
     nb = NightBuilder()
     nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "banker", 10000, -10000), ("W2", "player", 10000, 0)], status="void")
