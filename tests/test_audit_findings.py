@@ -500,6 +500,22 @@ def test_a_wager_after_the_first_card_is_late_even_before_the_close():
     assert "after the first card" in one(f, "late_wager", "W1")["detail"]
 
 
+@pytest.mark.parametrize("ruleset, clause", [("hoiana-holdem-bonus", "HTB-4.9"), ("mbs-holdem-bonus-progressive", "MBS-5.6"),
+                                             ("guide-holdem-bonus-progressive", "THB-G-ANTE-WAGER")])
+def test_a_hold_em_bonus_placed_after_bets_closed_is_late_and_the_flop_is_not_HTB_4_9(ruleset, clause):
+    """HTB-4.9: after "No more Bets" no Bet may be placed; the Flop is a decision after the cards by design."""
+    nb = NightBuilder()
+    cards = "b:2c Ah Kh b:3c Qh Jh Th b:4c 2d b:5c 3s 9c 9d" if ruleset.startswith("hoiana") else "Ah Kh Qh Jh Th 2d 3s 9c 9d"
+    if ruleset.startswith("guide"):
+        cards = "b:2c Ah Kh b:3c Qh Jh Th b:4c 2d b:5c 3s 9c 9d"
+    nb.round("HTB-01", 1, cards, [("H1", "ante", 2500, 2500, 1, "P-1"), ("H2", "bonus", 500, 12500, 1, "P-1", 2.0),
+                                  ("H3", "flop", 5000, 5000, 1, "P-1", 40.0)],
+             ruleset=ruleset, deal_mode="shoe", actions=[(1, 1, "flop", 5000)], decks=1)
+    _, f = audit(nb)
+    assert keys(f, "late_wager") == {("late_wager", "HTB-01", 1, "H2")}
+    assert one(f, "late_wager", "H2")["rule_ref"] == clause
+
+
 def test_a_wager_placed_exactly_at_the_close_is_not_late():
     nb = NightBuilder()
     nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 10000, 10000, 1, "P-1", 0.0)])
