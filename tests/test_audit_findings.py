@@ -200,6 +200,74 @@ def test_holdem_flop_above_twice_the_ante_is_settled_on_twice_the_ante_HTB_7_10_
     assert (row["expected_net"], row["difference"], row["rule_ref"]) == (5000, 2500, "HTB-7.10.1")
 
 
+def test_holdem_ante_over_the_maximum_is_settled_at_the_maximum_and_the_flop_at_twice_that_HTB_7_10():
+    """HTB-7.10: an Ante over the table maximum is paid up to the maximum, the excess returned; the Flop is then
+    measured against the Ante so settled (HTB-7.10.1: the excess over twice the Ante returned, "up to the maximum
+    permissible limit"). A table that paid both in full overpaid both."""
+    nb = NightBuilder()
+    rs = "hoiana-holdem-bonus"
+    cards = "b:2c Ah Kh b:3c Qh Jh Th b:4c 2d b:5c 3s 9c 9d"  # royal flush v a pair of nines: the player wins
+    nb.round("HTB-01", 1, cards, [("H1", "ante", 60000, 60000), ("H2", "flop", 120000, 120000)], ruleset=rs,
+             deal_mode="shoe", actions=[(1, 1, "flop", 120000), (1, 1, "check", None), (1, 1, "check", None)], decks=1,
+             limits={"min": 2500, "max": 50000})
+    # the same Ante with a Flop of twice the maximum: on the ratio, no finding of its own
+    nb.round("HTB-01", 2, cards, [("H3", "ante", 60000, 50000), ("H4", "flop", 100000, 100000)], ruleset=rs,
+             deal_mode="shoe", actions=[(1, 1, "flop", 100000), (1, 1, "check", None), (1, 1, "check", None)], decks=1,
+             limits={"min": 2500, "max": 50000}, shoe_id="S-2")
+    _, f = audit(nb)
+    ante, flop = one(f, "limit_breach", "H1"), one(f, "limit_breach", "H2")
+    assert (ante["expected_net"], ante["difference"], ante["rule_ref"]) == (50000, 10000, "HTB-7.10")
+    assert (flop["expected_net"], flop["difference"], flop["rule_ref"]) == (100000, 20000, "HTB-7.10.1")
+    assert "settled at the table maximum 500.00 by HTB-7.10" in flop["detail"]
+    assert keys(f, "limit_breach") == {("limit_breach", "HTB-01", 1, "H1"), ("limit_breach", "HTB-01", 1, "H2"),
+                                       ("limit_breach", "HTB-01", 2, "H3")}
+    assert keys(f, "payout_mismatch") == set()
+
+
+def test_holdem_ante_under_the_minimum_is_paid_and_taken_as_placed_HTB_7_10():
+    nb = NightBuilder()
+    cards = "b:2c 2h 3d b:3c Qh Jh Th b:4c 8d b:5c 6s 9c 9d"  # 2-3 against the dealer's nines: the player loses
+    nb.round("HTB-01", 1, cards, [("H1", "ante", 1000, -1000), ("H2", "flop", 2000, -2000)], ruleset="hoiana-holdem-bonus",
+             deal_mode="shoe", actions=[(1, 1, "flop", 2000), (1, 1, "check", None), (1, 1, "check", None)], decks=1,
+             limits={"min": 2500, "max": 50000})
+    s, f = audit(nb)
+    assert dict(zip(s["wager_id"], s["expected_net"])) == {"H1": -1000, "H2": -2000}
+    row = one(f, "limit_breach", "H1")
+    assert (row["expected_net"], row["difference"], row["rule_ref"], row["severity"]) == (-1000, 0, "HTB-7.10", "medium")
+    assert keys(f) == {("limit_breach", "HTB-01", 1, "H1")}
+
+
+GUIDE_SECTIONS = {"ANTE-WAGER", "FLOP-WAGER", "TURN-WAGER", "RIVER-WAGER", "SETTLEMENT", "BONUS", "JACKPOT", "BONUS-JACKPOT",
+                  "GLOSSARY", "SUMMARY"}  # the guide's headings as its rule set and docs/interpretations cite them
+
+
+def test_the_guide_s_procedure_clauses_are_its_cited_sections():
+    """The guide has no clause numbers: the audit cites its sections as the rule set does (THB-G-ANTE-WAGER, not a
+    shortened THB-G-ANTE), so that dispute review finds one section under one id."""
+    import dataclasses
+
+    from pipelines.audit.clauses import CLAUSES
+
+    values = dataclasses.asdict(CLAUSES["THB-G"]).values()
+    cited = {v for v in values if isinstance(v, str) and v.startswith("THB-G-")}
+    assert cited and {c.removeprefix("THB-G-") for c in cited} <= GUIDE_SECTIONS
+
+
+def test_guide_flop_and_river_off_the_ratio_are_settled_as_placed_and_cite_the_guide_s_words():
+    """The guide states the ratios (FLOP WAGER "twice your Ante Wager"; the glossary: Turn and River "must be equal
+    to the value of the Ante Wager") but no correction: settled as placed, flagged; a River is not cited to the
+    Turn's section."""
+    nb = NightBuilder()
+    cards = "b:2c Ah Kh b:3c Qh Jh Th b:4c 2d b:5c 3s 9c 9d"  # royal flush v a pair of nines: the player wins
+    nb.round("GHB-01", 1, cards, [("G1", "ante", 2500, 2500), ("G2", "flop", 7500, 7500), ("G3", "river", 5000, 5000)],
+             ruleset="guide-holdem-bonus-progressive", deal_mode="shoe",
+             actions=[(1, 1, "flop", 7500), (1, 1, "check", None), (1, 1, "river", 5000)], decks=1)
+    _, f = audit(nb)
+    flop, river = one(f, "limit_breach", "G2"), one(f, "limit_breach", "G3")
+    assert (flop["expected_net"], flop["rule_ref"]) == (7500, "THB-G-FLOP-WAGER")
+    assert (river["expected_net"], river["rule_ref"]) == (5000, "THB-G-GLOSSARY")
+
+
 def test_blackjack_has_no_limit_clause_the_breach_is_flagged_against_the_limit_sign():
     nb = NightBuilder()
     nb.round("BJ-01", 1, "Tc 7d 9h Kc", [("B1", "main", 300000, 300000, 1)], ruleset="hoiana-blackjack",
@@ -359,6 +427,21 @@ def test_a_round_the_rules_make_void_but_settled_anyway_TBAC_7_1_1():
     assert one(f, "void_not_honoured")["difference"] == 10000
 
 
+@pytest.mark.parametrize("ruleset, clause", [("hoiana-holdem-bonus", "HTB-7.12"), ("mbs-holdem-bonus-progressive", "MBS-5.1.1")])
+def test_a_void_hold_em_round_returns_every_wager_HTB_7_12(ruleset, clause):
+    """HTB-7.12: "Where the round of play is voided, all Bets placed by the Players for that round of play shall be
+    returned", the Bonus included, whatever the cards say (the player's royal flush here)."""
+    nb = NightBuilder()
+    cards = "b:2c Ah Kh b:3c Qh Jh Th b:4c 2d b:5c 3s 9c 9d" if ruleset.startswith("hoiana") else "Ah Kh Qh Jh Th 2d 3s 9c 9d"
+    nb.round("HTB-01", 1, cards, [("H1", "ante", 2500, 2500), ("H2", "bonus", 500, 0), ("H3", "flop", 5000, 0)],
+             ruleset=ruleset, deal_mode="shoe", status="void", actions=[(1, 1, "flop", 5000)], decks=1)
+    s, f = audit(nb)
+    assert dict(zip(s["wager_id"], s["expected_net"])) == {"H1": 0, "H2": 0, "H3": 0}
+    assert keys(f) == {("void_not_honoured", "HTB-01", 1, "H1")}
+    row = one(f, "void_not_honoured", "H1")
+    assert (row["difference"], row["rule_ref"]) == (2500, clause)
+
+
 def test_a_void_status_round_with_a_wager_collected_TBAC_2_2_20():
     nb = NightBuilder()
     nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "banker", 10000, -10000), ("W2", "player", 10000, 0)], status="void")
@@ -415,6 +498,22 @@ def test_a_wager_after_the_first_card_is_late_even_before_the_close():
     nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 10000, 10000, 1, "P-1", 6.0)])
     _, f = audit(nb)
     assert "after the first card" in one(f, "late_wager", "W1")["detail"]
+
+
+@pytest.mark.parametrize("ruleset, clause", [("hoiana-holdem-bonus", "HTB-4.9"), ("mbs-holdem-bonus-progressive", "MBS-5.6"),
+                                             ("guide-holdem-bonus-progressive", "THB-G-ANTE-WAGER")])
+def test_a_hold_em_bonus_placed_after_bets_closed_is_late_and_the_flop_is_not_HTB_4_9(ruleset, clause):
+    """HTB-4.9: after "No more Bets" no Bet may be placed; the Flop is a decision after the cards by design."""
+    nb = NightBuilder()
+    cards = "b:2c Ah Kh b:3c Qh Jh Th b:4c 2d b:5c 3s 9c 9d" if ruleset.startswith("hoiana") else "Ah Kh Qh Jh Th 2d 3s 9c 9d"
+    if ruleset.startswith("guide"):
+        cards = "b:2c Ah Kh b:3c Qh Jh Th b:4c 2d b:5c 3s 9c 9d"
+    nb.round("HTB-01", 1, cards, [("H1", "ante", 2500, 2500, 1, "P-1"), ("H2", "bonus", 500, 12500, 1, "P-1", 2.0),
+                                  ("H3", "flop", 5000, 5000, 1, "P-1", 40.0)],
+             ruleset=ruleset, deal_mode="shoe", actions=[(1, 1, "flop", 5000)], decks=1)
+    _, f = audit(nb)
+    assert keys(f, "late_wager") == {("late_wager", "HTB-01", 1, "H2")}
+    assert one(f, "late_wager", "H2")["rule_ref"] == clause
 
 
 def test_a_wager_placed_exactly_at_the_close_is_not_late():

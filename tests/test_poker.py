@@ -420,3 +420,93 @@ def test_million_pairs_agree_with_treys_evaluator_calls():
     a, b = random_pairs(1_000_000, seed=2026)
     ours = outcome(poker.evaluate7(a), poker.evaluate7(b))
     assert np.array_equal(ours, outcome(treys_strengths_reference(a), treys_strengths_reference(b)))
+
+
+# --- every class, ordered as the public evaluators order it ------------------------------------------------
+# The million random pairs above rarely meet the rarest classes (a straight flush is 0.03 % of seven-card
+# hands, a wheel straight flush far less): these tests rank every one of the 2,598,960 five-card hands, so
+# each of the 7,462 classes -- the wheel (HTB-4.4.2), its straight-flush form and the royal included -- is
+# placed against every other exactly as treys and phevaluator place it.
+
+TREYS_CLASS_OF = {  # treys' rank classes (0 royal flush, 1 straight flush .. 9 high card) in our categories
+    0: poker.STRAIGHT_FLUSH, 1: poker.STRAIGHT_FLUSH, 2: poker.FOUR_OF_A_KIND, 3: poker.FULL_HOUSE, 4: poker.FLUSH, 5: poker.STRAIGHT,
+    6: poker.THREE_OF_A_KIND, 7: poker.TWO_PAIRS, 8: poker.ONE_PAIR, 9: poker.HIGH_CARD,
+}
+
+
+def treys_five(hands: np.ndarray) -> np.ndarray:
+    """treys' five-card rank of each row (1 = royal flush .. 7462), from its own lookup tables."""
+    from treys import Card
+    from treys.lookup import LookupTable
+
+    table = LookupTable()
+    card = np.array([Card.new(t) for t in TEXT], dtype=np.int64)[hands]
+    is_flush = (np.bitwise_and.reduce(card, axis=1) & 0xF000) != 0
+    prime = np.prod(card & 0xFF, axis=1)
+    out = np.empty(len(hands), dtype=np.int64)
+    for mask, lookup in ((is_flush, table.flush_lookup), (~is_flush, table.unsuited_lookup)):
+        keys = np.array(sorted(lookup), dtype=np.int64)
+        vals = np.array([lookup[k] for k in keys], dtype=np.int64)
+        pos = np.searchsorted(keys, prime[mask])
+        assert (keys[np.clip(pos, 0, len(keys) - 1)] == prime[mask]).all()
+        out[mask] = vals[pos]
+    return out
+
+
+def phevaluator_five(hands: np.ndarray) -> np.ndarray:
+    from phevaluator import _pheval
+    from phevaluator.card import Card
+
+    ids = np.array([Card.to_id(t) for t in TEXT])[hands]
+    return np.fromiter(map(_pheval.evaluate_5cards, *[c.tolist() for c in ids.T]), dtype=np.int64, count=len(hands))
+
+
+@pytest.fixture(scope="module")
+def all_five_card_hands() -> np.ndarray:
+    return colex_combinations(52, 5)
+
+
+@pytest.mark.parametrize("public", [treys_five, phevaluator_five], ids=["treys", "phevaluator"])
+def test_every_five_card_class_is_ordered_as_the_public_evaluators_order_it(all_five_card_hands, public):
+    ours = poker.evaluate5(all_five_card_hands).astype(np.int64)
+    theirs = public(all_five_card_hands)  # lower is better in both
+    pairs = np.unique(np.stack([ours, theirs], axis=1), axis=0)  # sorted by our strength
+    # one of their classes per class of ours and the other way round, in exactly the reverse order
+    assert len(pairs) == 7462 == len(np.unique(ours)) == len(np.unique(theirs))
+    assert (np.diff(pairs[:, 0]) > 0).all() and (np.diff(pairs[:, 1]) < 0).all()
+
+
+def test_every_category_is_treys_rank_class(all_five_card_hands):
+    from treys import Evaluator
+
+    ours = poker.evaluate5(all_five_card_hands)
+    theirs = treys_five(all_five_card_hands)
+    classes = np.unique(np.stack([poker.category(ours), theirs], axis=1), axis=0)
+    ev = Evaluator()
+    for cat, rank in classes.tolist():
+        assert TREYS_CLASS_OF[ev.get_rank_class(rank)] == cat, (cat, rank)
+    assert set(classes[:, 0].tolist()) == set(range(9))
+
+
+@pytest.mark.parametrize(
+    ("better", "worse"),
+    [
+        ("6c 5d 4h 3s 2c", "5h 4d 3c 2s Ah"),  # HTB-5.4.4: a six-high straight beats the wheel
+        ("5h 4d 3c 2s Ah", "Ac Ad As 2d 3d"),  # the wheel is still a straight (HTB-4.4.2)
+        ("6h 5h 4h 3h 2h", "5s 4s 3s 2s As"),  # and the same in straight-flush form
+        ("5s 4s 3s 2s As", "Ac Ad Ah As Kd"),  # the wheel straight flush beats four aces
+        ("Ah Kh Qh Jh Th", "Kd Qd Jd Td 9d"),  # the royal is the highest straight flush (HTB-4.5)
+        ("Ac Kd Qh Js Tc", "Kh Qd Jc Ts 9h"),  # the ace high in A-K-Q-J-10 (HTB-4.4.1)
+        ("Kc Kd 2h 2s 3c", "Qc Qd Jh Js Ac"),  # HTB-5.4.1: the higher pair first
+        ("9c 9d 9h As Ac", "9s 8d 8h 8s Ad"),  # HTB-5.4.3: the trips first
+    ],
+)
+def test_named_hands_compare_as_the_public_evaluators_compare_them_htb_4_4_and_5_4(better, worse):
+    rows = np.array([codes(better), codes(worse)])
+    ours = poker.evaluate5(rows)
+    assert ours[0] > ours[1]
+    for public in (treys_five, phevaluator_five):
+        theirs = public(rows)
+        assert theirs[0] < theirs[1], public.__name__
+    # the wheel, ace low, does not wrap round: Q-K-A-2-3 is no straight (HTB-4.4.2)
+    assert poker.category(np.array([strength("Qc Kd Ah 2s 3c")]))[0] == poker.HIGH_CARD

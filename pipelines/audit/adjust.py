@@ -82,7 +82,7 @@ TEXT_COLUMNS = ("limit_issue", "differential_issue", "override_detail")
 SENTENCE_COLUMNS = (
     "bet", "amount", "currency", "status", "override", "override_clause", "differential_clause", "free_hand_after",
     "free_hand_cause", "_over", "_over_clause", "_hi", "_under", "_under_clause", "_lo", "_under_repeat",
-    "_first_under_round", "_ratio_off", "_ratio_target", "_ratio_clause", "_ante", "_excess_returned", "_prorated",
+    "_first_under_round", "_ratio_off", "_ratio_target", "_ratio_clause", "_ante", "_ante_settled", "_excess_returned", "_prorated",
     "_exempt", "_banker_total", "_player_total", "_diff", "_larger", "_larger_total", "_smaller_total", "_settled",
     "_capped",
 )
@@ -224,7 +224,10 @@ def _limit_sentence(r: dict) -> str | None:
     if r["_ratio_off"]:
         target, clause = r["_ratio_target"], r["_ratio_clause"]
         should = "twice the Ante" if bet == "flop" else "equal to the Ante"
-        head = f"{bet} {_n(amount, r['currency'])} is not {should} (Ante {_n(r['_ante'], r['currency'])})"
+        ante = f"Ante {_n(r['_ante'], r['currency'])}"
+        if r["_ante_settled"] != r["_ante"]:
+            ante += f", settled at the table maximum {_n(r['_ante_settled'], r['currency'])} by {r['_over_clause']}"
+        head = f"{bet} {_n(amount, r['currency'])} is not {should} ({ante})"
         if amount > target:
             if r["_excess_returned"]:
                 return f"{head}: the excess {_n(amount - target, r['currency'])} is returned and the wager settled at {_n(target, r['currency'])} ({clause})"
@@ -299,10 +302,18 @@ def _holdem_ratios(w: pl.DataFrame) -> pl.DataFrame:
             .agg(pl.col("amount").sort_by("wager_order").first().alias("_ante"))
         )
         w = attach(w, ante, ["table_id", "round_no", "seat"])
+    # HTB-7.10 settles an Ante over the table maximum at the maximum and returns the excess: the Flop, Turn and River
+    # are measured against the Ante so settled (HTB-7.10.1 "up to the maximum permissible limit"); a text with no
+    # limit clause settles the Ante as placed, and the ratios with it
+    if {"_over_clause", "limit_max"} <= set(w.columns):
+        capped = pl.col("_over_clause").is_not_null() & (pl.col("_ante") > pl.col("limit_max")).fill_null(False)
+        w = w.with_columns(pl.when(capped).then(pl.col("limit_max")).otherwise(pl.col("_ante")).alias("_ante_settled"))
+    else:
+        w = w.with_columns(pl.col("_ante").alias("_ante_settled"))
     holdem = pl.col("game") == "holdem_bonus"
     target = (
-        pl.when(holdem & (pl.col("bet") == "flop")).then(2 * pl.col("_ante"))
-        .when(holdem & pl.col("bet").is_in(["turn", "river"])).then(pl.col("_ante"))
+        pl.when(holdem & (pl.col("bet") == "flop")).then(2 * pl.col("_ante_settled"))
+        .when(holdem & pl.col("bet").is_in(["turn", "river"])).then(pl.col("_ante_settled"))
     )
     w = w.with_columns(
         target.alias("_ratio_target"),

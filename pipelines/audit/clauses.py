@@ -111,15 +111,18 @@ CLAUSES: Mapping[str, ProcedureClauses] = MappingProxyType({
     "THB-G": ProcedureClauses(
         prefix="THB-G",
         unreadable_card="THB-G-SETTLEMENT",
-        late_wager="THB-G-ANTE",  # "Before any cards are dealt, you must place an Ante Wager"
+        # the guide is cited by its section headings as the rule set cites it (THB-G-ANTE-WAGER, ...)
+        late_wager="THB-G-ANTE-WAGER",  # "Before any cards are dealt, you must place an Ante Wager"
         void_returned="THB-G-SETTLEMENT",
         excess_card_void=None,
         excess_card="THB-G-SETTLEMENT",
         over_maximum=None,
         under_minimum=None,
         result_stands="THB-G-SETTLEMENT",
-        flop_ratio="THB-G-FLOP",
-        turn_river_ratio="THB-G-TURN",
+        flop_ratio="THB-G-FLOP-WAGER",  # "a Flop Wager ... of an amount that is twice your Ante Wager"
+        # one clause for the Turn and the River: the glossary states both ("must be equal to the value of the Ante
+        # Wager"); the TURN WAGER section says nothing of the River
+        turn_river_ratio="THB-G-GLOSSARY",
     ),
 })
 
