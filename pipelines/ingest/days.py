@@ -21,8 +21,10 @@ from schemas.rules import TS_MAX, TS_MIN
 # the local date and time of bets_closed_at as written (the offset that follows does not change the local time)
 # (one group, the date, its separator, the hour and the minute: one bytes object a match, then cut by position)
 CLOSED_AT = re.compile(rb'"bets_closed_at"\s*:\s*"(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2})')
-# the first timestamp of a device-log line is its ``ts``
-DEVICE_TS = re.compile(rb"^[^\n]*?,(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2})", re.MULTILINE)
+# the first timestamp of a device-log line is its ``ts``: a field of its own, first or after a comma, quoted or not (the
+# header may name the columns in any order, and the CSV reader unquotes a field: a log with ``ts`` first, or quoted, was
+# loaded and gave no day, so a night of device logs alone was "nothing to audit")
+DEVICE_TS = re.compile(rb'^(?:[^\n]*?,)?"?(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2})', re.MULTILINE)
 BLOCK_BYTES = 32 * 2**20
 # the gaming days an accepted instant can fall on (its offset and the day's start move it by under two days); a day
 # outside them is no round's (the ingest quarantines the line) and would take the audit's margins and windows past the

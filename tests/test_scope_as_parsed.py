@@ -1,4 +1,5 @@
-"""A round whose ``bets_closed_at`` is written with JSON escapes is audited on its gaming day, through `pitaudit audit`.
+"""The default scope finds the gaming days the ingest's parser loads, through `pitaudit audit`: a round whose
+``bets_closed_at`` is written with JSON escapes, a device log (alone) whose ``ts`` is its first column or quoted.
 
 ``"bets_closed\\u005fat"`` and ``"\\u0032026-11-20T..."`` are the same JSON as the plain text: the ingest's parser
 decodes them and loads the round, but the default scope, which reads the days from the text, did not see them. The
@@ -61,3 +62,29 @@ def test_a_round_closed_at_an_escaped_stamp_is_in_the_default_scope(tmp_path, pr
     again = CliRunner().invoke(app, ["audit", "--input", str(night), "--db", str(db), "--out", str(out)])
     assert again.exit_code == 0, again.output
     assert (out / "findings.csv").read_bytes() == first
+
+
+def test_a_device_log_alone_with_ts_first_or_quoted_is_audited_as_in_the_usual_order(tmp_path, prefect_harness):
+    """A night of device logs alone (rounds the table system never recorded) takes its days from each line's ``ts``.
+    The header may order the columns as it likes and a field may be quoted (formats.md): a log with ``ts`` first, or
+    quoted, was loaded and gave no gaming day, and the run said "nothing to audit" (status 4) where the same events in
+    the usual order are audited (a round dealt that the table system never recorded is a finding)."""
+    source = Path(__file__).parents[1] / "data" / "sample" / "shoe_SH-0115_2026-11-24.csv"
+    rows = list(csv.reader(source.open(encoding="utf-8", newline="")))
+    ts = rows[0].index("ts")
+    order = [ts] + [i for i in range(len(rows[0])) if i != ts]
+    outputs = []
+    for name, write in (("usual", lambda r: r), ("ts-first", lambda r: [r[i] for i in order]),
+                        ("quoted", lambda r: r)):
+        night = tmp_path / name
+        night.mkdir()
+        with (night / source.name).open("w", encoding="utf-8", newline="") as fh:
+            quoting = csv.QUOTE_ALL if name == "quoted" else csv.QUOTE_MINIMAL
+            csv.writer(fh, lineterminator="\n", quoting=quoting).writerows(write(r) for r in rows)
+        out = tmp_path / f"out-{name}"
+        result = CliRunner().invoke(app, ["audit", "--input", str(night), "--db", str(tmp_path / f"{name}.duckdb"),
+                                          "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        outputs.append((out / "findings.csv").read_bytes())
+    assert b",unmatched_round," in outputs[0]
+    assert outputs[1] == outputs[0] and outputs[2] == outputs[0]
