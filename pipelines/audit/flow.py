@@ -304,6 +304,14 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
             wanted = gap_findings.filter(pl.struct("gaming_day", "table_id").map_elements(
                 lambda k: (k["gaming_day"], k["table_id"]) in set(write_keys), return_dtype=pl.Boolean))
             stage_files(stage_dir, len(plan), wanted, empty(SETTLEMENTS_SCHEMA))
+        # the partitions not re-settled: their night-wide findings (a gap around them) replaced by tonight's
+        unchanged = sorted(set(all_keys) - set(write_keys))
+        if unchanged and gap_findings.height:
+            from pipelines.audit.publish import stage_night_wide
+
+            kept = set(unchanged)
+            stage_night_wide(stage_dir, gap_findings.filter(pl.struct("gaming_day", "table_id").map_elements(
+                lambda k: (k["gaming_day"], k["table_id"]) in kept, return_dtype=pl.Boolean)))
         timings["audit"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -314,7 +322,7 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
             with server_for_workers():  # settlements.parquet from the staged files while the database loads them
                 exported = export_settlements_task.submit(str(stage_dir), str(partial)) if every_key_changed else None
             try:
-                write_database_task(db, write_keys, stage_dir, fingerprints["now"], work, params.settings)
+                write_database_task(db, write_keys, stage_dir, fingerprints["now"], work, params.settings, unchanged)
                 settlements_partial = exported.result() if exported is not None else None
             finally:
                 if exported is not None:

@@ -126,11 +126,29 @@ def ensure_out_tables(con) -> None:
         _ensure(con, name, schema)
 
 
+# the kinds of finding the night-wide step (pipelines.audit.tasks.gaps_task) files under partitions: they depend on
+# more than a partition's own evidence (a gap's neighbours may lie in another night's export)
+NIGHT_WIDE_KINDS = ("sequence_gap", "source_changed")
+NIGHT_WIDE_STAGE = "night-wide-unchanged.parquet"
+
+
+def stage_night_wide(stage_dir: Path, findings: pl.DataFrame) -> None:
+    """The night-wide findings of the partitions that are not re-settled, for :func:`write_database`."""
+    stage_dir.mkdir(parents=True, exist_ok=True)
+    conform(findings, FINDINGS_SCHEMA).write_parquet(stage_dir / NIGHT_WIDE_STAGE, compression="lz4", statistics=False)
+
+
 def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Path,
                    memory_limit: str = WRITER_MEMORY, fingerprints: dict | None = None,
-                   rounds: dict | None = None) -> None:
+                   rounds: dict | None = None, unchanged: list[tuple[dt.date, str]] | None = None) -> None:
     """Replace the re-settled partitions' rows of out_findings and out_settlements by the staged ones, and record
-    their fingerprints (pipelines.audit.fingerprint), in one transaction."""
+    their fingerprints (pipelines.audit.fingerprint), in one transaction.
+
+    ``unchanged``: the audited partitions not re-settled. Their night-wide findings (``NIGHT_WIDE_KINDS``) are
+    replaced by tonight's (staged by :func:`stage_night_wide`) when they differ: a gap is judged from the rounds and
+    events around a partition, not only its own, so a late export of the night before (night 3 loaded, then night 2)
+    fills a gap of a partition whose own evidence did not change. Its stale ``sequence_gap`` findings ("137 rounds
+    missing from both logs") were published again by every re-run and backfill, its fingerprint being the same."""
     from pipelines.audit.fingerprint import OUT_PARTITIONS_DDL, record_fingerprints
 
     con = open_writer(db_path, memory_limit)
@@ -138,6 +156,8 @@ def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Pa
         for name, schema in OUT_TABLES.items():
             _ensure(con, name, schema)
         con.execute(OUT_PARTITIONS_DDL)
+        if unchanged:
+            _replace_night_wide(con, unchanged, Path(stage_dir) / NIGHT_WIDE_STAGE)
         if not keys:
             return
         create_keys_table(con, "_keys", keys)
@@ -162,6 +182,32 @@ def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Pa
         con.execute("DROP TABLE _keys")
     finally:
         con.close()
+
+
+def _replace_night_wide(con, unchanged: list[tuple[dt.date, str]], staged: Path) -> None:
+    """The night-wide findings of the ``unchanged`` partitions replaced by the staged ones, in one transaction, when
+    they differ (a re-run over an unchanged night writes nothing)."""
+    fresh = pl.read_parquet(staged) if staged.exists() else pl.DataFrame(schema=FINDINGS_SCHEMA)
+    fresh = sort_findings(conform(fresh, FINDINGS_SCHEMA))
+    create_keys_table(con, "_keys", unchanged)
+    kinds = ", ".join(f"'{k}'" for k in NIGHT_WIDE_KINDS)
+    where = f"{_in_keys(_window(unchanged))} AND kind IN ({kinds})"
+    stored = sort_findings(conform(con.sql(f"SELECT * FROM out_findings WHERE {where}").pl(), FINDINGS_SCHEMA))
+    if stored.height == fresh.height and stored.equals(fresh):
+        con.execute("DROP TABLE _keys")
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(f"DELETE FROM out_findings WHERE {where}")
+        if fresh.height:
+            con.register("_night_wide", fresh)
+            con.execute(f"INSERT INTO out_findings SELECT {', '.join(FINDINGS_SCHEMA)} FROM _night_wide")
+            con.unregister("_night_wide")
+        con.execute("COMMIT")
+    except BaseException:
+        rollback(con)
+        raise
+    con.execute("DROP TABLE _keys")
 
 
 def read_findings(db_path: Path, keys: list[tuple[dt.date, str]], memory_limit: str = READER_MEMORY) -> pl.DataFrame:

@@ -191,12 +191,12 @@ def audit_group_task(db_path: Path, stage_dir: Path, index: int, keys: tuple[tup
 
 @task(name="write database", **TASK)
 def write_database_task(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Path, fingerprints: dict,
-                        rounds: dict, settings=None) -> None:
+                        rounds: dict, settings=None, unchanged: list[tuple[dt.date, str]] | None = None) -> None:
     """The re-settled partitions' rows and fingerprints, in one transaction (no retry: a failed write rolled back,
-    and the next run does it again)."""
+    and the next run does it again); the night-wide findings of the ``unchanged`` partitions (write_database)."""
     memory = [settings.writer_memory] if settings is not None else []
     write_database(db_path, keys, stage_dir, *memory, fingerprints={k: fingerprints[k] for k in keys if k in fingerprints},
-                   rounds=rounds)
+                   rounds=rounds, unchanged=unchanged)
     release()  # the write's buffers back before the statistics step
 
 
