@@ -134,6 +134,7 @@ NIGHT_WIDE_KINDS = ("sequence_gap", "source_changed")
 # the shoe_start and burns have no round, so the partition's fingerprint does not cover them (a shoe_start in a late
 # export of the night before changes the verdict on a partition whose own rows did not change)
 NIGHT_WIDE_CLAUSES = tuple(sorted({c.missing_shoe_burn for c in CLAUSES.values() if c.missing_shoe_burn}))
+NIGHT_WIDE_STAGE = "night-wide-unchanged.parquet"
 
 
 def night_wide_sql() -> str:
@@ -141,7 +142,6 @@ def night_wide_sql() -> str:
     kinds = ", ".join(f"'{k}'" for k in NIGHT_WIDE_KINDS)
     clauses = ", ".join(f"'{c}'" for c in NIGHT_WIDE_CLAUSES)
     return f"(kind IN ({kinds}) OR (kind = 'card_integrity' AND rule_ref IN ({clauses})))"
-NIGHT_WIDE_STAGE = "night-wide-unchanged.parquet"
 
 
 def stage_night_wide(stage_dir: Path, findings: pl.DataFrame) -> None:
@@ -156,8 +156,8 @@ def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Pa
     """Replace the re-settled partitions' rows of out_findings and out_settlements by the staged ones, and record
     their fingerprints (pipelines.audit.fingerprint), in one transaction.
 
-    ``unchanged``: the audited partitions not re-settled. Their night-wide findings (``NIGHT_WIDE_KINDS``) are
-    replaced by tonight's (staged by :func:`stage_night_wide`; :func:`night_wide_sql`) when they differ: a gap is judged from the rounds and
+    ``unchanged``: the audited partitions not re-settled. Their night-wide findings (:func:`night_wide_sql`) are
+    replaced by tonight's (staged by :func:`stage_night_wide`) when they differ: a gap is judged from the rounds and
     events around a partition, not only its own, so a late export of the night before (night 3 loaded, then night 2)
     fills a gap of a partition whose own evidence did not change. Its stale ``sequence_gap`` findings ("137 rounds
     missing from both logs") were published again by every re-run and backfill, its fingerprint being the same."""
