@@ -144,3 +144,35 @@ def test_the_cli_reports_a_shoe_without_its_burn_once_and_again_on_a_re_run(tmp_
     assert runs[0] == runs[1]
     findings = pl.read_csv(tmp_path / "out1" / "findings.csv")
     assert findings.select("kind", "table_id", "round_no", "rule_ref").rows() == [("card_integrity", "BAC-01", 1, "TBAC-7.11")]
+
+
+def test_a_late_export_holding_the_shoe_start_brings_the_finding_to_a_partition_not_re_settled_TBAC_7_11(
+        tmp_path, prefect_harness):
+    """The shoe_start and burns have no round, so the partition's fingerprint does not cover them: the finding is
+    night-wide, replaced on a partition that is not re-settled (pipelines.audit.publish.night_wide_sql)."""
+    from pipelines.cli import app
+
+    nb = NightBuilder()
+    nb.start_shoe("BAC-01", "S-1", burns=())
+    nb.round("BAC-01", 1, PLAYER_NATURAL, [("W1", "player", 10000, 10000)], shoe_id="S-1")
+    night = nb.write_input(tmp_path / "night")
+    header, start, *cards = (night / "shoe_AE-BAC-01.csv").read_text().splitlines(keepends=True)
+    assert ",shoe_start," in start
+    (night / "shoe_AE-BAC-01.csv").write_text(header + "".join(cards))
+    late = tmp_path / "late"
+    late.mkdir()
+    (late / "shoe_AE-BAC-01_start.csv").write_text(header + start)
+
+    def audit(folder, out):
+        result = CliRunner().invoke(app, ["audit", "--input", str(folder), "--db", str(tmp_path / "audit.duckdb"),
+                                          "--out", str(tmp_path / out)])
+        assert result.exit_code == 0, result.output
+        return pl.read_csv(tmp_path / out / "findings.csv"), result.output
+
+    first, _ = audit(night, "first")
+    assert first.filter(pl.col("kind") == "card_integrity").height == 0  # no start loaded: not judged
+    after, said = audit(late, "late")
+    assert "0 changed since their last audit" in said  # the partition is not re-settled
+    assert after.select("kind", "table_id", "round_no", "rule_ref").rows() == [("card_integrity", "BAC-01", 1, "TBAC-7.11")]
+    again, _ = audit(late, "again")
+    assert again.equals(after)
