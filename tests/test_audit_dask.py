@@ -119,10 +119,12 @@ def test_a_running_cluster_at_a_scheduler_address_gives_the_same_files(night, si
 
 
 def test_a_group_read_from_the_parquet_is_the_group_read_from_the_database(single):
-    """pipelines.audit.canon: every frame of every group, and the gap evidence, are the same rows either way, with
+    """pipelines.audit.canon: every frame of every group, the gap evidence and the shoe openings, are the same rows either way, with
     the whole database published and with only one audited gaming day (and its margin) published."""
     from pipelines.audit.canon import open_source_reader, publish_canon
-    from pipelines.audit.load import Window, contiguous_groups, load_gap_evidence, load_partition, partition_keys
+    from pipelines.audit.load import (
+        Window, contiguous_groups, load_gap_evidence, load_partition, load_shoe_openings, partition_keys,
+    )
     from pipelines.audit.params import AuditParams
     from pipelines.db import open_reader
 
@@ -154,6 +156,9 @@ def test_a_group_read_from_the_parquet_is_the_group_read_from_the_database(singl
             try:
                 for a, b in zip(load_gap_evidence(con, params, window), load_gap_evidence(night, params, window)):
                     assert a.equals(b)
+                # the burn check's shoe openings (TBAC-7.11, BJ-7.13)
+                shoes = load_shoe_openings(con, params, window)
+                assert shoes.height > 0 and shoes.equals(load_shoe_openings(night, params, window))
             finally:
                 night.close()
     finally:

@@ -4,7 +4,7 @@
 core_device_events) in their exact schemas from short descriptions: a round's cards as text in
 device order (``"6c 9d 3h Kd 5s"``, a burn written ``"b:2c"``), its wagers as
 ``(wager_id, bet, amount, net)``. Device events get consecutive ``event_seq`` per device and a
-``shoe_start`` per shoe; timestamps follow the round number (bets close at ``base + round_no``
+``shoe_start`` and one burn per shoe; timestamps follow the round number (bets close at ``base + round_no``
 minutes, cards follow). It can write the tables to a DuckDB file (the ingest's schema) or hand
 the frames straight to the audit's plain functions.
 """
@@ -63,7 +63,9 @@ class NightBuilder:
         })
 
     def start_shoe(self, table_id: str, shoe_id: str, decks: int = 8, at: dt.datetime | None = None,
-                   burns: tuple[str, ...] = ()) -> None:
+                   burns: tuple[str | None, ...] = (None,)) -> None:
+        """A new shoe: its ``shoe_start`` and the burns before its first round (by default one the device did not
+        read, TBAC-7.11 / BJ-7.13; ``burns=()``: a shoe dealt without its burn)."""
         at = at or BASE - dt.timedelta(minutes=5)
         self.device_event(table_id, shoe_id, "shoe_start", None, None, at, decks=decks)
         for b in burns:
@@ -262,10 +264,11 @@ class NightBuilder:
 
 def audit_connection(con, params=None, groups: int | None = None):
     """Audit every partition of the database behind ``con`` with the flow's plain functions."""
+    from pipelines.audit.detectors.burns import missing_shoe_burns, shoe_rulesets
     from pipelines.audit.detectors.gaps import detect_gaps
     from pipelines.audit.findings import finalize
     from pipelines.audit.load import contiguous_groups
-    from pipelines.audit.load import load_gap_evidence, load_partition, partition_keys
+    from pipelines.audit.load import load_gap_evidence, load_partition, load_shoe_openings, partition_keys
     from pipelines.audit.params import AuditParams
     from pipelines.audit.partition import audit_partition
 
@@ -275,5 +278,6 @@ def audit_connection(con, params=None, groups: int | None = None):
     results = [audit_partition(load_partition(con, g, params), params) for g in plan]
     jumps, numbers = load_gap_evidence(con, params)
     settlements = pl.concat([r.settlements for r in results]) if results else None
-    findings = finalize([r.findings for r in results] + [detect_gaps(jumps, numbers)])
+    burns = missing_shoe_burns(shoe_rulesets(load_shoe_openings(con, params), params))
+    findings = finalize([r.findings for r in results] + [detect_gaps(jumps, numbers), burns])
     return settlements, findings

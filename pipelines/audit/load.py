@@ -567,6 +567,66 @@ def load_gap_evidence(con: duckdb.DuckDBPyConnection, params: AuditParams,
     return jumps, numbers
 
 
+SHOE_OPENING_COLUMNS = ("device_id", "table_id", "shoe_id", "start_seq", "card_seq", "round_no", "burned", "jumped",
+                        "gaming_day", "ruleset", "game", "dealer_id", "currency", "source_file", "source_line")
+
+
+def load_shoe_openings(con: duckdb.DuckDBPyConnection, params: AuditParams,
+                       window: Window | None = None) -> pl.DataFrame:
+    """How each shoe began, for the burn check (pipelines.audit.detectors.burns): one row per ``shoe_start`` of the
+    window whose shoe's first ``card`` event is in the window too, with whether a ``burn`` came between them
+    (``burned``) and whether the device's ``event_seq`` jumps there (``jumped``: events lost, maybe the burns), the
+    first card's table, round and line, and that round's gaming day, rule set, dealer and currency (null where the
+    table system never logged the round). Events before the window's first ``shoe_start`` of a device belong to a
+    shoe whose start is not loaded: not judged. One window over the device events' numbers, as the gaps'; the
+    shoes are numbered over what is left once the cards that follow a card are dropped (every shoe_start, burn,
+    jump and first card stays): 0.43 s CPU for the 1.5 M events of the 200,000-round night, against 1.07 s
+    numbering every event."""
+    cur = con.cursor()
+    try:
+        return _frame(cur, f"""
+            WITH steps AS (  -- the event before each one in its device's stream
+                SELECT device_id, table_id, shoe_id, event_seq, ts, event, round_no, source_file, source_line,
+                       event_seq - lag(event_seq) OVER dev - 1 AS gap, lag(event) OVER dev AS prev_event
+                FROM core_device_events WHERE {_where(window, "events")}
+                WINDOW dev AS (PARTITION BY device_id ORDER BY event_seq)
+            ),
+            marks AS (  -- all but the cards that follow a card: a shoe's first card follows its start or a burn
+                SELECT * FROM steps
+                WHERE event <> 'card' OR prev_event IS DISTINCT FROM 'card' OR gap > 0
+            ),
+            ev AS (  -- each numbered by the shoe_starts before it on its device (0: no start loaded)
+                SELECT *, sum(CASE WHEN event = 'shoe_start' THEN 1 ELSE 0 END)
+                              OVER (PARTITION BY device_id ORDER BY event_seq ROWS UNBOUNDED PRECEDING) AS shoe_no
+                FROM marks
+            ),
+            shoes AS (
+                SELECT device_id, shoe_no,
+                       min(event_seq) FILTER (WHERE event = 'shoe_start') AS start_seq,
+                       min(event_seq) FILTER (WHERE event = 'card') AS card_seq,
+                       min(event_seq) FILTER (WHERE event = 'burn') AS burn_seq,
+                       min(event_seq) FILTER (WHERE gap > 0 AND event <> 'shoe_start') AS jump_seq
+                FROM ev WHERE shoe_no > 0 GROUP BY device_id, shoe_no
+            ),
+            near AS (SELECT table_id, round_no, gaming_day, utc_offset_minutes, ruleset, game, dealer_id, currency
+                     FROM core_rounds WHERE {_where(window, "near_rounds")}),
+            offsets AS (SELECT table_id, min(utc_offset_minutes) AS off FROM near GROUP BY table_id)
+            SELECT s.device_id, c.table_id, st.shoe_id, s.start_seq, s.card_seq, c.round_no,
+                   coalesce(s.burn_seq < s.card_seq, FALSE) AS burned,
+                   coalesce(s.jump_seq <= s.card_seq, FALSE) AS jumped,
+                   coalesce(r.gaming_day, CAST((c.ts AT TIME ZONE 'UTC')
+                        + to_minutes(coalesce(o.off, 0) - {int(params.day_start_minutes)}) AS DATE)) AS gaming_day,
+                   r.ruleset, r.game, r.dealer_id, r.currency, c.source_file, c.source_line
+            FROM shoes s
+            JOIN ev st ON st.device_id = s.device_id AND st.event_seq = s.start_seq
+            JOIN ev c ON c.device_id = s.device_id AND c.event_seq = s.card_seq
+            LEFT JOIN near r ON r.table_id = c.table_id AND r.round_no = c.round_no
+            LEFT JOIN offsets o ON o.table_id = c.table_id
+            ORDER BY s.device_id, s.start_seq""")
+    finally:
+        cur.close()
+
+
 def load_source_changes(con: duckdb.DuckDBPyConnection, day_start_minutes: int, keys=None) -> pl.DataFrame:
     """Every core_source_changes row (of the partitions ``keys``, else all) with the partition it lies in now: the
     round's gaming day (for a device event, its round's, or the local date of its time shifted by the day's

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import polars as pl
 
+from pipelines.audit.clauses import CLAUSES
 from pipelines.audit.findings import sort_findings
 from pipelines.audit.frames import FINDINGS_SCHEMA, SETTLEMENTS_SCHEMA, conform
 from pipelines.audit.load import Window
@@ -129,7 +130,18 @@ def ensure_out_tables(con) -> None:
 # the kinds of finding the night-wide step (pipelines.audit.tasks.gaps_task) files under partitions: they depend on
 # more than a partition's own evidence (a gap's neighbours may lie in another night's export)
 NIGHT_WIDE_KINDS = ("sequence_gap", "source_changed")
+# and the card_integrity findings of a shoe dealt without its burn (pipelines.audit.detectors.burns), by their clause:
+# the shoe_start and burns have no round, so the partition's fingerprint does not cover them (a shoe_start in a late
+# export of the night before changes the verdict on a partition whose own rows did not change)
+NIGHT_WIDE_CLAUSES = tuple(sorted({c.missing_shoe_burn for c in CLAUSES.values() if c.missing_shoe_burn}))
 NIGHT_WIDE_STAGE = "night-wide-unchanged.parquet"
+
+
+def night_wide_sql() -> str:
+    """SQL true for a finding of the night-wide step (kinds, and the card_integrity of its clauses)."""
+    kinds = ", ".join(f"'{k}'" for k in NIGHT_WIDE_KINDS)
+    clauses = ", ".join(f"'{c}'" for c in NIGHT_WIDE_CLAUSES)
+    return f"(kind IN ({kinds}) OR (kind = 'card_integrity' AND rule_ref IN ({clauses})))"
 
 
 def stage_night_wide(stage_dir: Path, findings: pl.DataFrame) -> None:
@@ -144,7 +156,7 @@ def write_database(db_path: Path, keys: list[tuple[dt.date, str]], stage_dir: Pa
     """Replace the re-settled partitions' rows of out_findings and out_settlements by the staged ones, and record
     their fingerprints (pipelines.audit.fingerprint), in one transaction.
 
-    ``unchanged``: the audited partitions not re-settled. Their night-wide findings (``NIGHT_WIDE_KINDS``) are
+    ``unchanged``: the audited partitions not re-settled. Their night-wide findings (:func:`night_wide_sql`) are
     replaced by tonight's (staged by :func:`stage_night_wide`) when they differ: a gap is judged from the rounds and
     events around a partition, not only its own, so a late export of the night before (night 3 loaded, then night 2)
     fills a gap of a partition whose own evidence did not change. Its stale ``sequence_gap`` findings ("137 rounds
@@ -190,8 +202,7 @@ def _replace_night_wide(con, unchanged: list[tuple[dt.date, str]], staged: Path)
     fresh = pl.read_parquet(staged) if staged.exists() else pl.DataFrame(schema=FINDINGS_SCHEMA)
     fresh = sort_findings(conform(fresh, FINDINGS_SCHEMA))
     create_keys_table(con, "_keys", unchanged)
-    kinds = ", ".join(f"'{k}'" for k in NIGHT_WIDE_KINDS)
-    where = f"{_in_keys(_window(unchanged))} AND kind IN ({kinds})"
+    where = f"{_in_keys(_window(unchanged))} AND {night_wide_sql()}"
     stored = sort_findings(conform(con.sql(f"SELECT * FROM out_findings WHERE {where}").pl(), FINDINGS_SCHEMA))
     if stored.height == fresh.height and stored.equals(fresh):
         con.execute("DROP TABLE _keys")

@@ -17,12 +17,13 @@ import polars as pl
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from pipelines.audit.detectors.burns import missing_shoe_burns, shoe_rulesets
 from pipelines.audit.detectors.changes import source_changed
 from pipelines.audit.detectors.gaps import detect_gaps
 from pipelines.audit.findings import finalize
 from pipelines.audit.fingerprint import changed_partitions, partition_fingerprints, stored_fingerprints
 from pipelines.audit.load import (
-    Window, load_gap_evidence, load_partition, load_source_changes, one_reader, partition_keys,
+    Window, load_gap_evidence, load_partition, load_shoe_openings, load_source_changes, one_reader, partition_keys,
 )
 from pipelines.audit.params import AuditParams
 from pipelines.audit.partition import (
@@ -120,18 +121,20 @@ def publish_canon_task(db_path: Path, params: AuditParams, days: tuple[dt.date, 
 @task(name="sequence gaps and source changes", **TASK)
 def gaps_task(db_path: Path, params: AuditParams, days: tuple[dt.date, ...]) -> pl.DataFrame:
     """The findings that need more than a partition, of the audited days: numbering gaps (read with a margin
-    around the days, pipelines.audit.load.Window), and rounds or events re-exported with other content
-    (source_changed, pipelines.audit.detectors.changes)."""
+    around the days, pipelines.audit.load.Window), rounds or events re-exported with other content
+    (source_changed, pipelines.audit.detectors.changes), and shoes dealt without their burn (the shoe's start and
+    burns have no round: pipelines.audit.detectors.burns)."""
     window = Window(tuple(days))
     with one_reader():  # db_path: the database, or on a Dask cluster its published Parquet (pipelines.audit.canon)
         con = open_source_reader(db_path, params.settings.reader_memory)
         try:
             jumps, numbers = load_gap_evidence(con, params, window)
             changes = load_source_changes(con, params.day_start_minutes)
+            shoes = load_shoe_openings(con, params, window)
         finally:
             con.close()
-    found = finalize([detect_gaps(jumps, numbers), source_changed(changes)])
-    del jumps, numbers, changes
+    found = finalize([detect_gaps(jumps, numbers), source_changed(changes), missing_shoe_burns(shoe_rulesets(shoes, params))])
+    del jumps, numbers, changes, shoes
     release()
     return found.filter(pl.col("gaming_day").is_in(list(days))) if found.height else found
 
