@@ -152,6 +152,13 @@ def _stage_folder(db_path: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=f".{db_path.name}.stage-", dir=db_path.parent))
 
 
+def _in_partitions(findings: pl.DataFrame, keys) -> pl.DataFrame:
+    """The night-wide findings that lie in the partitions ``keys`` ((gaming_day, table_id) pairs), in their order."""
+    wanted = set(keys)
+    return findings.filter(pl.struct("gaming_day", "table_id").map_elements(
+        lambda k: (k["gaming_day"], k["table_id"]) in wanted, return_dtype=pl.Boolean))
+
+
 def _let_groups_end(futures: list) -> None:
     """After a failure, wait for the groups still running before their staging folder is removed: a group on a thread
     that went on after another failed (a full disk) wrote into the folder after its removal and made it again, left
@@ -301,17 +308,13 @@ def _audit_locked(input_dir: Path, db: Path, out: Path, params: AuditParams, cho
             from pipelines.audit.frames import SETTLEMENTS_SCHEMA, empty
             from pipelines.audit.publish import stage as stage_files
 
-            wanted = gap_findings.filter(pl.struct("gaming_day", "table_id").map_elements(
-                lambda k: (k["gaming_day"], k["table_id"]) in set(write_keys), return_dtype=pl.Boolean))
-            stage_files(stage_dir, len(plan), wanted, empty(SETTLEMENTS_SCHEMA))
+            stage_files(stage_dir, len(plan), _in_partitions(gap_findings, write_keys), empty(SETTLEMENTS_SCHEMA))
         # the partitions not re-settled: their night-wide findings (a gap around them) replaced by tonight's
         unchanged = sorted(set(all_keys) - set(write_keys))
         if unchanged and gap_findings.height:
             from pipelines.audit.publish import stage_night_wide
 
-            kept = set(unchanged)
-            stage_night_wide(stage_dir, gap_findings.filter(pl.struct("gaming_day", "table_id").map_elements(
-                lambda k: (k["gaming_day"], k["table_id"]) in kept, return_dtype=pl.Boolean)))
+            stage_night_wide(stage_dir, _in_partitions(gap_findings, unchanged))
         timings["audit"] = time.perf_counter() - t
 
         t = time.perf_counter()
