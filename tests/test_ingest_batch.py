@@ -140,3 +140,54 @@ def test_batch_line_numbers_map_back_to_each_file() -> None:
     frame = pl.DataFrame({"source_file": ["?"] * 6, "source_line": [1, 2, 3, 4, 5, 6]})
     assert part.relabel(frame).rows() == [("a.jsonl", 1), ("a.jsonl", 2), ("a.jsonl", 3), ("b.jsonl", 1),
                                           ("c.jsonl", 1), ("c.jsonl", 2)]
+
+
+def test_batches_are_bounded_by_lines_too_and_a_file_of_many_lines_is_streamed() -> None:
+    """What a parse holds grows with the lines that fail, whatever their bytes (docs/ingest.md): a batch takes files
+    up to a number of lines as well, and a file of more lines than that is read chunk by chunk as a big one is."""
+    from pipelines.ingest.plan import is_big
+
+    def f(name: str, lines: int, size: int = 100) -> InputFile:
+        return InputFile(name, "rounds_jsonl", Path("."), "", size, prefix_bytes=size, prefix_lines=lines)
+
+    files = [f("a", 40), f("b", 50), f("c", 20), f("d", 500, size=600), f("e", 5)]
+    assert [[x.rel for x in b] for b in plan_batches(files, max_bytes=10_000, max_lines=100)] == [
+        ["a", "b"], ["c"], ["d"], ["e"]]
+    assert is_big((files[3],), max_bytes=10_000, max_lines=100)
+    assert not is_big((files[0],), max_bytes=10_000, max_lines=100)
+    # lines to read: those of a grown file from where its last read ended, and a last line without its end
+    grown = InputFile("g", "shoe_csv", Path("."), "", 130, start_byte=100, first_line=8, prefix_bytes=120,
+                      prefix_lines=12)
+    assert grown.lines_to_read == 12 - 7 + 1
+
+
+def test_files_streamed_in_chunks_of_a_few_lines_load_as_one_batch_does(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file of more lines than a batch holds streams in chunks of that many lines, whatever its bytes; event_seq is
+    carried across each cut (the long log's repeated first event is found going backwards)."""
+    folder = tmp_path / "in"
+    _messy_folder(folder)
+    con, batched = ingest(folder, tmp_path / "batched.duckdb")
+    want = snapshot(con)
+    con.close()
+    import pipelines.ingest.batch as batch
+
+    monkeypatch.setattr(ingest_run, "BATCH_LINES", 25)
+    monkeypatch.setattr(batch, "CHUNK_LINES", 25)
+    seen: list[int] = []
+    real = batch.read_big_file
+
+    def spy(*a, **k):
+        for part in real(*a, **k):
+            seen.append(len(part.chunk))
+            yield part
+    monkeypatch.setattr("pipelines.ingest.parse.read_big_file", spy)
+    con, streamed = ingest(folder, tmp_path / "streamed.duckdb")
+    got = snapshot(con)
+    con.close()
+    assert got == want
+    assert [(f.source_file, f.status, f.lines_read, f.rows_quarantined) for f in streamed.files] == \
+           [(f.source_file, f.status, f.lines_read, f.rows_quarantined) for f in batched.files]
+    assert len(seen) > 20 and max(seen) <= 25
+    assert streamed.quarantined_by_reason["event_seq goes backwards"] == batched.quarantined_by_reason[
+        "event_seq goes backwards"] >= 1

@@ -108,3 +108,47 @@ def test_the_narrowed_model_names_every_failure_as_the_whole_model(case) -> None
 
 def test_every_input_model_was_captured() -> None:
     assert set(FRAMES) == {"input_rounds_jsonl", "input_wager", "input_action", "input_shoe_csv"}
+
+
+def _details_one_by_one(fc: pl.DataFrame, frame: pl.DataFrame, table, prefix: str = "", order_col=None) -> list:
+    """The reference: each failure's detail written string by string, as the contract's examples read."""
+    from schemas.reasons import REASONS
+
+    def short(value, limit=80):
+        text = "null" if value is None else str(value)
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    rule_cols = {r.code: r.columns for r in table.row_rules}
+    out = []
+    for row, col, code, value in fc.select("row", "column", "code", "value").iter_rows():
+        where = f"{prefix}[{frame[order_col][row]}]." if order_col else ""
+        if col == table.name or col is None:
+            shown = ", ".join(f"{where}{c}={short(frame[c][row])}" for c in rule_cols.get(code, ()))
+            detail = f"{REASONS.get(code, code)} ({shown})"
+        else:
+            detail = f"{where}{col.removesuffix('__json')}: {REASONS.get(code, code)} ({short(value)})"
+        out.append((int(frame["source_line"][row]), code if code in REASONS else "contract_violation", detail))
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_the_details_built_as_columns_read_as_written_one_by_one(case) -> None:
+    name, frame = case
+    table = _table(name)
+    order = "wager_order" if name == "input_wager" else "action_order" if name == "input_action" else None
+    prefix = "wagers" if order == "wager_order" else "actions" if order else ""
+    fc = validate_frame(frame, model(name))
+    got = from_validation(fc, frame, table, prefix, order)
+    assert list(got.iter_rows()) == _details_one_by_one(fc, frame, table, prefix, order)
+
+
+def test_a_long_value_is_cut_to_eighty_characters_and_a_missing_one_reads_null() -> None:
+    frame = FRAMES["input_rounds_jsonl"].with_columns(
+        pl.lit("é" * 100).alias("game"), pl.lit(None, dtype=pl.String).alias("table_id"))
+    table = _table("input_rounds_jsonl")
+    fc = validate_frame(frame, model("input_rounds_jsonl"))
+    details = dict(zip(fc["column"], from_validation(fc, frame, table)["detail"]))
+    assert details["game"].endswith("(" + "é" * 79 + "…)")
+    assert details["table_id"] == "table_id: missing required field (null)"
+    assert list(from_validation(fc, frame, table).iter_rows()) == _details_one_by_one(fc, frame, table)

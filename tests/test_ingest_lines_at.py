@@ -54,3 +54,26 @@ def test_a_bom_cut_by_the_first_block_is_still_a_bom(tmp_path):
     path.write_bytes(b"\xef\xbb\xbfa\nb")
     assert lines_at(path, {1, 2}, chunk_bytes=2) == {1: "a", 2: "b"}
     assert [t for c in iter_lines(path, chunk_bytes=2) for t in c.lines.to_list()] == ["a", "b"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pieces=st.lists(PIECES, max_size=80), chunk=st.integers(1, 40), most=st.integers(1, 6))
+def test_chunks_of_at_most_some_lines_hold_the_same_lines_numbered_alike(tmp_path_factory, monkeypatch, pieces, chunk,
+                                                                         most):
+    """``chunk_lines`` cuts what is read into chunks of at most that many lines (the ingest's bound on what a parse
+    holds): the same lines, numbers, undecodable and over-long marks as the chunks read whole."""
+    monkeypatch.setattr(lines_module, "MAX_LINE_BYTES", 12)
+    monkeypatch.setattr(lines_module, "RAW_KEEP_BYTES", 5)
+    path = tmp_path_factory.mktemp("lines") / "f.csv"
+    path.write_bytes(b"".join(pieces))
+
+    def flat(chunks):
+        out = []
+        for c in chunks:
+            numbers = c.line_numbers().to_list()
+            out += [(n, t, i in c.not_utf8, c.too_long.get(i)) for i, (n, t) in enumerate(zip(numbers, c.lines))]
+        return out
+
+    sliced = list(iter_lines(path, chunk_bytes=chunk, chunk_lines=most))
+    assert all(len(c) <= most for c in sliced)
+    assert flat(sliced) == flat(iter_lines(path, chunk_bytes=chunk))

@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 import polars as pl
 
 from pipelines.ingest.days import DaysScan
-from pipelines.ingest.lines import BOM, MAX_LINE_BYTES, LineChunk, UnreadableFile, iter_lines
+from pipelines.ingest.lines import BOM, CHUNK_LINES, MAX_LINE_BYTES, LineChunk, UnreadableFile, iter_lines
 from pipelines.ingest.records import InputFile, Kind
 from pipelines.ingest.shoe_csv import read_header
 
@@ -72,10 +72,12 @@ def _scan_of(f: InputFile, scans: Scans | None) -> DaysScan | None:
     return scan
 
 
-def _lines_of(f: InputFile, chunk_bytes: int | None = None, scan: DaysScan | None = None) -> Iterator[LineChunk]:
+def _lines_of(f: InputFile, chunk_bytes: int | None = None, scan: DaysScan | None = None,
+              chunk_lines: int | None = None) -> Iterator[LineChunk]:
     extra = {} if chunk_bytes is None else {"chunk_bytes": chunk_bytes}
     return iter_lines(f.path, start=f.start_byte, end=f.size, first_line=f.first_line,
-                      look_for_controls=f.kind == "shoe_csv", seen=None if scan is None else scan.feed, **extra)
+                      look_for_controls=f.kind == "shoe_csv", seen=None if scan is None else scan.feed,
+                      chunk_lines=chunk_lines, **extra)
 
 
 def _file_lines(f: InputFile, scan: DaysScan | None = None) -> LineChunk | None:
@@ -167,9 +169,12 @@ def read_small_files(files: tuple[InputFile, ...], scans: Scans | None = None,
     return parts, unreadable
 
 
-def read_big_file(f: InputFile, chunk_bytes: int | None = None, scans: Scans | None = None) -> Iterator[Part]:
-    """A file too big for a batch, chunk by chunk, numbered as it is (raises UnreadableFile). Its days (``scans``)
-    come with the first part read after its last byte (the last part)."""
+def read_big_file(f: InputFile, chunk_bytes: int | None = None, scans: Scans | None = None,
+                  chunk_lines: int | None = None) -> Iterator[Part]:
+    """A file too big for a batch (its bytes or its lines), chunk by chunk of at most ``chunk_lines`` lines
+    (``CHUNK_LINES``), numbered as it is (raises UnreadableFile). Its days (``scans``) come with the first part read
+    after its last byte (the last part)."""
+    chunk_lines = CHUNK_LINES if chunk_lines is None else chunk_lines
     names = pl.Series("names", [f.rel], dtype=pl.String)
     zero = pl.Series("bases", [0], dtype=pl.Int64)
     header: list[str] | None = None
@@ -177,7 +182,7 @@ def read_big_file(f: InputFile, chunk_bytes: int | None = None, scans: Scans | N
         header = _header_of(_first_line(f.path))
     seen = False
     scan = _scan_of(f, scans)
-    for chunk in _lines_of(f, chunk_bytes, scan):
+    for chunk in _lines_of(f, chunk_bytes, scan, chunk_lines):
         if f.kind == Kind.SHOE_CSV and not seen and header is None:
             header = _header_of(chunk)
             chunk = chunk.without_first()

@@ -25,6 +25,12 @@ from pipelines.ingest.quarantine import empty_failures, failures_at
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a round with a thousand wagers is ~150 KB
 RAW_KEEP_BYTES = 1 << 16  # what the quarantine keeps of a line that is too long
 CHUNK_BYTES = 64 << 20
+#: a chunk holds at most this many lines, whatever their bytes: a line that fails its checks costs ~5-7 KB at the parse's
+#: peak (its failures, one per field, and their details), so 64 MiB of 8-byte lines, each lacking eight required fields,
+#: took a parse to 21.7 GB before the kernel killed it; 200,000 of them peak at about 1.2 GB. The simulator's device logs
+#: fill a 32 MiB batch with about 410,000 lines, which this cuts in three (as 200,000 would); 100,000 (five) cost the
+#: 200,000-round night's ingest 6 % more CPU (docs/ingest.md, "Hostile input and unlucky runs")
+CHUNK_LINES = 150_000
 BOM = b"\xef\xbb\xbf"
 _PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\n\r"  # an ASCII text of these alone holds no control character
 
@@ -165,10 +171,11 @@ def _blocks(read, chunk_bytes: int, at_file_start: bool) -> Iterator[bytes]:
 
 def iter_lines(path: Path, chunk_bytes: int = CHUNK_BYTES, start: int = 0, end: int | None = None,
                first_line: int = 1, look_for_controls: bool = False,
-               seen: Callable[[bytes], None] | None = None) -> Iterator[LineChunk]:
+               seen: Callable[[bytes], None] | None = None, chunk_lines: int | None = None) -> Iterator[LineChunk]:
     """Every physical line of the file between the byte offsets ``start`` (a line's start; ``first_line`` is its
     number) and ``end`` (the size the file had when it was screened: bytes written since are left for the next
-    run), in chunks of about ``chunk_bytes``. ``look_for_controls``: see :func:`_decode` (the device CSV asks; the
+    run), in chunks of about ``chunk_bytes`` and, when ``chunk_lines`` is given, of at most that many lines (a chunk
+    read is yielded in slices). ``look_for_controls``: see :func:`_decode` (the device CSV asks; the
     round log's control characters come as escapes, which only its fields show). ``seen``: called with every block
     of bytes as read, in order (the parse records the file's gaming days from them: ``pipelines.ingest.days``)."""
     with open(path, "rb") as f:
@@ -209,10 +216,23 @@ def iter_lines(path: Path, chunk_bytes: int = CHUNK_BYTES, start: int = 0, end: 
             complete, carry = data[:cut], data[cut + 1:]
             chunk = _decode(complete, line_no, look_for_controls)
             line_no += len(chunk)
-            yield chunk
+            yield from _sliced(chunk, chunk_lines)
         if carry:
-            chunk = _decode(carry, line_no, look_for_controls)
-            yield chunk
+            yield from _sliced(_decode(carry, line_no, look_for_controls), chunk_lines)
+
+
+def _sliced(chunk: LineChunk, most: int | None) -> Iterator[LineChunk]:
+    """``chunk`` in consecutive slices of at most ``most`` lines (itself when it holds no more)."""
+    if most is None or len(chunk) <= most:
+        yield chunk
+        return
+    for at in range(0, len(chunk), most):
+        end = min(at + most, len(chunk))
+        yield LineChunk(
+            chunk.first_line + at, chunk.lines.slice(at, end - at),
+            [i - at for i in chunk.not_utf8 if at <= i < end], {i - at: v for i, v in chunk.too_long.items() if at <= i < end},
+            None if chunk.numbers is None else chunk.numbers.slice(at, end - at), chunk.controls,
+        )
 
 
 def _one_line(raw: bytes) -> str:

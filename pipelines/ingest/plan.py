@@ -7,11 +7,16 @@ files), 0.37 CPU s per file, 8.5x the bare DuckDB load. So files of one kind are
 batches of up to ``BATCH_BYTES``; a batch is read as one chunk of lines, parsed once, staged once and
 committed in one transaction. A file bigger than that is a batch of its own, and one bigger than ``BIG_FILE_BYTES``
 is read in chunks.
+
+A batch is bounded by its lines too (``BATCH_LINES``, counted by the screen's pass over the bytes): what a parse holds
+grows with the lines that fail, whatever their bytes, so a file of more lines than that is read, parsed and staged in
+chunks of at most that many lines, as a big file is. The simulator's device logs (about 80 bytes a line) fill a batch
+of 32 MiB with about 410,000 lines: they are cut in three; its round logs (1.4 KB a line) never reach it.
 """
 
 from __future__ import annotations
 
-from pipelines.ingest.lines import CHUNK_BYTES
+from pipelines.ingest.lines import CHUNK_BYTES, CHUNK_LINES
 from pipelines.ingest.records import InputFile, Kind
 
 #: small files are put together up to this: a parse worker holds about 15-17 times its batch at its peak (the
@@ -20,16 +25,17 @@ from pipelines.ingest.records import InputFile, Kind
 BATCH_BYTES = 32 << 20
 BIG_FILE_BYTES = CHUNK_BYTES  # a file bigger than a chunk is read, parsed and loaded chunk by chunk
 BATCH_FILES = 1_000
+BATCH_LINES = CHUNK_LINES  # so is a file of more lines than a chunk holds
 
 
-def is_big(batch: tuple[InputFile, ...], max_bytes: int = BIG_FILE_BYTES) -> bool:
-    """A batch of one file too big to read at once: it is read, parsed and loaded chunk by chunk."""
-    return len(batch) == 1 and batch[0].bytes_to_read > max_bytes
+def is_big(batch: tuple[InputFile, ...], max_bytes: int = BIG_FILE_BYTES, max_lines: int = BATCH_LINES) -> bool:
+    """A batch of one file too big to read at once (its bytes or its lines): read, parsed and loaded chunk by chunk."""
+    return len(batch) == 1 and (batch[0].bytes_to_read > max_bytes or batch[0].lines_to_read > max_lines)
 
 
 def plan_batches(files: tuple[InputFile, ...] | list[InputFile], max_bytes: int = BATCH_BYTES,
-                 max_files: int = BATCH_FILES) -> list[tuple[InputFile, ...]]:
-    """Consecutive files of one kind (in the given order) into batches of at most ``max_bytes``.
+                 max_files: int = BATCH_FILES, max_lines: int = BATCH_LINES) -> list[tuple[InputFile, ...]]:
+    """Consecutive files of one kind (in the given order) into batches of at most ``max_bytes`` and ``max_lines``.
 
     The order is kept within a kind, so of two versions of a round the later path's is the later one.
     Shoe and round files never interact, so each kind is batched on its own.
@@ -37,13 +43,15 @@ def plan_batches(files: tuple[InputFile, ...] | list[InputFile], max_bytes: int 
     batches: list[tuple[InputFile, ...]] = []
     for kind in (Kind.ROUNDS_JSONL, Kind.SHOE_CSV):
         current: list[InputFile] = []
-        size = 0
+        size = lines = 0
         for f in (f for f in files if f.kind == kind):
-            if current and (size + f.bytes_to_read > max_bytes or len(current) >= max_files):
+            if current and (size + f.bytes_to_read > max_bytes or lines + f.lines_to_read > max_lines
+                            or len(current) >= max_files):
                 batches.append(tuple(current))
-                current, size = [], 0
+                current, size, lines = [], 0, 0
             current.append(f)
             size += f.bytes_to_read
+            lines += f.lines_to_read
         if current:
             batches.append(tuple(current))
     return batches

@@ -44,32 +44,51 @@ def _short(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _short_text(values: pl.Series, limit: int = 80) -> pl.Series:
+    """Each value as :func:`_short` shows it, as a column: ``null`` for a missing one, cut to ``limit`` characters."""
+    if values.dtype not in (pl.String, pl.Null):  # str() of a Python value (a bool reads True, not polars' true)
+        return pl.Series([_short(v, limit) for v in values.to_list()], dtype=pl.String)
+    return values.cast(pl.String).to_frame("v").select(
+        pl.when(pl.col("v").is_null()).then(pl.lit("null"))
+        .when(pl.col("v").str.len_chars() <= limit).then(pl.col("v"))
+        .otherwise(pl.col("v").str.slice(0, limit - 1) + pl.lit("…"))).to_series()
+
+
 def from_validation(fc: pl.DataFrame, frame: pl.DataFrame, table: Table, prefix: str = "",
                     order_col: str | None = None) -> pl.DataFrame:
     """Pandera failure cases of ``frame`` (validated against ``table``) -> failures per source line.
 
     ``prefix`` names where the frame's rows sit in the line (``wagers``: details read
     ``wagers[2].amount: negative amount (-500)``); ``order_col`` is the row's position in that list.
+    The details are built as columns, not string by string: a line lacking eight fields has about fifteen failure
+    cases, and a file of 200,000 such lines built three million Python strings here (1.75 CPU s; 0.85 as columns).
     """
     if fc.is_empty():
         return empty_failures()
     rows = fc["row"]
-    lines = frame["source_line"].gather(rows)
-    positions = frame[order_col].gather(rows) if order_col else None
-    row_rule_cols = {r.code: r.columns for r in table.row_rules}
-    details: list[str] = []
-    for i, (col, code, value) in enumerate(zip(fc["column"].to_list(), fc["code"].to_list(), fc["value"].to_list())):
-        where = f"{prefix}[{positions[i]}]." if positions is not None else ""
-        if col == table.name or col is None:  # a row rule: show the values of its columns
-            cols = row_rule_cols.get(code, ())
-            r = int(rows[i])
-            shown = ", ".join(f"{where}{c}={_short(frame[c][r])}" for c in cols)
-            details.append(f"{REASONS.get(code, code)} ({shown})")
-        else:
-            name = col.removesuffix("__json")
-            details.append(f"{where}{name}: {REASONS.get(code, code)} ({_short(value)})")
-    codes = [c if c in REASONS else "contract_violation" for c in fc["code"].to_list()]
-    return pl.DataFrame({"source_line": lines, "code": codes, "detail": details}, schema=FAILURE_SCHEMA)
+    codes = fc["code"]
+    where = (f"{prefix}[" + frame[order_col].gather(rows).cast(pl.String).fill_null("None") + "]."
+             if order_col else pl.Series([""] * len(fc), dtype=pl.String))
+    reasons = codes.replace(REASONS).fill_null("None")  # REASONS.get(code, code), column by column
+    details = where + fc["column"].str.strip_suffix("__json") + ": " + reasons + " (" + _short_text(fc["value"]) + ")"
+    by_row_rule = (fc["column"].is_null() | (fc["column"] == table.name)).fill_null(True)
+    if by_row_rule.any():  # a row rule's failure shows the values of its columns
+        at = by_row_rule.arg_true()
+        whose = codes.gather(at)
+        row_rule_cols = {r.code: r.columns for r in table.row_rules}
+        for code in whose.unique(maintain_order=True).to_list():
+            sel = at.filter(whose.eq_missing(pl.Series([code], dtype=pl.String)))
+            r = rows.gather(sel)
+            shown = [where.gather(sel) + f"{c}=" + _short_text(frame[c].gather(r)) for c in row_rule_cols.get(code, ())]
+            text = pl.select(pl.concat_str(shown, separator=", ")).to_series() if shown \
+                else pl.Series([""] * len(sel), dtype=pl.String)
+            details = details.scatter(sel, f"{REASONS.get(code, code)} (" + text + ")")
+    known = codes.is_in(list(REASONS)).fill_null(False)
+    return pl.DataFrame({
+        "source_line": frame["source_line"].gather(rows),
+        "code": codes.zip_with(known, pl.Series(["contract_violation"] * len(fc), dtype=pl.String)),
+        "detail": details,
+    }, schema=FAILURE_SCHEMA)
 
 
 def to_quarantine(failures: pl.DataFrame, raw: pl.DataFrame, source_file: str, kind: str) -> pl.DataFrame:
@@ -79,14 +98,16 @@ def to_quarantine(failures: pl.DataFrame, raw: pl.DataFrame, source_file: str, k
     """
     if failures.is_empty():
         return pl.DataFrame(schema=QUARANTINE_SCHEMA)
-    ranked = failures.with_columns(
+    # one lazy query: a chunk of 200,000 lines each lacking eight fields (three million failures) peaked 0.5 GB above
+    # its input step by step, 0.2 GB so, in two thirds of the CPU
+    ranked = failures.lazy().with_columns(
         pl.col("code").replace_strict(PRIORITY, default=len(PRIORITY), return_dtype=pl.Int32).alias("_rank")
     ).unique(["source_line", "code", "detail"], maintain_order=True).sort(["source_line", "_rank"], maintain_order=True)
     per_line = ranked.group_by("source_line", maintain_order=True).agg(
         pl.col("code").first().alias("reason_code"),
         pl.col("detail").drop_nulls().str.join("; ").alias("detail"),
     )
-    out = per_line.join(raw.select("source_line", "raw"), on="source_line", how="left")
+    out = per_line.join(raw.lazy().select("source_line", "raw"), on="source_line", how="left")
     return out.select(
         pl.lit(source_file).alias("source_file"),
         pl.col("source_line").cast(pl.Int64),
@@ -95,7 +116,7 @@ def to_quarantine(failures: pl.DataFrame, raw: pl.DataFrame, source_file: str, k
         pl.col("reason_code"),
         pl.when(pl.col("detail") == "").then(None).otherwise(pl.col("detail")).alias("detail"),
         pl.col("raw").fill_null(""),
-    ).sort("source_line")
+    ).sort("source_line").collect()
 
 
 @cache

@@ -69,6 +69,12 @@ class InputFile:
     def bytes_to_read(self) -> int:
         return self.size - self.start_byte
 
+    @property
+    def lines_to_read(self) -> int:
+        """The physical lines from ``first_line`` on, counted by the screen's pass over the bytes (``prefix_lines``:
+        the line ends; a last line without one counts too)."""
+        return max(0, self.prefix_lines - (self.first_line - 1) + (1 if self.size > self.prefix_bytes else 0))
+
 
 @dataclass(frozen=True)
 class Loaded:

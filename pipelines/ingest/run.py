@@ -28,7 +28,7 @@ from pipelines.ingest.load import BatchLoaded, DayStartMismatch, InvariantError,
     known_sources, load_batch, record_failed, record_skipped
 from pipelines.ingest.parallel import parse_ahead
 from pipelines.ingest.parse import parse_big_file, parse_small_batch
-from pipelines.ingest.plan import BIG_FILE_BYTES, is_big, plan_batches
+from pipelines.ingest.plan import BATCH_LINES, BIG_FILE_BYTES, is_big, plan_batches
 from pipelines.ingest.records import FileOutcome, IngestSummary, InputFile, ParseOptions, Progress
 from pipelines.ingest.screen import screen
 from pipelines.settings import Settings
@@ -88,7 +88,7 @@ class _Run:
         return self.parse_con
 
     def _parts(self, batch: tuple[InputFile, ...], ahead: Future | None):
-        if is_big(batch, BIG_FILE_BYTES):
+        if is_big(batch, BIG_FILE_BYTES, BATCH_LINES):
             for part in parse_big_file(batch[0], self.options, self._here()):
                 self.progress.advanced(part.bytes_read)
                 yield part
@@ -148,14 +148,14 @@ def ingest_folder(con: duckdb.DuckDBPyConnection, input_dir: Path, gaming_day_st
     found = discover(root)                                   # 1. the files
     screened = screen(found, known_sources(con, [f.rel for f in found]))  # 2. against what is known, queried once
     record_skipped(con, screened.skipped, root)
-    batches = plan_batches(screened.to_load)                 # 3. batches
+    batches = plan_batches(screened.to_load, max_lines=BATCH_LINES)  # 3. batches
     progress.planned(sum(f.bytes_to_read for f in screened.to_load))
     # the parse records the gaming days the audit's scope reads: of the round logs, or of the device logs when no round
     # log is to be read (pipelines.ingest.days)
     days_of = ("rounds_jsonl",) if any(f.kind == "rounds_jsonl" for f in screened.to_load) else ("shoe_csv",)
     run = _Run(con, root, ParseOptions(day_start, settings.max_amount, days_of), settings, progress)
     try:
-        small = [i for i, b in enumerate(batches) if not is_big(b, BIG_FILE_BYTES)]
+        small = [i for i, b in enumerate(batches) if not is_big(b, BIG_FILE_BYTES, BATCH_LINES)]
         workers = settings.parse_workers
         if workers < 2 or len(small) < 2 or sum(f.bytes_to_read for i in small for f in batches[i]) < POOL_MIN_BYTES:
             for batch in batches:                            # 4.-5. parse here, load
