@@ -25,11 +25,11 @@ from pipelines.ingest.quarantine import empty_failures, failures_at
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a round with a thousand wagers is ~150 KB
 RAW_KEEP_BYTES = 1 << 16  # what the quarantine keeps of a line that is too long
 CHUNK_BYTES = 64 << 20
-#: a chunk holds at most this many lines, whatever their bytes: a line that fails its checks costs ~5-7 KB at the parse's
-#: peak (its failures, one per field, and their details), so 64 MiB of 8-byte lines, each lacking eight required fields,
-#: took a parse to 21.7 GB before the kernel killed it; 200,000 of them peak at about 1.2 GB. The simulator's device logs
-#: fill a 32 MiB batch with about 410,000 lines, which this cuts in three (as 200,000 would); 100,000 (five) cost the
-#: 200,000-round night's ingest 6 % more CPU (docs/ingest.md, "Hostile input and unlucky runs")
+#: a chunk holds at most this many lines, whatever their bytes: a line that fails its checks costs ~5-7 KB at the
+#: parse's peak (its failures, one per field, and their details), so 64 MiB of 8-byte lines, each lacking eight required
+#: fields, took a parse to 21.7 GB before the kernel killed it; 150,000 of them peak at about 1.2 GB. The simulator's
+#: device logs fill a 32 MiB batch with about 410,000 lines, which this cuts in three (as 200,000 would); 100,000
+#: (five) cost the 200,000-round night's ingest 6 % more CPU (docs/ingest.md, "Hostile input and unlucky runs")
 CHUNK_LINES = 150_000
 BOM = b"\xef\xbb\xbf"
 _PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\n\r"  # an ASCII text of these alone holds no control character
@@ -230,7 +230,8 @@ def _sliced(chunk: LineChunk, most: int | None) -> Iterator[LineChunk]:
         end = min(at + most, len(chunk))
         yield LineChunk(
             chunk.first_line + at, chunk.lines.slice(at, end - at),
-            [i - at for i in chunk.not_utf8 if at <= i < end], {i - at: v for i, v in chunk.too_long.items() if at <= i < end},
+            [i - at for i in chunk.not_utf8 if at <= i < end],
+            {i - at: v for i, v in chunk.too_long.items() if at <= i < end},
             None if chunk.numbers is None else chunk.numbers.slice(at, end - at), chunk.controls,
         )
 
