@@ -151,10 +151,14 @@ def test_batches_are_bounded_by_lines_too_and_a_file_of_many_lines_is_streamed()
         return InputFile(name, "rounds_jsonl", Path("."), "", size, prefix_bytes=size, prefix_lines=lines)
 
     files = [f("a", 40), f("b", 50), f("c", 20), f("d", 500, size=600), f("e", 5)]
-    assert [[x.rel for x in b] for b in plan_batches(files, max_bytes=10_000, max_lines=100)] == [
+    bound = {"rounds_jsonl": 100, "shoe_csv": 1_000}
+    assert [[x.rel for x in b] for b in plan_batches(files, max_bytes=10_000, max_lines=bound)] == [
         ["a", "b"], ["c"], ["d"], ["e"]]
-    assert is_big((files[3],), max_bytes=10_000, max_lines=100)
-    assert not is_big((files[0],), max_bytes=10_000, max_lines=100)
+    assert is_big((files[3],), max_bytes=10_000, max_lines=bound)
+    assert not is_big((files[0],), max_bytes=10_000, max_lines=bound)
+    # each kind has its own bound: a device line that fails costs less than a round line that does
+    assert not is_big((InputFile("d.csv", "shoe_csv", Path("."), "", 600, prefix_bytes=600, prefix_lines=500),),
+                      max_bytes=10_000, max_lines=bound)
     # lines to read: those of a grown file from where its last read ended, and a last line without its end
     grown = InputFile("g", "shoe_csv", Path("."), "", 130, start_byte=100, first_line=8, prefix_bytes=120,
                       prefix_lines=12)
@@ -172,8 +176,8 @@ def test_files_streamed_in_chunks_of_a_few_lines_load_as_one_batch_does(tmp_path
     con.close()
     import pipelines.ingest.batch as batch
 
-    monkeypatch.setattr(ingest_run, "BATCH_LINES", 25)
-    monkeypatch.setattr(batch, "CHUNK_LINES", 25)
+    monkeypatch.setattr(ingest_run, "BATCH_LINES", {"rounds_jsonl": 25, "shoe_csv": 25})
+    monkeypatch.setattr(batch, "CHUNK_LINES", {"rounds_jsonl": 25, "shoe_csv": 25})
     seen: list[int] = []
     real = batch.read_big_file
 

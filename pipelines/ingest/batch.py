@@ -172,9 +172,9 @@ def read_small_files(files: tuple[InputFile, ...], scans: Scans | None = None,
 def read_big_file(f: InputFile, chunk_bytes: int | None = None, scans: Scans | None = None,
                   chunk_lines: int | None = None) -> Iterator[Part]:
     """A file too big for a batch (its bytes or its lines), chunk by chunk of at most ``chunk_lines`` lines
-    (``CHUNK_LINES``), numbered as it is (raises UnreadableFile). Its days (``scans``) come with the first part read
-    after its last byte (the last part)."""
-    chunk_lines = CHUNK_LINES if chunk_lines is None else chunk_lines
+    (``CHUNK_LINES`` of its kind), numbered as it is (raises UnreadableFile). Its days (``scans``) come with the first
+    part read after its last byte (the last part)."""
+    chunk_lines = CHUNK_LINES[f.kind] if chunk_lines is None else chunk_lines
     names = pl.Series("names", [f.rel], dtype=pl.String)
     zero = pl.Series("bases", [0], dtype=pl.Int64)
     header: list[str] | None = None

@@ -25,12 +25,13 @@ from pipelines.ingest.quarantine import empty_failures, failures_at
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: a round with a thousand wagers is ~150 KB
 RAW_KEEP_BYTES = 1 << 16  # what the quarantine keeps of a line that is too long
 CHUNK_BYTES = 64 << 20
-#: a chunk holds at most this many lines, whatever their bytes: a line that fails its checks costs ~5-7 KB at the
-#: parse's peak (its failures, one per field, and their details), so 64 MiB of 8-byte lines, each lacking eight required
-#: fields, took a parse to 21.7 GB before the kernel killed it; 150,000 of them peak at about 1.2 GB. The simulator's
-#: device logs fill a 32 MiB batch with about 410,000 lines, which this cuts in three (as 200,000 would); 100,000
-#: (five) cost the 200,000-round night's ingest 6 % more CPU (docs/ingest.md, "Hostile input and unlucky runs")
-CHUNK_LINES = 150_000
+#: a chunk of a file of each kind holds at most this many lines, whatever their bytes. A line that fails its checks costs
+#: ~5-8 KB at the parse's peak (its failures, one per field, and their details): 64 MiB of 8-byte round lines, each
+#: lacking eight required fields, took a parse to 21.7 GB before the kernel killed it. 150,000 such round lines peak at
+#: ~1.2 GB, 450,000 device lines of empty fields at ~1.4 GB (benchmarks.failing_lines). A 32 MiB batch of the
+#: simulator's device logs holds ~410,000 lines, and its round logs ~23,000: neither is cut (150,000 device lines a
+#: batch cost the 1,000,000-round night's ingest 4 % more CPU: docs/ingest.md, "Hostile input and unlucky runs")
+CHUNK_LINES = {"rounds_jsonl": 150_000, "shoe_csv": 450_000}
 BOM = b"\xef\xbb\xbf"
 _PLAIN_BYTES = bytes(range(0x20, 0x7F)) + b"\n\r"  # an ASCII text of these alone holds no control character
 

@@ -8,13 +8,15 @@ batches of up to ``BATCH_BYTES``; a batch is read as one chunk of lines, parsed 
 committed in one transaction. A file bigger than that is a batch of its own, and one bigger than ``BIG_FILE_BYTES``
 is read in chunks.
 
-A batch is bounded by its lines too (``BATCH_LINES``, counted by the screen's pass over the bytes): what a parse holds
-grows with the lines that fail, whatever their bytes, so a file of more lines than that is read, parsed and staged in
-chunks of at most that many lines, as a big file is. The simulator's device logs (about 80 bytes a line) fill a batch
-of 32 MiB with about 410,000 lines: they are cut in three; its round logs (1.4 KB a line) never reach it.
+A batch is bounded by its lines too (``BATCH_LINES``, per kind, counted by the screen's pass over the bytes): what a
+parse holds grows with the lines that fail, whatever their bytes, so a file of more lines than that is read, parsed and
+staged in chunks of at most that many lines, as a big file is. The simulator's device logs (about 80 bytes a line) fill
+a batch of 32 MiB with about 410,000 lines, its round logs (1.4 KB a line) with about 23,000: neither reaches its bound.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from pipelines.ingest.lines import CHUNK_BYTES, CHUNK_LINES
 from pipelines.ingest.records import InputFile, Kind
@@ -25,17 +27,21 @@ from pipelines.ingest.records import InputFile, Kind
 BATCH_BYTES = 32 << 20
 BIG_FILE_BYTES = CHUNK_BYTES  # a file bigger than a chunk is read, parsed and loaded chunk by chunk
 BATCH_FILES = 1_000
-BATCH_LINES = CHUNK_LINES  # so is a file of more lines than a chunk holds
+BATCH_LINES = CHUNK_LINES  # so is a file of more lines than a chunk of its kind holds
 
 
-def is_big(batch: tuple[InputFile, ...], max_bytes: int = BIG_FILE_BYTES, max_lines: int = BATCH_LINES) -> bool:
+def is_big(batch: tuple[InputFile, ...], max_bytes: int = BIG_FILE_BYTES,
+           max_lines: Mapping[str, int] = BATCH_LINES) -> bool:
     """A batch of one file too big to read at once (its bytes or its lines): read, parsed and loaded chunk by chunk."""
-    return len(batch) == 1 and (batch[0].bytes_to_read > max_bytes or batch[0].lines_to_read > max_lines)
+    f = batch[0]
+    return len(batch) == 1 and (f.bytes_to_read > max_bytes or f.lines_to_read > max_lines[f.kind])
 
 
 def plan_batches(files: tuple[InputFile, ...] | list[InputFile], max_bytes: int = BATCH_BYTES,
-                 max_files: int = BATCH_FILES, max_lines: int = BATCH_LINES) -> list[tuple[InputFile, ...]]:
-    """Consecutive files of one kind (in the given order) into batches of at most ``max_bytes`` and ``max_lines``.
+                 max_files: int = BATCH_FILES, max_lines: Mapping[str, int] = BATCH_LINES,
+                 ) -> list[tuple[InputFile, ...]]:
+    """Consecutive files of one kind (in the given order) into batches of at most ``max_bytes`` and ``max_lines`` (of
+    that kind).
 
     The order is kept within a kind, so of two versions of a round the later path's is the later one.
     Shoe and round files never interact, so each kind is batched on its own.
@@ -45,7 +51,7 @@ def plan_batches(files: tuple[InputFile, ...] | list[InputFile], max_bytes: int 
         current: list[InputFile] = []
         size = lines = 0
         for f in (f for f in files if f.kind == kind):
-            if current and (size + f.bytes_to_read > max_bytes or lines + f.lines_to_read > max_lines
+            if current and (size + f.bytes_to_read > max_bytes or lines + f.lines_to_read > max_lines[kind]
                             or len(current) >= max_files):
                 batches.append(tuple(current))
                 current, size, lines = [], 0, 0
