@@ -94,13 +94,18 @@ def mutated(draw):
     return name, frame
 
 
+def _where_rows_sit(name: str):
+    """The model's table, and the list and position column its rows sit at in a round line (the details name them)."""
+    order = "wager_order" if name == "input_wager" else "action_order" if name == "input_action" else None
+    prefix = "wagers" if order == "wager_order" else "actions" if order else ""
+    return _table(name), prefix, order
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_the_narrowed_model_names_every_failure_as_the_whole_model(case) -> None:
     name, frame = case
-    table = _table(name)
-    order = "wager_order" if name == "input_wager" else "action_order" if name == "input_action" else None
-    prefix = "wagers" if order == "wager_order" else "actions" if order else ""
+    table, prefix, order = _where_rows_sit(name)
     whole = from_validation(validate_frame(frame, model(name)), frame, table, prefix, order)
     narrowed = quarantine.checked(frame, table, prefix, order)
     assert narrowed.to_dicts() == whole.to_dicts()
@@ -135,9 +140,7 @@ def _details_one_by_one(fc: pl.DataFrame, frame: pl.DataFrame, table, prefix: st
 @given(mutated())
 def test_the_details_built_as_columns_read_as_written_one_by_one(case) -> None:
     name, frame = case
-    table = _table(name)
-    order = "wager_order" if name == "input_wager" else "action_order" if name == "input_action" else None
-    prefix = "wagers" if order == "wager_order" else "actions" if order else ""
+    table, prefix, order = _where_rows_sit(name)
     fc = validate_frame(frame, model(name))
     got = from_validation(fc, frame, table, prefix, order)
     assert list(got.iter_rows()) == _details_one_by_one(fc, frame, table, prefix, order)
