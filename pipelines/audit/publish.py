@@ -204,7 +204,7 @@ def _replace_night_wide(con, unchanged: list[tuple[dt.date, str]], staged: Path)
     create_keys_table(con, "_keys", unchanged)
     where = f"{_in_keys(_window(unchanged))} AND {night_wide_sql()}"
     stored = sort_findings(conform(con.sql(f"SELECT * FROM out_findings WHERE {where}").pl(), FINDINGS_SCHEMA))
-    if stored.height == fresh.height and stored.equals(fresh):
+    if stored.equals(fresh):
         con.execute("DROP TABLE _keys")
         return
     con.execute("BEGIN TRANSACTION")

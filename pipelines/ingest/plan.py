@@ -33,8 +33,7 @@ BATCH_LINES = CHUNK_LINES  # so is a file of more lines than a chunk of its kind
 def is_big(batch: tuple[InputFile, ...], max_bytes: int = BIG_FILE_BYTES,
            max_lines: Mapping[str, int] = BATCH_LINES) -> bool:
     """A batch of one file too big to read at once (its bytes or its lines): read, parsed and loaded chunk by chunk."""
-    f = batch[0]
-    return len(batch) == 1 and (f.bytes_to_read > max_bytes or f.lines_to_read > max_lines[f.kind])
+    return len(batch) == 1 and (batch[0].bytes_to_read > max_bytes or batch[0].lines_to_read > max_lines[batch[0].kind])
 
 
 def plan_batches(files: tuple[InputFile, ...] | list[InputFile], max_bytes: int = BATCH_BYTES,

@@ -68,7 +68,7 @@ def from_validation(fc: pl.DataFrame, frame: pl.DataFrame, table: Table, prefix:
     rows = fc["row"]
     codes = fc["code"]
     where = (f"{prefix}[" + frame[order_col].gather(rows).cast(pl.String).fill_null("None") + "]."
-             if order_col else pl.Series([""] * len(fc), dtype=pl.String))
+             if order_col else pl.repeat("", len(fc), dtype=pl.String, eager=True))
     reasons = codes.replace(REASONS).fill_null("None")  # REASONS.get(code, code), column by column
     details = where + fc["column"].str.strip_suffix("__json") + ": " + reasons + " (" + _short_text(fc["value"]) + ")"
     by_row_rule = (fc["column"].is_null() | (fc["column"] == table.name)).fill_null(True)
@@ -81,12 +81,12 @@ def from_validation(fc: pl.DataFrame, frame: pl.DataFrame, table: Table, prefix:
             r = rows.gather(sel)
             shown = [where.gather(sel) + f"{c}=" + _short_text(frame[c].gather(r)) for c in row_rule_cols.get(code, ())]
             text = pl.select(pl.concat_str(shown, separator=", ")).to_series() if shown \
-                else pl.Series([""] * len(sel), dtype=pl.String)
+                else pl.repeat("", len(sel), dtype=pl.String, eager=True)
             details = details.scatter(sel, f"{REASONS.get(code, code)} (" + text + ")")
     known = codes.is_in(list(REASONS)).fill_null(False)
     return pl.DataFrame({
         "source_line": frame["source_line"].gather(rows),
-        "code": codes.zip_with(known, pl.Series(["contract_violation"] * len(fc), dtype=pl.String)),
+        "code": codes.zip_with(known, pl.repeat("contract_violation", len(fc), dtype=pl.String, eager=True)),
         "detail": details,
     }, schema=FAILURE_SCHEMA)
 

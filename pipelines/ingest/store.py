@@ -76,10 +76,9 @@ def stage(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> Non
         return
     table = f"stg_{name}"
     columns = con.table(table).columns
-    extra = set(frame.columns) - set(columns)
-    if extra:
-        raise InvariantError(f"{table} has no column {sorted(extra)[0]!r}: a defect of the loader")
     have = set(frame.columns)
+    if extra := have - set(columns):
+        raise InvariantError(f"{table} has no column {sorted(extra)[0]!r}: a defect of the loader")
     con.from_arrow(arrow(frame)).project(
         ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in columns)).insert_into(table)
 
