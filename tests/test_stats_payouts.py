@@ -208,20 +208,33 @@ def fair_games():
 
 def test_fair_holdem_and_blackjack_floors_are_uniform_or_conservative_and_rarely_flagged(fair_games):
     t = fair_games
-    # exact per-wager draws (Bonus, Pair, Insurance): two-sided hold p-values near uniform
-    exact = t.filter(pl.col("test").str.starts_with("hold_") & pl.col("bet").is_in(["bonus", "pair", "insurance"]))["p_value"].to_numpy()
+    # exact per-wager draws with no decision in them (Pair, Insurance): two-sided hold p-values near uniform
+    exact = t.filter(pl.col("test").str.starts_with("hold_") & pl.col("bet").is_in(["pair", "insurance"]))["p_value"].to_numpy()
     assert len(exact) >= 20
     p = np.sort(exact)
     n = len(p)
     ks = max(np.max(np.arange(1, n + 1) / n - p), np.max(p - np.arange(0, n) / n))
     assert ks < 1.63 / math.sqrt(n) * 1.5, (n, ks)
-    # one-sided main games and the discrete luck tests: never below uniform
+    # the one-sided main games and Bonus (a fold loses the Bonus: HTB-4.11.2.i) and the discrete luck tests: never
+    # below uniform
     for name, rows in (("main", t.filter(pl.col("test").str.starts_with("hold_") & (pl.col("bet") == "main"))),
+                       ("bonus", t.filter(pl.col("test").str.starts_with("hold_") & (pl.col("bet") == "bonus"))),
                        ("luck", t.filter(pl.col("test") == "luck"))):
         q = rows["p_value"].to_numpy()
         assert len(q) >= 10, name
         assert _ks_upper(q) < 1.52 / math.sqrt(len(q)), (name, len(q), _ks_upper(q))
     assert t.filter(pl.col("flagged")).height <= 0.01 * t.height
+
+
+def test_the_bonus_is_tested_one_sided_because_a_fold_loses_it():
+    """HTB-4.11.2.i (MBS-3.7.1, the guide): a folded hand's Bonus loses, whatever it holds. The count is the return of a
+    player who never folds a paying hand (no stated strategy does); a player who folds 2-2 to 10-10 gives the house
+    more, which is no anomaly: only players winning more than the count allows are tested (as for the main game)."""
+    for name in (HOIANA_HB, MBS, GUIDE):
+        ruleset = rs(name)
+        assert ruleset.params.folded_bonus_loses
+        d = bet_distribution(ruleset, "bonus")
+        assert d.one_sided and d.method == "exact" and "fold" in d.source
 
 
 def test_hold_of_a_handle_beyond_64_bits_is_summed_exactly():

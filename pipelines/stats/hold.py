@@ -11,8 +11,8 @@ Lugannani-Rice saddle point on the exact cumulant generating function of the rou
 theory (short pays, a shoe stacked against the players) is as much a finding as one far below.
 
 The funnel plot's data (``funnel``) gives, per entity, the handle, the actual and theoretical hold and
-the 95 % and 99.7 % bands of the hold (Cornish-Fisher quantiles of S with its skew); report writers
-plot hold against handle with those bands.
+the 95 % and 99.7 % bands of the hold (quantiles of S from its mean, spread and skew: ``sum_quantile``); report
+writers plot hold against handle with those bands.
 
 Dealer error rates: rounds with a deterministic dealer-error finding per 1,000 rounds dealt, against
 the floor's rate without that dealer, one-sided binomial (``dealer_error_rates``).
@@ -154,15 +154,28 @@ def hold_identity(groupings: list[str], keys: list[str], levels: list[str], bets
 
 
 def sum_quantile(mean: np.ndarray, sd: np.ndarray, g: np.ndarray, z: float) -> np.ndarray:
-    """The quantile of an entity's sum at standard normal ``z``, Cornish-Fisher with the skew ``g``."""
-    return mean + sd * (z + (z * z - 1) * g / 6.0)
+    """The quantile of an entity's sum at standard normal ``z`` with the skew ``g``: the Wilson-Hilferty frequency
+    factor of a Pearson type III (shifted gamma) law, ``(2/g) ((1 + g z/6 - g^2/36)^3 - 1)`` standard deviations from
+    the mean. To first order in ``g`` it is the Cornish-Fisher ``z + (z^2 - 1) g/6`` used before; unlike it, it rises
+    with ``z`` at any skew (Cornish-Fisher turns back beyond ``|g| = 3/|z|``: a Big Tiger table's 99.7 % band fell
+    inside its 95 % band), and where the gamma's support ends (the base below 0) the quantile is that end."""
+    g = np.asarray(g, dtype=float)
+    small = np.abs(g) < 1e-6
+    gs = np.where(small, 1.0, g)
+    base = np.maximum(1.0 + gs * z / 6.0 - gs * gs / 36.0, 0.0)
+    factor = np.where(small, z + (z * z - 1) * g / 6.0, 2.0 / gs * (base ** 3 - 1.0))
+    return mean + sd * factor
 
 
 def funnel_rows(summary: pl.DataFrame, s: np.ndarray, mean: np.ndarray, sd: np.ndarray, g: np.ndarray,
-                p: np.ndarray, window_days: int) -> pl.DataFrame:
+                p: np.ndarray, window_days: int, band: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> pl.DataFrame:
     """The funnel plot's rows (``out_stat_funnel``) of one grouping's entities: hold against handle, the theory
-    and the 95 % and 99.7 % bands, from the entities' recorded sums ``s`` and their sums' moments."""
+    and the 95 % and 99.7 % bands, from the entities' recorded sums ``s`` and their sums' moments; ``band``: the
+    (mean, sd, skew) the bands are taken from where they are not the sum's (``hold_games``: a sum with jumps)."""
     handle = summary["handle"].cast(pl.Float64).to_numpy()
+    theory, spread = mean, sd
+    if band is not None:
+        mean, sd, g = band
     return summary.select(
         pl.col("grouping").replace_strict(GROUP_LABEL, default=pl.col("grouping")).alias("entity_type"),
         pl.col("key").alias("entity"), pl.col("level").alias("bet"), "currency", "first_day", "last_day",
@@ -170,12 +183,12 @@ def funnel_rows(summary: pl.DataFrame, s: np.ndarray, mean: np.ndarray, sd: np.n
     ).with_columns(
         pl.lit(window_days).alias("window_days"),
         summary.select((-pl.col("recorded").cast(pl.Int64, strict=False)).alias("house_win")).to_series(),
-        pl.Series("hold", -s / handle), pl.Series("theoretical_hold", -mean / handle),
+        pl.Series("hold", -s / handle), pl.Series("theoretical_hold", -theory / handle),
         pl.Series("hold_low_95", -sum_quantile(mean, sd, g, Z95) / handle),
         pl.Series("hold_high_95", -sum_quantile(mean, sd, g, -Z95) / handle),
         pl.Series("hold_low_997", -sum_quantile(mean, sd, g, Z997) / handle),
         pl.Series("hold_high_997", -sum_quantile(mean, sd, g, -Z997) / handle),
-        pl.Series("sd_per_unit", sd / np.sqrt(handle)), pl.Series("p_value", p),
+        pl.Series("sd_per_unit", spread / np.sqrt(handle)), pl.Series("p_value", p),
     )
 
 

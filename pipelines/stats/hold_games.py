@@ -19,7 +19,11 @@ as baccarat's (``distributions.batch_two_sided``). Which draws are independent:
   bound, so that test is conservative. The skew of a round is the single seat's
   (an approximation: the saddle point uses it in the tail). Their null assumes a stated strategy
   (``payouts``), and a player who plays worse than it gives the house more: the test is one-sided,
-  flagging only players winning more than that strategy allows.
+  flagging only players winning more than that strategy allows. So is the **Bonus**'s where a fold loses it
+  (``folded_bonus_loses``, all three rule sets): a player who folds a paying hand holds the house more.
+
+The Bonus's 1000:1 line makes a sum with jumps (``distributions.jump_atoms``): its p-value is bounded through the
+sum's body and its bands are the body's quantiles (``distributions.body_moments``), not the whole sum's moments.
 
 The "all bets" level of baccarat is not formed here: a seat's Bonus and main game depend on the same
 hole cards, in a way the per-bet distributions do not carry.
@@ -31,7 +35,7 @@ import numpy as np
 import polars as pl
 
 from pipelines.stats.config import StatsParams
-from pipelines.stats.distributions import MoneySums, batch_two_sided
+from pipelines.stats.distributions import MoneySums, batch_two_sided, body_moments
 from pipelines.stats.games import distribution_of, settled_games
 from pipelines.stats.hold import Z95, funnel_rows, hold_test_rows, sum_quantile
 from pipelines.stats.tests_frame import json_value, tests_frame
@@ -248,8 +252,12 @@ def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, wind
     ms = _numbered_draws(wanted, kinds, summary.height)
     s = summary["recorded"].cast(pl.Float64).to_numpy()
     mean, var, k3 = ms.moments()
+    band = body_moments(ms, (mean, var, k3))  # where the sum has jumps, its bands from its body (the 1000:1 line)
     if have.any():
         mean, var, k3 = (np.where(have, known[:, i], v) for i, v in enumerate((mean, var, k3)))
+        known_band = memo.known_band(keys)
+        band = tuple(np.where(have & ~np.isnan(known_band[:, i]), known_band[:, i], np.where(have, w, b))
+                     for i, (b, w) in enumerate(zip(band, (mean, var, k3))))
     p = batch_two_sided(ms, np.where(skip, mean, s), moments=(mean, var, k3))  # a known one at its mean: no saddle point
     one_sided = summary["one_sided"].to_numpy()
     p = np.where(one_sided, np.where(s > mean, p / 2, 1.0), p)
@@ -259,15 +267,20 @@ def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, wind
         work = ~kept
         keys = [k for k, w in zip(keys, work) if w]
         summary, s, mean, var, k3, p = summary.filter(pl.Series(work)), s[work], mean[work], var[work], k3[work], p[work]
+        band = tuple(b[work] for b in band)
     if memo is not None:
         memo.keep(keys, mean, var, k3, p)
+        memo.keep_band(keys, *band)
     sd = np.sqrt(var)
     g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
+    band_sd = np.sqrt(band[1])
+    band_g = np.where(band_sd > 0, band[2] / np.maximum(band_sd, 1e-300) ** 3, 0.0)
 
-    band_low, band_high = sum_quantile(mean, sd, g, Z95), sum_quantile(mean, sd, g, -Z95)  # once, not per entity
+    # once, not per entity
+    band_low, band_high = sum_quantile(band[0], band_sd, band_g, Z95), sum_quantile(band[0], band_sd, band_g, -Z95)
 
     handle = summary["handle"].cast(pl.Float64).to_numpy()
-    funnel = funnel_rows(summary, s, mean, sd, g, p, window_days)
+    funnel = funnel_rows(summary, s, mean, sd, g, p, window_days, band=(band[0], band_sd, band_g))
     games, levels, sided = summary["game"].to_list(), summary["level"].to_list(), summary["one_sided"].to_list()
     variance = {"main": "a round's seats correlated as in the engine's two-seat simulation"}
     tests = hold_test_rows(

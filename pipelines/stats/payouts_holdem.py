@@ -68,9 +68,15 @@ def _bonus(name: str, version: str) -> BetDistribution:
         nets[Fraction(num, den)] = nets.get(Fraction(num, den), 0) + counts[line.hand]
         clauses.append(line.clause)
     nets[Fraction(-1)] = total - sum(counts.values())
+    # a fold loses the Bonus (``folded_bonus_loses``: HTB-4.11.2.i, MBS-3.7.1, the guide) and no stated strategy folds a
+    # hand the pay table pays (pairs, A-K, A-Q, A-J): the count is the return of a player who never folds one, and a
+    # player who does gives the house more, which is no anomaly (the hold test is one-sided, as for the main game)
+    folds = bool(params.folded_bonus_loses)
     return from_counts(name, version, "bonus", 1, nets, "exact",
                        f"all {total:,} player and dealer hole-card holdings from one deck on the pay table "
-                       f"({', '.join(sorted(set(clauses)))})")
+                       f"({', '.join(sorted(set(clauses)))})"
+                       + ("; a fold loses it, so a player who folds a paying hand holds more" if folds else ""),
+                       one_sided=folds)
 
 
 def main_key(params) -> tuple:
