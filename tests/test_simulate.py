@@ -9,6 +9,7 @@ import datetime as dt
 import hashlib
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -521,3 +522,13 @@ def test_simulated_days_beyond_the_accepted_instants_are_refused_in_one_line(tmp
     near = CliRunner().invoke(app, ["simulate", "--out", str(tmp_path / "m"), "--rounds", "10", "--quiet",
                                     "--start-day", "9998-12-30", "--tables", "1", "--workers", "1"])
     assert near.exit_code == 0, near.output
+
+
+def test_a_weeks_ground_truth_gives_the_counters_largest_bet_not_the_sum_of_each_days(tmp_path):
+    """The counter's bet spread climbs to 1 + 11 x strength units (config.Behaviours): over three days the ground truth
+    said "bets up to 36 units" at strength 1, each day's largest added up, where no bet passed 12."""
+    simulate(tmp_path, rounds=4000, days=3, seed=5, fault_rate=0.0, behaviours=Behaviours(1.0, 0.0, 0.0, 0.0))
+    truth = read_ground_truth(tmp_path / "ground_truth.csv")
+    row = next(r for r in truth if r.kind == "advantage_play")
+    units = int(re.search(r"bets up to (\d+) units", row.detail).group(1))
+    assert 6 <= units <= 12, row.detail

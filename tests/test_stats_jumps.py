@@ -142,3 +142,35 @@ def test_quantiles_rise_with_z_at_any_skew_and_are_cornish_fisher_at_a_small_one
         for z in zs:
             cf = z + (z * z - 1) * g / 6
             assert abs(sum_quantile(np.array([0.0]), np.array([1.0]), np.array([g]), z)[0] - cf) < 2e-3
+
+
+def test_no_quantile_passes_the_least_value_the_sum_can_take():
+    # five Big Tiger wagers of 1 unit (50:1, else -1): a skewed sum whose shifted gamma reaches below -5
+    least = np.array([-5.0])
+    mean, sd, g = np.array([-0.3]), np.array([np.sqrt(5 * 2500 * 0.0166)]), np.array([3.0])
+    # the sum's low quantile (players' net; the hold's high band) is at -z
+    assert sum_quantile(mean, sd, g, -Z997)[0] < -5  # the gamma's support is not the sum's
+    assert sum_quantile(mean, sd, g, -Z997, least)[0] == -5
+    assert sum_quantile(mean, sd, g, Z997, least)[0] == sum_quantile(mean, sd, g, Z997)[0]
+
+
+def test_a_fair_floors_bands_hold_no_more_than_every_stake_and_rise_from_95_to_997():
+    """Every bet of these floors loses at most its stake but the main games (a double, a split, Hold'em's Flop, Turn
+    and River bets beside the Ante): no band of hold passes 100 % for them, and each 99.7 % band holds its 95 %."""
+    import datetime as dt
+
+    from pipelines.stats.config import StatsParams
+    from pipelines.stats.load import StatsInputs
+    from pipelines.stats.run import detect_all
+    from pipelines.stats.synthetic import Floor, night
+
+    day = dt.date(2026, 11, 24)
+    floor = Floor(baccarat_tables=3, baccarat_rounds=150, blackjack_tables=1, blackjack_rounds=150, players=30,
+                  holdem_tables=2, holdem_rounds=200, blackjack_side=True, side_share=0.6)
+    w, c, e = night(floor, day, 5)
+    funnel = detect_all(StatsInputs(w, e, c, day, day), StatsParams(hold_min_wagers=5), 1)[1]
+    assert funnel.height > 50 and funnel.filter(funnel["bet"] == "big_tiger").height > 0
+    stake_bound = funnel.filter(funnel["bet"] != "main")
+    assert (stake_bound["hold_high_997"] <= 1 + 1e-12).all()
+    assert (funnel["hold_low_997"] <= funnel["hold_low_95"] + 1e-12).all()
+    assert (funnel["hold_high_997"] >= funnel["hold_high_95"] - 1e-12).all()

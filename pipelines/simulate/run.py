@@ -20,7 +20,7 @@ from pathlib import Path
 from pipelines.simulate.config import Behaviours, SimConfig
 from pipelines.simulate.ground_truth import TruthRow, write_ground_truth
 from pipelines.simulate.plan import NightPlan, PlanError, TablePlan, make_plan
-from pipelines.simulate.table import TableResult, simulate_table
+from pipelines.simulate.table import TableResult, add_stats, simulate_table
 
 OUTPUT_PATTERNS = ("shoe_*.csv", "rounds_*.jsonl", "ground_truth.csv")
 
@@ -128,8 +128,7 @@ def simulate(cfg: SimConfig, overwrite: bool = False, progress: bool = True) -> 
         truth.extend(r.truth)
         rounds += r.rounds
         events += r.events
-        for k, v in r.stats.items():
-            stats[k] = max(stats.get(k, 0), v) if k.endswith("_max_units") else stats.get(k, 0) + v
+        add_stats(stats, r.stats)
     truth.extend(behaviour_rows(plan, stats))
     write_ground_truth(out / "ground_truth.csv", truth)
     kinds: dict[str, int] = {}

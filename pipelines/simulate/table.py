@@ -46,6 +46,14 @@ class TableResult:
     cpu_seconds: float = 0.0  # CPU time this table took (for the benchmark's per-game cost)
 
 
+def add_stats(total: dict[str, int], more: dict[str, int]) -> None:
+    """Add one day's or one table's behaviour counts into ``total``: counts add up, a ``*_max_units`` is the largest
+    (the ground truth's "bets up to N units": summed over a week's days it said 28 where the counter's bet never
+    passed 7)."""
+    for key, value in more.items():
+        total[key] = max(total.get(key, 0), value) if key.endswith("_max_units") else total.get(key, 0) + value
+
+
 def table_rng(plan: TablePlan) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(plan.seed, spawn_key=(1, plan.table.index)))
 
@@ -108,7 +116,6 @@ def _simulate_table(plan: TablePlan, out_dir: Path) -> TableResult:
         result.events += len(events)
         result.truth.extend(ctx.truth)
         result.files.extend([shoe_name, rounds_name])
-        for key, value in ctx.stats.items():
-            result.stats[key] = result.stats.get(key, 0) + value
+        add_stats(result.stats, ctx.stats)
     result.cpu_seconds = time.process_time() - started
     return result

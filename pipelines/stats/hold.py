@@ -93,11 +93,13 @@ def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.n
         summary, s, mean, var, k3, p = summary.filter(pl.Series(keep)), s[keep], mean[keep], var[keep], k3[keep], p[keep]
     sd = np.sqrt(var)
     g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
-
-    band_low, band_high = sum_quantile(mean, sd, g, Z95), sum_quantile(mean, sd, g, -Z95)  # once, not per entity
-
     handle = summary["handle"].cast(pl.Float64).to_numpy()
-    funnel = funnel_rows(summary, s, mean, sd, g, p, window_days)
+    least = -handle  # every baccarat bet loses at most its stake (a Tie's Banker and Player bets push)
+
+    # once, not per entity
+    band_low, band_high = sum_quantile(mean, sd, g, Z95, least), sum_quantile(mean, sd, g, -Z95, least)
+
+    funnel = funnel_rows(summary, s, mean, sd, g, p, window_days, least=least)
     return hold_test_rows(summary, s, mean, sd, g, p, handle, band_low, band_high, window_days), funnel
 
 
@@ -153,25 +155,30 @@ def hold_identity(groupings: list[str], keys: list[str], levels: list[str], bets
             [f"{k} {key} x {b}" for k, key, b in zip(kind_label, keys, bets)])
 
 
-def sum_quantile(mean: np.ndarray, sd: np.ndarray, g: np.ndarray, z: float) -> np.ndarray:
+def sum_quantile(mean: np.ndarray, sd: np.ndarray, g: np.ndarray, z: float, least: np.ndarray | None = None) -> np.ndarray:
     """The quantile of an entity's sum at standard normal ``z`` with the skew ``g``: the Wilson-Hilferty frequency
     factor of a Pearson type III (shifted gamma) law, ``(2/g) ((1 + g z/6 - g^2/36)^3 - 1)`` standard deviations from
     the mean. To first order in ``g`` it is the Cornish-Fisher ``z + (z^2 - 1) g/6`` used before; unlike it, it rises
     with ``z`` at any skew (Cornish-Fisher turns back beyond ``|g| = 3/|z|``: a Big Tiger table's 99.7 % band fell
-    inside its 95 % band), and where the gamma's support ends (the base below 0) the quantile is that end."""
+    inside its 95 % band), and where the gamma's support ends (the base below 0) the quantile is that end. ``least``:
+    the smallest value the sum can take (every wager lost), which no quantile passes (a shifted gamma's support is not
+    the sum's: a few Big Tiger wagers' band of hold reached 120 %, where a bet loses at most its stake)."""
     g = np.asarray(g, dtype=float)
     small = np.abs(g) < 1e-6
     gs = np.where(small, 1.0, g)
     base = np.maximum(1.0 + gs * z / 6.0 - gs * gs / 36.0, 0.0)
     factor = np.where(small, z + (z * z - 1) * g / 6.0, 2.0 / gs * (base ** 3 - 1.0))
-    return mean + sd * factor
+    q = mean + sd * factor
+    return q if least is None else np.maximum(q, least)
 
 
 def funnel_rows(summary: pl.DataFrame, s: np.ndarray, mean: np.ndarray, sd: np.ndarray, g: np.ndarray,
-                p: np.ndarray, window_days: int, band: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> pl.DataFrame:
+                p: np.ndarray, window_days: int, band: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                least: np.ndarray | None = None) -> pl.DataFrame:
     """The funnel plot's rows (``out_stat_funnel``) of one grouping's entities: hold against handle, the theory
     and the 95 % and 99.7 % bands, from the entities' recorded sums ``s`` and their sums' moments; ``band``: the
-    (mean, sd, skew) the bands are taken from where they are not the sum's (``hold_games``: a sum with jumps)."""
+    (mean, sd, skew) the bands are taken from where they are not the sum's (``hold_games``: a sum with jumps);
+    ``least``: each sum's smallest possible value, which no band passes (``sum_quantile``)."""
     handle = summary["handle"].cast(pl.Float64).to_numpy()
     theory, spread = mean, sd
     if band is not None:
@@ -184,10 +191,10 @@ def funnel_rows(summary: pl.DataFrame, s: np.ndarray, mean: np.ndarray, sd: np.n
         pl.lit(window_days).alias("window_days"),
         summary.select((-pl.col("recorded").cast(pl.Int64, strict=False)).alias("house_win")).to_series(),
         pl.Series("hold", -s / handle), pl.Series("theoretical_hold", -theory / handle),
-        pl.Series("hold_low_95", -sum_quantile(mean, sd, g, Z95) / handle),
-        pl.Series("hold_high_95", -sum_quantile(mean, sd, g, -Z95) / handle),
-        pl.Series("hold_low_997", -sum_quantile(mean, sd, g, Z997) / handle),
-        pl.Series("hold_high_997", -sum_quantile(mean, sd, g, -Z997) / handle),
+        pl.Series("hold_low_95", -sum_quantile(mean, sd, g, Z95, least) / handle),
+        pl.Series("hold_high_95", -sum_quantile(mean, sd, g, -Z95, least) / handle),
+        pl.Series("hold_low_997", -sum_quantile(mean, sd, g, Z997, least) / handle),
+        pl.Series("hold_high_997", -sum_quantile(mean, sd, g, -Z997, least) / handle),
         pl.Series("sd_per_unit", spread / np.sqrt(handle)), pl.Series("p_value", p),
     )
 

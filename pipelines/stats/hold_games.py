@@ -253,11 +253,12 @@ def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, wind
     s = summary["recorded"].cast(pl.Float64).to_numpy()
     mean, var, k3 = ms.moments()
     band = body_moments(ms, (mean, var, k3))  # where the sum has jumps, its bands from its body (the 1000:1 line)
+    least = ms.bounds()[0]  # the sum when every draw is at its least: no band passes it
     if have.any():
         mean, var, k3 = (np.where(have, known[:, i], v) for i, v in enumerate((mean, var, k3)))
-        known_band = memo.known_band(keys)
-        band = tuple(np.where(have & ~np.isnan(known_band[:, i]), known_band[:, i], np.where(have, w, b))
-                     for i, (b, w) in enumerate(zip(band, (mean, var, k3))))
+        known_band = memo.known_band(keys)  # kept beside the moments (below): known together
+        band = tuple(np.where(have, known_band[:, i], b) for i, b in enumerate(band))
+        least = np.where(have, known_band[:, 3], least)
     p = batch_two_sided(ms, np.where(skip, mean, s), moments=(mean, var, k3))  # a known one at its mean: no saddle point
     one_sided = summary["one_sided"].to_numpy()
     p = np.where(one_sided, np.where(s > mean, p / 2, 1.0), p)
@@ -268,19 +269,21 @@ def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, wind
         keys = [k for k, w in zip(keys, work) if w]
         summary, s, mean, var, k3, p = summary.filter(pl.Series(work)), s[work], mean[work], var[work], k3[work], p[work]
         band = tuple(b[work] for b in band)
+        least = least[work]
     if memo is not None:
         memo.keep(keys, mean, var, k3, p)
-        memo.keep_band(keys, *band)
+        memo.keep_band(keys, *band, least)
     sd = np.sqrt(var)
     g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
     band_sd = np.sqrt(band[1])
     band_g = np.where(band_sd > 0, band[2] / np.maximum(band_sd, 1e-300) ** 3, 0.0)
 
     # once, not per entity
-    band_low, band_high = sum_quantile(band[0], band_sd, band_g, Z95), sum_quantile(band[0], band_sd, band_g, -Z95)
+    band_low, band_high = (sum_quantile(band[0], band_sd, band_g, Z95, least),
+                           sum_quantile(band[0], band_sd, band_g, -Z95, least))
 
     handle = summary["handle"].cast(pl.Float64).to_numpy()
-    funnel = funnel_rows(summary, s, mean, sd, g, p, window_days, band=(band[0], band_sd, band_g))
+    funnel = funnel_rows(summary, s, mean, sd, g, p, window_days, band=(band[0], band_sd, band_g), least=least)
     games, levels, sided = summary["game"].to_list(), summary["level"].to_list(), summary["one_sided"].to_list()
     variance = {"main": "a round's seats correlated as in the engine's two-seat simulation"}
     tests = hold_test_rows(

@@ -49,7 +49,7 @@ class WindowMemo:
 
     def __init__(self):
         self._hold: dict[tuple, tuple[float, float, float, float]] = {}
-        self._band: dict[tuple, tuple[float, float, float]] = {}
+        self._band: dict[tuple, tuple[float, float, float, float]] = {}
 
     def known(self, keys: list[tuple]) -> np.ndarray:
         """(n, 4) mean, variance, third cumulant and p of each entity's sum; NaN where not worked out yet."""
@@ -60,12 +60,13 @@ class WindowMemo:
         self._hold.update(zip(keys, zip(mean.tolist(), var.tolist(), k3.tolist(), p.tolist())))
 
     def known_band(self, keys: list[tuple]) -> np.ndarray:
-        """(n, 3) the moments each entity's band was taken from (``distributions.body_moments``); NaN where none."""
-        nan = (np.nan,) * 3
-        return np.array([self._band.get(k, nan) for k in keys], dtype=float).reshape(len(keys), 3)
+        """(n, 4) the moments each entity's band was taken from (``distributions.body_moments``) and the least value
+        its sum can take; NaN where none."""
+        nan = (np.nan,) * 4
+        return np.array([self._band.get(k, nan) for k in keys], dtype=float).reshape(len(keys), 4)
 
-    def keep_band(self, keys: list[tuple], mean: np.ndarray, var: np.ndarray, k3: np.ndarray) -> None:
-        self._band.update(zip(keys, zip(mean.tolist(), var.tolist(), k3.tolist())))
+    def keep_band(self, keys: list[tuple], mean: np.ndarray, var: np.ndarray, k3: np.ndarray, least: np.ndarray) -> None:
+        self._band.update(zip(keys, zip(mean.tolist(), var.tolist(), k3.tolist(), least.tolist())))
 
 
 def _first_by_day(col: str) -> pl.Expr:
