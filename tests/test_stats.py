@@ -489,7 +489,9 @@ def test_rolling_windows_skip_a_window_that_holds_no_more_nights():
 def test_a_windows_findings_belong_to_the_night_it_ends_with_not_to_its_entitys_last_day():
     """A 7-day window ending tomorrow on a table seen only today (no rounds tomorrow) is tomorrow's finding: filed
     under the entity's last day of data, a re-run of tomorrow (which replaces tomorrow's rows) left it behind, and a
-    backfill of today published it among today's findings (tests/test_nights.py). Same window, other night: other id."""
+    backfill of today published it among today's findings (tests/test_nights.py). Same window, other night: other id.
+    (A night's run now writes no finding for a table with no rounds that night: ``new_evidence_only``,
+    tests/test_stats_new_evidence.py; the filing rule holds for every finding it writes.)"""
     floor = Floor(baccarat_tables=2, baccarat_rounds=300, blackjack_tables=0, drift=0.35, drift_rounds=1200)
     w, c, e = night(floor, DAY, 7)
     t = with_fdr(detect_all(StatsInputs(w, e, c, DAY, DAY), StatsParams(), 7)[0], StatsParams())

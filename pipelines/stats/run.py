@@ -4,7 +4,7 @@
 gaming days in the database that end with it (``StatsParams.windows``, 1, 7 and 30 days; a window
 holding no more nights than a shorter one is skipped: the same data would be the same test twice; a
 gaming day still in play, ``load.open_days``, runs only its own 1-day window), puts one Benjamini-Hochberg over every entity tested that night, and turns the tests under the FDR
-level into findings. ``investigate(con, first_day, last_day)`` is the same over one date range (an
+level that hold new evidence into findings (``findings_of``). ``investigate(con, first_day, last_day)`` is the same over one date range (an
 investigation). Both are plain functions over an open read-only connection; the audit flow calls
 ``statistics_step`` once, after its write step, and writes through its one writer
 (``write_statistics``).
@@ -118,10 +118,23 @@ def _stable(value):
     return value
 
 
-def findings_of(tests: pl.DataFrame, params: StatsParams) -> pl.DataFrame:
-    """The flagged tests as findings: money over the window, the sentence, the evidence and parameters in detail."""
+def findings_of(tests: pl.DataFrame, params: StatsParams, new_evidence_only: bool = False) -> pl.DataFrame:
+    """The flagged tests as findings: money over the window, the sentence, the evidence and parameters in detail.
+
+    ``new_evidence_only`` (a night's windows, not an investigation's range): only the tests that hold something the
+    night's audit has not reported before. An entity with no rows on the night its window ends with (a shoe dealt
+    three weeks ago, a pair that last met on Tuesday) has in that window a part of the rows it was tested on, and
+    flagged on, the last night it played: written again, the same shoe was a finding on 31 nights running (1,364 of the
+    1,922 hold findings of 30 simulated nights were 69 shoes). And an entity whose rows are the same in two of the
+    night's windows (every row inside the shorter one) is the same test twice: its finding is the shorter window's.
+    The tests themselves, their q-values and the funnel are kept whole (``out_stat_tests``): only the findings are
+    not repeated."""
     rows = []
-    flagged = tests.filter(pl.col("flagged")).sort("kind", "test", "entity", "window_days")
+    flagged = tests.filter(pl.col("flagged"))
+    if new_evidence_only and flagged.height:
+        flagged = flagged.filter(pl.col("last_day") == pl.col("window_end")).sort("window_days").unique(
+            ["kind", "test", "entity", "currency", "first_day", "last_day"], keep="first", maintain_order=True)
+    flagged = flagged.sort("kind", "test", "entity", "window_days")
     for r in flagged.iter_rows(named=True):
         # a finding belongs to the night its window ends with (an entity may have played only earlier in it)
         night = r.get("window_end") or r["last_day"]
@@ -242,7 +255,8 @@ def statistical_findings(con, night: dt.date, params: StatsParams = DEFAULT_PARA
     tests, funnel, graph = summary_windows(summaries, night, days, params, rows, memo, windows,
                                            reuse_for if reuse else None, ran, widths)
     tests = with_fdr(tests, params)
-    return StatsOutcome(night, tests, findings_of(tests, params), funnel, graph, fresh, tuple(ran), basis, widths)
+    return StatsOutcome(night, tests, findings_of(tests, params, new_evidence_only=True), funnel, graph, fresh,
+                        tuple(ran), basis, widths)
 
 
 def investigate(con, first_day: dt.date, last_day: dt.date, params: StatsParams = DEFAULT_PARAMS) -> StatsOutcome:
