@@ -1,7 +1,8 @@
 """A night's statistical findings are its new evidence (``run.findings_of(..., new_evidence_only=True)``): an entity
 with no rows on the night its window ends with is not a finding again (it was one the last night it played, on more
 of its rows), and an entity whose rows are the same in two of the night's windows is one finding, the shorter
-window's. Over 30 simulated nights the same shoe had been a finding on 31 nights running. The tests stay whole."""
+window's. Over 30 simulated nights a shoe of the third night had been a finding 31 times, on every night after. The
+tests stay whole."""
 
 import datetime as dt
 import json
