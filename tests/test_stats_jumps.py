@@ -174,3 +174,21 @@ def test_a_fair_floors_bands_hold_no_more_than_every_stake_and_rise_from_95_to_9
     assert (stake_bound["hold_high_997"] <= 1 + 1e-12).all()
     assert (funnel["hold_low_997"] <= funnel["hold_low_95"] + 1e-12).all()
     assert (funnel["hold_high_997"] >= funnel["hold_high_95"] - 1e-12).all()
+
+
+def test_a_sum_whose_body_has_no_spread_gets_the_chance_of_a_jump():
+    """A lottery line (+5,000 with 5 in 100,000, else -1) on 20 wagers of 100: every atom but the loss is a jump, so the
+    body is the sure loss of 2,000. One win is beyond the body: its two-sided p is twice the chance of any win, exact;
+    a single Bonus wager of 1,000.00 that hits the 1000:1 line: twice that line's chance. No overflow on the way."""
+    import warnings
+
+    lottery = MoneySums(np.zeros(1, dtype=np.int64), np.array([[-1.0, 5000.0]]), np.array([[0.99995, 0.00005]]),
+                        np.array([100.0]), np.array([20.0]), 1)
+    one_bonus = MoneySums(np.zeros(1, dtype=np.int64), VALUES[None, :], PROBS[None, :], np.array([100_000.0]),
+                          np.array([1.0]), 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        win = batch_two_sided(lottery, np.array([498_000.0]))[0]
+        jackpot = batch_two_sided(one_bonus, np.array([1000 * 100_000.0]))[0]
+    assert win == pytest.approx(2 * (1 - 0.99995 ** 20), rel=1e-9)
+    assert jackpot == pytest.approx(2 * PROBS[VALUES.argmax()], rel=1e-9)

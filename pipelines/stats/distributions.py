@@ -439,13 +439,15 @@ def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = SADDLE_
     tol = np.where(on, 0.25 * dd, 1e-9 * sd_f)
     edge = np.where(up, np.abs(s_lat - hi) <= tol, np.abs(s_lat - lo) <= tol)
     beyond = ~edge & np.where(up, s_lat > hi, s_lat < lo)
-    t = (target - mean_f) / sd_f ** 2
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # a jumps-only sum's body can have no spread
+        t = (target - mean_f) / sd_f ** 2
     rising = target > mean_f  # the saddle point's side of 0 (the lattice step can move a small sum across its mean)
     a = np.where(rising, 0.0, -np.inf)
     b = np.where(rising, np.inf, 0.0)
     # a body near its own mean (an entity far from its whole mean only through its jumps' share of it): the normal tail
     near = (np.abs(z_f) <= saddle_beyond) & ~beyond & ~edge
     moving = ~beyond & ~edge & ~near
+    t = np.where(moving, t, 0.0)  # no saddle point is solved for the others (their tails are set below)
     rows = _TiltRows(sub)
     for _ in range(iterations):
         idx = np.flatnonzero(moving)
