@@ -49,7 +49,7 @@ class TableResult:
 def add_stats(total: dict[str, int], more: dict[str, int]) -> None:
     """Add one day's or one table's behaviour counts into ``total``: counts add up, a ``*_max_units`` is the largest
     (the ground truth's "bets up to N units": summed over a week's days it said 28 where the counter's bet never
-    passed 7)."""
+    passed its cap of 6.5 units at strength 0.5)."""
     for key, value in more.items():
         total[key] = max(total.get(key, 0), value) if key.endswith("_max_units") else total.get(key, 0) + value
 

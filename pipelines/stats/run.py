@@ -3,8 +3,9 @@
 ``statistical_findings(con, night)`` runs the detectors over tonight and the rolling windows of the
 gaming days in the database that end with it (``StatsParams.windows``, 1, 7 and 30 days; a window
 holding no more nights than a shorter one is skipped: the same data would be the same test twice; a
-gaming day still in play, ``load.open_days``, runs only its own 1-day window), puts one Benjamini-Hochberg over every entity tested that night, and turns the tests under the FDR
-level that hold new evidence into findings (``findings_of``). ``investigate(con, first_day, last_day)`` is the same over one date range (an
+gaming day still in play, ``load.open_days``, runs only its own 1-day window), puts one Benjamini-Hochberg over
+every entity tested that night, and turns the tests under the FDR level that hold new evidence into findings
+(``findings_of``). ``investigate(con, first_day, last_day)`` is the same over one date range (an
 investigation). Both are plain functions over an open read-only connection; the audit flow calls
 ``statistics_step`` once, after its write step, and writes through its one writer
 (``write_statistics``).
