@@ -253,6 +253,33 @@ def test_hold_against_theory_per_table_with_the_95_percent_band():
     assert game["handle"] == 8_000_000 and game["house_win"] == -840_000
 
 
+def test_a_decision_games_table_above_its_band_is_the_players_decisions_not_outside():
+    """Blackjack's theory assumes basic strategy: a table whose players stand on 12 against a 6 holds the house more,
+    which is no anomaly (the hold detector tests the main game one-sided). Above the band: "above: players'
+    decisions", not "outside the band" (a red line of every night's summary); below it: outside. Baccarat (no
+    decisions) is judged both ways, as before (the test above)."""
+    from pipelines.report.sections import hold_table
+    from pipelines.report.theory import above_by_decisions
+
+    from rulebook.catalogue import load_catalogue
+
+    version = load_catalogue().versions("hoiana-blackjack")[0].version
+
+    def rows(house_win: int) -> pl.DataFrame:
+        bets = pl.DataFrame([{"game": "blackjack", "ruleset": "hoiana-blackjack", "ruleset_version": version,
+                              "table_id": "BJ-01", "currency": "USD", "bet": "main", "wagers": 400, "handle": 4_000_000,
+                              "handle_sq": 400 * 10_000.0 ** 2, "house_win": house_win}], schema=BET_AGGREGATE_SCHEMA)
+        return hold_by_table(bets)
+
+    high, low, near = rows(900_000), rows(-900_000), rows(20_000)  # +22.5 %, -22.5 %, +0.5 % of 40,000.00
+    assert high["band_hi_pct"][0] < 0.225 and low["band_lo_pct"][0] > -0.225  # both far beyond the band (sd ~ 5.8 %)
+    assert high["outside"].to_list() == [False] and above_by_decisions(high.row(0, named=True))
+    assert low["outside"].to_list() == [True] and not above_by_decisions(low.row(0, named=True))
+    assert near["outside"].to_list() == [False] and not above_by_decisions(near.row(0, named=True))
+    status = {name: hold_table(frame, True).rows[0][10].text for name, frame in (("high", high), ("low", low), ("near", near))}
+    assert status == {"high": "above: players' decisions", "low": "outside the band", "near": "within"}
+
+
 def test_holdem_flop_turn_and_river_add_handle_but_no_theory_of_their_own():
     bets = pl.DataFrame([
         {"game": "holdem_bonus", "ruleset": "hoiana-holdem-bonus", "ruleset_version": "01/01.05.2025",

@@ -9,7 +9,8 @@ question. Now the report draws the detector's rows:
   ``bet = 'all'``, ``window_days = 1``), or on its main game (``bet = 'main'``) for a table the detector judges on
   no all-bets level (Hold'em, blackjack), hold (not hold minus theory) against handle, with the detector's own
   band lines (:func:`pipelines.stats.run.funnel_curves_frame`: theory, 95 % and 99.7 % over a grid of
-  handles; a row whose handle is beyond 64 bits, null in the table, is left out); a point outside its own 95 % band (``hold_low_95``..``hold_high_95``) is a red x;
+  handles; a row whose handle is beyond 64 bits, null in the table, is left out); a point outside its own 95 % band
+  (``hold_low_95``..``hold_high_95``; a main game only below it: ``OUTSIDE``) is a red x;
 - **the per-table table**: the tables the detector judged take its handle, house win, theory and band, and
   "outside" means outside the detector's band; the tables of games it does not judge keep the report's
   normal band (the note under the table says which).
@@ -60,15 +61,19 @@ def tonight(points: pl.DataFrame) -> pl.DataFrame:
     ).sort("currency", "handle", "entity")
 
 
+#: a point outside its band: a main game's only below it (the detector tests it one-sided: a player who plays worse
+#: than the stated strategy gives the house more, which is no anomaly; ``theory.DECISION_GAMES``)
+OUTSIDE = (pl.col("hold") < pl.col("hold_low_95")) | ((pl.col("hold") > pl.col("hold_high_95")) & (pl.col("bet") != "main"))
+
+
 def funnel_points(points: pl.DataFrame) -> pl.DataFrame:
     """The funnel's points: each table of the one-night window on all its bets, or, for a table the detector
-    judges on no such level (Hold'em, blackjack), on its main game; with ``outside``."""
+    judges on no such level (Hold'em, blackjack), on its main game; with ``outside`` (``OUTSIDE``)."""
     all_bets = points.filter(TONIGHT)
     main = points.filter(MAIN_GAME).join(all_bets.select("entity", "currency", *(["night"] if "night" in points.columns else [])),
                                          on=["entity", "currency", *(["night"] if "night" in points.columns else [])], how="anti")
-    return pl.concat([all_bets, main], how="diagonal_relaxed").with_columns(
-        ((pl.col("hold") < pl.col("hold_low_95")) | (pl.col("hold") > pl.col("hold_high_95"))).alias("outside")
-    ).sort("currency", "handle", "entity")
+    return pl.concat([all_bets, main], how="diagonal_relaxed").with_columns(OUTSIDE.alias("outside")).sort(
+        "currency", "handle", "entity")
 
 
 def with_detector_bands(hold_tables: pl.DataFrame, points: pl.DataFrame) -> pl.DataFrame:

@@ -13,6 +13,7 @@ import polars as pl
 
 from pipelines.currency import format_amount, format_money
 from pipelines.id_cells import id_class
+from pipelines.report.theory import above_by_decisions
 
 # the kinds of issue 11's statistical detectors; a finding with a p_value is statistical whatever its kind
 STATISTICAL_KINDS = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
@@ -118,7 +119,8 @@ def hold_table(hold: pl.DataFrame, with_table: bool) -> Table:
     rows = []
     for r in hold.iter_rows(named=True):
         c = r["currency"]
-        status = {True: "outside the band", False: "within", None: "not judged"}[r["outside"]]
+        status = ("above: players' decisions" if above_by_decisions(r)
+                  else {True: "outside the band", False: "within", None: "not judged"}[r["outside"]])
         band = "" if r["band_lo_pct"] is None else f"{100 * r['band_lo_pct']:.2f} .. {100 * r['band_hi_pct']:.2f} %"
         row = [text(r["game"])] + ([ident(r["table_id"])] if with_table else []) + [
             text(c), num(r["wagers"]), money(r["handle"], c), money(r["house_win"], c, True),
