@@ -399,7 +399,7 @@ def batch_two_sided(ms: MoneySums, s: np.ndarray, saddle_beyond: float = SADDLE_
 
     A sum with jumps (``jump_atoms``: rare atoms far larger than the sum's spread, the Bonus's 1000:1 line at a large
     stake) is a mixture the saddle point cannot follow: tilted towards the observed sum, the rare atom takes over, and
-    the formula gave a negative tail (p < 1e-12 where the chance is 0.12) or one twenty times too large. Such an
+    the formula gave a negative tail (p < 1e-12 where the chance is 0.12) or one up to sixty times too large. Such an
     entity's tail is bounded through its body, the draws without their jumps: with ``P0`` the chance that no draw
     jumps, ``P(S >= s) = P0 P(body >= s) + (1 - P0) P(S >= s | a jump) <= P0 P(body >= s) + 1 - P0`` (and the same
     below), the body's tail by the saddle point, which follows it. The bound is never below the chance it stands for;
