@@ -526,7 +526,7 @@ def test_simulated_days_beyond_the_accepted_instants_are_refused_in_one_line(tmp
 
 def test_a_weeks_ground_truth_gives_the_counters_largest_bet_not_the_sum_of_each_days(tmp_path):
     """The counter's bet spread climbs to 1 + 11 x strength units (config.Behaviours): over three days the ground truth
-    said "bets up to 36 units" at strength 1, each day's largest added up, where no bet passed 12."""
+    said "bets up to 82 units" at strength 1, the days' largest added up, where no bet passed 12."""
     simulate(tmp_path, rounds=4000, days=3, seed=5, fault_rate=0.0, behaviours=Behaviours(1.0, 0.0, 0.0, 0.0))
     truth = read_ground_truth(tmp_path / "ground_truth.csv")
     row = next(r for r in truth if r.kind == "advantage_play")
