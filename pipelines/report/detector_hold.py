@@ -54,16 +54,14 @@ def read_funnel(con, days) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
     return pl.concat(points, how="diagonal_relaxed"), pl.concat(curves, how="diagonal_relaxed")
 
 
-def tonight(points: pl.DataFrame) -> pl.DataFrame:
-    """The per-table rows on all bets of the one-night window (the nights audited), with ``outside``."""
-    return points.filter(TONIGHT).with_columns(
-        ((pl.col("hold") < pl.col("hold_low_95")) | (pl.col("hold") > pl.col("hold_high_95"))).alias("outside")
-    ).sort("currency", "handle", "entity")
-
-
 #: a point outside its band: a main game's only below it (the detector tests it one-sided: a player who plays worse
 #: than the stated strategy gives the house more, which is no anomaly; ``theory.DECISION_GAMES``)
 OUTSIDE = (pl.col("hold") < pl.col("hold_low_95")) | ((pl.col("hold") > pl.col("hold_high_95")) & (pl.col("bet") != "main"))
+
+
+def tonight(points: pl.DataFrame) -> pl.DataFrame:
+    """The per-table rows on all bets of the one-night window (the nights audited), with ``outside`` (``OUTSIDE``)."""
+    return points.filter(TONIGHT).with_columns(OUTSIDE.alias("outside")).sort("currency", "handle", "entity")
 
 
 def funnel_points(points: pl.DataFrame) -> pl.DataFrame:
