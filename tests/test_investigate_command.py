@@ -257,6 +257,41 @@ def test_the_statistical_findings_about_the_subject_come_with_their_probabilitie
     assert "advantage_play" in page and "p = " in page
 
 
+def test_a_finding_reads_across_the_page_and_a_floored_p_reads_below_the_floor(tmp_path):
+    """A finding's detail is a row of its own under its columns (as the thirteenth cell it pushed the table past a
+    1,400-pixel window: each sentence had to be scrolled to); a p-value floored at 1e-12 reads "p < 1e-12", as the
+    sentence says, not "p = 1e-12"."""
+    import html
+
+    from out_tables import database_with
+
+    from pipelines.stats.distributions import P_FLOOR
+
+    day = dt.date(2026, 11, 24)
+    s = [{"gaming_day": day, "table_id": "BJ-01", "round_no": i, "wager_id": f"W{i}", "wager_order": 1, "seat": 1,
+          "player_id": "P-1", "dealer_id": "D-1", "game": "blackjack", "ruleset": "r", "currency": "USD",
+          "status": "settled", "bet": "main", "amount": 1000, "settled_amount": 1000, "recorded_net": 1000,
+          "expected_net": 1000} for i in range(3)]
+    sentence = "P-1 bet with the count over 169 blackjack hands; p < 1e-12; q = 3.4e-10 (1 gaming day to 2026-11-24)."
+    f = [{"finding_id": "F1", "kind": "advantage_play", "severity": "high", "gaming_day": day, "player_id": "P-1",
+          "expected_net": 3000, "recorded_net": 3000, "detail": sentence + ' {"test":"bet_vs_count"}', "currency": "USD"},
+         {"finding_id": "F2", "kind": "advantage_play", "severity": "high", "gaming_day": day, "player_id": "P-1",
+          "expected_net": 3000, "recorded_net": 3000, "detail": "P-1, the 7-day window; p = 2.0e-9", "currency": "USD"}]
+    f[0]["p_value"], f[1]["p_value"] = P_FLOOR, 2e-9
+    f[0]["q_value"] = f[1]["q_value"] = 3.4e-10
+    db = database_with(tmp_path / "audit.duckdb", s, f)
+    result = runner.invoke(app, ["investigate", "--db", str(db), "--player", "P-1", "--out", str(tmp_path / "inv")])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "inv" / "index.html").read_text(encoding="utf-8")
+    section = page.split('id="findings"', 1)[1].split("</section>", 1)[0]
+    assert "<b>p &lt; 1e-12</b>" in section and "<b>p = 1e-12</b>" not in section
+    assert "<b>p = 2.0e-9</b>" in section
+    header = section.split("</thead>", 1)[0]
+    assert len(re.findall(r"<th[ >]", header)) == 12 and ">detail<" not in header
+    rows = re.findall(r'<tr class="detail"><td colspan="12">(.*?)</td></tr>', section, flags=re.S)
+    assert len(rows) == 2 and rows[0].startswith(html.escape(sentence, quote=False)) and "the test's evidence (JSON)" in rows[0]
+
+
 def test_baccarat_theory_is_exact_and_the_rest_the_floors_estimate(audited_sample):
     """TBAC-5.1.1 Banker pays 19:20: its exact edge is 1.06 % (8 decks, the Banker's variance about 0.86); the
     blackjack main wager is the engine's simulation of basic strategy, the Pair exact (BJ-5.1 pays 11:1: 31/415

@@ -27,6 +27,7 @@ from pipelines.report import sections
 from pipelines.id_cells import SHORT_ID
 from pipelines.currency import format_amount, format_money, minor_units
 from pipelines.report.payload import findings_payload, pack, script_json, unpack
+from pipelines.stats.distributions import P_FLOOR
 from pipelines.report.theory import BET_AGGREGATE_SCHEMA, Z95, hold_by_game, hold_by_table, second_moment
 
 DAY = dt.date(2026, 11, 24)
@@ -371,10 +372,27 @@ def test_statistical_findings_show_their_probabilities_when_present():
         pl.when(pl.col("kind") == "player_luck_anomaly").then(3e-9).otherwise(None).alias("p_value"),
         pl.when(pl.col("kind") == "player_luck_anomaly").then(2e-7).otherwise(None).alias("q_value"))
     section = _body(render_report(_inputs(findings=both))).split('id="statistical"', 1)[1].split("</section>", 1)[0]
-    assert "player_luck_anomaly" in section and ">3e-09<" in section and ">2e-07<" in section
+    assert "player_luck_anomaly" in section and ">3.0e-9<" in section and ">2e-07<" in section
     # none tonight: the section says so
     section = _body(render_report(_inputs())).split('id="statistical"', 1)[1].split("</section>", 1)[0]
     assert "No statistical findings" in section and "<table" not in section
+
+
+def test_a_p_value_at_the_floor_reads_below_it_not_equal_to_it():
+    """A detector floors p at 1e-12 (below it a float's tail means nothing) and its sentence says "p < 1e-12"; the
+    statistical table printed "1e-12" and the findings table "1.0e-12", a figure no test gave."""
+    stat = conform(pl.DataFrame([{"finding_id": "e" * 16, "kind": "advantage_play", "severity": "high",
+                                  "gaming_day": DAY, "table_id": "BJ-01", "player_id": "P-9", "currency": "USD",
+                                  "detail": "P-9 bet with the count; p < 1e-12"}]), FINDINGS_SCHEMA)
+    both = pl.concat([_findings(), stat]).with_columns(
+        pl.when(pl.col("kind") == "advantage_play").then(P_FLOOR).otherwise(None).alias("p_value"),
+        pl.when(pl.col("kind") == "advantage_play").then(3.4e-10).otherwise(None).alias("q_value"))
+    html = render_report(_inputs(findings=both))
+    section = _body(html).split('id="statistical"', 1)[1].split("</section>", 1)[0]
+    assert ">&lt; 1e-12<" in section and ">1e-12<" not in section
+    # the findings table's cells are drawn by report.js from the payload: it carries the floor the script compares with
+    assert findings_payload(both)["p_floor"] == P_FLOOR
+    assert 'k === "p" && v <= D.p_floor' in html
 
 
 def test_a_statistical_findings_row_reads_its_sentence_not_its_json():

@@ -24,6 +24,7 @@ from markupsafe import Markup
 
 from pipelines.evidence.render import format_money
 from pipelines.id_cells import id_class
+from pipelines.stats.tests_frame import p_relation
 
 # the page shows the first rows of a long table and says so; the CSV and Parquet files beside it hold all. 100, not
 # the 500 it was: the rows' cells, rendered one by one, were most of each page's time on a night with 30 days of
@@ -40,6 +41,7 @@ def _env() -> Environment:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["money"] = lambda amount, currency, signed=False: format_money(amount, currency, signed)
     env.filters["idclass"] = id_class
+    env.filters["p_value"] = p_relation
     env.filters["num"] = lambda v, digits=2: "" if v is None else (f"{v:,.{digits}f}" if isinstance(v, float) else f"{v:,}")
     return env
 

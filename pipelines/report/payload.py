@@ -21,6 +21,7 @@ import polars as pl
 
 from pipelines.report.links import evidence_href, evidence_relpath
 from pipelines.currency import minor_units
+from pipelines.stats.distributions import P_FLOOR
 
 # (key in the payload, column of the findings frame, how it is encoded)
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -102,4 +103,5 @@ def findings_payload(findings: pl.DataFrame, database: str = "pitaudit.duckdb", 
         "links": links,
         "with_round": rounds.height,
         "decimals": {c: minor_units(c) for c in currencies},
+        "p_floor": P_FLOOR,  # a p-value at it was floored there, not computed: shown "< 1e-12"
     }

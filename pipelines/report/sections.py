@@ -14,6 +14,7 @@ import polars as pl
 from pipelines.currency import format_amount, format_money
 from pipelines.id_cells import id_class
 from pipelines.report.theory import above_by_decisions
+from pipelines.stats.tests_frame import fmt_p
 
 # the kinds of issue 11's statistical detectors; a finding with a p_value is statistical whatever its kind
 STATISTICAL_KINDS = ("hold_anomaly", "player_luck_anomaly", "advantage_play", "collusion_pattern")
@@ -179,7 +180,7 @@ def statistical(findings: pl.DataFrame, top: int = 200, investigations: dict[str
     for r in stat.iter_rows(named=True):
         p, q = r.get("p_value"), r.get("q_value")
         row = [text(r["kind"]), ident(r["table_id"]), ident(r["dealer_id"]), ident(r["player_id"]),
-               num(p, "" if p is None else f"{p:.2g}"), num(q, "" if q is None else f"{q:.2g}"), text(readable(r["detail"]))]
+               num(p, "" if p is None else fmt_p(p)), num(q, "" if q is None else f"{q:.2g}"), text(readable(r["detail"]))]
         if investigations is not None:
             href = investigations.get(r["finding_id"])
             row.append(Cell("investigation" if href else "", False, "", href))

@@ -66,6 +66,13 @@ def fmt_p(p: float) -> str:
     return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}".replace("e-0", "e-")
 
 
+def p_relation(p: float) -> str:
+    """``fmt_p`` with its relation, for a label that reads "p " before it: "= 0.0031", or "< 1e-12" at the floor
+    (a floored p written "= 1e-12" claims a figure no float tail gave)."""
+    text = fmt_p(p)
+    return text if text.startswith("<") else f"= {text}"
+
+
 BET_LABEL = {
     "banker": "Banker", "player": "Player", "tie": "Tie", "banker_pair": "Banker Pair", "player_pair": "Player Pair",
     "tiger": "Tiger", "small_tiger": "Small Tiger", "big_tiger": "Big Tiger", "side_bets": "side",

@@ -93,6 +93,7 @@
     if (k === "src") { var f = raw("file", i); return f === null ? "" : f + ":" + (raw("line", i) === null ? "" : raw("line", i)); }
     var v = raw(k, i);
     if (v === null || v === undefined) return "";
+    if (k === "p" && v <= D.p_floor) return "< 1e-12";  // floored, not computed: "1.0e-12" would claim a figure
     if (k === "p" || k === "q") return Number(v).toPrecision(2);
     if (k === "round" || k === "seat" || k === "line") return String(v);  // ids, as `pitaudit evidence --round` takes them
     if (typeof v === "number") return v.toLocaleString("en-US");
