@@ -28,7 +28,7 @@ from pipelines.id_cells import SHORT_ID
 from pipelines.currency import format_amount, format_money, minor_units
 from pipelines.report.payload import findings_payload, pack, script_json, unpack
 from pipelines.stats.distributions import P_FLOOR
-from pipelines.report.theory import BET_AGGREGATE_SCHEMA, Z95, hold_by_game, hold_by_table, second_moment
+from pipelines.report.theory import BET_AGGREGATE_SCHEMA, Z95, hold_by_game, hold_by_table, outside_by_chance, second_moment
 
 DAY = dt.date(2026, 11, 24)
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -376,6 +376,38 @@ def test_statistical_findings_show_their_probabilities_when_present():
     # none tonight: the section says so
     section = _body(render_report(_inputs())).split('id="statistical"', 1)[1].split("</section>", 1)[0]
     assert "No statistical findings" in section and "<table" not in section
+
+
+def _tables_outside(n_tables: int, n_outside: int, game: str = "baccarat") -> pl.DataFrame:
+    """A per-table hold frame (``hold_by_table``'s columns) of ``n_tables`` judged tables, ``n_outside`` of them
+    below their band."""
+    rows = []
+    for i in range(n_tables):
+        out = i < n_outside
+        rows.append({"game": game, "table_id": f"T-{i:02d}", "currency": "USD", "wagers": 1000, "handle": 1_000_000,
+                     "house_win": -150_000 if out else 20_000, "theo_win": 12_000.0, "var": 2.5e9, "handle_unrated": 0,
+                     "sd": 50_000.0, "hold_pct": -0.15 if out else 0.02, "theo_pct": 0.012, "band_lo_pct": -0.086,
+                     "band_hi_pct": 0.11, "outside": out})
+    return pl.DataFrame(rows, schema_overrides={"handle": pl.Int128, "house_win": pl.Int128, "handle_unrated": pl.Int128})
+
+
+def test_the_hold_line_says_how_many_tables_chance_alone_puts_outside():
+    """A 95 % band leaves 1 table in 20 outside by chance (1 in 40 at blackjack and Hold'em, judged below only): 24
+    baccarat tables have 1.2 outside on an average night, and 3 or fewer on 96.6 % of nights (Poisson, mean 1.2). One
+    table outside had been a red line of every such night's summary; it is a warning now, and red past 3."""
+    assert outside_by_chance(_tables_outside(24, 0)) == (24, pytest.approx(1.2), 3)
+    assert outside_by_chance(_tables_outside(20, 0, "blackjack")) == (20, pytest.approx(0.5), 2)
+    assert outside_by_chance(_tables_outside(0, 0)) == (0, 0.0, 0)
+
+    def line(n_outside: int) -> str:
+        body = _body(render_report(_inputs(hold=_tables_outside(24, n_outside))))
+        return re.search(r'<li[^>]*>Hold: .*?</li>', body, flags=re.S).group(0)
+
+    one, four = line(1), line(4)
+    assert one.startswith('<li class="warn">Hold: 1 of 24 table(s) outside their 95 % band')
+    assert "chance alone puts 1.2 of the 24 judged there on an average night)" in one
+    assert four.startswith('<li class="bad">Hold: 4 of 24') and "more than chance explains" in four
+    assert line(0).startswith("<li>Hold: 0 of 24")
 
 
 def test_a_p_value_at_the_floor_reads_below_it_not_equal_to_it():

@@ -22,7 +22,7 @@ from pipelines.report import detector_hold, figures, sections
 from pipelines.report.links import evidence_href
 from pipelines.currency import format_money, minor_units
 from pipelines.report.payload import findings_payload, pack
-from pipelines.report.theory import hold_by_game, hold_by_table
+from pipelines.report.theory import hold_by_game, hold_by_table, outside_by_chance
 
 SEVERITIES = ("high", "medium", "low")
 
@@ -135,6 +135,7 @@ def _summary(f: pl.DataFrame, totals: pl.DataFrame, hold: pl.DataFrame, files: p
                 packs is None or packs.has_pack(r["table_id"], r["round_no"], r["gaming_day"])) else None,
         })
     outside = hold.filter(pl.col("outside").fill_null(False)).sort("house_win") if hold.height else hold
+    judged, by_chance, chance_bound = outside_by_chance(hold)
     unreadable = files.filter(pl.col("status") == "unreadable") if files.height else files
     kinds = f.group_by("kind").len().sort(["len", "kind"], descending=[True, False]) if f.height else None
     return {
@@ -152,6 +153,7 @@ def _summary(f: pl.DataFrame, totals: pl.DataFrame, hold: pl.DataFrame, files: p
                      "band": (f"{100 * r['band_lo_pct']:.2f} .. {100 * r['band_hi_pct']:.2f} %"
                               if r["band_lo_pct"] is not None else "")} for r in outside.head(5).iter_rows(named=True)],
         "n_outside": outside.height, "n_hold_tables": hold.height,
+        "n_judged": judged, "outside_by_chance": by_chance, "beyond_chance": outside.height > chance_bound,
         "statistical": len(stat.rows) if stat else 0,
         "quarantined": quarantined, "unreadable": unreadable.height,
         "gaps": f.filter(pl.col("kind") == "sequence_gap").height,

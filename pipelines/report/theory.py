@@ -207,6 +207,25 @@ def hold_by_game(bets: pl.DataFrame) -> pl.DataFrame:
     return _hold(_rated(bets).with_columns(pl.lit(None, pl.String).alias("table_id")), ["game", "table_id", "currency"])
 
 
+def outside_by_chance(hold: pl.DataFrame) -> tuple[int, float, int]:
+    """Of the judged rows of ``hold`` (``outside`` not null): how many, how many chance alone leaves outside their
+    95 % band on average (1 in 20 two-sided, 1 in 40 at the decision games, judged below only), and the count
+    chance exceeds in fewer than 1 night in 20 (a Poisson bound on a sum of rare events: the 95th percentile of a
+    Poisson of that mean). A night of 24 tables has one outside by chance most nights: the summary says so, and reads
+    as a warning only past that count."""
+    if hold.height == 0 or "outside" not in hold.columns:
+        return 0, 0.0, 0
+    games = hold.filter(pl.col("outside").is_not_null())["game"].to_list()
+    mean = sum(0.025 if g in DECISION_GAMES else 0.05 for g in games)
+    k, term = 0, math.exp(-mean)
+    total = term
+    while total < 0.95:
+        k += 1
+        term *= mean / k
+        total += term
+    return len(games), mean, k
+
+
 def above_by_decisions(row: dict) -> bool:
     """A judged row of a decision game whose hold is above its band: the players' decisions, no anomaly."""
     return (row.get("outside") is False and row.get("game") in DECISION_GAMES and row.get("hold_pct") is not None
