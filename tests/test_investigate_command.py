@@ -11,6 +11,7 @@ import math
 import re
 import shutil
 
+import numpy as np
 import polars as pl
 import pytest
 from typer.testing import CliRunner
@@ -190,8 +191,47 @@ def test_theory_and_its_band_come_from_the_bets_mean_and_variance():
     assert last["cum_recorded"] == 45 and last["cum_wagered"] == 1150
     assert last["cum_theory"] == pytest.approx(-0.0106 * 100 - 0.1436 * 50)  # the void round expects 0
     sd = math.sqrt(0.9 * 100 ** 2 + 7.0 * 50 ** 2)
-    assert last["band_hi"] - last["cum_theory"] == pytest.approx(Z95 * sd)
+    assert last["band_hi"] - last["cum_theory"] == pytest.approx(Z95 * sd)  # a floor estimate: no skew, no jump
+    assert last["sd"] == pytest.approx(sd)
     assert curve["n"].to_list() == [1, 2, 3]
+
+
+def test_a_bonus_heavy_subjects_band_holds_the_exact_quantiles_of_its_sum():
+    """150 Hold'em Bonus wagers of 5.00 to 500.00 (HTB-6.1.2's 1000:1 line: 3.7 in a million, a hundred standard
+    deviations of the sum at the larger stakes). The page's band is the detectors' (the body's skewed quantiles): at
+    the curve's end within 5 % of the handle of the sum's exact 2.5 % and 97.5 % quantiles (its law by convolution).
+    The symmetric theory +- 1.96 sd it drew before was more than 8 % of the handle off on a side and about 13 % too
+    wide, on every Bonus-heavy player's and dealer's page."""
+    from test_stats_jumps import STEP, _exact_law, _table_stakes
+
+    from pipelines.investigate import moments_per_unit
+    from pipelines.investigation.theory import exact_where_known
+
+    stakes = _table_stakes()
+    n = len(stakes)
+    t0 = dt.datetime(2026, 11, 24, 12, tzinfo=dt.timezone.utc)
+    wagers = pl.DataFrame({
+        "currency": ["USD"] * n, "ruleset": ["hoiana-holdem-bonus"] * n, "bet": ["bonus"] * n, "status": ["settled"] * n,
+        "amount": stakes.astype(int), "recorded_net": (-stakes).astype(int), "expected_net": (-stakes).astype(int),
+        "bets_closed_at": [t0 + dt.timedelta(minutes=i) for i in range(n)], "gaming_day": [t0.date()] * n,
+        "table_id": ["HTB-01"] * n, "round_no": list(range(n)),
+    })
+    counts = pl.DataFrame({"ruleset": ["hoiana-holdem-bonus"], "bet": ["bonus"], "currency": ["USD"],
+                           "ruleset_version": ["01/01.05.2025"], "expected_net": [-500], "amount": [500], "c": [1]})
+    moments = exact_where_known(moments_per_unit(counts))
+    assert moments["method"].to_list() == ["exact"]
+    last = results_over_time(wagers, moments).row(-1, named=True)
+
+    law = _exact_law(stakes, int(10 * stakes.sum() / STEP))
+    cdf = np.cumsum(law[:-1])
+    sums = np.arange(len(cdf)) * STEP - stakes.sum()
+    handle = stakes.sum()
+    low, high = sums[np.searchsorted(cdf, 0.025)], sums[np.searchsorted(cdf, 0.975)]
+    assert abs(last["band_lo"] - low) / handle < 0.05 and abs(last["band_hi"] - high) / handle < 0.05, (last, low, high)
+    normal_lo, normal_hi = last["cum_theory"] - Z95 * last["sd"], last["cum_theory"] + Z95 * last["sd"]
+    assert max(abs(normal_lo - low), abs(normal_hi - high)) / handle > 0.08
+    assert (normal_hi - normal_lo) / (last["band_hi"] - last["band_lo"]) > 1.1
+    assert last["band_lo"] >= -handle  # no band below every stake lost
 
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -427,7 +467,6 @@ def test_the_figures_are_the_bytes_plotlys_validated_figures_give(audited_sample
 def _long_curve(n: int, seed: int = 7) -> pl.DataFrame:
     """One currency's curve of ``n`` wagers: a random walk of recorded nets around a theory line, with one spike
     above and one dip below it a single wager wide (which taking every k-th point would miss)."""
-    import numpy as np
 
     rng = np.random.default_rng(seed)
     recorded = np.cumsum(rng.integers(-1000, 1000, n))
@@ -442,7 +481,6 @@ def _long_curve(n: int, seed: int = 7) -> pl.DataFrame:
 
 
 def test_a_long_curve_is_thinned_to_the_bound_keeping_its_extremes_and_its_ends():
-    import numpy as np
 
     from pipelines.investigation import figures as F
 
@@ -519,7 +557,6 @@ def test_the_csv_command_a_page_gives_is_one_shell_word_per_value():
 def _count_rows(n: int, seed: int = 5) -> pl.DataFrame:
     """``n`` blackjack wagers with their true count: flat bets of 100 to 500, and one bet of 90,000 at a count of +4 and
     one of 1 at -2 among them (a sample of every k-th wager would miss them)."""
-    import numpy as np
 
     rng = np.random.default_rng(seed)
     amount = rng.integers(1, 6, n) * 100

@@ -24,42 +24,47 @@ import polars as pl
 IN_THE_ANTE = ("flop", "turn", "river")
 
 
-def _figure(rs, bet: str) -> tuple[float, float, str, str] | None:
-    """(mean, variance, method, source) of one unit of ``bet`` under ``rs``, or None (the floor's estimate)."""
+def _figure(rs, bet: str) -> tuple[float, float, str, str, list[float], list[float]] | None:
+    """(mean, variance, method, source, values, probabilities) of one unit of ``bet`` under ``rs``, or None (the
+    floor's estimate). The values and their probabilities are the bet's net per unit (a simulation's: its counts
+    over its rounds): the band takes its skew and its rare jumps from them (``analysis.results_over_time``)."""
     from pipelines.stats.payouts import Untestable, bet_distribution
 
     if rs.game == "baccarat":
         from pipelines.stats.distributions import baccarat_payouts
 
         payout = baccarat_payouts(rs.name, rs.version, int(rs.params.decks)).get(bet)
-        return None if payout is None else (payout.mean, payout.variance, "exact", "the shoe's first six cards enumerated")
+        return None if payout is None else (payout.mean, payout.variance, "exact", "the shoe's first six cards enumerated",
+                                            payout.units.tolist(), list(payout.probs))
     if rs.game == "holdem_bonus" and bet in IN_THE_ANTE:
-        return 0.0, 0.0, "in the Ante's figure", "the main game per unit of Ante covers the Flop, Turn and River"
+        return 0.0, 0.0, "in the Ante's figure", "the main game per unit of Ante covers the Flop, Turn and River", [0.0], [1.0]
     name = "main" if rs.game == "holdem_bonus" and bet == "ante" else bet
     try:
         d = bet_distribution(rs, name)
     except (Untestable, KeyError, ValueError):
         return None
-    return d.mean, d.variance, d.method, d.source
+    return d.mean, d.variance, d.method, d.source, [float(v) for v in d.values], [float(q) for q in d.probs]
 
 
 def exact_where_known(moments: pl.DataFrame) -> pl.DataFrame:
     """``moments`` (``bet_moments``) with ``mean_per_unit``/``var_per_unit`` replaced by the payout distributions'
-    figures where they give the bet, and ``method`` and ``source`` columns (module docstring)."""
+    figures where they give the bet, and ``method``, ``source``, ``unit_values`` and ``unit_probs`` columns (module
+    docstring; the last two null for the floor's estimate)."""
     from pipelines.stats.distributions import ruleset_of
 
     rows = []
     for r in moments.iter_rows(named=True):
-        method, source = "floor estimate", "every settled wager of the floor in the range"
+        method, source, values, probs = "floor estimate", "every settled wager of the floor in the range", None, None
         try:
             rs = ruleset_of(r["ruleset"], r["ruleset_version"])
         except Exception:  # noqa: BLE001 - a rule set the catalogue does not know keeps the floor's estimate
             rs = None
         figure = _figure(rs, r["bet"]) if rs is not None else None
         if figure is not None:
-            mean, var, method, source = figure
+            mean, var, method, source, values, probs = figure
             r = {**r, "mean_per_unit": mean, "var_per_unit": var}
-        rows.append({**r, "method": method, "source": source})
+        rows.append({**r, "method": method, "source": source, "unit_values": values, "unit_probs": probs})
+    extra = {"method": pl.String, "source": pl.String, "unit_values": pl.List(pl.Float64), "unit_probs": pl.List(pl.Float64)}
     if not rows:
-        return moments.with_columns(pl.lit(None, dtype=pl.String).alias("method"), pl.lit(None, dtype=pl.String).alias("source"))
-    return pl.DataFrame(rows, schema={**moments.schema, "method": pl.String, "source": pl.String})
+        return moments.with_columns(*(pl.lit(None, dtype=t).alias(c) for c, t in extra.items()))
+    return pl.DataFrame(rows, schema={**moments.schema, **extra})
