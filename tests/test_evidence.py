@@ -85,8 +85,10 @@ def test_a_blackjack_round_puts_every_card_on_a_hand_with_its_clause(audited_sam
         "SELECT table_id, round_no FROM out_findings WHERE kind = 'payout_mismatch' AND table_id LIKE 'BJ-%' "
         "ORDER BY table_id, round_no LIMIT 1").fetchall()[0]
     con.close()
-    _, data, _, _ = _pack(audited_sample, tmp_path, table, round_no)
+    _, data, page, _ = _pack(audited_sample, tmp_path, table, round_no)
     assert data["cards"] and all(c["step"] is not None and c["clause"].startswith("BJ-") for c in data["cards"])
+    # the deal mode is Hold'em's (docs/formats.md): not a blank cell a reviewer reads as missing data
+    assert "<th>deal mode</th><td>does not apply (Hold'em only)</td>" in page
     assert any(c["hand"] == "dealer" for c in data["cards"])
     assert any(s["what"].startswith("settle ") for s in data["steps"])
     mismatched = [w for w in data["wagers"] if w["difference"]]
