@@ -457,6 +457,24 @@ def test_the_trend_is_drawn_when_per_night_totals_are_given():
     assert "no night before tonight yet" in tonight_only and 'id="fig-trend-0"' not in tonight_only
 
 
+def test_the_trends_findings_axis_counts_in_whole_numbers_from_zero():
+    """The findings' right axis had its ticks on the bars' grid lines: 2.58, 5.16, 7.74 findings, and from 21 up where a
+    night's house win was below 0. Its own ticks now: whole steps (1, 2, 5, 10 ...) from 0; the bars' axis names its
+    money (its title had been set on no axis)."""
+    from pipelines.report.figures import count_step, trend as trend_figure
+
+    assert [count_step(m) for m in (0, 6, 7, 13, 30, 130, 1015)] == [1, 1, 2, 5, 5, 50, 200]
+    trend = pl.DataFrame([{"gaming_day": DAY - dt.timedelta(days=i), "currency": "USD", "tonight": i == 0, "rounds": 100,
+                           "wagers": 300, "handle": 1_000_000, "recorded_net": 20_000 if i == 1 else -20_000,
+                           "expected_net": -20_000, "findings": 13 * i + 21, "high_findings": 0} for i in range(4)],
+                         schema=TREND_SCHEMA)
+    layout = trend_figure(trend, "USD").layout
+    y2 = layout.yaxis2
+    assert (y2.tickmode, y2.tick0, y2.dtick, y2.tickformat) == ("linear", 0, 10, ",d")
+    assert y2.range[0] == 0 and y2.range[1] >= 60
+    assert layout.yaxis.title.text == "house win (USD)"
+
+
 def test_a_days_findings_without_a_currency_are_not_a_row_of_zero_rounds():
     """The data's findings (a gap, a changed source) name no currency: their trend row shows the findings and leaves
     the rounds, wagers and money empty; "0 rounds" read as a night nobody played."""

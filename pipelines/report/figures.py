@@ -219,14 +219,26 @@ def trend(trend_frame: pl.DataFrame, currency: str) -> go.Figure:
                     hovertext=[label(format_money(v, currency)) for v in wins], hoverinfo="text+x")
         fig.add_scatter(x=days, y=data["findings"].to_list(), name="findings", yaxis="y2", mode="lines+markers",
                         line={"color": "#b42318"})
-        fig.update_layout(yaxis2={"overlaying": "y", "side": "right", "title": {"text": "findings"}, "rangemode": "tozero",
-                                  "showgrid": False})
-        fig.update_yaxes(title_text=f"house win ({label(currency)})", selector={"anchor": "x"})
+        # the findings' own ticks, whole numbers from 0: the overlaying axis's automatic ticks fell on the bars' grid
+        # lines (2.58, 5.16 ... findings, and from 21 up where a night's house win was below 0)
+        most = max([0, *(v for v in data["findings"].to_list() if v is not None)])
+        fig.update_layout(yaxis2={"overlaying": "y", "side": "right", "title": {"text": "findings"}, "showgrid": False,
+                                  "tickmode": "linear", "tick0": 0, "dtick": count_step(most), "tickformat": ",d",
+                                  "range": [0, max(most, 1) * 1.08]},
+                          yaxis={"title": {"text": f"house win ({label(currency)})"}})
         fig.update_xaxes(type="category")
     else:
         _empty(fig, "no nights")
     return _layout(fig, f"Night after night, {label(currency)}: house win (bars; dark: tonight) and findings (line)",
                    height=320)
+
+
+def count_step(most: int, ticks: int = 6) -> int:
+    """A whole tick step (1, 2, 5, 10, 20, 50 ...) that puts at most ``ticks`` steps between 0 and ``most``."""
+    step = 1
+    while most / step > ticks:
+        step = step * 5 // 2 if str(step)[0] == "2" else step * 2
+    return step
 
 
 def fragment(fig: go.Figure, div_id: str) -> str:
