@@ -201,6 +201,38 @@ def test_bonus_pay_table_HTB_6_1_2(hole, odds):
 # --- the deal procedures ---------------------------------------------------------------------
 
 
+def test_the_steps_of_a_shoe_deal_put_each_decision_on_its_street_HTB_4_11_2_to_4_11_4():
+    """HTB-4.11.2: "After examining the Hole Cards, the Player may decide to" fold or bet the Flop; 4.11.3: the Dealer
+    deals the flop, and "Before the Turn Card is dealt" the player bets the Turn or checks; 4.11.4 the same for the
+    River after the turn. The steps read in that order, each under its clause, as a dispute reviewer replays the
+    round: they listed every card, the dealer's included, before the first decision."""
+    wagers = [(1, "ante", 100), (1, "flop", 200), (1, "river", 100), (3, "ante", 100), (4, "ante", 100), (4, "flop", 200),
+              (4, "turn", 100)]
+    actions = play(1, "flop", "check", "river") + play(3, "fold") + play(4, "flop", "turn", "check")
+    cards = shoe(["Ah Ad", "7c 2d", "Kc Kd"], "5h 6s 7d", "8c", "9h", "3h 4c", burns="2c 2h 2s 3c")
+    r = settle_round(rnd(HOIANA, cards, wagers, actions))
+    assert [s.what for s in r.steps] == [
+        "burn: 2c", "seat 1 hole card 1: Ah", "seat 3 hole card 1: 7c", "seat 4 hole card 1: Kc",
+        "seat 1 hole card 2: Ad", "seat 3 hole card 2: 2d", "seat 4 hole card 2: Kd",
+        "seat 1 bets the Flop", "seat 3 folds: Ante and Bonus lose", "seat 4 bets the Flop",
+        "burn: 2h", "flop card 1: 5h", "flop card 2: 6s", "flop card 3: 7d",
+        "seat 1 checks the Turn", "seat 4 bets the Turn",
+        "burn: 2s", "turn card: 8c",
+        "seat 1 bets the River", "seat 4 checks the River",
+        "burn: 3c", "river card: 9h", "dealer hole card 1: 3h", "dealer hole card 2: 4c",
+    ]
+    clause = {s.what: s.clause for s in r.steps}
+    assert (clause["seat 1 bets the Flop"], clause["seat 4 bets the Turn"], clause["seat 1 bets the River"]) == (
+        "HTB-4.11.2.ii", "HTB-4.11.3", "HTB-4.11.4")
+    # a device deals the board before the hands (HTB-4.12.1): every card is out before anyone decides
+    device = "5h 6s 7d 8c 9h Ah Ad 7c 2d Kc Kd 3h 4c"
+    d = settle_round(rnd(HOIANA, device, wagers, actions, mode="device"))
+    assert [s.what for s in d.steps][13:] == ["seat 1 bets the Flop", "seat 3 folds: Ante and Bonus lose",
+                                              "seat 4 bets the Flop", "seat 1 checks the Turn", "seat 4 bets the Turn",
+                                              "seat 1 bets the River", "seat 4 checks the River"]
+    assert nets(r) == nets(d)
+
+
 def test_shoe_and_device_procedures_give_the_same_hands_from_their_own_positions_HTB_4_11_and_4_12_1():
     wagers = [(1, "ante", 100), (1, "flop", 200), (4, "ante", 100), (4, "flop", 200)]
     actions = play(1, "flop", "check", "check") + play(4, "flop", "check", "check")

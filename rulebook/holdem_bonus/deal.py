@@ -43,6 +43,10 @@ class Deal:
     dealer: tuple[int, ...]
     burns: tuple[int, ...]
     steps: tuple[Step, ...]
+    # per step: the community cards dealt once it is done, and whether it burns a card (``engine.in_play_order``
+    # places the seats' decisions among the steps by them)
+    board: tuple[int, ...]
+    burn_step: tuple[bool, ...]
     problems: tuple[DealProblem, ...]
     missing: int  # cards the procedure still needed when the events ran out
     excess: int  # card (non-burn) events left after the procedure was complete
@@ -76,8 +80,16 @@ def reconstruct(
     dealer: list[int] = []
     burns: list[int] = []
     steps: list[Step] = []
+    board: list[int] = []
+    burn_step: list[bool] = []
     problems: list[DealProblem] = []
     i = 0
+
+    def add(step: Step, burn: bool = False) -> None:
+        steps.append(step)
+        board.append(len(community))
+        burn_step.append(burn)
+
     n = len(cards)
     boundary = True
 
@@ -95,7 +107,7 @@ def reconstruct(
                 )
             )
             burns.append(cards[i].code)
-            steps.append(Step(f"burn (out of procedure): {text}", clause))
+            add(Step(f"burn (out of procedure): {text}", clause), burn=True)
             i += 1
 
     for step, clause in zip(procedure, clauses):
@@ -104,7 +116,7 @@ def reconstruct(
             if i < n and cards[i].is_burn:
                 text = card_text(cards[i].code) or "unread"
                 burns.append(cards[i].code)
-                steps.append(Step(f"burn: {text}", clause))
+                add(Step(f"burn: {text}", clause), burn=True)
                 i += 1
             elif i < n:
                 problems.append(
@@ -134,20 +146,20 @@ def reconstruct(
             i += 1
             if hand == "seat":
                 hole[key].append(code)
-                steps.append(Step(f"seat {key} hole card {len(hole[key])}: {card_text(code)}", clause))
+                add(Step(f"seat {key} hole card {len(hole[key])}: {card_text(code)}", clause))
             elif hand == "community":
                 community.append(code)
-                steps.append(Step(f"{COMMUNITY_NAMES[key] if key < 5 else 'community card'}: {card_text(code)}", clause))
+                add(Step(f"{COMMUNITY_NAMES[key] if key < 5 else 'community card'}: {card_text(code)}", clause))
             else:
                 dealer.append(code)
-                steps.append(Step(f"dealer hole card {len(dealer)}: {card_text(code)}", clause))
+                add(Step(f"dealer hole card {len(dealer)}: {card_text(code)}", clause))
     excess = 0
     while i < n:
         if cards[i].is_burn:
             take_unexpected_burns(unexpected_burn_clause)
             continue
         excess += 1
-        steps.append(Step(f"card beyond the deal procedure: {card_text(cards[i].code)}", clauses[-1] if clauses else ""))
+        add(Step(f"card beyond the deal procedure: {card_text(cards[i].code)}", clauses[-1] if clauses else ""))
         i += 1
     dealt = sum(len(h) for h in hole.values()) + len(community) + len(dealer)
     needed = 2 * len(seats) + 5 + 2
@@ -159,6 +171,8 @@ def reconstruct(
         dealer=tuple(dealer),
         burns=tuple(burns),
         steps=tuple(steps),
+        board=tuple(board),
+        burn_step=tuple(burn_step),
         problems=tuple(problems),
         missing=missing,
         excess=excess,

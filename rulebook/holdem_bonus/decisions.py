@@ -22,6 +22,8 @@ from rulebook.holdem_bonus.params import DecisionClauses, ShowdownClauses
 from rulebook.round import Action, Irregularity, Step, Wager
 
 PLAYED, FOLDED, CONCEDED, UNDECIDED = "played", "folded", "conceded", "undecided"
+# when a decision is made: the community cards on the table by then (a concession at the showdown, after every card)
+PRE_FLOP, BEFORE_TURN, BEFORE_RIVER, SHOWDOWN = 0, 3, 4, 99
 ACTIONS = ("fold", "flop", "check", "turn", "river", "concede")
 
 
@@ -34,6 +36,9 @@ class SeatPlay:
     irregularities: tuple[Irregularity, ...] = ()
     refused: dict[str, str] = field(default_factory=dict)  # wager_id -> why the rules cannot settle it
     steps: tuple[Step, ...] = ()
+    # per step: the community cards on the table when the seat decided (0 before the flop, 3 before the turn, 4
+    # before the river, SHOWDOWN at it): where the step stands among the deal's (``engine.in_play_order``)
+    streets: tuple[int, ...] = ()
 
 
 def read_seat(
@@ -46,6 +51,12 @@ def read_seat(
     """The seat's decisions as the rules allow them, with every disagreement reported."""
     issues: list[Irregularity] = []
     steps: list[Step] = []
+    streets: list[int] = []
+
+    def say(street: int, step: Step) -> None:
+        steps.append(step)
+        streets.append(street)
+
     # per street: None = no decision recorded, True = bet, False = check
     pre: str | None = None  # "fold" | "flop"
     turn: bool | None = None
@@ -58,31 +69,31 @@ def read_seat(
         if state == "start":
             if name == "fold":
                 pre, state = "fold", "folded"
-                steps.append(Step(f"seat {seat} folds: Ante and Bonus lose", clauses.fold))
+                say(PRE_FLOP, Step(f"seat {seat} folds: Ante and Bonus lose", clauses.fold))
             elif name == "flop":
                 pre, state = "flop", "turn"
-                steps.append(Step(f"seat {seat} bets the Flop", clauses.flop))
+                say(PRE_FLOP, Step(f"seat {seat} bets the Flop", clauses.flop))
             else:
                 problem = (clauses.flop, f"the first decision must be fold or flop, got {name!r}")
         elif state in ("turn", "river", "done") and name == "concede":
             if showdown.concede:
                 conceded, state = True, "conceded"
-                steps.append(Step(f"seat {seat} concedes: every wager loses", showdown.concede))
+                say(SHOWDOWN, Step(f"seat {seat} concedes: every wager loses", showdown.concede))
             else:
                 problem = (showdown.compare, "the rule set has no concession: every hand is compared")
         elif state == "turn":
             if name in ("turn", "check"):
                 turn, state = name == "turn", "river"
-                steps.append(Step(f"seat {seat} {'bets the Turn' if turn else 'checks the Turn'}", clauses.turn))
+                say(BEFORE_TURN, Step(f"seat {seat} {'bets the Turn' if turn else 'checks the Turn'}", clauses.turn))
             elif name == "river":
                 river, state = True, "done"
-                steps.append(Step(f"seat {seat} bets the River (no Turn decision recorded)", clauses.river))
+                say(BEFORE_RIVER, Step(f"seat {seat} bets the River (no Turn decision recorded)", clauses.river))
             else:
                 problem = (clauses.turn, f"after the Flop bet the seat may bet the Turn or check, got {name!r}")
         elif state == "river":
             if name in ("river", "check"):
                 river, state = name == "river", "done"
-                steps.append(Step(f"seat {seat} {'bets the River' if river else 'checks the River'}", clauses.river))
+                say(BEFORE_RIVER, Step(f"seat {seat} {'bets the River' if river else 'checks the River'}", clauses.river))
             else:
                 problem = (clauses.river, f"{name!r} after the Turn decision; the seat may bet the River or check")
         elif state == "done":
@@ -112,15 +123,17 @@ def read_seat(
     if pre is None:
         if "flop" in by_bet:
             pre = "flop"
-            steps.append(Step(f"seat {seat} played the Flop (no decision recorded; a Flop wager was placed)", clauses.flop))
+            say(PRE_FLOP, Step(f"seat {seat} played the Flop (no decision recorded; a Flop wager was placed)", clauses.flop))
         else:
             for bet in ("turn", "river"):
                 refuse(bet, "without a Flop decision or wager", clauses.flop)
-            return SeatPlay(seat, UNDECIDED, irregularities=tuple(issues), refused=refused, steps=tuple(steps))
+            return SeatPlay(seat, UNDECIDED, irregularities=tuple(issues), refused=refused, steps=tuple(steps),
+                            streets=tuple(streets))
     if pre == "fold":
         for bet in ("flop", "turn", "river"):
             refuse(bet, "on a folded hand", clauses.fold)
-        return SeatPlay(seat, FOLDED, irregularities=tuple(issues), refused=refused, steps=tuple(steps))
+        return SeatPlay(seat, FOLDED, irregularities=tuple(issues), refused=refused, steps=tuple(steps),
+                        streets=tuple(streets))
 
     if "flop" not in by_bet:
         issues.append(Irregularity("illegal_action", clauses.flop, f"seat {seat}: a Flop decision with no Flop wager"))
@@ -129,7 +142,8 @@ def read_seat(
         if decided is None:
             bets[bet] = bet in by_bet
             if bet in by_bet:
-                steps.append(Step(f"seat {seat} bet the {bet.title()} (no decision recorded; a {bet.title()} wager was placed)", clause))
+                say(BEFORE_TURN if bet == "turn" else BEFORE_RIVER,
+                    Step(f"seat {seat} bet the {bet.title()} (no decision recorded; a {bet.title()} wager was placed)", clause))
         elif decided:
             bets[bet] = True
             if bet not in by_bet:
@@ -146,4 +160,5 @@ def read_seat(
         irregularities=tuple(issues),
         refused=refused,
         steps=tuple(steps),
+        streets=tuple(streets),
     )

@@ -341,7 +341,6 @@ def settle_round(round_input: RoundInput) -> RoundResult:
         )
         for seat in ante_seats
     }
-    decision_steps = [st for seat in ante_seats for st in plays[seat].steps]
     for seat in ante_seats:
         irregularities.extend(plays[seat].irregularities)
     for a in ri.actions:
@@ -374,8 +373,7 @@ def settle_round(round_input: RoundInput) -> RoundResult:
             f"card(s) {', '.join(card_text(c) for c in dups)} appear more often than {decks} deck(s) hold: an excess of cards",
         )
     deal = reconstruct(procedure, clauses, ante_seats, ri.cards, rules.missing_burn.clause, rules.unexpected_burn.clause)
-    steps.extend(deal.steps)
-    steps.extend(decision_steps)
+    steps.extend(in_play_order(deal, [plays[seat] for seat in ante_seats]))
     for p in deal.problems:
         rule = rules.missing_burn if p.kind == "missing_burn" else rules.unexpected_burn
         found(rule, "card_integrity", p.detail, p.clause)
@@ -416,6 +414,38 @@ def settle_round(round_input: RoundInput) -> RoundResult:
         else:
             unsettled[wid] = r
     return RoundResult(settlements, unsettled, tuple(steps), tuple(irregularities), outcome=outcome)
+
+
+def in_play_order(deal: Deal, plays: list[SeatPlay]) -> list[Step]:
+    """The deal's steps with the seats' decisions where the game makes them (HTB-4.11.2 to 4.11.4, MBS-3.7).
+
+    Dealt from a shoe (HTB-4.11: hole cards, then the flop, turn and river, each after its burn): every seat's Flop
+    or fold after the last hole card (the flop's burn follows the decisions), the Turn decisions after the third
+    community card, the River's after the fourth, a concession after every card. A dispute reads "seat 1 checks
+    the Turn" before "turn card: Ad", not after the dealer's cards. A device that deals the board before the hands
+    (HTB-4.12.1) has dealt every card before anyone decides: its decisions follow the whole deal, street by street.
+    A seat's own decisions keep their order within a street."""
+    decided = sorted(((street, order, k, step) for order, play in enumerate(plays)
+                      for k, (street, step) in enumerate(zip(play.streets, play.steps))), key=lambda t: t[:3])
+    cards = [j for j, burn in enumerate(deal.burn_step) if not burn]
+    board_first = next((j for j in cards if deal.board[j] > 0), len(deal.steps))
+    hands_first = all(deal.board[j] == 0 for j in cards if j < board_first) and not any(
+        deal.steps[j].what.startswith("seat ") for j in cards if j > board_first)
+    # after which deal step each street's decisions stand: the last card (not a burn) dealt with at most that many
+    # community cards on the table; on a device's deal, the last step
+    last = len(deal.steps) - 1
+    after = {street: max((j for j in cards if deal.board[j] <= street), default=-1) if hands_first else last
+             for street, *_ in decided}
+    out: list[Step] = []
+    pending = iter(decided)
+    nxt = next(pending, None)
+    for j in range(-1, len(deal.steps)):
+        if j >= 0:
+            out.append(deal.steps[j])
+        while nxt is not None and (after[nxt[0]] == j or (j == len(deal.steps) - 1)):
+            out.append(nxt[3])
+            nxt = next(pending, None)
+    return out
 
 
 def _one_wager_per_area(params, wagers, settlements, unsettled, irregularities) -> list[Wager]:

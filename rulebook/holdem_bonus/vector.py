@@ -544,7 +544,7 @@ def _settle_batch(params, mode, members, rounds, hole, community, dealer, p7, d7
             deal = reconstruct(procedure, clauses, m.seats, ri.cards, params.irregularities.missing_burn.clause, params.irregularities.unexpected_burn.clause)
             by_seat = {s: ([a for a in ri.actions if a.seat == s], [w for w in ri.wagers if w.seat == s]) for s in m.seats}
             plays = [read_seat(s, *by_seat[s], params.decisions(mode), params.showdown) for s in m.seats]
-            steps = deal.steps + tuple(st for play in plays for st in play.steps)
+            steps = tuple(engine.in_play_order(deal, plays))
         seats_out = {}
         for j, s in enumerate(m.seats):
             status_s = m.statuses[j]
