@@ -152,6 +152,29 @@ def test_a_long_id_in_the_reports_findings_table_wraps_inside_its_own_cell(brows
     assert all(scroll <= client + 1 for _, scroll, client in cells), [c for c in cells if c[1] > c[2] + 1]
 
 
+@pytest.mark.parametrize("page", ["report.html", "investigations/player/P-615419/2026-11-24_2026-11-24/index.html"])
+def test_the_findings_tables_fit_a_laptops_window_with_each_detail_on_a_row_of_its_own(browser, audited_sample, page):
+    """At 1,400 px the findings' detail, the widest column, sat past the right edge: the report's findings table and
+    an investigation's scrolled sideways inside their box, and every sentence had to be scrolled to. Each finding's
+    detail is a row of its own under its columns now, across the table, and a click on it opens the finding's facts
+    under it (report)."""
+    visit = browser.open(audited_sample / "out" / page, viewport=(1400, 1000))
+    visit.assert_clean()
+    table = "#findings-table" if page == "report.html" else "#findings table"
+    if page == "report.html":
+        visit.page.wait_for_selector("#findings-table[data-ready='1']")
+    fit = visit.page.evaluate(f"""() => {{ const t = document.querySelector('{table}');
+        return [t.scrollWidth, t.parentElement.clientWidth, t.querySelectorAll('thead th').length,
+                [...t.querySelectorAll('tbody tr.detail td')].map(td => [td.colSpan, td.textContent.length])]; }}""")
+    width, room, columns, details = fit
+    assert width <= room + 1, fit[:3]
+    assert details and all(span == columns and length > 0 for span, length in details), details[:3]
+    if page == "report.html":
+        visit.page.click("#findings-body tr.detail")
+        after = visit.page.evaluate("() => document.querySelector('#findings-body tr.detail').nextElementSibling.className")
+        assert after == "facts"
+
+
 def test_the_funnels_handle_axis_labels_every_tick_with_a_whole_amount(browser, audited_sample):
     """The hold funnel's log axis wrote the ticks between decades as bare digits ("2 3 4 ... 100k 2 3"), which read
     as handles of 2 and 3: each tick it writes is a whole amount now (20k, 50k, 100k)."""

@@ -547,15 +547,16 @@ def test_the_report_works_in_headless_chromium(browser, tmp_path):
     assert page.evaluate("document.querySelectorAll('img').length") == 0
     # the hostile player id is in the table as text
     page.fill("#f-search", "onerror")
-    page.wait_for_function("document.querySelectorAll('#findings-body tr').length === 3")  # 2 + 1 rows of it
+    page.wait_for_function("document.querySelectorAll('#findings-body tr[data-i]').length === 3")  # 2 + 1 rows of it
     cells = page.eval_on_selector_all("#findings-body td", "tds => tds.map(td => td.textContent)")
     assert HOSTILE in cells
     page.fill("#f-search", "")
-    page.wait_for_function("document.querySelectorAll('#findings-body tr').length === 100")  # one page of 254
+    page.wait_for_function("document.querySelectorAll('#findings-body tr[data-i]').length === 100")  # one page of 254
 
     def column(key):
         idx = page.evaluate(f"Array.from(document.querySelectorAll('#findings-head th')).findIndex(th => th.dataset.key === '{key}')")
-        return page.eval_on_selector_all(f"#findings-body tr > td:nth-child({idx + 1})", "tds => tds.map(td => td.textContent)")
+        return page.eval_on_selector_all(f"#findings-body tr[data-i] > td:nth-child({idx + 1})",
+                                         "tds => tds.map(td => td.textContent)")
 
     def amounts(texts):
         return [int(t.replace(",", "").replace(".", "")) for t in texts if t]

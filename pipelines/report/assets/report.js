@@ -51,9 +51,11 @@
   var COLS = [
     ["sev", "severity"], ["kind", "kind"], ["table", "table"], ["round", "round"], ["time", "closed (local)"],
     ["dealer", "dealer"], ["player", "player"], ["cur", "currency"], ["exp", "expected"], ["rec", "recorded"],
-    ["diff", "difference"], ["rule", "rule"], ["p", "p"], ["q", "q"], ["detail", "detail"], ["ev", "evidence"],
+    ["diff", "difference"], ["rule", "rule"], ["p", "p"], ["q", "q"], ["ev", "evidence"],
     ["day", "gaming day"]
   ].filter(function (c) { return c[0] === "ev" || c[0] === "src" ? true : !!C[c[0]]; });
+  // a finding's detail is a row of its own under its columns, the table's whole width: as the fifteenth column it
+  // pushed the table past a 1,400-pixel window, each sentence to be scrolled to
   var MONEY = {exp: 1, rec: 1, diff: 1};
   var NUM = {round: 1, seat: 1, p: 1, q: 1, line: 1};
   // ids from the logs: a cell that may break inside its text (one of hundreds of characters wraps, report.css)
@@ -245,35 +247,52 @@
     return tr;
   }
 
+  // one finding's rows: its columns, then (when it says something) its detail across the table; a click on either
+  // opens or closes its facts under them
+  function findingRows(i) {
+    var tr = document.createElement("tr");
+    tr.setAttribute("data-i", String(i));
+    COLS.forEach(function (c) {
+      var td = document.createElement("td");
+      if (c[0] === "ev") evidenceCell(td, i);
+      else {
+        td.textContent = shown(c[0], i);
+        if (MONEY[c[0]] || NUM[c[0]]) td.className = "num";
+        if (IDENT[c[0]]) td.className = td.textContent.length <= SHORT_ID ? "ident short" : "ident";
+        if (c[0] === "sev") td.className = "sev " + (raw("sev", i) || "");
+      }
+      tr.appendChild(td);
+    });
+    var rows = [tr], said = readable(shown("detail", i));
+    if (said) {
+      tr.className = "finding";
+      var more = document.createElement("tr"), td = document.createElement("td");
+      more.className = "detail";
+      more.setAttribute("data-of", String(i));
+      td.className = "detail";
+      td.colSpan = COLS.length;
+      td.textContent = said;
+      more.appendChild(td);
+      rows.push(more);
+    }
+    var last = rows[rows.length - 1];
+    rows.forEach(function (row) {
+      row.addEventListener("click", function () {
+        var next = last.nextSibling;
+        if (next && next.className === "facts") { next.parentNode.removeChild(next); return; }
+        last.parentNode.insertBefore(facts(i), last.nextSibling);
+      });
+    });
+    return rows;
+  }
+
   function render() {
     var order = state.order, body = el("findings-body");
     var pages = Math.max(1, Math.ceil(order.length / PAGE));
     if (state.page >= pages) state.page = pages - 1;
     var start = state.page * PAGE, end = Math.min(order.length, start + PAGE);
     var frag = document.createDocumentFragment();
-    for (var n = start; n < end; n++) {
-      var i = order[n];
-      var tr = document.createElement("tr");
-      tr.setAttribute("data-i", String(i));
-      COLS.forEach(function (c) {
-        var td = document.createElement("td");
-        if (c[0] === "ev") evidenceCell(td, i);
-        else {
-          td.textContent = shown(c[0], i);
-          if (MONEY[c[0]] || NUM[c[0]]) td.className = "num";
-          if (IDENT[c[0]]) td.className = td.textContent.length <= SHORT_ID ? "ident short" : "ident";
-          if (c[0] === "sev") td.className = "sev " + (raw("sev", i) || "");
-          if (c[0] === "detail") { td.className = "detail"; td.textContent = readable(td.textContent); }
-        }
-        tr.appendChild(td);
-      });
-      tr.addEventListener("click", function () {
-        var next = this.nextSibling;
-        if (next && next.className === "facts") { next.parentNode.removeChild(next); return; }
-        this.parentNode.insertBefore(facts(Number(this.getAttribute("data-i"))), this.nextSibling);
-      });
-      frag.appendChild(tr);
-    }
+    for (var n = start; n < end; n++) findingRows(order[n]).forEach(function (row) { frag.appendChild(row); });
     body.textContent = "";
     body.appendChild(frag);
     Array.prototype.forEach.call(head.cells, function (th) {
