@@ -34,7 +34,8 @@ def results_over_time(wagers: pl.DataFrame, moments: pl.DataFrame) -> pl.DataFra
             "cum_theory", "sd", "band_lo", "band_hi", "without_theory"]
     if wagers.height == 0:
         return pl.DataFrame(schema={c: pl.String if c in ("currency", "table_id") else pl.Float64 for c in cols})
-    moments = moments.with_row_index("_bet")  # the bets' outcomes stay in ``moments``: a list per wager cost more than the band
+    # each wager carries its bet's row number, not its outcomes (a list per wager cost more than the band itself)
+    moments = moments.with_row_index("_bet")
     w = wagers.join(moments.select("ruleset", "bet", "currency", "mean_per_unit", "var_per_unit", "_bet"),
                     on=["ruleset", "bet", "currency"], how="left")
     settled = pl.col("status") == "settled"
@@ -84,14 +85,14 @@ def _band_parts(w: pl.DataFrame, moments: pl.DataFrame) -> dict[str, np.ndarray]
         amount = w["amount"].cast(pl.Float64).fill_null(0.0).to_numpy()
         sd_all = w["_sd_all"].to_numpy()
         bet = w["_bet"].fill_null(-1).to_numpy()
-        for k, x, p in moments.select("_bet", "unit_values", "unit_probs").drop_nulls().iter_rows():
-            rows = np.flatnonzero(settled & (bet == k))
+        for index, x, p in moments.select("_bet", "unit_values", "unit_probs").drop_nulls().iter_rows():
+            rows = np.flatnonzero(settled & (bet == index))
             if rows.size == 0:
                 continue
             x, p = np.asarray(x, dtype=float), np.asarray(p, dtype=float)
             a = amount[rows]
-            m, v, k = _unit_moments(x, p[None, :])
-            mean[rows], var[rows], k3[rows] = a * m, a * a * v, a ** 3 * k
+            m, v, m3 = _unit_moments(x, p[None, :])
+            mean[rows], var[rows], k3[rows] = a * m, a * a * v, a ** 3 * m3
             least[rows] = a * x[p > 0].min()
             rare = (p > 0) & (p < JUMP_PROB)
             if not rare.any():
@@ -103,9 +104,9 @@ def _band_parts(w: pl.DataFrame, moments: pl.DataFrame) -> dict[str, np.ndarray]
             body = np.repeat(p[None, :], int(hit.sum()), axis=0)
             body[:, rare] = np.where(jump[hit], 0.0, body[:, rare])
             body /= body.sum(axis=1, keepdims=True)
-            m, v, k = _unit_moments(x, body)
+            m, v, m3 = _unit_moments(x, body)
             jumped, a = rows[hit], a[hit]
-            mean[jumped], var[jumped], k3[jumped] = a * m, a * a * v, a ** 3 * k
+            mean[jumped], var[jumped], k3[jumped] = a * m, a * a * v, a ** 3 * m3
     return {"_body_mean": mean, "_body_var": var, "_body_k3": k3, "_least": least}
 
 

@@ -429,8 +429,8 @@ def in_play_order(deal: Deal, plays: list[SeatPlay]) -> list[Step]:
                       for k, (street, step) in enumerate(zip(play.streets, play.steps))), key=lambda t: t[:3])
     cards = [j for j, burn in enumerate(deal.burn_step) if not burn]
     board_first = next((j for j in cards if deal.board[j] > 0), len(deal.steps))
-    hands_first = all(deal.board[j] == 0 for j in cards if j < board_first) and not any(
-        deal.steps[j].what.startswith("seat ") for j in cards if j > board_first)
+    # a shoe's deal: no seat's hole card after the first community card (deal.py names its steps "seat N hole card")
+    hands_first = not any(deal.steps[j].what.startswith("seat ") for j in cards if j > board_first)
     # after which deal step each street's decisions stand: the last card (not a burn) dealt with at most that many
     # community cards on the table; on a device's deal, the last step
     last = len(deal.steps) - 1
