@@ -40,9 +40,10 @@ PAGE_PARQUET = {"compression": "zstd", "compression_level": 1}
 MOMENTS_NOTE = ("from each bet's payout distribution: exact for every baccarat bet, the Hold'em Bonus bet and the "
                 "blackjack Pair and Insurance; the Hold'em main game (Ante, Flop, Turn and River per unit of Ante, "
                 "given to the Ante) and the blackjack main wager from the engine's simulation of its stated strategy "
-                "(a player who plays worse holds less than the line); a jackpot wager, whose stake the rule set "
-                "leaves unstated, from every wager of the floor in the range as the rules settle it. The table "
-                "below says which each bet is")
+                "(a player who plays worse than that strategy nets less than the line: at these games a curve "
+                "below the band is what folding too often or standing too soon gives, not by itself an anomaly); a "
+                "jackpot wager, whose stake the rule set leaves unstated, from every wager of the floor in the range "
+                "as the rules settle it. The table below says which each bet is")
 
 
 class InvestigationError(RuntimeError):
