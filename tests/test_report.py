@@ -394,7 +394,7 @@ def _tables_outside(n_tables: int, n_outside: int, game: str = "baccarat") -> pl
 def test_the_hold_line_says_how_many_tables_chance_alone_puts_outside():
     """A 95 % band leaves 1 table in 20 outside by chance (1 in 40 at blackjack and Hold'em, judged below only): 24
     baccarat tables have 1.2 outside on an average night, and 3 or fewer on 96.6 % of nights (Poisson, mean 1.2). One
-    table outside had been a red line of every such night's summary; it is a warning now, and red past 3."""
+    table outside had been a red line of every such night's summary; it is marked now (a red bullet), and red past 3."""
     assert outside_by_chance(_tables_outside(24, 0)) == (24, pytest.approx(1.2), 3)
     assert outside_by_chance(_tables_outside(20, 0, "blackjack")) == (20, pytest.approx(0.5), 2)
     assert outside_by_chance(_tables_outside(0, 0)) == (0, 0.0, 0)

@@ -211,8 +211,8 @@ def outside_by_chance(hold: pl.DataFrame) -> tuple[int, float, int]:
     """Of the judged rows of ``hold`` (``outside`` not null): how many, how many chance alone leaves outside their
     95 % band on average (1 in 20 two-sided, 1 in 40 at the decision games, judged below only), and the count
     chance exceeds in fewer than 1 night in 20 (a Poisson bound on a sum of rare events: the 95th percentile of a
-    Poisson of that mean). A night of 24 tables has one outside by chance most nights: the summary says so, and reads
-    as a warning only past that count."""
+    Poisson of that mean). A night of 24 tables has one outside by chance most nights: the summary says so, marks the
+    line when any table is outside, and writes it in red only past that count."""
     if hold.height == 0 or "outside" not in hold.columns:
         return 0, 0.0, 0
     games = hold.filter(pl.col("outside").is_not_null())["game"].to_list()
