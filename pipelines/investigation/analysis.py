@@ -11,8 +11,8 @@ import math
 import numpy as np
 import polars as pl
 
-from pipelines.stats.distributions import JUMP_PROB, JUMP_SDS
-from pipelines.stats.hold import sum_quantile
+from pipelines.stats.distributions import MoneySums, jump_atoms, without_jumps
+from pipelines.stats.hold import skew_of, sum_quantile
 
 Z95 = 1.959963984540054  # two-sided 95 %
 
@@ -61,8 +61,7 @@ def results_over_time(wagers: pl.DataFrame, moments: pl.DataFrame) -> pl.DataFra
     )
     mean, var = out["_body_mean"].to_numpy(), out["_body_var"].to_numpy()
     sd = np.sqrt(np.maximum(var, 0.0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        skew = np.where(sd > 0, out["_body_k3"].to_numpy() / sd ** 3, 0.0)
+    skew = skew_of(sd, out["_body_k3"].to_numpy())
     least = out["_least"].to_numpy()
     return out.with_columns(pl.Series("band_lo", sum_quantile(mean, sd, skew, -Z95, least)),
                             pl.Series("band_hi", sum_quantile(mean, sd, skew, Z95, least))).select(cols)
@@ -71,11 +70,10 @@ def results_over_time(wagers: pl.DataFrame, moments: pl.DataFrame) -> pl.DataFra
 def _band_parts(w: pl.DataFrame, moments: pl.DataFrame) -> dict[str, np.ndarray]:
     """Each wager's share of the band's moments (mean, variance and third cumulant of its net) and of the least the
     sum can be, in ``w``'s order. A bet (``_bet``, its row of ``moments``) with outcomes (``unit_values``,
-    ``unit_probs``) gives its own, leaving out its jumps as the hold detector does
-    (``pipelines.stats.distributions.jump_atoms``: an outcome rarer than ``JUMP_PROB`` and farther from the wager's
-    mean than ``JUMP_SDS`` standard deviations of the subject's whole sum in that currency, ``_sd_all``), the others'
-    chances scaled up; a bet without gives its mean and variance, no skew, and no least. An unsettled wager gives
-    nothing. Only the wagers with a jump are worked out outcome by outcome (a 30-day table's page is 34,000 wagers)."""
+    ``unit_probs``) gives its own through the hold detector's own mechanism, each distinct stake an entity of a
+    ``distributions.MoneySums``: its jumps (``jump_atoms``, against ``_sd_all``, the standard deviation of the subject's
+    whole sum in that currency) left out and the others' chances scaled up (``without_jumps``), its least value from
+    ``bounds``. A bet without outcomes gives its mean and variance, no skew, and no least; an unsettled wager nothing."""
     n = w.height
     mean, var = w["_mu"].fill_null(0.0).to_numpy().copy(), w["_var"].fill_null(0.0).to_numpy().copy()
     k3, least = np.zeros(n), np.full(n, -np.inf)
@@ -89,32 +87,17 @@ def _band_parts(w: pl.DataFrame, moments: pl.DataFrame) -> dict[str, np.ndarray]
             rows = np.flatnonzero(settled & (bet == index))
             if rows.size == 0:
                 continue
-            x, p = np.asarray(x, dtype=float), np.asarray(p, dtype=float)
-            a = amount[rows]
-            m, v, m3 = _unit_moments(x, p[None, :])
-            mean[rows], var[rows], k3[rows] = a * m, a * a * v, a ** 3 * m3
-            least[rows] = a * x[p > 0].min()
-            rare = (p > 0) & (p < JUMP_PROB)
-            if not rare.any():
-                continue
-            jump = np.abs(a[:, None] * (x[rare] - m[0])) > JUMP_SDS * sd_all[rows][:, None]
-            hit = jump.any(axis=1)
-            if not hit.any():
-                continue
-            body = np.repeat(p[None, :], int(hit.sum()), axis=0)
-            body[:, rare] = np.where(jump[hit], 0.0, body[:, rare])
-            body /= body.sum(axis=1, keepdims=True)
-            m, v, m3 = _unit_moments(x, body)
-            jumped, a = rows[hit], a[hit]
-            mean[jumped], var[jumped], k3[jumped] = a * m, a * a * v, a ** 3 * m3
+            # a wager's share depends on its stake only (a bet's rows are of one currency, so of one ``_sd_all``):
+            # worked out once per distinct stake
+            stakes, which = np.unique(amount[rows], return_inverse=True)
+            which, k = which.reshape(-1), len(stakes)
+            wagers = MoneySums(np.arange(k), np.broadcast_to(np.asarray(x, dtype=float), (k, len(x))),
+                               np.broadcast_to(np.asarray(p, dtype=float), (k, len(x))), stakes, np.ones(k), k)
+            jumps = jump_atoms(wagers, np.full(k, sd_all[rows[0]]))
+            body = without_jumps(wagers, jumps)[0] if jumps.any() else wagers
+            mean[rows], var[rows], k3[rows] = (v[which] for v in body.moments())
+            least[rows] = wagers.bounds()[0][which]
     return {"_body_mean": mean, "_body_var": var, "_body_k3": k3, "_least": least}
-
-
-def _unit_moments(x: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean, variance and third central moment per unit of each row of ``probs`` over the outcomes ``x``."""
-    m = probs @ x
-    d = x[None, :] - m[:, None]
-    return m, (probs * d * d).sum(axis=1), (probs * d ** 3).sum(axis=1)
 
 
 def results_summary(over_time: pl.DataFrame) -> pl.DataFrame:

@@ -92,7 +92,7 @@ def hold_rows(summary: pl.DataFrame, moments: tuple[np.ndarray, np.ndarray, np.n
     if keep is not None and not keep.all():
         summary, s, mean, var, k3, p = summary.filter(pl.Series(keep)), s[keep], mean[keep], var[keep], k3[keep], p[keep]
     sd = np.sqrt(var)
-    g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
+    g = skew_of(sd, k3)
     handle = summary["handle"].cast(pl.Float64).to_numpy()
     least = -handle  # every baccarat bet loses at most its stake (a Tie's Banker and Player bets push)
 
@@ -153,6 +153,12 @@ def hold_identity(groupings: list[str], keys: list[str], levels: list[str], bets
         bets = ["all bets" if lv == "all" else f"{BET_LABEL.get(lv, lv)} bets" for lv in levels]
     return (kind_label, bets, [f"hold_{k}" for k in kind_label],
             [f"{k} {key} x {b}" for k, key, b in zip(kind_label, keys, bets)])
+
+
+def skew_of(sd: np.ndarray, k3: np.ndarray) -> np.ndarray:
+    """Each sum's skew ``k3 / sd^3`` from its standard deviation and third cumulant; 0 for a sum with no spread."""
+    with np.errstate(divide="ignore", invalid="ignore"):  # a cube of 1e-300 is 0: the spreadless sums' 0/0 not taken
+        return np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
 
 
 def sum_quantile(mean: np.ndarray, sd: np.ndarray, g: np.ndarray, z: float, least: np.ndarray | None = None) -> np.ndarray:

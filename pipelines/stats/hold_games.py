@@ -37,7 +37,7 @@ import polars as pl
 from pipelines.stats.config import StatsParams
 from pipelines.stats.distributions import MoneySums, batch_two_sided, body_moments
 from pipelines.stats.games import distribution_of, settled_games
-from pipelines.stats.hold import Z95, funnel_rows, hold_test_rows, sum_quantile
+from pipelines.stats.hold import Z95, funnel_rows, hold_test_rows, skew_of, sum_quantile
 from pipelines.stats.tests_frame import json_value, tests_frame
 
 #: bets whose wagers of one round are settled together (one draw per round with the round's stake)
@@ -274,9 +274,9 @@ def _grouping(ents: pl.DataFrame, draws: pl.DataFrame, params: StatsParams, wind
         memo.keep(keys, mean, var, k3, p)
         memo.keep_band(keys, *band, least)
     sd = np.sqrt(var)
-    g = np.where(sd > 0, k3 / np.maximum(sd, 1e-300) ** 3, 0.0)
+    g = skew_of(sd, k3)
     band_sd = np.sqrt(band[1])
-    band_g = np.where(band_sd > 0, band[2] / np.maximum(band_sd, 1e-300) ** 3, 0.0)
+    band_g = skew_of(band_sd, band[2])
 
     # once, not per entity
     band_low, band_high = (sum_quantile(band[0], band_sd, band_g, Z95, least),
