@@ -43,10 +43,9 @@ class Deal:
     dealer: tuple[int, ...]
     burns: tuple[int, ...]
     steps: tuple[Step, ...]
-    # per step: the community cards dealt once it is done, and whether it burns a card (``engine.in_play_order``
-    # places the seats' decisions among the steps by them)
-    board: tuple[int, ...]
-    burn_step: tuple[bool, ...]
+    # per step, where its card went: "burn", "seat", "community", "dealer" or "beyond" (past the procedure);
+    # ``engine.in_play_order`` places the seats' decisions among the steps by it
+    dealt_to: tuple[str, ...]
     problems: tuple[DealProblem, ...]
     missing: int  # cards the procedure still needed when the events ran out
     excess: int  # card (non-burn) events left after the procedure was complete
@@ -80,15 +79,13 @@ def reconstruct(
     dealer: list[int] = []
     burns: list[int] = []
     steps: list[Step] = []
-    board: list[int] = []
-    burn_step: list[bool] = []
+    dealt_to: list[str] = []
     problems: list[DealProblem] = []
     i = 0
 
-    def add(step: Step, burn: bool = False) -> None:
+    def add(step: Step, to: str) -> None:
         steps.append(step)
-        board.append(len(community))
-        burn_step.append(burn)
+        dealt_to.append(to)
 
     n = len(cards)
     boundary = True
@@ -107,7 +104,7 @@ def reconstruct(
                 )
             )
             burns.append(cards[i].code)
-            add(Step(f"burn (out of procedure): {text}", clause), burn=True)
+            add(Step(f"burn (out of procedure): {text}", clause), "burn")
             i += 1
 
     for step, clause in zip(procedure, clauses):
@@ -116,7 +113,7 @@ def reconstruct(
             if i < n and cards[i].is_burn:
                 text = card_text(cards[i].code) or "unread"
                 burns.append(cards[i].code)
-                add(Step(f"burn: {text}", clause), burn=True)
+                add(Step(f"burn: {text}", clause), "burn")
                 i += 1
             elif i < n:
                 problems.append(
@@ -146,20 +143,20 @@ def reconstruct(
             i += 1
             if hand == "seat":
                 hole[key].append(code)
-                add(Step(f"seat {key} hole card {len(hole[key])}: {card_text(code)}", clause))
+                add(Step(f"seat {key} hole card {len(hole[key])}: {card_text(code)}", clause), "seat")
             elif hand == "community":
                 community.append(code)
-                add(Step(f"{COMMUNITY_NAMES[key] if key < 5 else 'community card'}: {card_text(code)}", clause))
+                add(Step(f"{COMMUNITY_NAMES[key] if key < 5 else 'community card'}: {card_text(code)}", clause), "community")
             else:
                 dealer.append(code)
-                add(Step(f"dealer hole card {len(dealer)}: {card_text(code)}", clause))
+                add(Step(f"dealer hole card {len(dealer)}: {card_text(code)}", clause), "dealer")
     excess = 0
     while i < n:
         if cards[i].is_burn:
             take_unexpected_burns(unexpected_burn_clause)
             continue
         excess += 1
-        add(Step(f"card beyond the deal procedure: {card_text(cards[i].code)}", clauses[-1] if clauses else ""))
+        add(Step(f"card beyond the deal procedure: {card_text(cards[i].code)}", clauses[-1] if clauses else ""), "beyond")
         i += 1
     dealt = sum(len(h) for h in hole.values()) + len(community) + len(dealer)
     needed = 2 * len(seats) + 5 + 2
@@ -171,8 +168,7 @@ def reconstruct(
         dealer=tuple(dealer),
         burns=tuple(burns),
         steps=tuple(steps),
-        board=tuple(board),
-        burn_step=tuple(burn_step),
+        dealt_to=tuple(dealt_to),
         problems=tuple(problems),
         missing=missing,
         excess=excess,

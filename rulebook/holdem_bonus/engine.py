@@ -427,14 +427,15 @@ def in_play_order(deal: Deal, plays: list[SeatPlay]) -> list[Step]:
     A seat's own decisions keep their order within a street."""
     decided = sorted(((street, order, k, step) for order, play in enumerate(plays)
                       for k, (street, step) in enumerate(zip(play.streets, play.steps))), key=lambda t: t[:3])
-    cards = [j for j, burn in enumerate(deal.burn_step) if not burn]
-    board_first = next((j for j in cards if deal.board[j] > 0), len(deal.steps))
-    # a shoe's deal: no seat's hole card after the first community card (deal.py names its steps "seat N hole card")
-    hands_first = not any(deal.steps[j].what.startswith("seat ") for j in cards if j > board_first)
+    to = deal.dealt_to
+    board = list(itertools.accumulate(t == "community" for t in to))  # community cards dealt once each step is done
+    cards = [j for j, t in enumerate(to) if t != "burn"]
+    board_first = next((j for j in cards if board[j] > 0), len(to))
+    hands_first = "seat" not in to[board_first:]  # a shoe's deal: no hole card after the first community card
     # after which deal step each street's decisions stand: the last card (not a burn) dealt with at most that many
     # community cards on the table; on a device's deal, the last step
     last = len(deal.steps) - 1
-    after = {street: max((j for j in cards if deal.board[j] <= street), default=-1) if hands_first else last
+    after = {street: max((j for j in cards if board[j] <= street), default=-1) if hands_first else last
              for street, *_ in decided}
     out: list[Step] = []
     pending = iter(decided)
