@@ -309,3 +309,38 @@ def test_a_rounds_seats_have_the_variance_of_their_correlation():
     assert var[1] == pytest.approx(ins.variance * 300**2)
     bonus = bet_distribution(hb, "bonus")
     assert var[2] == pytest.approx(bonus.variance * (100**2 + 200**2)) and mean[2] == pytest.approx(300 * bonus.mean)
+
+
+def test_a_one_sided_entity_below_its_mean_gets_p_1_without_a_saddle_point(monkeypatch):
+    """The main games and the Bonus are tested one-sided (players winning more than the stated strategy allows): a table
+    whose players lose far more than theory has p = 1, so its tail is not solved (the saddle point is asked for only
+    at a sum above its mean). Over 30 nights most Hold'em and blackjack entities lie below their mean (the players'
+    decisions): their saddle points were solved only to be replaced by 1."""
+    import pipelines.stats.hold_games as hold_games
+    from pipelines.stats.distributions import SADDLE_BEYOND
+
+    floor = Floor(baccarat_tables=0, blackjack_tables=1, blackjack_rounds=300, players=30, holdem_tables=2,
+                  holdem_rounds=300)
+    w, c, e = night(floor, DAY, 11)
+    # every main-game wager of one Hold'em table (Ante, Flop, Turn, River) lost whole: the players' net far below what
+    # the strategy gives
+    w = w.with_columns(pl.when((pl.col("table_id") == "HB-01") & pl.col("bet").is_in(["ante", "flop", "turn", "river"]))
+                       .then(-pl.col("amount")).otherwise(pl.col("recorded_net")).alias("recorded_net"))
+    below = []  # per call: the entities asked for their tail beyond SADDLE_BEYOND sd below their mean
+    solve = hold_games.batch_two_sided
+
+    def recording(ms, s, *args, moments, **kwargs):
+        mean, var, _ = moments
+        below.append(int(((mean - s) / np.sqrt(np.maximum(var, 1e-300)) > SADDLE_BEYOND).sum()))
+        return solve(ms, s, *args, moments=moments, **kwargs)
+
+    monkeypatch.setattr(hold_games, "batch_two_sided", recording)
+    t = detect_all(StatsInputs(w, e, c, DAY, DAY), StatsParams(hold_min_wagers=100), 1)[0]
+    lost = t.filter((pl.col("test") == "hold_table") & (pl.col("table_id") == "HB-01") & (pl.col("bet") == "main"))
+    assert lost.height == 1 and lost["recorded_net"][0] < 5 * lost["expected_net"][0] < 0
+    assert lost["p_value"][0] == 1.0
+    # every games' hold entity below its mean is one-sided here (main games, the Bonus), and none was solved
+    games = t.filter(pl.col("test").str.starts_with("hold_") & pl.col("game").is_in(["holdem_bonus", "blackjack"]))
+    assert games.filter(pl.col("recorded_net") < pl.col("expected_net"))["p_value"].to_list() == \
+        [1.0] * games.filter(pl.col("recorded_net") < pl.col("expected_net")).height
+    assert below and sum(below) == 0
