@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from pipelines.cli import app
 from pipelines.db import open_reader
 from pipelines.investigate import Subject
-from pipelines.investigation.analysis import Z95, bet_ramp, results_over_time
+from pipelines.investigation.analysis import Z95, bet_ramp, by_table, results_over_time
 from pipelines.investigation.command import write_investigation
 from pipelines.investigation.count import true_counts
 
@@ -194,6 +194,59 @@ def test_theory_and_its_band_come_from_the_bets_mean_and_variance():
     assert last["band_hi"] - last["cum_theory"] == pytest.approx(Z95 * sd)  # a floor estimate: no skew, no jump
     assert last["sd"] == pytest.approx(sd)
     assert curve["n"].to_list() == [1, 2, 3]
+
+
+def test_a_dealers_results_against_theory_by_table_by_hand():
+    """Per table: the money summed, the theory of the settled wagers alone (TBAC-7.1: a void round's wagers are
+    returned, expected to net 0), its s.d. from the bets' variances, and the net above theory, largest first."""
+    t0 = dt.datetime(2026, 11, 24, 12, tzinfo=dt.timezone.utc)
+    day = dt.date(2026, 11, 24)
+    wagers = pl.DataFrame({
+        "currency": ["USD"] * 5, "ruleset": ["r"] * 5, "bet": ["banker", "tie", "banker", "banker", "player"],
+        "status": ["settled", "settled", "void", "settled", "settled"], "table_id": ["BAC-01", "BAC-01", "BAC-01", "BAC-02", "BAC-02"],
+        "amount": [100, 50, 1000, 200, 300], "recorded_net": [95, 400, 0, -200, 300], "expected_net": [95, 400, 0, -200, 300],
+        "bets_closed_at": [t0] * 5, "gaming_day": [day] * 5, "round_no": [1, 1, 2, 7, 7],
+    })
+    moments = pl.DataFrame({"ruleset": ["r"] * 3, "bet": ["banker", "tie", "player"], "currency": ["USD"] * 3,
+                            "mean_per_unit": [-0.0106, -0.1436, -0.0124], "var_per_unit": [0.9, 7.0, 0.95]})
+    rows = {r["table_id"]: r for r in by_table(wagers, moments).iter_rows(named=True)}
+    one, two = rows["BAC-01"], rows["BAC-02"]
+    assert (one["rounds"], one["wagers"], one["wagered"], one["recorded_net"]) == (2, 3, 1150, 495)
+    assert one["theory"] == pytest.approx(-0.0106 * 100 - 0.1436 * 50)  # the void wager of 1,000 expects 0
+    assert one["sd"] == pytest.approx(math.sqrt(0.9 * 100 ** 2 + 7.0 * 50 ** 2))
+    assert one["above_theory"] == pytest.approx(495 - one["theory"])
+    assert one["z_recorded"] == pytest.approx(one["above_theory"] / one["sd"])
+    assert (two["rounds"], two["wagers"], two["recorded_net"]) == (1, 2, 100)
+    assert two["theory"] == pytest.approx(-0.0106 * 200 - 0.0124 * 300)
+    assert by_table(wagers, moments)["table_id"].to_list() == ["BAC-01", "BAC-02"]  # 502.2 above theory, then 105.8
+
+
+def test_a_dealers_page_says_at_which_tables_his_results_came_from(audited_sample, tmp_path):
+    """A dealer's rounds are all his own: his page charts the net above theory per table (where a hold flag's shortfall
+    sits), and tables.csv holds every table he dealt with the money of his wagers there; a table's page has no such
+    section (its one row is itself)."""
+    dealer = PLANTED["dealer"]
+    out = tmp_path / "dealer"
+    result = runner.invoke(app, ["investigate", "--db", str(audited_sample / "pitaudit.duckdb"), "--dealer", dealer,
+                                 "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    con = open_reader(audited_sample / "pitaudit.readonly.duckdb")
+    truth = con.execute("SELECT table_id, currency, count(*), sum(amount), sum(recorded_net) FROM out_settlements "
+                        "WHERE dealer_id = ? GROUP BY ALL", [dealer]).fetchall()
+    con.close()
+    tables = pl.read_csv(out / "tables.csv")
+    assert sorted(tables.select("table_id", "currency", "wagers", "wagered", "recorded_net").rows()) == sorted(truth)
+    for (currency,), rows in tables.group_by(["currency"]):  # the net above theory, largest first, in each currency
+        assert rows["above_theory"].to_list() == sorted(rows["above_theory"].to_list(), reverse=True), currency
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert '<section id="tables">' in page and "net above theory at each table" in page
+    assert "Rounds under each dealer" not in page  # one bar, himself: not drawn for a dealer
+    table = PLANTED["dispute"][0]
+    result = runner.invoke(app, ["investigate", "--db", str(audited_sample / "pitaudit.duckdb"), "--table", table,
+                                 "--out", str(tmp_path / "table")])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "table" / "index.html").read_text(encoding="utf-8")
+    assert '<section id="tables">' not in page and "Rounds under each dealer" in page
 
 
 def test_a_bonus_heavy_subjects_band_holds_the_exact_quantiles_of_its_sum():

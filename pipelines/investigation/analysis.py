@@ -112,6 +112,53 @@ def results_summary(over_time: pl.DataFrame) -> pl.DataFrame:
              "z_recorded", "recorded_minus_rules", "without_theory")
 
 
+
+#: what ``by_table`` gives per table and currency
+BY_TABLE_SCHEMA = {"table_id": pl.String, "currency": pl.String, "rounds": pl.Int64, "wagers": pl.Int64,
+                   "wagered": pl.Int128, "recorded_net": pl.Int128, "expected_net": pl.Int128, "theory": pl.Float64,
+                   "sd": pl.Float64, "above_theory": pl.Float64, "z_recorded": pl.Float64}
+
+
+def by_table(wagers: pl.DataFrame, moments: pl.DataFrame) -> pl.DataFrame:
+    """Per table and currency: the subject's rounds, wagers and money there, the theory of its settled wagers (each
+    one's amount times its bet's mean net per unit, as ``results_over_time``) with its standard deviation, and how far
+    the recorded net lies above it, in money and in standard deviations. Sorted within a currency by the net above
+    theory, the largest first.
+
+    Why: a dealer flagged for his hold over 30 days deals at many tables. Whether the shortfall is spread over them or
+    sits at one table (whose shoe, or whose big bettor, is the matter, not the dealer) is the first thing an
+    investigator asks, and the dealer's own page could not say it."""
+    if wagers.height == 0:
+        return pl.DataFrame(schema=BY_TABLE_SCHEMA)
+    keys = ["table_id", "currency"]
+    money = wagers.group_by(keys).agg(
+        pl.struct("gaming_day", "round_no").n_unique().cast(pl.Int64).alias("rounds"),
+        pl.len().cast(pl.Int64).alias("wagers"),
+        pl.col("amount").cast(pl.Int128).sum().alias("wagered"),
+        pl.col("recorded_net").cast(pl.Int128).sum().alias("recorded_net"),
+        pl.col("expected_net").cast(pl.Int128).sum().alias("expected_net"),
+    )
+    # the theory from whole sums per bet (exact in any order), added up per table with math.fsum (correctly rounded in
+    # any order): the page's files are the same bytes on every run, whatever order a group-by met the wagers in
+    stake = pl.col("amount").cast(pl.Int128)
+    per_bet = wagers.filter(pl.col("status") == "settled").group_by(*keys, "ruleset", "bet").agg(
+        stake.sum().alias("a"), (stake * stake).sum().alias("a2")).join(
+        moments.select("ruleset", "bet", "currency", "mean_per_unit", "var_per_unit"), on=["ruleset", "bet", "currency"],
+        how="left")
+    mean_parts: dict[tuple, list[float]] = {}
+    var_parts: dict[tuple, list[float]] = {}
+    for table, cur, a, a2, mean, var in per_bet.select(*keys, "a", "a2", "mean_per_unit", "var_per_unit").iter_rows():
+        mean_parts.setdefault((table, cur), []).append(0.0 if mean is None else mean * float(a))
+        var_parts.setdefault((table, cur), []).append(0.0 if var is None else var * float(a2))
+    pairs = money.select(keys).rows()
+    theory = [math.fsum(mean_parts.get(k, ())) for k in pairs]
+    sd = [math.sqrt(math.fsum(var_parts.get(k, ()))) for k in pairs]
+    out = money.with_columns(pl.Series("theory", theory, dtype=pl.Float64), pl.Series("sd", sd, dtype=pl.Float64))
+    out = out.with_columns((pl.col("recorded_net").cast(pl.Float64) - pl.col("theory")).alias("above_theory"))
+    out = out.with_columns(pl.when(pl.col("sd") > 0).then(pl.col("above_theory") / pl.col("sd")).alias("z_recorded"))
+    return out.sort(["currency", "above_theory", "table_id"], descending=[False, True, False], nulls_last=True).select(
+        list(BY_TABLE_SCHEMA))
+
 def bet_vs_count(wagers: pl.DataFrame, counts: pl.DataFrame, bets: tuple[str, ...] = ("main",)) -> pl.DataFrame:
     """The subject's blackjack wagers (``bets``) with the true count before their round (the detectors' count)."""
     w = wagers.filter((pl.col("game") == "blackjack") & pl.col("bet").is_in(list(bets)))

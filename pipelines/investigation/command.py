@@ -2,7 +2,7 @@
 
 Files written into ``--out``: ``index.html`` (the page), ``plotly.min.js`` (the charts' script, which the page
 loads from beside it), and each table as CSV and Parquet: ``rounds``, ``wagers``, ``findings``,
-``results_over_time``, ``bet_vs_count``, ``dealers``, ``played_with``. The audit's pages (:func:`write_pages` with
+``results_over_time``, ``bet_vs_count``, ``dealers``, ``tables``, ``played_with``. The audit's pages (:func:`write_pages` with
 :data:`AUDIT_CSV_TABLES`) write the big tables as Parquet only, and say how to get their CSVs.
 """
 
@@ -20,18 +20,18 @@ from pipelines.db import DatabaseError, open_reader
 from pipelines.evidence.pack import database_for_readers, pitaudit_version
 from pipelines.evidence.render import money_unit_note
 from pipelines.investigation import figures as F
-from pipelines.investigation.analysis import bet_ramp, bet_vs_count, results_over_time, results_summary
+from pipelines.investigation.analysis import bet_ramp, bet_vs_count, by_table, results_over_time, results_summary
 from pipelines.investigation.count import true_counts
 from pipelines.investigation.render import MAX_HTML_ROWS, render_page, script_href, table_rows, write_plotly_js
 from pipelines.investigation.theory import exact_where_known
 from pipelines.money import money_for_files
 from pipelines.out_folder import check_folder, prepare_folder
 
-TABLES = ("rounds", "wagers", "findings", "results_over_time", "bet_vs_count", "dealers", "played_with")
+TABLES = ("rounds", "wagers", "findings", "results_over_time", "bet_vs_count", "dealers", "tables", "played_with")
 # The audit's pages write every table as Parquet and only these as CSV too: rounds, wagers, results_over_time and
 # bet_vs_count grow with the window (a 30-day page's wagers were tens of MB as CSV, written again as Parquet, for
 # every flagged subject of every night). ``pitaudit investigate --out DIR`` writes them all as CSV (the page says).
-AUDIT_CSV_TABLES = ("findings", "dealers", "played_with")
+AUDIT_CSV_TABLES = ("findings", "dealers", "tables", "played_with")
 #: how a page's tables are written as Parquet: zstd at its fastest level. A page over 30 days holds every wager of its
 #: window (night 31 of 30 nights: 31 pages, 2.2 million rows in 217 Parquet files); polars' default level (3) cost
 #: about 1.1-1.2 CPU s for them, level 1 about 0.85, for 6 % more bytes (48.5 -> 51.6 MB). The same rows and types
@@ -86,7 +86,8 @@ def gather_many(con, subjects: list[q.Subject], moments_of: dict | None = None) 
             out[subject] = {
                 "rounds": rounds[subject], "wagers": wagers, "findings": findings[subject],
                 "results_over_time": results_over_time(wagers, moments), "bet_vs_count": bet_vs_count(wagers, counts),
-                "dealers": dealers[subject], "played_with": played[subject], "moments": moments,
+                "dealers": dealers[subject], "tables": by_table(wagers, moments), "played_with": played[subject],
+                "moments": moments,
             }
     return out
 
@@ -187,8 +188,16 @@ def write_pages(frames: dict, subject: q.Subject, out: Path, source: str, plotly
         by_kind = findings.group_by("kind").len().sort(["len", "kind"], descending=[True, False])
         figs["findings-by-kind"] = F.fragment(F.bars_spec(by_kind["kind"].to_list(), by_kind["len"].to_list(),
                                                      "Findings by kind", "findings", "#b42318"), "fig-findings")
-    dealers = frames["dealers"]
-    if dealers.height:
+    dealers, tables = frames["dealers"], frames["tables"]
+    if subject.kind == "dealer" and tables.height:
+        # a dealer's rounds are all under himself: where his results against theory came from is the chart (the table
+        # below has every table)
+        cur = tables.group_by("currency").agg(pl.col("wagered").sum()).sort(["wagered", "currency"], descending=[True, False])["currency"][0]
+        t = tables.filter(pl.col("currency") == cur).head(30)
+        divisor, label = F.unit(cur)
+        figs["tables"] = F.fragment(F.bars_spec(t["table_id"].to_list(), [v / divisor for v in t["above_theory"].to_list()],
+                                                "Players' net above theory at each table", label), "fig-tables")
+    elif dealers.height:
         d = dealers.group_by("dealer_id").agg(pl.col("rounds").sum()).sort(["rounds", "dealer_id"], descending=[True, False]).head(30)
         figs["dealers"] = F.fragment(F.bars_spec(d["dealer_id"].to_list(), d["rounds"].to_list(), "Rounds under each dealer", "rounds"),
                                      "fig-dealers")
@@ -205,9 +214,11 @@ def write_pages(frames: dict, subject: q.Subject, out: Path, source: str, plotly
         "notes": notes, "chart_notes": chart_notes,
         "counts": {"rounds": rounds.height, "wagers": wagers.height, "findings": findings.height,
                    "days": rounds["gaming_day"].n_unique(), "tables": rounds["table_id"].n_unique(),
-                   "dealers": dealers.height, "players": frames["played_with"].height},
+                   "dealers": dealers.height, "by_table": tables.height, "players": frames["played_with"].height},
         "summary": summary_rows, "moments_note": MOMENTS_NOTE, "figures": figs, "ramp": ramp, "count_source": count_source(),
         "findings": table_rows(findings), "dealers": table_rows(dealers), "players": table_rows(frames["played_with"]),
+        "tables": table_rows(tables.with_columns(pl.col("theory").round(0), pl.col("sd").round(0),
+                                                 pl.col("above_theory").round(0), pl.col("z_recorded").round(1))),
         "rounds": table_rows(rounds),
         "theory": [r for r in table_rows(frames["moments"].join(
             wagers.select("ruleset", "bet", "currency").unique(), on=["ruleset", "bet", "currency"], how="semi").sort(
