@@ -22,7 +22,7 @@ demo: $(STAMP)
 	$(BIN)/pitaudit demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 -q --durations=15
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q -m "not slow"
