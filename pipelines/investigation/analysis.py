@@ -112,7 +112,6 @@ def results_summary(over_time: pl.DataFrame) -> pl.DataFrame:
              "z_recorded", "recorded_minus_rules", "without_theory")
 
 
-
 #: what ``by_table`` gives per table and currency
 BY_TABLE_SCHEMA = {"table_id": pl.String, "currency": pl.String, "rounds": pl.Int64, "wagers": pl.Int64,
                    "wagered": pl.Int128, "recorded_net": pl.Int128, "expected_net": pl.Int128, "theory": pl.Float64,
@@ -158,6 +157,7 @@ def by_table(wagers: pl.DataFrame, moments: pl.DataFrame) -> pl.DataFrame:
     out = out.with_columns(pl.when(pl.col("sd") > 0).then(pl.col("above_theory") / pl.col("sd")).alias("z_recorded"))
     return out.sort(["currency", "above_theory", "table_id"], descending=[False, True, False], nulls_last=True).select(
         list(BY_TABLE_SCHEMA))
+
 
 def bet_vs_count(wagers: pl.DataFrame, counts: pl.DataFrame, bets: tuple[str, ...] = ("main",)) -> pl.DataFrame:
     """The subject's blackjack wagers (``bets``) with the true count before their round (the detectors' count)."""
