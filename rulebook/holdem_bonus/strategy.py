@@ -102,14 +102,29 @@ _BOARD, _HOLD = np.nonzero(_DISJOINT)
 _T_NOT_IN_H = ~((_IU[:, None] == np.arange(_N)) | (_JU[:, None] == np.arange(_N)))  # [holding, turn card]
 _NONE = 8191  # above every strength (1..7462): an impossible holding never counts as lower or equal
 _HOLDINGS, _DEALERS = 1081, 990  # holdings of the 47 cards left on a full board; dealer holdings disjoint from one
+_IJ, _JI = _IU * _N + _JU, _JU * _N + _IU  # holding k's place in a flattened [card, other card] square, both ways
+_DIAGONAL = np.arange(_N) * (_N + 1)  # a card paired with itself: no holding
+_PAIR_OR_PAST = np.where(_PAIR_OK, _PAIR, _P).ravel()  # [card x other card] -> their pair; a card with itself -> _P
+
+
+@lru_cache(maxsize=1)
+def _deal_positions() -> np.ndarray:
+    """(1,270,776, 4) uint8: for each turn-river pair and disjoint holding, the four positions in the
+    49 cards left. Built once per process (5 MB): a flop's cards come from it by arithmetic."""
+    return np.column_stack([_IU[_BOARD], _JU[_BOARD], _IU[_HOLD], _JU[_HOLD]]).astype(np.uint8)
 
 
 def _less_and_equal(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of the last axis: for every element, how many of the row are strictly less, and equal."""
+    """Per row of the last axis: for every element, how many of the row are strictly less, and equal.
+
+    Each element is sorted with its position packed under its value (one int32 key, all keys of a row
+    distinct), which numpy's vectorised sort orders several times faster than an ``argsort`` of the values."""
     n = x.shape[-1]
-    order = np.argsort(x, axis=-1)
-    sv = np.take_along_axis(x, order, -1)
-    new = np.empty(sv.shape, dtype=bool)
+    shift = max(int(n - 1).bit_length(), 1)
+    key = (x.astype(np.int32, order="C") << shift) | np.arange(n, dtype=np.int32)
+    key.sort(axis=-1)
+    sv, order = key >> shift, key & ((1 << shift) - 1)
+    new = np.empty(sv.shape, dtype=bool)  # the first of a run of equal values
     new[..., 0] = True
     np.not_equal(sv[..., 1:], sv[..., :-1], out=new[..., 1:])
     idx = np.broadcast_to(np.arange(n, dtype=np.int16), sv.shape)
@@ -118,10 +133,12 @@ def _less_and_equal(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     end[..., -1] = True
     end[..., :-1] = new[..., 1:]
     last = np.minimum.accumulate(np.where(end, idx, n)[..., ::-1], axis=-1)[..., ::-1]
-    less, equal = np.empty_like(first), np.empty_like(first)
-    np.put_along_axis(less, order, first, -1)
-    np.put_along_axis(equal, order, (last - first + 1).astype(first.dtype), -1)
-    return less, equal
+    rows = np.arange(x.size // n, dtype=np.int64).reshape(x.shape[:-1] + (1,)) * n
+    at = (order + rows).ravel()  # where each sorted element sits in x, flattened
+    less, equal = np.empty(x.size, dtype=first.dtype), np.empty(x.size, dtype=first.dtype)
+    less[at] = first.ravel()
+    equal[at] = (last - first + 1).astype(first.dtype).ravel()
+    return less.reshape(x.shape), equal.reshape(x.shape)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +155,13 @@ class FlopValues:
     tie: np.ndarray  # (1176,) probability of a stand-off (0 when folded)
 
 
+@lru_cache(maxsize=None)
+def _lowest_strength(category: int) -> int:
+    """The weakest strength of ``category`` or better: strengths rise with the category (``poker.category``)."""
+    strengths = np.arange(1, poker.ROYAL_FLUSH + 1)
+    return int(strengths[np.argmax(poker.category(strengths) >= category)])
+
+
 def flop_values(flop, qualifier: int, preflop_fold: frozenset[str] = PREFLOP_FOLD) -> FlopValues:
     """Exact values of the ``optimal`` strategy on one flop (three card codes); ``qualifier`` is the
     category a winning hand needs for the Ante to be paid (``poker.STRAIGHT``, HTB-5.2; ``poker.FLUSH``, the guide)."""
@@ -145,24 +169,35 @@ def flop_values(flop, qualifier: int, preflop_fold: frozenset[str] = PREFLOP_FOL
     rest = np.setdiff1d(np.arange(52, dtype=np.uint8), flop)
     hands = np.empty((len(_BOARD), 7), dtype=np.uint8)
     hands[:, :3] = flop
-    hands[:, 3], hands[:, 4] = rest[_IU[_BOARD]], rest[_JU[_BOARD]]
-    hands[:, 5], hands[:, 6] = rest[_IU[_HOLD]], rest[_JU[_HOLD]]
+    # position p among the cards left is card p, moved up past each flop card at or below it
+    dealt = _deal_positions().copy()
+    for card in np.sort(flop):
+        dealt += dealt >= card
+    hands[:, 3:] = dealt
     strength = np.full((_P, _P), _NONE, dtype=np.int16)  # [turn-river pair, holding]
     strength[_BOARD, _HOLD] = poker.evaluate7(hands)
     # against every holding on the board, then the ones sharing a card with the player's, per card
     all_less, all_equal = _less_and_equal(strength)
-    by_card = np.where(_PAIR_OK, strength[:, _PAIR0], _NONE).astype(np.int16)  # [board, card, other card]
-    card_less, card_equal = _less_and_equal(by_card)
-    wins = all_less - card_less[:, _IU, _JU] - card_less[:, _JU, _IU]
-    ties = all_equal - card_equal[:, _IU, _JU] - card_equal[:, _JU, _IU] + 1  # the holding itself is in both cards' rows
+    by_card = np.take(strength, _PAIR0.ravel(), axis=1)  # [board, card x other card], flattened
+    by_card[:, _DIAGONAL] = _NONE
+    card_less, card_equal = _less_and_equal(by_card.reshape(_P, _N, _N))
+    card_less, card_equal = card_less.reshape(_P, _N * _N), card_equal.reshape(_P, _N * _N)
+    wins = all_less - np.take(card_less, _IJ, axis=1) - np.take(card_less, _JI, axis=1)
+    # the holding itself is in both cards' rows
+    ties = all_equal - np.take(card_equal, _IJ, axis=1) - np.take(card_equal, _JI, axis=1) + 1
     losses = _DEALERS - wins - ties
     wins, losses = np.where(_DISJOINT, wins, 0), np.where(_DISJOINT, losses, 0)
-    edge = (wins - losses) / _DEALERS  # a 1-unit bet's expected net, per (board, holding)
-    qualified = poker.category(np.where(_DISJOINT, strength, 1).astype(np.int32)) >= qualifier
+    # a 1-unit bet's expected net per (board, holding) is net / 990: kept in whole numbers until the
+    # last division, so a bet worth exactly nothing is never placed by a rounding
+    net = (wins - losses).astype(np.int32)
+    qualified = strength >= _lowest_strength(qualifier)  # wins and losses are 0 where no holding is
     ante = (wins * qualified - losses).sum(axis=0) / (_DEALERS * _HOLDINGS)
-    turn = edge.sum(axis=0) / _HOLDINGS  # the Turn (and Flop) bet's value, over every turn and river
-    # the River bet's value after each turn card: over the 46 river cards left
-    river = np.where(_PAIR_OK, edge.T[:, _PAIR0], 0.0).sum(axis=2) / 46  # [holding, turn card]
+    turn = net.sum(axis=0) / (_DEALERS * _HOLDINGS)  # the Turn (and Flop) bet's value, over every turn and river
+    # the River bet's value after each turn card: over the 46 river cards left (no BLAS product: its
+    # threads spin on after it, a third more CPU for the whole count, measured)
+    by_holding = np.zeros((_P, _P + 1), dtype=np.int32)  # [holding, turn-river pair], then a column of 0
+    by_holding[:, :_P] = net.T
+    river = np.take(by_holding, _PAIR_OR_PAST, axis=1).reshape(_P, _N, _N).sum(axis=2) / (_DEALERS * 46)
     river_bet = (river > 0) & _T_NOT_IN_H
     play = ante + 2 * turn + np.maximum(turn, 0) + (np.maximum(river, 0) * _T_NOT_IN_H).sum(axis=1) / 47
     classes = _classes(rest)
@@ -207,7 +242,7 @@ class MainGameValue:
 
 def main_game_value(qualifier: int, flops: int | None = None, seed: int = 0,
                     preflop_fold: frozenset[str] = PREFLOP_FOLD) -> MainGameValue:
-    """Every flop class counted exactly (``flops`` None: 1,755 flops, about 0.2 CPU-seconds each), or a
+    """Every flop class counted exactly (``flops`` None: 1,755 flops, about 0.25 CPU-seconds each), or a
     random sample of ``flops`` flops, each counted exactly, with the standard error between flops."""
     if flops is None:
         cards, weights = flop_classes()
@@ -224,11 +259,11 @@ def main_game_value(qualifier: int, flops: int | None = None, seed: int = 0,
         fv = flop_values(flop, qualifier, preflop_fold)
         per_flop[k] = (fv.ev.mean(), fv.win.mean(), fv.tie.mean(), fv.turn_bet.mean(), fv.river_rate.mean())
         if flops is None:
-            names = _classes(fv.cards)
-            for name in np.unique(names):
-                m = names == name
-                class_sum[name] = class_sum.get(name, 0.0) + w * float(fv.play_ev[m].sum())
-                class_n[name] = class_n.get(name, 0.0) + w * int(m.sum())
+            names, of_holding = np.unique(_classes(fv.cards), return_inverse=True)
+            sums, counts = np.bincount(of_holding, weights=fv.play_ev), np.bincount(of_holding)
+            for name, total, n in zip(names.tolist(), sums.tolist(), counts.tolist()):
+                class_sum[name] = class_sum.get(name, 0.0) + w * total
+                class_n[name] = class_n.get(name, 0.0) + w * n
     wsum = weights.sum()
     mean = (per_flop * weights[:, None]).sum(axis=0) / wsum
     se = 0.0 if flops is None else float(per_flop[:, 0].std(ddof=1) / np.sqrt(flops))
