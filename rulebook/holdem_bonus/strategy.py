@@ -118,8 +118,11 @@ def _less_and_equal(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row of the last axis: for every element, how many of the row are strictly less, and equal.
 
     Each element is sorted with its position packed under its value (one int32 key, all keys of a row
-    distinct), which numpy's vectorised sort orders several times faster than an ``argsort`` of the values."""
+    distinct), which numpy's vectorised sort orders several times faster than an ``argsort`` of the values.
+    ``x``: int16 (strengths), rows of at most 32,767, so that a key fits in 32 bits."""
     n = x.shape[-1]
+    if x.dtype != np.int16 or n > np.iinfo(np.int16).max:
+        raise ValueError(f"expected int16 rows of at most 32,767, got {x.dtype} rows of {n}")
     shift = max(int(n - 1).bit_length(), 1)
     key = (x.astype(np.int32, order="C") << shift) | np.arange(n, dtype=np.int32)
     key.sort(axis=-1)
