@@ -443,6 +443,26 @@ def test_a_statistical_findings_row_reads_its_sentence_not_its_json():
     assert "&#34;test&#34;" not in section and '"test"' not in section and "null" not in section
 
 
+def test_a_dealers_hold_row_says_at_which_tables_after_its_sentence():
+    """The statistical table carries, after a dealer's hold sentence, where it came from (pipelines.report.where,
+    from his page); a row without one is unchanged."""
+    detail = ('dealer D7 held -3.0% of 11,183,920.00 USD wagered on all bets; p = 5.5e-7; q = 2.8e-4 (30 gaming days to '
+              '2026-11-24). {"sentence":"dealer D7 held -3.0%","test":"hold_dealer"}')
+    stat = conform(pl.DataFrame([{"finding_id": "e" * 16, "kind": "hold_anomaly", "severity": "medium",
+                                  "gaming_day": DAY, "dealer_id": "D7", "currency": "USD", "detail": detail}]),
+                   FINDINGS_SCHEMA)
+    both = pl.concat([_findings(), stat]).with_columns(
+        pl.when(pl.col("kind") == "hold_anomaly").then(5.5e-7).otherwise(None).alias("p_value"),
+        pl.when(pl.col("kind") == "hold_anomaly").then(2.8e-4).otherwise(None).alias("q_value"))
+    where = {"e" * 16: "At which tables (his wagers in the window): most at BAC-08 <b>."}
+    section = _body(render_report(_inputs(findings=both, where=where))).split('id="statistical"', 1)[1]
+    section = section.split("</section>", 1)[0]
+    assert ("(30 gaming days to 2026-11-24). At which tables (his wagers in the window): most at BAC-08 &lt;b&gt;.<"
+            in section)
+    plain = _body(render_report(_inputs(findings=both))).split('id="statistical"', 1)[1].split("</section>", 1)[0]
+    assert "(30 gaming days to 2026-11-24).<" in plain and "At which tables" not in plain
+
+
 def test_the_trend_is_drawn_when_per_night_totals_are_given():
     trend = pl.DataFrame([{"gaming_day": DAY - dt.timedelta(days=i), "currency": "USD", "tonight": i == 0, "rounds": 100,
                            "wagers": 300, "handle": 1_000_000, "recorded_net": -20_000 - i, "expected_net": -20_000,

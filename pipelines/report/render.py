@@ -65,6 +65,8 @@ class ReportInputs:
     # and each statistical finding's investigation (finding_id -> relative link)
     packs: object = None
     investigations: dict | None = None
+    # finding_id -> at which tables a dealer's hold finding came from, from his page (pipelines.report.where)
+    where: dict | None = None
     # the hold detector's rows (pipelines.stats.run.funnel_frame, funnel_curves_frame of the audited nights): the
     # funnel is drawn from them and the tables they judge take their band (pipelines.report.detector_hold)
     funnel: pl.DataFrame | None = None
@@ -177,7 +179,8 @@ def render_report(inputs: ReportInputs) -> str:
     files = _files(inputs)
     quarantine = inputs.quarantine
     quarantined = quarantine.height if quarantine is not None else inputs.quarantined
-    stat = sections.statistical(f, investigations=inputs.investigations if inputs.packs is not None else None)
+    stat = sections.statistical(f, investigations=inputs.investigations if inputs.packs is not None else None,
+                                where=inputs.where)
     currencies = sorted(set(t["currency"].drop_nulls().to_list()) | set(f["currency"].drop_nulls().to_list()))
     money_currencies = sorted(f.filter(pl.col("difference").is_not_null() & (pl.col("difference") != 0))[
         "currency"].drop_nulls().unique().to_list())

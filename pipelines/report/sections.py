@@ -164,9 +164,11 @@ def readable(detail: str | None) -> str | None:
     return said + "." if sep else detail
 
 
-def statistical(findings: pl.DataFrame, top: int = 200, investigations: dict[str, str] | None = None) -> Table | None:
+def statistical(findings: pl.DataFrame, top: int = 200, investigations: dict[str, str] | None = None,
+                where: dict[str, str] | None = None) -> Table | None:
     """The statistical findings with their probabilities (and the link to each subject's investigation, when the
-    audit wrote them); None when no detector has written any."""
+    audit wrote them; and after a dealer's hold, at which tables it came from: ``where``, pipelines.report.where);
+    None when no detector has written any."""
     has_p = "p_value" in findings.columns
     cond = pl.col("kind").is_in(STATISTICAL_KINDS)
     if has_p:
@@ -180,7 +182,8 @@ def statistical(findings: pl.DataFrame, top: int = 200, investigations: dict[str
     for r in stat.iter_rows(named=True):
         p, q = r.get("p_value"), r.get("q_value")
         row = [text(r["kind"]), ident(r["table_id"]), ident(r["dealer_id"]), ident(r["player_id"]),
-               num(p, "" if p is None else fmt_p(p)), num(q, "" if q is None else f"{q:.2g}"), text(readable(r["detail"]))]
+               num(p, "" if p is None else fmt_p(p)), num(q, "" if q is None else f"{q:.2g}"),
+               text(" ".join(s for s in (readable(r["detail"]), (where or {}).get(r["finding_id"])) if s) or None)]
         if investigations is not None:
             href = investigations.get(r["finding_id"])
             row.append(Cell("investigation" if href else "", False, "", href))
