@@ -12,7 +12,8 @@ import pytest
 
 from pipelines.audit.frames import FINDINGS_SCHEMA, conform
 from pipelines.investigation.analysis import BY_TABLE_SCHEMA
-from pipelines.report.where import dealer_hold_tables, tables_with_hold_findings, where_sentence
+from pipelines.report.where import (dealers_sentence, dealers_with_hold_findings, hold_sources, tables_with_hold_findings,
+                                    where_sentence)
 
 DAY = dt.date(2026, 12, 1)
 
@@ -64,6 +65,7 @@ def test_the_tables_with_hold_findings_are_those_of_a_table_or_shoe_test_not_a_d
         _finding("d" * 16, "dealer_error_rate", table="BAC-09", dealer="D2"),
     ], infer_schema_length=None), FINDINGS_SCHEMA)
     assert tables_with_hold_findings(findings) == {"BAC-08", "BAC-05"}
+    assert dealers_with_hold_findings(findings) == {"D1"}
 
 
 @pytest.fixture
@@ -86,7 +88,49 @@ def test_each_dealer_hold_finding_reads_its_own_page_and_nothing_else_does(deale
         _finding("t" * 16, "hold_table", table=tables["table_id"][0]),  # his table flagged on its own
     ], infer_schema_length=None), FINDINGS_SCHEMA)
     links = {"h" * 16: href, "e" * 16: href, "m" * 16: "investigations/dealer/D2000/x/index.html"}
-    where = dealer_hold_tables(out, findings, links)
+    where = hold_sources(out, findings, links)
     assert set(where) == {"h" * 16}
     assert where["h" * 16] == where_sentence(tables, "USD", {tables["table_id"][0]})
-    assert dealer_hold_tables(out, findings, None) == {} and dealer_hold_tables(out, findings, {}) == {}
+    assert hold_sources(out, findings, None) == {} and hold_sources(out, findings, {}) == {}
+
+
+def test_a_tables_sentence_names_the_dealer_under_whom_most_of_it_lies_and_the_others_together_by_hand():
+    """A table's page's dealers with their theory (``dealers_with_theory``): D5 +30,000.00 USD, s.d. 10,000.00 (+3.0);
+    the other two together (8,000.00 + 0.00) / sqrt(6,000.00^2 + 8,000.00^2) = 8,000 / 10,000 = +0.8 s.d.; D5 has a
+    hold finding of his own."""
+    dealers = _tables([("D5", "USD", 3_000_000, 1_000_000), ("D6", "USD", 800_000, 600_000),
+                       ("D7", "USD", 0, 800_000)]).rename({"table_id": "dealer_id"})
+    assert dealers_sentence(dealers, "USD", {"D5"}) == (
+        "Under which dealers (the table's wagers in the window): most under D5, players' net +30,000.00 USD against "
+        "theory (+3.0 s.d.; the dealer has hold findings of its own tonight); the 2 other dealers together +0.8 s.d.")
+    # a page written before its dealers had a theory: nothing said
+    assert dealers_sentence(dealers.drop("above_theory", "sd", "theory", "z_recorded"), "USD", set()) is None
+
+
+def test_a_table_hold_finding_reads_its_pages_dealers_and_a_shoes_does_not(audited_sample):
+    """The sample's planted stacked shoe at NCB-04 flags the table: its page's dealers all stand above theory, so the
+    sentence names the most and the others together, from the page's own file."""
+    out = audited_sample / "out"
+    page = next((out / "investigations" / "table" / "NCB-04").glob("*/index.html"))
+    dealers = pl.read_parquet(page.parent / "dealers.parquet")
+    assert dealers.height >= 2 and {"above_theory", "sd"} <= set(dealers.columns)
+    findings = conform(pl.DataFrame([_finding("t" * 16, "hold_table", table="NCB-04"),
+                                     _finding("s" * 16, "hold_shoe", table="NCB-04")], infer_schema_length=None),
+                       FINDINGS_SCHEMA)
+    href = str(page.relative_to(out))
+    where = hold_sources(out, findings, {"t" * 16: href, "s" * 16: href})
+    assert set(where) == {"t" * 16} and where["t" * 16] == dealers_sentence(dealers, "USD", set())
+    assert where["t" * 16].startswith("Under which dealers (the table's wagers in the window): most under D")
+
+
+def test_a_tables_dealers_theory_adds_up_to_the_tables_own(audited_sample):
+    """``dealers_with_theory`` splits the table's wagers by dealer: their theories add up to the table's row in the
+    same page's tables.parquet, and so do their variances and their nets above theory."""
+    out = audited_sample / "out"
+    page = next((out / "investigations" / "table" / "NCB-04").glob("*/index.html")).parent
+    dealers, table = pl.read_parquet(page / "dealers.parquet"), pl.read_parquet(page / "tables.parquet")
+    assert table.height == 1 and dealers.height >= 2
+    assert dealers["theory"].sum() == pytest.approx(table["theory"][0], rel=1e-12)
+    assert (dealers["sd"] ** 2).sum() == pytest.approx(table["sd"][0] ** 2, rel=1e-12)
+    assert dealers["above_theory"].sum() == pytest.approx(table["above_theory"][0], rel=1e-12)
+    assert int(dealers["wagers"].sum()) == table["wagers"][0]

@@ -362,7 +362,7 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
     from pipelines.report.gather import gather_from
     from pipelines.report.detector_hold import read_funnel
     from pipelines.report.linked import start_linked_investigations, write_linked_pages
-    from pipelines.report.where import dealer_hold_tables
+    from pipelines.report.where import hold_sources
 
     parts = PartClock()
     with parts("input files"):
@@ -408,7 +408,7 @@ def publish_night(folder: Path, db_path: Path, input_dir: Path, keys: list[tuple
         quarantined=quarantine.height, input_files=files, trend=trend, bets=report_frames["bets"],
         quarantine=quarantine, source_files=source_files, finding_times=report_frames["times"],
         database=str(Path(db_path).resolve()), packs=linked.packs, investigations=linked.investigations,
-        funnel=funnel, funnel_curves=funnel_curves, where=dealer_hold_tables(folder, findings, linked.investigations),
+        funnel=funnel, funnel_curves=funnel_curves, where=hold_sources(folder, findings, linked.investigations),
     )
     with parts("report"):
         paths["report"] = write_report(folder / "report.html", report)

@@ -127,9 +127,32 @@ def by_table(wagers: pl.DataFrame, moments: pl.DataFrame) -> pl.DataFrame:
     Why: a dealer flagged for his hold over 30 days deals at many tables. Whether the shortfall is spread over them or
     sits at one table (whose shoe, or whose big bettor, is the matter, not the dealer) is the first thing an
     investigator asks, and the dealer's own page could not say it."""
+    return _above_theory_by(wagers, moments, "table_id").select(list(BY_TABLE_SCHEMA))
+
+
+#: the columns :func:`dealers_with_theory` adds to a page's dealers
+DEALER_THEORY_SCHEMA = {"theory": pl.Float64, "sd": pl.Float64, "above_theory": pl.Float64, "z_recorded": pl.Float64}
+
+
+def dealers_with_theory(dealers: pl.DataFrame, wagers: pl.DataFrame, moments: pl.DataFrame) -> pl.DataFrame:
+    """The page's dealers (``pipelines.investigate.dealers_of``, in its order) with the theory of the wagers each dealt,
+    its standard deviation and the recorded net above it, as :func:`by_table` has them per table.
+
+    Why: the question a table flagged for its hold raises first is the mirror of a dealer's: is it one dealer (whose
+    dealing is the matter) or every dealer alike (the shoe, or a player)?"""
+    named = wagers.with_columns(pl.col("dealer_id").fill_null("(none recorded)"))  # as dealers_of names them
+    theory = _above_theory_by(named, moments, "dealer_id").select("dealer_id", "currency", *DEALER_THEORY_SCHEMA)
+    return dealers.join(theory, on=["dealer_id", "currency"], how="left", maintain_order="left",
+                        nulls_equal=True).with_columns(pl.col(c).cast(t) for c, t in DEALER_THEORY_SCHEMA.items())
+
+
+def _above_theory_by(wagers: pl.DataFrame, moments: pl.DataFrame, key: str) -> pl.DataFrame:
+    """Per ``key`` and currency: rounds, wagers, money, theory, its s.d., the net above theory and in s.d. (sorted
+    within a currency by the net above theory, the largest first)."""
+    schema = {key: pl.String, **{c: t for c, t in BY_TABLE_SCHEMA.items() if c != "table_id"}}
     if wagers.height == 0:
-        return pl.DataFrame(schema=BY_TABLE_SCHEMA)
-    keys = ["table_id", "currency"]
+        return pl.DataFrame(schema=schema)
+    keys = [key, "currency"]
     money = wagers.group_by(keys).agg(
         pl.struct("gaming_day", "round_no").n_unique().cast(pl.Int64).alias("rounds"),
         pl.len().cast(pl.Int64).alias("wagers"),
@@ -137,7 +160,7 @@ def by_table(wagers: pl.DataFrame, moments: pl.DataFrame) -> pl.DataFrame:
         pl.col("recorded_net").cast(pl.Int128).sum().alias("recorded_net"),
         pl.col("expected_net").cast(pl.Int128).sum().alias("expected_net"),
     )
-    # the theory from whole sums per bet (exact in any order), added up per table with math.fsum (correctly rounded in
+    # the theory from whole sums per bet (exact in any order), added up per group with math.fsum (correctly rounded in
     # any order): the page's files are the same bytes on every run, whatever order a group-by met the wagers in
     stake = pl.col("amount").cast(pl.Int128)
     per_bet = wagers.filter(pl.col("status") == "settled").group_by(*keys, "ruleset", "bet").agg(
@@ -146,17 +169,17 @@ def by_table(wagers: pl.DataFrame, moments: pl.DataFrame) -> pl.DataFrame:
         how="left")
     mean_parts: dict[tuple, list[float]] = {}
     var_parts: dict[tuple, list[float]] = {}
-    for table, cur, a, a2, mean, var in per_bet.select(*keys, "a", "a2", "mean_per_unit", "var_per_unit").iter_rows():
-        mean_parts.setdefault((table, cur), []).append(0.0 if mean is None else mean * float(a))
-        var_parts.setdefault((table, cur), []).append(0.0 if var is None else var * float(a2))
+    for group, cur, a, a2, mean, var in per_bet.select(*keys, "a", "a2", "mean_per_unit", "var_per_unit").iter_rows():
+        mean_parts.setdefault((group, cur), []).append(0.0 if mean is None else mean * float(a))
+        var_parts.setdefault((group, cur), []).append(0.0 if var is None else var * float(a2))
     pairs = money.select(keys).rows()
     theory = [math.fsum(mean_parts.get(k, ())) for k in pairs]
     sd = [math.sqrt(math.fsum(var_parts.get(k, ()))) for k in pairs]
     out = money.with_columns(pl.Series("theory", theory, dtype=pl.Float64), pl.Series("sd", sd, dtype=pl.Float64))
     out = out.with_columns((pl.col("recorded_net").cast(pl.Float64) - pl.col("theory")).alias("above_theory"))
     out = out.with_columns(pl.when(pl.col("sd") > 0).then(pl.col("above_theory") / pl.col("sd")).alias("z_recorded"))
-    return out.sort(["currency", "above_theory", "table_id"], descending=[False, True, False], nulls_last=True).select(
-        list(BY_TABLE_SCHEMA))
+    return out.sort(["currency", "above_theory", key], descending=[False, True, False], nulls_last=True).select(
+        list(schema))
 
 
 def bet_vs_count(wagers: pl.DataFrame, counts: pl.DataFrame, bets: tuple[str, ...] = ("main",)) -> pl.DataFrame:

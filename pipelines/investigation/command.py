@@ -20,7 +20,8 @@ from pipelines.db import DatabaseError, open_reader
 from pipelines.evidence.pack import database_for_readers, pitaudit_version
 from pipelines.evidence.render import money_unit_note
 from pipelines.investigation import figures as F
-from pipelines.investigation.analysis import bet_ramp, bet_vs_count, by_table, results_over_time, results_summary
+from pipelines.investigation.analysis import (bet_ramp, bet_vs_count, by_table, dealers_with_theory, results_over_time,
+                                             results_summary)
 from pipelines.investigation.count import true_counts
 from pipelines.investigation.render import MAX_HTML_ROWS, render_page, script_href, table_rows, write_plotly_js
 from pipelines.investigation.theory import exact_where_known
@@ -86,7 +87,8 @@ def gather_many(con, subjects: list[q.Subject], moments_of: dict | None = None) 
             out[subject] = {
                 "rounds": rounds[subject], "wagers": wagers, "findings": findings[subject],
                 "results_over_time": results_over_time(wagers, moments), "bet_vs_count": bet_vs_count(wagers, counts),
-                "dealers": dealers[subject], "tables": by_table(wagers, moments), "played_with": played[subject],
+                "dealers": dealers_with_theory(dealers[subject], wagers, moments), "tables": by_table(wagers, moments),
+                "played_with": played[subject],
                 "moments": moments,
             }
     return out

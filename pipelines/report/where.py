@@ -1,15 +1,18 @@
-"""At which tables a dealer's hold finding came from, said beside it in the report.
+"""Where a hold finding came from, said beside it in the report: a dealer's at which tables, a table's under which
+dealers.
 
 Why: a dealer is tested for his hold against theory, not against the tables he dealt at. When one table drifts (a
 stacked shoe, a big bettor on the side that wins), every dealer who worked there for long enough is flagged too: on
 night 31 of the simulator's thirty nights, 13 of the 29 flagged subjects were dealers whose shortfall sat at table
 BAC-08, itself flagged. Each dealer's page has the breakdown ("At which tables", ``tables.parquet``), but the nightly
-reader sees the report's list first, thirteen lines that look like thirteen matters. This puts the page's first
-answer on the line: the table where most of it lies, how far it is from theory there, whether that table has hold
-findings of its own tonight, and how far his other tables are together.
+reader sees the report's list first, thirteen lines that look like thirteen matters. The mirror question comes with
+a table's finding: one dealer (his dealing is the matter), or every dealer alike (the shoe, or a player)? This puts
+each page's first answer on the line: where most of it lies, how far from theory it is there, whether that table or
+dealer has hold findings of its own tonight, and how far the others are together.
 
-The figures are the page's own (its ``tables.parquet``, written before the report), so the report and the page
-agree; a page that could not be written adds nothing (the report lists it among the pages not written).
+The figures are the page's own (its ``tables.parquet`` or ``dealers.parquet``, written before the report), so the
+report and the page agree; a page that could not be written adds nothing (the report lists it among the pages not
+written).
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from pipelines.currency import format_money
 DEALER_HOLD_TESTS = frozenset({"hold_dealer"})
 #: the tests that flag a table's hold itself, or one of its shoes'
 TABLE_HOLD_TESTS = frozenset({"hold_table", "hold_shoe"})
+#: the tests whose subject is a table's hold (a shoe's finding links to its table's page too, but the table's dealers
+#: over the window are not the shoe's)
+TABLE_TESTS = frozenset({"hold_table"})
 
 
 def _test_of(detail: str | None) -> str | None:
@@ -47,53 +53,75 @@ def tables_with_hold_findings(findings: pl.DataFrame) -> set[str]:
     return {t for t, d in rows.select("table_id", "detail").iter_rows() if _test_of(d) in TABLE_HOLD_TESTS}
 
 
+def dealers_with_hold_findings(findings: pl.DataFrame) -> set[str]:
+    """The dealers that have a hold finding of their own (not their error rate's) among ``findings``."""
+    if findings.height == 0 or "detail" not in findings.columns:
+        return set()
+    rows = findings.filter((pl.col("kind") == "hold_anomaly") & pl.col("dealer_id").is_not_null()
+                           & pl.col("player_id").is_null())
+    return {d for d, detail in rows.select("dealer_id", "detail").iter_rows() if _test_of(detail) in DEALER_HOLD_TESTS}
+
+
 def where_sentence(tables: pl.DataFrame, currency: str | None, flagged: set[str]) -> str | None:
     """One sentence from a dealer's ``tables`` (``pipelines.investigation.analysis.BY_TABLE_SCHEMA``) in ``currency``:
     the table that carries most of his departure from theory, in money and standard deviations, and his other tables
     together (their departures added, over the root of their variances added). None when there is nothing to say."""
-    rows = tables.filter(pl.col("currency") == currency) if currency is not None else tables
+    return _sentence(tables, "table_id", currency, flagged, "At which tables (his wagers in the window): most at",
+                     "table", "his {n} other table{s} together")
+
+
+def dealers_sentence(dealers: pl.DataFrame, currency: str | None, flagged: set[str]) -> str | None:
+    """The same from a table's ``dealers`` (``pipelines.investigation.analysis.dealers_with_theory``): the dealer under
+    whom most of the table's departure lies, and the table's other dealers together."""
+    return _sentence(dealers, "dealer_id", currency, flagged, "Under which dealers (the table's wagers in the window): "
+                     "most under", "dealer", "the {n} other dealer{s} together")
+
+
+def _sentence(rows: pl.DataFrame, key: str, currency: str | None, flagged: set[str], lead: str, noun: str,
+              others: str) -> str | None:
+    if "above_theory" not in rows.columns or "sd" not in rows.columns:
+        return None
+    rows = rows.filter(pl.col("currency") == currency) if currency is not None else rows
     rows = rows.filter(pl.col("above_theory").is_not_null() & pl.col("sd").is_not_null())
     if rows.height == 0:
         return None
     above = rows["above_theory"].to_list()
     direction = 1.0 if math.fsum(above) >= 0 else -1.0
-    top = max(range(rows.height), key=lambda k: (direction * above[k], rows["table_id"][k]))
-    table, sd, away = rows["table_id"][top], rows["sd"][top], above[top]
+    top = max(range(rows.height), key=lambda k: (direction * above[k], rows[key][k]))
+    name, sd, away = rows[key][top], rows["sd"][top], above[top]
     z = f"{away / sd:+.1f} s.d." if sd > 0 else "no variance"
-    own = "; the table has hold findings of its own tonight" if table in flagged else ""
-    said = (f"At which tables (his wagers in the window): most at {table}, players' net "
-            f"{format_money(round(away), currency, signed=True)} against theory ({z}{own})")
-    others = [k for k in range(rows.height) if k != top]
-    if others:
-        var = math.fsum(rows["sd"][k] ** 2 for k in others)
-        rest = math.fsum(above[k] for k in others)
-        n = len(others)
-        together = f"{rest / math.sqrt(var):+.1f} s.d." if var > 0 else "no variance"
-        said += f"; his {n} other table{'s' if n != 1 else ''} together {together}"
+    own = f"; the {noun} has hold findings of its own tonight" if name in flagged else ""
+    said = f"{lead} {name}, players' net {format_money(round(away), currency, signed=True)} against theory ({z}{own})"
+    rest = [k for k in range(rows.height) if k != top]
+    if rest:
+        var = math.fsum(rows["sd"][k] ** 2 for k in rest)
+        together = f"{math.fsum(above[k] for k in rest) / math.sqrt(var):+.1f} s.d." if var > 0 else "no variance"
+        said += "; " + others.format(n=len(rest), s="s" if len(rest) != 1 else "") + " " + together
     return said if said.endswith(".") else said + "."
 
 
-def dealer_hold_tables(folder: Path, findings: pl.DataFrame, investigations: dict[str, str] | None) -> dict[str, str]:
-    """finding_id -> :func:`where_sentence` for every dealer hold finding whose page was written into ``folder``."""
+def hold_sources(folder: Path, findings: pl.DataFrame, investigations: dict[str, str] | None) -> dict[str, str]:
+    """finding_id -> :func:`where_sentence` for every dealer hold finding, :func:`dealers_sentence` for every table
+    hold finding, whose page was written into ``folder``."""
     if not investigations or findings.height == 0 or "dealer_id" not in findings.columns:
         return {}
-    flagged = tables_with_hold_findings(findings)
-    dealer = findings.filter((pl.col("kind") == "hold_anomaly") & pl.col("dealer_id").is_not_null()
-                             & pl.col("player_id").is_null())
+    tables_flagged, dealers_flagged = tables_with_hold_findings(findings), dealers_with_hold_findings(findings)
+    hold = findings.filter((pl.col("kind") == "hold_anomaly") & pl.col("player_id").is_null())
     out: dict[str, str] = {}
     read: dict[Path, pl.DataFrame | None] = {}
-    for fid, currency, detail in dealer.select("finding_id", "currency", "detail").iter_rows():
+    for fid, dealer, currency, detail in hold.select("finding_id", "dealer_id", "currency", "detail").iter_rows():
         href = investigations.get(fid)
-        if href is None or _test_of(detail) not in DEALER_HOLD_TESTS:
+        if href is None or _test_of(detail) not in (DEALER_HOLD_TESTS if dealer is not None else TABLE_TESTS):
             continue
-        path = (folder / href).parent / "tables.parquet"
+        path = (folder / href).parent / ("tables.parquet" if dealer is not None else "dealers.parquet")
         if path not in read:
             try:
                 read[path] = pl.read_parquet(path)
             except (OSError, pl.exceptions.PolarsError):
                 read[path] = None  # a page not written: the report says so among its pages
         if read[path] is not None:
-            said = where_sentence(read[path], currency, flagged)
+            said = (where_sentence(read[path], currency, tables_flagged) if dealer is not None
+                    else dealers_sentence(read[path], currency, dealers_flagged))
             if said:
                 out[fid] = said
     return out
