@@ -102,7 +102,7 @@ def test_a_tables_sentence_names_the_dealer_under_whom_most_of_it_lies_and_the_o
                        ("D7", "USD", 0, 800_000)]).rename({"table_id": "dealer_id"})
     assert dealers_sentence(dealers, "USD", {"D5"}) == (
         "Under which dealers (the table's wagers in the window): most under D5, players' net +30,000.00 USD against "
-        "theory (+3.0 s.d.; the dealer has hold findings of its own tonight); the 2 other dealers together +0.8 s.d.")
+        "theory (+3.0 s.d.; the dealer has hold findings of their own tonight); the 2 other dealers together +0.8 s.d.")
     # a page written before its dealers had a theory: nothing said
     assert dealers_sentence(dealers.drop("above_theory", "sd", "theory", "z_recorded"), "USD", set()) is None
 

@@ -67,17 +67,18 @@ def where_sentence(tables: pl.DataFrame, currency: str | None, flagged: set[str]
     the table that carries most of his departure from theory, in money and standard deviations, and his other tables
     together (their departures added, over the root of their variances added). None when there is nothing to say."""
     return _sentence(tables, "table_id", currency, flagged, "At which tables (his wagers in the window): most at",
-                     "table", "his {n} other table{s} together")
+                     "the table has hold findings of its own tonight", "his {n} other table{s} together")
 
 
 def dealers_sentence(dealers: pl.DataFrame, currency: str | None, flagged: set[str]) -> str | None:
     """The same from a table's ``dealers`` (``pipelines.investigation.analysis.dealers_with_theory``): the dealer under
     whom most of the table's departure lies, and the table's other dealers together."""
-    return _sentence(dealers, "dealer_id", currency, flagged, "Under which dealers (the table's wagers in the window): "
-                     "most under", "dealer", "the {n} other dealer{s} together")
+    return _sentence(dealers, "dealer_id", currency, flagged,
+                     "Under which dealers (the table's wagers in the window): most under",
+                     "the dealer has hold findings of their own tonight", "the {n} other dealer{s} together")
 
 
-def _sentence(rows: pl.DataFrame, key: str, currency: str | None, flagged: set[str], lead: str, noun: str,
+def _sentence(rows: pl.DataFrame, key: str, currency: str | None, flagged: set[str], lead: str, own_findings: str,
               others: str) -> str | None:
     if "above_theory" not in rows.columns or "sd" not in rows.columns:
         return None
@@ -90,7 +91,7 @@ def _sentence(rows: pl.DataFrame, key: str, currency: str | None, flagged: set[s
     top = max(range(rows.height), key=lambda k: (direction * above[k], rows[key][k]))
     name, sd, away = rows[key][top], rows["sd"][top], above[top]
     z = f"{away / sd:+.1f} s.d." if sd > 0 else "no variance"
-    own = f"; the {noun} has hold findings of its own tonight" if name in flagged else ""
+    own = f"; {own_findings}" if name in flagged else ""
     said = f"{lead} {name}, players' net {format_money(round(away), currency, signed=True)} against theory ({z}{own})"
     rest = [k for k in range(rows.height) if k != top]
     if rest:
