@@ -142,8 +142,7 @@ def dealers_with_theory(dealers: pl.DataFrame, wagers: pl.DataFrame, moments: pl
     dealing is the matter) or every dealer alike (the shoe, or a player)?"""
     named = wagers.with_columns(pl.col("dealer_id").fill_null("(none recorded)"))  # as dealers_of names them
     theory = _above_theory_by(named, moments, "dealer_id").select("dealer_id", "currency", *DEALER_THEORY_SCHEMA)
-    return dealers.join(theory, on=["dealer_id", "currency"], how="left", maintain_order="left",
-                        nulls_equal=True).with_columns(pl.col(c).cast(t) for c, t in DEALER_THEORY_SCHEMA.items())
+    return dealers.join(theory, on=["dealer_id", "currency"], how="left", maintain_order="left", nulls_equal=True)
 
 
 def _above_theory_by(wagers: pl.DataFrame, moments: pl.DataFrame, key: str) -> pl.DataFrame:

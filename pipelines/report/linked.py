@@ -55,6 +55,19 @@ class LinkedPages:
                                     "report lists them"] if others > 0 else [])
 
 
+def detail_document(detail: str | None) -> dict:
+    """The JSON document a statistical finding's detail carries after its sentence (``{}`` when there is none, or
+    it does not read as one)."""
+    start = (detail or "").find('{"sentence"')
+    if start < 0:
+        return {}
+    try:
+        document = json.loads(detail[start:])
+    except ValueError:
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
 def subject_of(finding: dict) -> tuple[str, str, dt.date, dt.date] | None:
     """(kind, id, first day, last day) of a statistical finding's investigation, or None (no subject, no window)."""
     kind, ident = next(((k, finding[c]) for k, c in (("player", "player_id"), ("dealer", "dealer_id"),
@@ -62,14 +75,10 @@ def subject_of(finding: dict) -> tuple[str, str, dt.date, dt.date] | None:
     night = finding.get("gaming_day")
     if kind is None or night is None:
         return None
-    days = 1
-    detail = finding.get("detail") or ""
-    start = detail.find('{"sentence"')
-    if start >= 0:
-        try:
-            days = int(json.loads(detail[start:]).get("window_days") or 1)
-        except (ValueError, TypeError):
-            days = 1
+    try:
+        days = int(detail_document(finding.get("detail")).get("window_days") or 1)
+    except (ValueError, TypeError):
+        days = 1
     return kind, ident, night - dt.timedelta(days=days - 1), night
 
 

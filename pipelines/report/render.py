@@ -65,7 +65,8 @@ class ReportInputs:
     # and each statistical finding's investigation (finding_id -> relative link)
     packs: object = None
     investigations: dict | None = None
-    # finding_id -> at which tables a dealer's hold finding came from, from his page (pipelines.report.where)
+    # finding_id -> where a hold finding came from: a dealer's at which tables, a table's under which dealers, from the
+    # subject's page (pipelines.report.where)
     where: dict | None = None
     # the hold detector's rows (pipelines.stats.run.funnel_frame, funnel_curves_frame of the audited nights): the
     # funnel is drawn from them and the tables they judge take their band (pipelines.report.detector_hold)

@@ -167,7 +167,7 @@ def readable(detail: str | None) -> str | None:
 def statistical(findings: pl.DataFrame, top: int = 200, investigations: dict[str, str] | None = None,
                 where: dict[str, str] | None = None) -> Table | None:
     """The statistical findings with their probabilities (and the link to each subject's investigation, when the
-    audit wrote them; and after a dealer's hold, at which tables it came from: ``where``, pipelines.report.where);
+    audit wrote them; and after a hold finding, where it came from: ``where``, pipelines.report.where);
     None when no detector has written any."""
     has_p = "p_value" in findings.columns
     cond = pl.col("kind").is_in(STATISTICAL_KINDS)

@@ -17,13 +17,13 @@ written).
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import polars as pl
 
 from pipelines.currency import format_money
+from pipelines.report.linked import detail_document
 
 #: the tests whose subject is a dealer's hold (not his error rate: the tables' money says nothing of that)
 DEALER_HOLD_TESTS = frozenset({"hold_dealer"})
@@ -34,32 +34,32 @@ TABLE_HOLD_TESTS = frozenset({"hold_table", "hold_shoe"})
 TABLE_TESTS = frozenset({"hold_table"})
 
 
-def _test_of(detail: str | None) -> str | None:
-    start = (detail or "").find('{"sentence"')
-    if start < 0:
-        return None
-    try:
-        return json.loads(detail[start:]).get("test")
-    except (ValueError, AttributeError):
-        return None
+def _hold_tests(findings: pl.DataFrame) -> list[tuple[str, str | None, str | None, str | None, str | None]]:
+    """(finding_id, table, dealer, currency, test) of every hold finding without a player, each detail read once."""
+    if findings.height == 0 or "detail" not in findings.columns:
+        return []
+    rows = findings.filter((pl.col("kind") == "hold_anomaly") & pl.col("player_id").is_null())
+    return [(fid, table, dealer, currency, detail_document(detail).get("test"))
+            for fid, table, dealer, currency, detail
+            in rows.select("finding_id", "table_id", "dealer_id", "currency", "detail").iter_rows()]
+
+
+def _tables_flagged(tests) -> set[str]:
+    return {table for _, table, dealer, _, test in tests if table and dealer is None and test in TABLE_HOLD_TESTS}
+
+
+def _dealers_flagged(tests) -> set[str]:
+    return {dealer for _, _, dealer, _, test in tests if dealer is not None and test in DEALER_HOLD_TESTS}
 
 
 def tables_with_hold_findings(findings: pl.DataFrame) -> set[str]:
     """The tables that have a hold finding of their own (the table's, or one of its shoes') among ``findings``."""
-    if findings.height == 0 or "detail" not in findings.columns:
-        return set()
-    rows = findings.filter((pl.col("kind") == "hold_anomaly") & pl.col("table_id").is_not_null()
-                           & pl.col("dealer_id").is_null() & pl.col("player_id").is_null())
-    return {t for t, d in rows.select("table_id", "detail").iter_rows() if _test_of(d) in TABLE_HOLD_TESTS}
+    return _tables_flagged(_hold_tests(findings))
 
 
 def dealers_with_hold_findings(findings: pl.DataFrame) -> set[str]:
     """The dealers that have a hold finding of their own (not their error rate's) among ``findings``."""
-    if findings.height == 0 or "detail" not in findings.columns:
-        return set()
-    rows = findings.filter((pl.col("kind") == "hold_anomaly") & pl.col("dealer_id").is_not_null()
-                           & pl.col("player_id").is_null())
-    return {d for d, detail in rows.select("dealer_id", "detail").iter_rows() if _test_of(detail) in DEALER_HOLD_TESTS}
+    return _dealers_flagged(_hold_tests(findings))
 
 
 def where_sentence(tables: pl.DataFrame, currency: str | None, flagged: set[str]) -> str | None:
@@ -104,15 +104,15 @@ def _sentence(rows: pl.DataFrame, key: str, currency: str | None, flagged: set[s
 def hold_sources(folder: Path, findings: pl.DataFrame, investigations: dict[str, str] | None) -> dict[str, str]:
     """finding_id -> :func:`where_sentence` for every dealer hold finding, :func:`dealers_sentence` for every table
     hold finding, whose page was written into ``folder``."""
-    if not investigations or findings.height == 0 or "dealer_id" not in findings.columns:
+    if not investigations:
         return {}
-    tables_flagged, dealers_flagged = tables_with_hold_findings(findings), dealers_with_hold_findings(findings)
-    hold = findings.filter((pl.col("kind") == "hold_anomaly") & pl.col("player_id").is_null())
+    tests = _hold_tests(findings)
+    tables_flagged, dealers_flagged = _tables_flagged(tests), _dealers_flagged(tests)
     out: dict[str, str] = {}
     read: dict[Path, pl.DataFrame | None] = {}
-    for fid, dealer, currency, detail in hold.select("finding_id", "dealer_id", "currency", "detail").iter_rows():
+    for fid, _, dealer, currency, test in tests:
         href = investigations.get(fid)
-        if href is None or _test_of(detail) not in (DEALER_HOLD_TESTS if dealer is not None else TABLE_TESTS):
+        if href is None or test not in (DEALER_HOLD_TESTS if dealer is not None else TABLE_TESTS):
             continue
         path = (folder / href).parent / ("tables.parquet" if dealer is not None else "dealers.parquet")
         if path not in read:
