@@ -269,6 +269,32 @@ def test_a_river_bet_worth_exactly_nothing_is_not_placed():
     assert fv.river_rate[k] * 47 == pytest.approx(sum(n > 0 for n in net_after_turn.values()), abs=1e-9)
 
 
+def test_a_flop_with_suit_symmetries_counts_one_board_of_each_orbit_and_the_same_values(monkeypatch):
+    """A flop a suit permutation maps onto itself ranks one board of each set of boards equal but for suits.
+    The sets counted by Burnside's lemma: on the monotone Ac 2c 3c, the identity fixes the 1,176 boards, each of
+    the 3 swaps of two other suits 253 + 13 (both cards of the two suits it leaves alone, or one rank in the two it
+    swaps), each of the 2 three-cycles of the other suits the 45 pairs of the 10 clubs left:
+    (1,176 + 3 x 266 + 2 x 45) / 6 = 344. The values are the full count's exactly (symmetries switched off)."""
+    from rulebook import poker
+    from rulebook.holdem_bonus import strategy
+
+    monotone, two_tone, paired = (0, 4, 8), (6, 39, 43), (0, 1, 20)  # Ac 2c 3c; 2h Ts Js; Ac Ad 6c
+    rest = np.setdiff1d(np.arange(52, dtype=np.uint8), monotone)
+    maps = strategy._suit_symmetries(np.array(monotone, dtype=np.uint8), rest)
+    assert len(maps) == 6 and np.array_equal(maps[0], np.arange(1176))
+    assert len(strategy._board_orbits(maps)[0]) == 344
+    reduced = {f: strategy.flop_values(f, poker.STRAIGHT) for f in (monotone, two_tone, paired)}
+    for f in (two_tone, paired):
+        rest = np.setdiff1d(np.arange(52, dtype=np.uint8), f)
+        assert len(strategy._suit_symmetries(np.array(f, dtype=np.uint8), rest)) == 2
+    identity_only = strategy._suit_symmetries
+    monkeypatch.setattr(strategy, "_suit_symmetries", lambda flop, rest: identity_only(flop, rest)[:1])
+    for f, fv in reduced.items():
+        full = strategy.flop_values(f, poker.STRAIGHT)
+        for name in ("ev", "play_ev", "folded", "turn_bet", "river_rate", "win", "tie"):
+            assert np.array_equal(getattr(fv, name), getattr(full, name)), (f, name)
+
+
 def test_optimal_strategy_on_sampled_flops_states_its_strategy_and_standard_error():
     report = house_edges(HOIANA, flops=6, seed=2)
     ante = report.bets["ante"]
