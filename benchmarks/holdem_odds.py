@@ -4,7 +4,7 @@ Run: ``.venv/bin/python -m benchmarks.holdem_odds [--flops N] [--all]``
 
 Prints the CPU-seconds one flop costs (1.27 million 7-card hands and the rank counts of every
 holding against every dealer holding), the sampled figure with its standard error, and with
-``--all`` the exact figure over all 1,755 flop classes (about 7 CPU-minutes).
+``--all`` the exact figure over all 1,755 flop classes (about 5 CPU-minutes).
 """
 
 from __future__ import annotations

@@ -305,7 +305,7 @@ def test_optimal_strategy_on_sampled_flops_states_its_strategy_and_standard_erro
 
 @pytest.mark.slow
 def test_standard_game_ante_edge_under_the_optimal_strategy_is_the_published_2_0_to_2_2_percent():
-    """Every flop class counted exactly (about 7 CPU-minutes): the figure has no sampling error, so it
+    """Every flop class counted exactly (about 5 CPU-minutes): the figure has no sampling error, so it
     lies in the published range (Wizard of Odds: 2.04 % under optimal play) or the strategy is wrong.
     It also checks the pre-flop fold list: exactly the folded hands are worth less than the lost Ante."""
     from rulebook import poker
