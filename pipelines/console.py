@@ -1,4 +1,4 @@
-"""What the CLI shows on a terminal for the ingest: a progress bar while it runs, a summary after.
+"""What the CLI shows on a terminal: the ingest's progress bar while it runs and its summary after; a long count's bar.
 
 Values from the input (file names, reasons quoting a line) are printed as text, never read as console markup:
 a file named ``rounds_[/].jsonl`` is shown as it is, and cannot stop the run. Their control and invisible characters
@@ -13,7 +13,7 @@ import functools
 import re
 import sys
 from contextlib import contextmanager
-from typing import Iterator, TextIO
+from typing import Callable, Iterator, TextIO
 
 from pipelines.ingest.records import FileStatus, IngestSummary, InputFile, Progress
 
@@ -65,6 +65,38 @@ def ingest_progress(show: bool | None = None, console=None) -> Iterator[Progress
                TimeRemainingColumn())
     with RichProgress(*columns, console=console or Console(stderr=True), transient=True) as bar:
         yield Bar(bar, bar.add_task("ingest", total=None, file=""))
+
+
+@contextmanager
+def count_progress(what: str, show: bool | None = None, console=None) -> Iterator[Callable[[int, int], None]]:
+    """A ``progress(done, total)`` for a long count (the Hold'em main game's 1,755 flop classes, minutes of CPU):
+    on a terminal (or when ``show``; on ``console``, a rich Console, else stderr's) a bar labelled ``what`` with the
+    time left, drawn from the first call (a figure that needs no count shows nothing) and gone when the count ends;
+    elsewhere a callable that does nothing. stdout stays the figures' alone (``--json``)."""
+    if show is None:
+        show = sys.stderr.isatty()
+    if not show:
+        yield lambda done, total: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeRemainingColumn
+
+    bar = RichProgress(TextColumn(what, markup=False), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                       console=console or Console(stderr=True), transient=True)
+    task = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal task
+        if task is None:
+            bar.start()
+            task = bar.add_task(what, total=total)
+        bar.update(task, completed=done, total=total)
+
+    try:
+        yield progress
+    finally:
+        if task is not None:
+            bar.stop()
 
 
 def print_ingest_summary(summary: IngestSummary, out: TextIO | None = None) -> None:

@@ -295,6 +295,33 @@ def test_a_flop_with_suit_symmetries_counts_one_board_of_each_orbit_and_the_same
             assert np.array_equal(getattr(fv, name), getattr(full, name)), (f, name)
 
 
+def test_the_count_tells_its_progress_after_each_flop_and_pitaudit_odds_draws_it_on_a_terminal():
+    """The exact count takes minutes: ``main_game_value`` tells ``progress(done, total)`` after each flop, the odds
+    pass it on, and ``pitaudit odds`` draws it as a bar on the terminal's stderr (a figure without a count draws none)."""
+    import io
+
+    from rich.console import Console
+
+    from pipelines.console import count_progress
+    from rulebook import poker
+    from rulebook.holdem_bonus.strategy import main_game_value
+
+    told: list[tuple[int, int]] = []
+    v = main_game_value(poker.STRAIGHT, flops=3, seed=4, progress=lambda done, total: told.append((done, total)))
+    assert told == [(1, 3), (2, 3), (3, 3)] and v.flops == 3
+    terminal = Console(file=io.StringIO(), force_terminal=True, width=120)
+    with count_progress("Hold'em main game, flops counted", show=True, console=terminal) as progress:
+        report = house_edges(HOIANA, flops=2, seed=4, progress=progress)
+    assert report.bets["ante"].method == "sampled flops"
+    assert "Hold'em main game, flops counted" in terminal.file.getvalue() and "2/2" in terminal.file.getvalue()
+    quiet = Console(file=io.StringIO(), force_terminal=True, width=120)
+    with count_progress("nothing to count", show=True, console=quiet):
+        house_edges(builtin().latest("hoiana-tiger-baccarat/commission"))
+    assert quiet.file.getvalue() == ""
+    with count_progress("not a terminal", show=False) as progress:
+        progress(1, 2)  # does nothing, prints nothing
+
+
 def test_optimal_strategy_on_sampled_flops_states_its_strategy_and_standard_error():
     report = house_edges(HOIANA, flops=6, seed=2)
     ante = report.bets["ante"]

@@ -17,6 +17,7 @@ Probabilities are floats (they are not money); the exact figures are computed as
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
 from math import comb, sqrt
@@ -53,12 +54,14 @@ def house_edges(
     strategy: str = DEFAULT_STRATEGY,
     flops: int | None = None,
     meter: int = DEFAULT_METER,
+    progress: Callable[[int, int], None] | None = None,
     **options,
 ) -> OddsReport:
     """Every bet's figure. The main game ("ante") under ``strategy``: ``optimal`` (the default) is
     counted exactly over every flop class, or over a random sample of ``flops`` flops with a standard
     error; a ``rule`` strategy is simulated over ``rounds`` rounds. ``meter`` (smallest units) for
-    the progressive, whose stake is the rule set's (no figure while the rule set leaves it unstated)."""
+    the progressive, whose stake is the rule set's (no figure while the rule set leaves it unstated).
+    ``progress(done, total)`` is told of each flop counted under ``optimal``."""
     params: HoldemBonusParams = ruleset.params
     decks = params.decks if decks is None else decks
     if decks != 1:
@@ -66,7 +69,7 @@ def house_edges(
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
     if STRATEGIES[strategy].kind == "exact_ev":
-        ante = optimal_ante_odds(params, flops, seed)
+        ante = optimal_ante_odds(params, flops, seed, progress)
     else:
         ante = ante_odds(params, rounds or DEFAULT_ROUNDS, seed, strategy)
     bets = {"bonus": bonus_odds(params, strategy), "ante": ante}
@@ -234,10 +237,13 @@ def ante_odds(params: HoldemBonusParams, rounds: int, seed: int, strategy: str) 
     )
 
 
-def optimal_ante_odds(params: HoldemBonusParams, flops: int | None, seed: int) -> BetOdds:
+def optimal_ante_odds(params: HoldemBonusParams, flops: int | None, seed: int,
+                      progress: Callable[[int, int], None] | None = None) -> BetOdds:
     """The main game under the ``optimal`` strategy (``strategy.py``): exact over every flop class, or
-    over a random sample of flops (each counted exactly) with the standard error between flops."""
-    v = main_game_value(QUALIFIER_CATEGORY[params.ante_qualifier], flops, seed, STRATEGIES["optimal"].preflop_fold)
+    over a random sample of flops (each counted exactly) with the standard error between flops.
+    ``progress(done, total)`` after each flop (:func:`strategy.main_game_value`)."""
+    v = main_game_value(QUALIFIER_CATEGORY[params.ante_qualifier], flops, seed, STRATEGIES["optimal"].preflop_fold,
+                        progress)
     how = (
         f"counted exactly over all 22,100 flops (1,755 classes under suit permutation)"
         if v.exact

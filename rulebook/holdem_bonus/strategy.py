@@ -21,6 +21,7 @@ of the boards are ranked over the whole count.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations, permutations
@@ -290,9 +291,12 @@ class MainGameValue:
 
 
 def main_game_value(qualifier: int, flops: int | None = None, seed: int = 0,
-                    preflop_fold: frozenset[str] = PREFLOP_FOLD) -> MainGameValue:
+                    preflop_fold: frozenset[str] = PREFLOP_FOLD,
+                    progress: Callable[[int, int], None] | None = None) -> MainGameValue:
     """Every flop class counted exactly (``flops`` None: 1,755 flops, about 0.17 CPU-seconds each), or a
-    random sample of ``flops`` flops, each counted exactly, with the standard error between flops."""
+    random sample of ``flops`` flops, each counted exactly, with the standard error between flops.
+    ``progress(done, total)`` is called after each flop: the whole count takes minutes, and whoever asked for it
+    (``pitaudit odds``) can show how far it is."""
     if flops is None:
         cards, weights = flop_classes()
     else:
@@ -313,6 +317,8 @@ def main_game_value(qualifier: int, flops: int | None = None, seed: int = 0,
             for name, total, n in zip(names.tolist(), sums.tolist(), counts.tolist()):
                 class_sum[name] = class_sum.get(name, 0.0) + w * total
                 class_n[name] = class_n.get(name, 0.0) + w * n
+        if progress is not None:
+            progress(k + 1, len(cards))
     wsum = weights.sum()
     mean = (per_flop * weights[:, None]).sum(axis=0) / wsum
     se = 0.0 if flops is None else float(per_flop[:, 0].std(ddof=1) / np.sqrt(flops))
