@@ -295,9 +295,9 @@ def test_a_flop_with_suit_symmetries_counts_one_board_of_each_orbit_and_the_same
             assert np.array_equal(getattr(fv, name), getattr(full, name)), (f, name)
 
 
-def test_the_count_tells_its_progress_after_each_flop_and_pitaudit_odds_draws_it_on_a_terminal():
+def test_the_count_tells_its_progress_after_each_flop_and_the_bar_draws_it_only_when_there_is_a_count():
     """The exact count takes minutes: ``main_game_value`` tells ``progress(done, total)`` after each flop, the odds
-    pass it on, and ``pitaudit odds`` draws it as a bar on the terminal's stderr (a figure without a count draws none)."""
+    pass it on, and the console's bar draws it (a figure without a count draws none, off a terminal nothing)."""
     import io
 
     from rich.console import Console
@@ -320,6 +320,44 @@ def test_the_count_tells_its_progress_after_each_flop_and_pitaudit_odds_draws_it
     assert quiet.file.getvalue() == ""
     with count_progress("not a terminal", show=False) as progress:
         progress(1, 2)  # does nothing, prints nothing
+
+
+def test_pitaudit_odds_draws_the_count_on_a_terminals_stderr_and_leaves_the_json_on_stdout_alone():
+    """``pitaudit odds`` as a user runs it, stderr a terminal (a pseudo-terminal) and stdout a pipe: the bar names the
+    count and reaches 2/2; stdout is the JSON alone."""
+    import json
+    import os
+    import pty
+    import subprocess
+    import sys
+    import threading
+
+    leader, follower = pty.openpty()
+    drawn = bytearray()
+
+    def read() -> None:  # as the child writes (a full terminal buffer would stop it)
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal's other end is closed
+                return
+            if not chunk:
+                return
+            drawn.extend(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        done = subprocess.run([sys.executable, "-m", "pipelines.cli", "odds", "--ruleset", "hoiana-holdem-bonus",
+                               "--flops", "2", "--json"], stdout=subprocess.PIPE, stderr=follower, timeout=600)
+    finally:
+        os.close(follower)
+    reader.join(timeout=30)
+    os.close(leader)
+    assert done.returncode == 0, bytes(drawn)[-2000:]
+    assert json.loads(done.stdout)["bets"]["ante"]["method"] == "sampled flops"
+    text = bytes(drawn).decode("utf-8", "replace")
+    assert "Hold'em main game, flops counted" in text and "2/2" in text, text[-2000:]
 
 
 def test_optimal_strategy_on_sampled_flops_states_its_strategy_and_standard_error():
