@@ -295,20 +295,24 @@ def test_a_flop_with_suit_symmetries_counts_one_board_of_each_orbit_and_the_same
             assert np.array_equal(getattr(fv, name), getattr(full, name)), (f, name)
 
 
-def test_the_count_tells_its_progress_after_each_flop_and_the_bar_draws_it_only_when_there_is_a_count():
-    """The exact count takes minutes: ``main_game_value`` tells ``progress(done, total)`` after each flop, the odds
-    pass it on, and the console's bar draws it (a figure without a count draws none, off a terminal nothing)."""
+def test_the_count_tells_its_progress_after_each_chunk_and_the_bar_draws_it_only_when_there_is_a_count(monkeypatch):
+    """The exact count takes minutes: ``main_game_value`` tells ``progress(done, total)`` after each chunk of flops,
+    the odds pass it on, and the console's bar draws it (a figure without a count draws none, off a terminal nothing)."""
     import io
 
     from rich.console import Console
 
     from pipelines.console import count_progress
     from rulebook import poker
-    from rulebook.holdem_bonus.strategy import main_game_value
+    from rulebook.holdem_bonus import strategy
 
     told: list[tuple[int, int]] = []
-    v = main_game_value(poker.STRAIGHT, flops=3, seed=4, progress=lambda done, total: told.append((done, total)))
-    assert told == [(1, 3), (2, 3), (3, 3)] and v.flops == 3
+    v = strategy.main_game_value(poker.STRAIGHT, flops=3, seed=4, progress=lambda done, total: told.append((done, total)))
+    assert told == [(3, 3)] and v.flops == 3  # one chunk of 45 flops or fewer
+    monkeypatch.setattr(strategy, "_CHUNK_FLOPS", 1)
+    told.clear()
+    assert strategy.main_game_value(poker.STRAIGHT, flops=3, seed=4, progress=lambda d, t: told.append((d, t))) == v
+    assert told == [(1, 3), (2, 3), (3, 3)]
     terminal = Console(file=io.StringIO(), force_terminal=True, width=120)
     with count_progress("Hold'em main game, flops counted", show=True, console=terminal) as progress:
         report = house_edges(HOIANA, flops=2, seed=4, progress=progress)
@@ -320,6 +324,26 @@ def test_the_count_tells_its_progress_after_each_flop_and_the_bar_draws_it_only_
     assert quiet.file.getvalue() == ""
     with count_progress("not a terminal", show=False) as progress:
         progress(1, 2)  # does nothing, prints nothing
+
+
+def test_the_count_spread_over_two_processes_is_the_count_in_one_to_the_last_bit(monkeypatch):
+    """``pitaudit odds`` spreads the flops' chunks over a pool of spawned processes (``chunks_on_cores``); the chunks
+    come back in order and are summed in it, so the figures are the single process's exactly: four sampled flops as
+    four chunks, and one flop's values by starting hand (what the exact count sums) from a worker and from here."""
+    from pipelines.chunks_on_cores import chunks_on_cores
+    from rulebook import poker
+    from rulebook.holdem_bonus import strategy
+
+    monkeypatch.setattr(strategy, "_CHUNK_FLOPS", 1)  # the chunks are cut here, in the caller's process
+    alone = strategy.main_game_value(poker.STRAIGHT, flops=4, seed=9)
+    job = (np.array([[0, 4, 8]], dtype=np.uint8), poker.STRAIGHT, strategy.PREFLOP_FOLD, True)
+    here = strategy.count_flops(job)
+    with chunks_on_cores(2) as map_chunks:
+        spread = strategy.main_game_value(poker.STRAIGHT, flops=4, seed=9, map_chunks=map_chunks)
+        [there, _] = list(map_chunks(strategy.count_flops, [job, job]))
+    assert spread == alone and spread.flops == 4
+    assert np.array_equal(there.per_flop, here.per_flop) and there.classes == here.classes
+    assert len(here.classes[0][0]) == 169 and sum(here.classes[0][2]) == 1176  # every starting hand, every holding
 
 
 def test_pitaudit_odds_draws_the_count_on_a_terminals_stderr_and_leaves_the_json_on_stdout_alone():

@@ -55,13 +55,15 @@ def house_edges(
     flops: int | None = None,
     meter: int = DEFAULT_METER,
     progress: Callable[[int, int], None] | None = None,
+    map_chunks: Callable = map,
     **options,
 ) -> OddsReport:
     """Every bet's figure. The main game ("ante") under ``strategy``: ``optimal`` (the default) is
     counted exactly over every flop class, or over a random sample of ``flops`` flops with a standard
     error; a ``rule`` strategy is simulated over ``rounds`` rounds. ``meter`` (smallest units) for
     the progressive, whose stake is the rule set's (no figure while the rule set leaves it unstated).
-    ``progress(done, total)`` is told of each flop counted under ``optimal``."""
+    ``progress(done, total)`` is told of the flops counted under ``optimal``, whose chunks ``map_chunks`` runs
+    (:func:`strategy.main_game_value`: the builtin ``map``, or a process pool's)."""
     params: HoldemBonusParams = ruleset.params
     decks = params.decks if decks is None else decks
     if decks != 1:
@@ -69,7 +71,7 @@ def house_edges(
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
     if STRATEGIES[strategy].kind == "exact_ev":
-        ante = optimal_ante_odds(params, flops, seed, progress)
+        ante = optimal_ante_odds(params, flops, seed, progress, map_chunks)
     else:
         ante = ante_odds(params, rounds or DEFAULT_ROUNDS, seed, strategy)
     bets = {"bonus": bonus_odds(params, strategy), "ante": ante}
@@ -238,12 +240,12 @@ def ante_odds(params: HoldemBonusParams, rounds: int, seed: int, strategy: str) 
 
 
 def optimal_ante_odds(params: HoldemBonusParams, flops: int | None, seed: int,
-                      progress: Callable[[int, int], None] | None = None) -> BetOdds:
+                      progress: Callable[[int, int], None] | None = None, map_chunks: Callable = map) -> BetOdds:
     """The main game under the ``optimal`` strategy (``strategy.py``): exact over every flop class, or
     over a random sample of flops (each counted exactly) with the standard error between flops.
-    ``progress(done, total)`` after each flop (:func:`strategy.main_game_value`)."""
+    ``progress`` and ``map_chunks`` as :func:`strategy.main_game_value` takes them."""
     v = main_game_value(QUALIFIER_CATEGORY[params.ante_qualifier], flops, seed, STRATEGIES["optimal"].preflop_fold,
-                        progress)
+                        progress, map_chunks)
     how = (
         f"counted exactly over all 22,100 flops (1,755 classes under suit permutation)"
         if v.exact

@@ -21,7 +21,7 @@ of the boards are ranked over the whole count.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations, permutations
@@ -290,13 +290,44 @@ class MainGameValue:
     starting_hands: dict[str, float]  # expected net of playing each starting hand (exact runs only)
 
 
+_CHUNK_FLOPS = 45  # flops a chunk: 39 chunks for the 1,755 classes, each a few CPU-seconds
+
+
+@dataclass(frozen=True, slots=True)
+class FlopChunk:
+    """What one run of flops contributes to the main game's value, flop by flop (combined in flop order, so that a
+    count split over processes sums its floats in the same order as one that is not)."""
+
+    per_flop: np.ndarray  # (flops, 5): expected net, win, tie, Turn bet share, River bet share, per flop
+    classes: tuple[tuple[tuple[str, ...], tuple[float, ...], tuple[int, ...]], ...]  # per flop: starting hands, their
+    # summed value of playing, their holdings (exact counts only; empty otherwise)
+
+
+def count_flops(job: tuple[np.ndarray, int, frozenset[str], bool]) -> FlopChunk:
+    """One chunk of the count: ``(flops, qualifier, preflop fold list, by starting hand)``. A plain function of plain
+    data, so that a caller may run chunks on other processes (``main_game_value``'s ``map_chunks``)."""
+    cards, qualifier, preflop_fold, by_hand = job
+    per_flop = np.empty((len(cards), 5))
+    classes = []
+    for k, flop in enumerate(cards):
+        fv = flop_values(flop, qualifier, preflop_fold)
+        per_flop[k] = (fv.ev.mean(), fv.win.mean(), fv.tie.mean(), fv.turn_bet.mean(), fv.river_rate.mean())
+        if by_hand:
+            names, of_holding = np.unique(_classes(fv.cards), return_inverse=True)
+            sums, counts = np.bincount(of_holding, weights=fv.play_ev), np.bincount(of_holding)
+            classes.append((tuple(names.tolist()), tuple(sums.tolist()), tuple(counts.tolist())))
+    return FlopChunk(per_flop, tuple(classes))
+
+
 def main_game_value(qualifier: int, flops: int | None = None, seed: int = 0,
                     preflop_fold: frozenset[str] = PREFLOP_FOLD,
-                    progress: Callable[[int, int], None] | None = None) -> MainGameValue:
+                    progress: Callable[[int, int], None] | None = None,
+                    map_chunks: Callable[[Callable, list], Iterable[FlopChunk]] = map) -> MainGameValue:
     """Every flop class counted exactly (``flops`` None: 1,755 flops, about 0.17 CPU-seconds each), or a
     random sample of ``flops`` flops, each counted exactly, with the standard error between flops.
-    ``progress(done, total)`` is called after each flop: the whole count takes minutes, and whoever asked for it
-    (``pitaudit odds``) can show how far it is."""
+    ``progress(done, total)`` is called as the flops are counted: the whole count takes minutes, and whoever asked
+    for it (``pitaudit odds``) can show how far it is. ``map_chunks(count_flops, chunks)`` yields the chunks' counts
+    in order: the builtin ``map`` here, a process pool's to spread them over cores (the same figures to the last bit)."""
     if flops is None:
         cards, weights = flop_classes()
     else:
@@ -305,20 +336,23 @@ def main_game_value(qualifier: int, flops: int | None = None, seed: int = 0,
         rng = np.random.default_rng(seed)
         cards = np.array([np.sort(rng.choice(52, 3, replace=False)) for _ in range(flops)], dtype=np.uint8)
         weights = np.ones(flops, dtype=np.int64)
+    chunks = [(cards[i:i + _CHUNK_FLOPS], qualifier, preflop_fold, flops is None)
+              for i in range(0, len(cards), _CHUNK_FLOPS)]
     per_flop = np.empty((len(cards), 5))
     class_sum: dict[str, float] = {}
     class_n: dict[str, float] = {}
-    for k, (flop, w) in enumerate(zip(cards, weights)):
-        fv = flop_values(flop, qualifier, preflop_fold)
-        per_flop[k] = (fv.ev.mean(), fv.win.mean(), fv.tie.mean(), fv.turn_bet.mean(), fv.river_rate.mean())
-        if flops is None:
-            names, of_holding = np.unique(_classes(fv.cards), return_inverse=True)
-            sums, counts = np.bincount(of_holding, weights=fv.play_ev), np.bincount(of_holding)
-            for name, total, n in zip(names.tolist(), sums.tolist(), counts.tolist()):
+    done = 0
+    for chunk in map_chunks(count_flops, chunks):
+        for k, row in enumerate(chunk.per_flop, start=done):
+            per_flop[k] = row
+        for k, (names, sums, counts) in enumerate(chunk.classes, start=done):
+            w = weights[k]
+            for name, total, n in zip(names, sums, counts):
                 class_sum[name] = class_sum.get(name, 0.0) + w * total
                 class_n[name] = class_n.get(name, 0.0) + w * n
+        done += len(chunk.per_flop)
         if progress is not None:
-            progress(k + 1, len(cards))
+            progress(done, len(cards))
     wsum = weights.sum()
     mean = (per_flop * weights[:, None]).sum(axis=0) / wsum
     se = 0.0 if flops is None else float(per_flop[:, 0].std(ddof=1) / np.sqrt(flops))
