@@ -346,6 +346,36 @@ def test_the_count_spread_over_two_processes_is_the_count_in_one_to_the_last_bit
     assert len(here.classes[0][0]) == 169 and sum(here.classes[0][2]) == 1176  # every starting hand, every holding
 
 
+def test_ctrl_c_during_the_spread_count_ends_the_command_and_its_workers_at_once():
+    """Ctrl-C reaches the terminal's whole process group: the workers ignore it, the command ends the pool at once
+    (not after the chunks in hand, seconds each) and exits 130, leaving no process behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "odds", "--ruleset", "hoiana-holdem-bonus",
+                             "--processes", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+    def workers() -> list[str]:
+        return subprocess.run(["pgrep", "-P", str(proc.pid), "-f", "multiprocessing.spawn"], capture_output=True,
+                              text=True).stdout.split()
+
+    deadline = time.monotonic() + 120
+    while len(workers()) < 2:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-2000:]
+        time.sleep(0.2)
+    pids = workers()
+    time.sleep(1)  # at work on their first chunks
+    os.killpg(proc.pid, signal.SIGINT)
+    sent = time.monotonic()
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130 and time.monotonic() - sent < 5
+    time.sleep(0.5)
+    assert not [p for p in pids if os.path.exists(f"/proc/{p}")], "a worker outlived the command"
+
+
 def test_pitaudit_odds_draws_the_count_on_a_terminals_stderr_and_leaves_the_json_on_stdout_alone():
     """``pitaudit odds`` as a user runs it, stderr a terminal (a pseudo-terminal) and stdout a pipe: the bar names the
     count and reaches 2/2; stdout is the JSON alone."""
