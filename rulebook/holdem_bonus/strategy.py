@@ -299,8 +299,9 @@ class FlopChunk:
     count split over processes sums its floats in the same order as one that is not)."""
 
     per_flop: np.ndarray  # (flops, 5): expected net, win, tie, Turn bet share, River bet share, per flop
-    classes: tuple[tuple[tuple[str, ...], tuple[float, ...], tuple[int, ...]], ...]  # per flop: starting hands, their
-    # summed value of playing, their holdings (exact counts only; empty otherwise)
+    # per flop (exact counts only; empty otherwise): its starting hands, each one's summed value of playing, and how
+    # many holdings it has on the flop
+    classes: tuple[tuple[tuple[str, ...], tuple[float, ...], tuple[int, ...]], ...]
 
 
 def count_flops(job: tuple[np.ndarray, int, frozenset[str], bool]) -> FlopChunk:
@@ -343,8 +344,7 @@ def main_game_value(qualifier: int, flops: int | None = None, seed: int = 0,
     class_n: dict[str, float] = {}
     done = 0
     for chunk in map_chunks(count_flops, chunks):
-        for k, row in enumerate(chunk.per_flop, start=done):
-            per_flop[k] = row
+        per_flop[done:done + len(chunk.per_flop)] = chunk.per_flop
         for k, (names, sums, counts) in enumerate(chunk.classes, start=done):
             w = weights[k]
             for name, total, n in zip(names, sums, counts):
