@@ -1,0 +1,132 @@
+"""A subject's rounds and dealers (``investigate.subject_rounds_of``, ``dealers_of_many``) are summed in polars from the
+wagers already read; they equal the SQL they replaced (kept here as the reference), for every kind of subject, with and
+without a range, and on a round whose totals overflow BIGINT."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+import polars as pl
+from polars.testing import assert_frame_equal
+
+from pipelines import investigate as q
+
+
+def rounds_by_sql(con, subjects: list[q.Subject]) -> dict[q.Subject, pl.DataFrame]:
+    """The former query: the subjects' wagers summed per round by DuckDB, the round's findings joined."""
+    col, cond, params = q._group(subjects)
+    days, days_params = q._days(subjects, "r")
+    findings_days, findings_params = q._days(subjects, "f")
+    return q._split(q._frame(con, f"""
+        WITH w AS (SELECT {col} AS _subject, * FROM out_settlements w WHERE {cond.format(p="w.")}),
+        per_round AS (
+            SELECT _subject, gaming_day, table_id, round_no, any_value(game) AS game, any_value(dealer_id) AS dealer_id,
+                   any_value(currency) AS currency, any_value(status) AS status, count(*) AS wagers,
+                   CAST(sum(amount) AS DECIMAL(38,0)) AS wagered, CAST(sum(recorded_net) AS DECIMAL(38,0)) AS recorded_net,
+                   CAST(sum(expected_net) AS DECIMAL(38,0)) AS expected_net,
+                   CAST(sum(difference) AS DECIMAL(38,0)) AS difference,
+                   count(*) FILTER (WHERE expected_net IS NULL) AS wagers_not_settleable
+            FROM w GROUP BY _subject, gaming_day, table_id, round_no
+        ),
+        f AS (
+            SELECT f.gaming_day, f.table_id, f.round_no, count(*) AS findings,
+                   string_agg(DISTINCT f.kind, ', ' ORDER BY f.kind) AS finding_kinds
+            FROM out_findings f SEMI JOIN per_round p USING (gaming_day, table_id, round_no) WHERE {findings_days}
+            GROUP BY ALL
+        )
+        SELECT p._subject, p.gaming_day, r.bets_closed_at, p.table_id, p.round_no, p.game, p.dealer_id, p.currency, p.status,
+               p.wagers, p.wagered, p.recorded_net, p.expected_net, p.difference, p.wagers_not_settleable,
+               coalesce(f.findings, 0) AS findings, f.finding_kinds
+        FROM per_round p
+        LEFT JOIN f USING (gaming_day, table_id, round_no)
+        LEFT JOIN core_rounds r ON r.table_id = p.table_id AND r.round_no = p.round_no AND r.gaming_day = p.gaming_day
+                                   AND {days}
+    """, params + findings_params + days_params).sort(*q.ROUNDS_ORDER, nulls_last=True, maintain_order=True), subjects)
+
+
+def dealers_by_sql(con, subjects: list[q.Subject]) -> dict[q.Subject, pl.DataFrame]:
+    """The former query (its order completed by the currency: a dealer in two currencies tied there)."""
+    col, cond, params = q._group(subjects)
+    return q._split(q._frame(con, f"""
+        SELECT {col} AS _subject, coalesce(dealer_id, '(none recorded)') AS dealer_id, currency,
+               count(DISTINCT (table_id, round_no, gaming_day)) FILTER (WHERE table_id IS NOT NULL AND round_no IS NOT NULL
+                                                                      AND gaming_day IS NOT NULL) AS rounds,
+               count(*) AS wagers,
+               CAST(sum(amount) AS DECIMAL(38,0)) AS wagered, CAST(sum(recorded_net) AS DECIMAL(38,0)) AS recorded_net,
+               CAST(sum(expected_net) AS DECIMAL(38,0)) AS expected_net,
+               CAST(sum(greatest(difference, 0)) AS DECIMAL(38,0)) AS overpaid,
+               CAST(sum(least(difference, 0)) AS DECIMAL(38,0)) AS underpaid,
+               count(*) FILTER (WHERE difference <> 0) AS wrong_settlements
+        FROM out_settlements WHERE {cond.format(p="")}
+        GROUP BY ALL ORDER BY _subject, overpaid DESC, rounds DESC, dealer_id, currency
+    """, params), subjects)
+
+
+def _subjects(con) -> list[list[q.Subject]]:
+    day = con.execute("SELECT max(gaming_day) FROM out_settlements").fetchall()[0][0]
+    groups = []
+    for kind, column in q.SUBJECT_COLUMNS.items():
+        ids = [r[0] for r in con.execute(f"SELECT DISTINCT {column} FROM out_settlements WHERE {column} IS NOT NULL "
+                                         f"ORDER BY 1 LIMIT 6").fetchall()]
+        groups.append([q.Subject(kind, i) for i in ids])
+        groups.append([q.Subject(kind, i, day, day) for i in ids])
+        groups.append([q.Subject(kind, i, day + dt.timedelta(days=1), None) for i in ids])  # a range with no round
+    groups.append([q.Subject("player", "no-such-player")])
+    return groups
+
+
+def _equal(con) -> int:
+    rows = 0
+    for group in _subjects(con):
+        expected, got = rounds_by_sql(con, group), q.subject_rounds_of(con, group)
+        assert list(got) == group
+        for s in group:
+            assert_frame_equal(got[s], expected[s])
+            rows += got[s].height
+            assert got[s].equals(q.subject_rounds(con, s))
+        expected, got = dealers_by_sql(con, group), q.dealers_of_many(con, group, q.subject_wagers_of(con, group))
+        assert list(got) == group
+        for s in group:
+            assert_frame_equal(got[s], expected[s])
+            assert got[s].equals(q.dealers_of(con, s))
+    return rows
+
+
+def test_the_rounds_summed_from_the_wagers_are_the_former_sql_for_every_kind_of_subject(audited_sample):
+    con = duckdb.connect(str(audited_sample / "pitaudit.readonly.duckdb"), read_only=True)
+    try:
+        assert _equal(con) > 100
+        # rounds with findings are among them, their kinds listed
+        player = con.execute("SELECT player_id FROM out_findings WHERE player_id IS NOT NULL LIMIT 1").fetchall()[0][0]
+        rounds = q.subject_rounds(con, q.Subject("player", player))
+        assert rounds["findings"].sum() > 0 and rounds["finding_kinds"].drop_nulls().len() > 0
+        # and a dealer with wrong settlements, the most overpaid first
+        dealers = q.dealers_of(con, q.Subject("player", player))
+        assert dealers["wrong_settlements"].sum() > 0 and dealers["overpaid"].is_sorted(descending=True)
+    finally:
+        con.close()
+
+
+def test_a_rounds_totals_beyond_bigint_are_summed_exactly(audited_sample, tmp_path):
+    """Two wagers of one round whose amounts sum past 2**63 - 1: Int128 totals, as DuckDB's DECIMAL(38,0) gave."""
+    db = tmp_path / "copy.duckdb"
+    con = duckdb.connect(str(db))
+    try:
+        con.execute(f"ATTACH '{audited_sample / 'pitaudit.readonly.duckdb'}' AS src (READ_ONLY)")
+        for table in ("out_settlements", "out_findings", "core_rounds"):
+            con.execute(f"CREATE TABLE {table} AS SELECT * FROM src.{table}")
+        con.execute("DETACH src")
+        table, round_no = con.execute("SELECT table_id, round_no FROM out_settlements GROUP BY ALL "
+                                      "HAVING count(*) >= 2 ORDER BY ALL LIMIT 1").fetchall()[0]
+        con.execute("UPDATE out_settlements SET amount = 9000000000000000000, recorded_net = -9000000000000000000 "
+                    "WHERE table_id = ? AND round_no = ?", [table, round_no])
+        rounds = q.subject_rounds(con, q.Subject("table", table))
+        big = rounds.filter(pl.col("round_no") == round_no)
+        n = big["wagers"].item()
+        assert big["wagered"].item() == n * 9_000_000_000_000_000_000 > 2**63 - 1
+        assert big["recorded_net"].item() == -n * 9_000_000_000_000_000_000
+        assert q.dealers_of(con, q.Subject("table", table))["wagered"].max() >= n * 9_000_000_000_000_000_000
+        assert _equal(con) > 100
+    finally:
+        con.close()
