@@ -1,4 +1,5 @@
-"""A subject's rounds and dealers (``investigate.subject_rounds_of``, ``dealers_of_many``) are summed in polars from the
+"""A subject's rounds, dealers and (a dealer's, a table's) players (``investigate.subject_rounds_of``, ``dealers_of_many``,
+``played_with_many``) are summed in polars from the
 wagers already read; they equal the SQL they replaced (kept here as the reference), for every kind of subject, with and
 without a range, and on a round whose totals overflow BIGINT."""
 
@@ -63,6 +64,16 @@ def dealers_by_sql(con, subjects: list[q.Subject]) -> dict[q.Subject, pl.DataFra
     """, params), subjects)
 
 
+def played_with_by_sql(con, subjects: list[q.Subject]) -> dict[q.Subject, pl.DataFrame]:
+    """The former query for a dealer or a table (its order completed by the currency)."""
+    col, cond, params = q._group(subjects)
+    return q._split(q._frame(con, f"""
+        SELECT o.{col} AS _subject, {q._PLAYED_WITH.format(p="o.")}
+        FROM out_settlements o WHERE {cond.format(p="o.")}
+        GROUP BY ALL ORDER BY _subject, rounds_together DESC, overpaid DESC, player_id, currency
+    """, params), subjects)
+
+
 def _subjects(con) -> list[list[q.Subject]]:
     day = con.execute("SELECT max(gaming_day) FROM out_settlements").fetchall()[0][0]
     groups = []
@@ -90,6 +101,12 @@ def _equal(con) -> int:
         for s in group:
             assert_frame_equal(got[s], expected[s])
             assert got[s].equals(q.dealers_of(con, s))
+        if group[0].kind in q.ROUND_COLUMNS:
+            expected, got = played_with_by_sql(con, group), q.played_with_many(con, group, q.subject_wagers_of(con, group))
+            assert list(got) == group
+            for s in group:
+                assert_frame_equal(got[s], expected[s])
+                assert got[s].equals(q.played_with(con, s))
     return rows
 
 

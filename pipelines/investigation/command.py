@@ -81,7 +81,7 @@ def gather_many(con, subjects: list[q.Subject], moments_of: dict | None = None) 
         counts = true_counts(q.blackjack_cards(con, sorted(bj["table_id"].unique().to_list()),
                                                bj.select("table_id", "shoe_id").unique(), near))
         rounds, findings = q.subject_rounds_of(con, group, wagers_of), q.subject_findings_of(con, group)
-        dealers, played = q.dealers_of_many(con, group, wagers_of), q.played_with_many(con, group)
+        dealers, played = q.dealers_of_many(con, group, wagers_of), q.played_with_many(con, group, wagers_of)
         for subject in group:
             wagers = wagers_of[subject]
             out[subject] = {
