@@ -61,7 +61,7 @@ def dealer_overpayments(con: duckdb.DuckDBPyConnection, dealer_id: str) -> pl.Da
                sum(greatest(difference, 0)) AS overpaid,
                sum(least(difference, 0)) AS underpaid
         FROM out_settlements WHERE dealer_id = ?
-        GROUP BY ALL ORDER BY overpaid DESC, player_id
+        GROUP BY ALL ORDER BY overpaid DESC, player_id, currency
         """,
         [dealer_id],
     )
@@ -400,7 +400,7 @@ def played_with_many(con: duckdb.DuckDBPyConnection, subjects: list[Subject],
         SELECT m._subject, {_PLAYED_WITH.format(p="o.")}
         FROM out_settlements o JOIN my_rounds m USING (gaming_day, table_id, round_no)
         WHERE {days} {exclude}
-        GROUP BY ALL ORDER BY m._subject, rounds_together DESC, overpaid DESC, player_id
+        GROUP BY ALL ORDER BY m._subject, rounds_together DESC, overpaid DESC, player_id, currency
     """, params + days_params), subjects)
 
 

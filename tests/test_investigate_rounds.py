@@ -147,3 +147,37 @@ def test_a_rounds_totals_beyond_bigint_are_summed_exactly(audited_sample, tmp_pa
         assert _equal(con) > 100
     finally:
         con.close()
+
+
+def test_a_player_in_two_currencies_with_equal_figures_is_listed_in_currency_order_every_time(tmp_path):
+    """Found comparing two runs over 30 nights: a player who played with the subject in USD and in AUD, the same rounds
+    together and the same overpaid, came out in either order (the sort stopped at the player). The currency now ends
+    every such order, so a page is the same bytes on every run. The USD rows are stored first."""
+    con = duckdb.connect(str(tmp_path / "t.duckdb"))
+    try:
+        con.execute("""CREATE TABLE out_settlements AS SELECT * FROM (VALUES
+            (DATE '2026-11-01', 'T1', 1, 'P-1', 'D-1', 'USD', 100, 0),
+            (DATE '2026-11-01', 'T1', 1, 'P-2', 'D-1', 'USD', 100, 0),
+            (DATE '2026-11-01', 'T2', 1, 'P-1', 'D-1', 'AUD', 100, 0),
+            (DATE '2026-11-01', 'T2', 1, 'P-2', 'D-1', 'AUD', 100, 0))
+            t(gaming_day, table_id, round_no, player_id, dealer_id, currency, amount, difference)""")
+        for column, kind in (("recorded_net", "BIGINT DEFAULT 0"), ("expected_net", "BIGINT DEFAULT 0"),
+                             ("wager_id", "VARCHAR"), ("wager_order", "INTEGER DEFAULT 1"), ("seat", "INTEGER"),
+                             ("game", "VARCHAR DEFAULT 'baccarat'"), ("ruleset", "VARCHAR"), ("ruleset_version", "VARCHAR"),
+                             ("status", "VARCHAR DEFAULT 'settled'"), ("bet", "VARCHAR DEFAULT 'player'"),
+                             ("settled_amount", "BIGINT"), ("clause", "VARCHAR"), ("unsettled_reason", "VARCHAR")):
+            con.execute(f"ALTER TABLE out_settlements ADD COLUMN {column} {kind}")
+        con.execute("""CREATE TABLE core_rounds AS SELECT DISTINCT gaming_day, table_id, round_no,
+                       TIMESTAMPTZ '2026-11-01 20:00:00+00' AS bets_closed_at, TIMESTAMPTZ '2026-11-01 20:01:00+00' AS settled_at,
+                       'S-1' AS shoe_id FROM out_settlements""")
+        for _ in range(5):
+            others = q.played_with(con, q.Subject("player", "P-1"))
+            assert others.select("player_id", "currency").rows() == [("P-2", "AUD"), ("P-2", "USD")]
+            table = q.played_with(con, q.Subject("dealer", "D-1"))
+            assert table.select("player_id", "currency").rows() == [("P-1", "AUD"), ("P-1", "USD"), ("P-2", "AUD"),
+                                                                     ("P-2", "USD")]
+            paid = q.dealer_overpayments(con, "D-1")
+            assert paid.select("player_id", "currency").rows() == [("P-1", "AUD"), ("P-1", "USD"), ("P-2", "AUD"),
+                                                                   ("P-2", "USD")]
+    finally:
+        con.close()
