@@ -350,18 +350,27 @@ def dealers_of_wagers(wagers: pl.DataFrame) -> pl.DataFrame:
     """Per dealer (``(none recorded)`` where the round names none) and currency of a subject's wagers: the rounds and
     wagers, the money totals as Int128, what was overpaid and underpaid (a wager whose difference is unknown counts 0),
     and the wrong settlements; the most overpaid dealer first."""
-    round_key = pl.struct("table_id", "round_no", "gaming_day")
-    known = pl.all_horizontal(pl.col("table_id", "round_no", "gaming_day").is_not_null())
     return (wagers.with_columns(pl.col("dealer_id").fill_null("(none recorded)"))
             .group_by("dealer_id", "currency")
-            .agg(round_key.filter(known).n_unique().cast(pl.Int64).alias("rounds"),
-                 pl.len().cast(pl.Int64).alias("wagers"),
-                 _sql_sum("amount").alias("wagered"), _sql_sum("recorded_net"), _sql_sum("expected_net"),
-                 pl.col("difference").clip(lower_bound=0).fill_null(0).cast(pl.Int128).sum().alias("overpaid"),
+            .agg(_rounds_counted().alias("rounds"), *_money_totals(),
                  pl.col("difference").clip(upper_bound=0).fill_null(0).cast(pl.Int128).sum().alias("underpaid"),
                  (pl.col("difference") != 0).sum().cast(pl.Int64).alias("wrong_settlements"))
             .sort(["overpaid", "rounds", "dealer_id", "currency"], descending=[True, True, False, False],
                   nulls_last=True))
+
+
+def _rounds_counted() -> pl.Expr:
+    """SQL's ``count(DISTINCT (table_id, round_no, gaming_day))`` over the rows whose round key is whole."""
+    known = pl.all_horizontal(pl.col("table_id", "round_no", "gaming_day").is_not_null())
+    return pl.struct("table_id", "round_no", "gaming_day").filter(known).n_unique().cast(pl.Int64)
+
+
+def _money_totals() -> list[pl.Expr]:
+    """A group's wagers, and its money as Int128: wagered, net as recorded, net as the rules settle it, and overpaid
+    (a wager whose difference is unknown counts 0, as SQL's ``greatest(difference, 0)`` has it)."""
+    return [pl.len().cast(pl.Int64).alias("wagers"), _sql_sum("amount").alias("wagered"), _sql_sum("recorded_net"),
+            _sql_sum("expected_net"),
+            pl.col("difference").clip(lower_bound=0).fill_null(0).cast(pl.Int128).sum().alias("overpaid")]
 
 
 def dealers_of(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
@@ -408,14 +417,9 @@ def played_with_wagers(wagers: pl.DataFrame) -> pl.DataFrame:
     """Per player (``(unrated)`` where none is named) and currency of the wagers at a dealer's or a table's rounds (its
     own rows): the rounds together, wagers, money totals as Int128, what was overpaid, and under how many dealers; the
     player of the most rounds first."""
-    round_key = pl.struct("table_id", "round_no", "gaming_day")
-    known = pl.all_horizontal(pl.col("table_id", "round_no", "gaming_day").is_not_null())
     return (wagers.with_columns(pl.col("player_id").fill_null("(unrated)"))
             .group_by("player_id", "currency")
-            .agg(round_key.filter(known).n_unique().cast(pl.Int64).alias("rounds_together"),
-                 pl.len().cast(pl.Int64).alias("wagers"),
-                 _sql_sum("amount").alias("wagered"), _sql_sum("recorded_net"), _sql_sum("expected_net"),
-                 pl.col("difference").clip(lower_bound=0).fill_null(0).cast(pl.Int128).sum().alias("overpaid"),
+            .agg(_rounds_counted().alias("rounds_together"), *_money_totals(),
                  pl.col("dealer_id").drop_nulls().n_unique().cast(pl.Int64).alias("dealers"))
             .sort(["rounds_together", "overpaid", "player_id", "currency"], descending=[True, True, False, False],
                   nulls_last=True))
