@@ -216,8 +216,8 @@ def subject_rounds_of(con: duckdb.DuckDBPyConnection, subjects: list[Subject],
     :func:`subject_wagers_of`, when the caller has read them already.
 
     Each round's line is summed from the subject's wagers (:func:`rounds_of_wagers`), and only the findings on those
-    rounds are read: summing ``out_settlements`` again in DuckDB read the subjects' wagers a second time, 1.7 of the
-    7 s of the audit's 30-day pages at night 31 of 30 nights (py-spy samples)."""
+    rounds are read: summing ``out_settlements`` again in DuckDB read the subjects' wagers a second time (1.7 s of the
+    12.6 s of py-spy samples in the audit's pages at night 31 of 30 nights)."""
     wagers_of = subject_wagers_of(con, subjects) if wagers_of is None else wagers_of
     rounds_of = {s: rounds_of_wagers(wagers_of[s]) for s in subjects}
     keys = pl.concat([r.select(ROUND_KEYS) for r in rounds_of.values()]).unique()

@@ -1,7 +1,7 @@
-"""A subject's rounds, dealers and (a dealer's, a table's) players (``investigate.subject_rounds_of``, ``dealers_of_many``,
-``played_with_many``) are summed in polars from the
-wagers already read; they equal the SQL they replaced (kept here as the reference), for every kind of subject, with and
-without a range, and on a round whose totals overflow BIGINT."""
+"""A subject's rounds, dealers and (a dealer's, a table's) players (``investigate.subject_rounds_of``,
+``dealers_of_many``, ``played_with_many``) are summed in polars from the wagers already read. They equal the SQL they
+replaced (kept here as the reference) for every kind of subject, with and without a range, and on a round whose totals
+overflow BIGINT; and a player in two currencies with equal figures comes in the same order on every run."""
 
 from __future__ import annotations
 
