@@ -80,9 +80,10 @@ def player_investigation(con: duckdb.DuckDBPyConnection, player: str) -> dict[st
     curve = results_over_time(wagers, exact_where_known(q.bet_moments(con)))
     tables = sorted(wagers.filter(pl.col("game") == "blackjack")["table_id"].unique().to_list())
     counts = bet_vs_count(wagers, true_counts(q.blackjack_cards(con, tables)))
-    return {"wagers": wagers, "rounds": q.subject_rounds(con, s), "findings": q.subject_findings(con, s), "curve": curve,
-            "bet_vs_count": counts, "ramp": bet_ramp(counts), "dealers": q.dealers_of(con, s),
-            "played_with": q.played_with(con, s)}
+    # the rounds and dealers summed from the wagers read above, not read again
+    return {"wagers": wagers, "rounds": q.subject_rounds_of(con, [s], {s: wagers})[s],
+            "findings": q.subject_findings(con, s), "curve": curve, "bet_vs_count": counts, "ramp": bet_ramp(counts),
+            "dealers": q.dealers_of_wagers(wagers), "played_with": q.played_with(con, s)}
 
 
 def results_figures(curve: pl.DataFrame) -> list[go.Figure]:
