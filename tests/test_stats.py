@@ -71,6 +71,49 @@ def test_tie_bet_sum_tail_is_the_binomial_tail():
         assert upper_tail([(tie, n)], 9 * k - n, 1) == pytest.approx(binom_sf(k, n, p_win), rel=1e-6)
 
 
+def test_a_sum_of_many_wagers_per_part_is_the_product_of_the_parts_spectra_raised_to_their_counts():
+    """From 100 wagers of a part on, its spectrum is raised as exp(n log z) from a kept logarithm: the same pmf as
+    every spectrum raised by numpy's own power (the reference here), for parts below, at and above 100 wagers, and
+    the luck test's tail the same."""
+    from pipelines.stats import distributions as d
+
+    bets = baccarat_payouts(COMMISSION, "01/01.10.2024", 8)
+    for counts in ({"big_tiger": 250, "tie": 120, "banker": 40}, {"tie": 100}, {"big_tiger": 99, "tie": 1000}):
+        parts = [(bets[b], n) for b, n in counts.items()]
+        offset, pmf = sum_distribution(parts)
+        grid = math.lcm(*(p.grid for p, _ in parts))
+        on_grid = [(p.on_grid(grid), n) for p, n in parts]
+        size = sum((max(p.values) - min(p.values)) * n for p, n in on_grid) + 1
+        start, length = d._span(on_grid, sum(min(p.values) * n for p, n in on_grid), size)
+        nfft = d._fast_length(length)
+        spectrum = np.ones(nfft // 2 + 1, dtype=complex)
+        for p, n in on_grid:
+            base = np.zeros(nfft)
+            for v, q in zip(p.values, p.probs):
+                base[(v - min(p.values)) % nfft] += q
+            spectrum *= np.fft.rfft(base) ** n
+        reference = np.clip(np.roll(np.fft.irfft(spectrum, nfft), -(start % nfft))[:length] if length < size
+                            else np.fft.irfft(spectrum, nfft)[:size], 0.0, None)
+        assert offset == sum(min(p.values) * n for p, n in on_grid) + start
+        assert np.abs(pmf - reference).max() <= 1e-16
+        for j in (len(pmf) // 3, len(pmf) // 2, 2 * len(pmf) // 3):
+            assert pmf[j:].sum() == pytest.approx(reference[j:].sum(), rel=1e-12, abs=1e-300)
+
+
+def test_a_fair_coins_sum_over_many_wagers_is_binomial_and_raises_no_warning():
+    """A +-1 wager at even odds, 101 and 400 times: S = 2k - n exactly (math.comb), and a spectrum's zero (its -inf
+    logarithm) raises no floating-point warning."""
+    import warnings
+
+    coin = Payout("coin", 1, (-1, 1), (0.5, 0.5))
+    for n in (101, 400):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            offset, pmf = sum_distribution([(coin, n)])
+        for k in (n // 2 - 20, n // 2, n // 2 + 7, n // 2 + 25):  # the span is the mean +- a Bernstein bound
+            assert pmf[2 * k - n - offset] == pytest.approx(math.comb(n, k) / 2 ** n, rel=1e-9, abs=1e-15)
+
+
 def test_payouts_agree_with_the_rules_engines_house_edges():
     from rulebook.catalogue import builtin
     from rulebook.odds import house_edges

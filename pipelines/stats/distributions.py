@@ -131,36 +131,68 @@ def sum_distribution(parts: list[tuple[Payout, int]]) -> tuple[int, np.ndarray]:
     nfft = _fast_length(length)
     spectrum = np.ones(nfft // 2 + 1, dtype=complex)
     for p, n in parts:
-        spectrum *= _part_spectrum(p, nfft) ** n
+        spectrum *= _part_power(p, nfft, n)
     pmf = np.fft.irfft(spectrum, nfft)
     pmf = np.roll(pmf, -(start % nfft))[:length] if length < size else pmf[:size]
     return offset + start, np.clip(pmf, 0.0, None)
 
 
-#: the part spectra kept (``_part_spectrum``), and the bytes they may hold together
-_SPECTRA: dict[tuple[Payout, int], np.ndarray] = {}
+#: the part spectra and their logarithms kept (``_part_spectrum``, ``_part_log_spectrum``), and the bytes they may hold
+_SPECTRA: dict[tuple[str, Payout, int], np.ndarray] = {}
 SPECTRA_BYTES = 32 << 20
 _SPECTRA_HELD = [0]
+#: from this power on, a part's spectrum is raised as ``exp(n log z)`` from its kept logarithm; below it, by ``**``
+POWER_BY_LOG = 100
+
+
+def _part_power(p: Payout, nfft: int, n: int) -> np.ndarray:
+    """The spectrum of ``n`` wagers of ``p`` on ``nfft`` points: one wager's spectrum to the ``n``-th power.
+
+    numpy raises a complex array to an integer power of 100 or more through the C library's ``cpow``, which is
+    ``exp(n * log z)`` with the logarithm taken anew for every entity; from the kept logarithm the same product is
+    the same numbers (tested) for a third of the time. The luck tests of a 1,000,000-round night raise 2,887 spectra
+    of a part with 100 wagers or more (2.9 of their 3.5 s of convolutions). Below 100, numpy squares repeatedly,
+    which is faster than ``exp`` and is kept."""
+    if n < POWER_BY_LOG:
+        return _part_spectrum(p, nfft) ** n
+    with np.errstate(invalid="ignore"):  # a zero's -inf times n has an undefined angle; its exp is 0 all the same
+        return np.exp(n * _part_log_spectrum(p, nfft))
 
 
 def _part_spectrum(p: Payout, nfft: int) -> np.ndarray:
     """The FFT of one wager's distribution on ``nfft`` points: kept (up to ``SPECTRA_BYTES``, then forgotten at once),
     since a night's players share FFT lengths and each entity's sum multiplies the spectra of its parts."""
-    key = (p, nfft)
-    spectrum = _SPECTRA.get(key)
-    if spectrum is None:
-        lo = min(p.values)
-        base = np.zeros(nfft)
-        for v, q in zip(p.values, p.probs):
-            base[(v - lo) % nfft] += q
-        spectrum = np.fft.rfft(base)
-        spectrum.flags.writeable = False
-        if _SPECTRA_HELD[0] + spectrum.nbytes > SPECTRA_BYTES:
+    return _kept(("spectrum", p, nfft), lambda: _one_wager_spectrum(p, nfft))
+
+
+def _part_log_spectrum(p: Payout, nfft: int) -> np.ndarray:
+    """The logarithm of ``_part_spectrum`` (kept alike); a zero of the spectrum is ``-inf``, whose power is 0."""
+    def make() -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.log(_part_spectrum(p, nfft))
+
+    return _kept(("log", p, nfft), make)
+
+
+def _one_wager_spectrum(p: Payout, nfft: int) -> np.ndarray:
+    lo = min(p.values)
+    base = np.zeros(nfft)
+    for v, q in zip(p.values, p.probs):
+        base[(v - lo) % nfft] += q
+    return np.fft.rfft(base)
+
+
+def _kept(key: tuple, make) -> np.ndarray:
+    array = _SPECTRA.get(key)
+    if array is None:
+        array = make()
+        array.flags.writeable = False
+        if _SPECTRA_HELD[0] + array.nbytes > SPECTRA_BYTES:
             _SPECTRA.clear()
             _SPECTRA_HELD[0] = 0
-        _SPECTRA[key] = spectrum
-        _SPECTRA_HELD[0] += spectrum.nbytes
-    return spectrum
+        _SPECTRA[key] = array
+        _SPECTRA_HELD[0] += array.nbytes
+    return array
 
 
 def _span(parts: list[tuple[Payout, int]], offset: int, size: int) -> tuple[int, int]:
