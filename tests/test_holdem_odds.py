@@ -371,7 +371,9 @@ def test_ctrl_c_during_the_spread_count_ends_the_command_and_its_workers_at_once
     os.killpg(proc.pid, signal.SIGINT)
     sent = time.monotonic()
     proc.communicate(timeout=60)
-    assert proc.returncode == 130 and time.monotonic() - sent < 5
+    # a chunk of 45 flops is about 11 CPU s, begun 1 s before: the pool ended at once, not after the chunks in hand
+    # (8 s leaves a loaded machine its room; it was 5)
+    assert proc.returncode == 130 and time.monotonic() - sent < 8
     time.sleep(0.5)
     assert not [p for p in pids if os.path.exists(f"/proc/{p}")], "a worker outlived the command"
 
