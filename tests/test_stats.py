@@ -101,15 +101,20 @@ def test_a_sum_of_many_wagers_per_part_is_the_product_of_the_parts_spectra_raise
 
 
 def test_a_fair_coins_sum_over_many_wagers_is_binomial_and_raises_no_warning():
-    """A +-1 wager at even odds, 101 and 400 times: S = 2k - n exactly (math.comb), and a spectrum's zero (its -inf
-    logarithm) raises no floating-point warning."""
+    """A +-1 wager at even odds, 101 and 400 times: S = 2k - n exactly (math.comb), and a spectrum's exact zero (101
+    wagers take an FFT of 216 points, where the coin's spectrum is 0 at a quarter of the length: a -inf logarithm)
+    raises no floating-point warning."""
     import warnings
+
+    from pipelines.stats import distributions as d
 
     coin = Payout("coin", 1, (-1, 1), (0.5, 0.5))
     for n in (101, 400):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             offset, pmf = sum_distribution([(coin, n)])
+        if n == 101:
+            assert np.isneginf(d._SPECTRA[("log", coin, 216)].real).any()  # the zero was met
         for k in (n // 2 - 20, n // 2, n // 2 + 7, n // 2 + 25):  # the span is the mean +- a Bernstein bound
             assert pmf[2 * k - n - offset] == pytest.approx(math.comb(n, k) / 2 ** n, rel=1e-9, abs=1e-15)
 

@@ -24,6 +24,7 @@ probabilities below ``P_FLOOR`` are reported as ``P_FLOOR`` (a statement "p < 1e
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -182,7 +183,8 @@ def _one_wager_spectrum(p: Payout, nfft: int) -> np.ndarray:
     return np.fft.rfft(base)
 
 
-def _kept(key: tuple, make) -> np.ndarray:
+def _kept(key: tuple, make: Callable[[], np.ndarray]) -> np.ndarray:
+    """``_SPECTRA[key]``, made by ``make`` when missing; read-only, within ``SPECTRA_BYTES`` (past it, all forgotten)."""
     array = _SPECTRA.get(key)
     if array is None:
         array = make()
