@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-import uuid
 from dataclasses import dataclass
 
 import duckdb
@@ -253,20 +252,19 @@ def _sql_sum(column: str) -> pl.Expr:
 
 
 def _findings_on_rounds(con: duckdb.DuckDBPyConnection, keys: pl.DataFrame, subjects: list[Subject]) -> pl.DataFrame:
-    """Per round of ``keys``: how many findings the audit made on it (any subject's) and their kinds."""
+    """Per round of ``keys``: how many findings the audit made on it (any subject's) and their kinds. The keys are
+    bound as list parameters, not a registered Arrow frame (``pipelines.db.create_keys_table`` says why), and
+    unnested in the query itself: no table to name, so threads sharing the connection cannot meet on one."""
     days, days_params = _days(subjects, "f")
-    name = f"_subject_round_keys_{uuid.uuid4().hex}"  # a name of its own: another thread may query the same connection
-    con.register(name, keys.to_arrow())
-    try:
-        return _frame(con, f"""
-            SELECT f.gaming_day, f.table_id, f.round_no, count(*) AS findings,
-                   string_agg(DISTINCT f.kind, ', ' ORDER BY f.kind) AS finding_kinds
-            FROM out_findings f SEMI JOIN {name} k USING (gaming_day, table_id, round_no)
-            WHERE {days}
-            GROUP BY ALL
-        """, days_params)
-    finally:
-        con.unregister(name)
+    return _frame(con, f"""
+        WITH k AS (SELECT unnest(?::DATE[]) AS gaming_day, unnest(?::VARCHAR[]) AS table_id,
+                          unnest(?::BIGINT[]) AS round_no)
+        SELECT f.gaming_day, f.table_id, f.round_no, count(*) AS findings,
+               string_agg(DISTINCT f.kind, ', ' ORDER BY f.kind) AS finding_kinds
+        FROM out_findings f SEMI JOIN k USING (gaming_day, table_id, round_no)
+        WHERE {days}
+        GROUP BY ALL
+    """, [keys[c].to_list() for c in ROUND_KEYS] + days_params)
 
 
 def subject_rounds(con: duckdb.DuckDBPyConnection, s: Subject) -> pl.DataFrame:
