@@ -2,9 +2,9 @@
 
 Run: ``.venv/bin/python -m benchmarks.holdem_odds [--flops N] [--all]``
 
-Prints the CPU-seconds one flop costs (1.27 million 7-card hands and the rank counts of every
-holding against every dealer holding), the sampled figure with its standard error, and with
-``--all`` the exact figure over all 1,755 flop classes (about 5 CPU-minutes).
+Prints the CPU-seconds one flop costs when sampled (each of its 1,176 full boards read from the board counts,
+most of them counted first: a sample meets few boards twice), the sampled figure with its standard error, and with
+``--all`` the exact figure over all 1,755 flop classes (about a CPU-minute, every class of full board counted once).
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ def odds(
     rounds: Optional[int] = typer.Option(None, "--rounds", min=10_000, help="Rounds to simulate for figures that need a strategy (blackjack, the Hold'em main game); default: the game's, a few seconds' worth."),
     seed: int = typer.Option(20261125, "--seed", help="Seed for simulated figures."),
     strategy: Optional[str] = typer.Option(None, "--strategy", help="The player's strategy for figures that depend on decisions (Hold'em: optimal, basic, pair_with_hole, check); default: the game's near-optimal one."),
-    flops: Optional[int] = typer.Option(None, "--flops", min=2, help="Hold'em under the optimal strategy: count this many random flops (with a standard error) instead of all 1,755 flop classes (exact, about 5 CPU-minutes, with a progress bar on a terminal)."),
+    flops: Optional[int] = typer.Option(None, "--flops", min=2, help="Hold'em under the optimal strategy: count this many random flops (with a standard error) instead of all 1,755 flop classes (exact, 1-1.5 CPU-minutes and up to 0.7 GB a process, with a progress bar on a terminal)."),
     processes: int = typer.Option(0, "--processes", min=0, help="Processes to spread the Hold'em flop count over; 0 = one per core. The figures do not depend on it."),
 ) -> None:
     """House edge of every bet, with the strategy and standard error behind every figure that depends on decisions: exact where the game allows, else counted or simulated."""

@@ -269,30 +269,54 @@ def test_a_river_bet_worth_exactly_nothing_is_not_placed():
     assert fv.river_rate[k] * 47 == pytest.approx(sum(n > 0 for n in net_after_turn.values()), abs=1e-9)
 
 
-def test_a_flop_with_suit_symmetries_counts_one_board_of_each_orbit_and_the_same_values(monkeypatch):
-    """A flop a suit permutation maps onto itself ranks one board of each set of boards equal but for suits.
-    The sets counted by Burnside's lemma: on the monotone Ac 2c 3c, the identity fixes the 1,176 boards, each of
-    the 3 swaps of two other suits 253 + 13 (both cards of the two suits it leaves alone, or one rank in the two it
-    swaps), each of the 2 three-cycles of the other suits the 45 pairs of the 10 clubs left:
-    (1,176 + 3 x 266 + 2 x 45) / 6 = 344. The values are the full count's exactly (symmetries switched off)."""
+def _direct_counts(board: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The reference: every holding of the 47 cards left on a full board evaluated, and compared with every other
+    holding that shares no card with it (wins, ties, category per holding, in ``board_counts``' order)."""
+    from rulebook import poker
+
+    rest = np.setdiff1d(np.arange(52), board)
+    i, j = np.triu_indices(47, 1)
+    s = poker.evaluate7(np.column_stack([np.tile(board, (len(i), 1)), rest[i], rest[j]]).astype(np.uint8))
+    cards = np.zeros((len(i), 47), dtype=bool)
+    cards[np.arange(len(i)), i] = cards[np.arange(len(i)), j] = True
+    disjoint = ~(cards.astype(np.int64) @ cards.T.astype(np.int64)).astype(bool)
+    wins = ((s[None, :] < s[:, None]) & disjoint).sum(axis=1)
+    ties = ((s[None, :] == s[:, None]) & disjoint).sum(axis=1)
+    return wins, ties, poker.category(s)
+
+
+def test_a_board_class_is_counted_once_and_every_flop_reads_a_direct_count_of_its_boards():
+    """Every full board is read from the counts of its class of boards equal but for suits (``board_counts``).
+    The classes the monotone flop Ac 2c 3c meets, by Burnside's lemma over the 6 suit permutations that keep it: the
+    identity fixes the 1,176 boards, each of the 3 swaps of two other suits 253 + 13 (both cards of the two suits it
+    leaves alone, or one rank in the two it swaps), each of the 2 three-cycles the 45 pairs of the 10 clubs left:
+    (1,176 + 3 x 266 + 2 x 45) / 6 = 344. Each flop's boards, read, equal a direct count (every holding compared with
+    every disjoint one), on a monotone, a two-tone, a paired and a rainbow flop; and a flop's values do not depend on
+    which flops the counts met before."""
     from rulebook import poker
     from rulebook.holdem_bonus import strategy
+    from rulebook.holdem_bonus.board_counts import BoardCounts
 
-    monotone, two_tone, paired = (0, 4, 8), (6, 39, 43), (0, 1, 20)  # Ac 2c 3c; 2h Ts Js; Ac Ad 6c
-    rest = np.setdiff1d(np.arange(52, dtype=np.uint8), monotone)
-    maps = strategy._suit_symmetries(np.array(monotone, dtype=np.uint8), rest)
-    assert len(maps) == 6 and np.array_equal(maps[0], np.arange(1176))
-    assert len(strategy._board_orbits(maps)[0]) == 344
-    reduced = {f: strategy.flop_values(f, poker.STRAIGHT) for f in (monotone, two_tone, paired)}
-    for f in (two_tone, paired):
-        rest = np.setdiff1d(np.arange(52, dtype=np.uint8), f)
-        assert len(strategy._suit_symmetries(np.array(f, dtype=np.uint8), rest)) == 2
-    identity_only = strategy._suit_symmetries
-    monkeypatch.setattr(strategy, "_suit_symmetries", lambda flop, rest: identity_only(flop, rest)[:1])
-    for f, fv in reduced.items():
-        full = strategy.flop_values(f, poker.STRAIGHT)
-        for name in ("ev", "play_ev", "folded", "turn_bet", "river_rate", "win", "tie"):
-            assert np.array_equal(getattr(fv, name), getattr(full, name)), (f, name)
+    monotone, two_tone, paired, rainbow = (0, 4, 8), (6, 39, 43), (0, 1, 20), (5, 22, 47)
+    fresh = BoardCounts()
+    strategy.flop_values(monotone, poker.STRAIGHT, counts=fresh)
+    assert len(fresh) == 344
+    rng = np.random.default_rng(5)
+    for flop in (monotone, two_tone, paired, rainbow):
+        rest = np.setdiff1d(np.arange(52), flop)
+        pairs = [tuple(rng.choice(rest, 2, replace=False)) for _ in range(4)]
+        boards = np.array([[*flop, *p] for p in pairs], dtype=np.int64)
+        wins, losses, category = fresh.holdings(boards, np.arange(52), np.triu_indices(52, 1))
+        for b, board in enumerate(boards):
+            w, t, c = _direct_counts(board)
+            left = np.setdiff1d(np.arange(52), board)
+            at = np.array([x * 52 - x * (x + 1) // 2 + y - x - 1 for x, y in itertools.combinations(left.tolist(), 2)])
+            assert np.array_equal(wins[b, at], w) and np.array_equal(losses[b, at], 990 - w - t), (flop, board)
+            assert np.array_equal(category[b, at], c)
+    first = strategy.flop_values(two_tone, poker.FLUSH, counts=BoardCounts())
+    met_before = strategy.flop_values(two_tone, poker.FLUSH, counts=fresh)  # its classes in other rows, some met
+    for name in ("ev", "play_ev", "folded", "turn_bet", "river_rate", "win", "tie"):
+        assert np.array_equal(getattr(first, name), getattr(met_before, name)), name
 
 
 def test_the_count_tells_its_progress_after_each_chunk_and_the_bar_draws_it_only_when_there_is_a_count(monkeypatch):
@@ -346,9 +370,44 @@ def test_the_count_spread_over_two_processes_is_the_count_in_one_to_the_last_bit
     assert len(here.classes[0][0]) == 169 and sum(here.classes[0][2]) == 1176  # every starting hand, every holding
 
 
-def test_ctrl_c_during_the_spread_count_ends_the_command_and_its_workers_at_once():
-    """Ctrl-C reaches the terminal's whole process group: the workers ignore it, the command ends the pool at once
-    (not after the chunks in hand, seconds each) and exits 130, leaving no process behind."""
+def _workers_of(pid: int) -> list[str]:
+    import subprocess
+
+    return subprocess.run(["pgrep", "-P", str(pid), "-f", "multiprocessing.spawn"], capture_output=True,
+                          text=True).stdout.split()
+
+
+def test_ctrl_c_ends_the_cores_pool_at_once_not_after_the_chunks_in_hand():
+    """``chunks_on_cores`` on Ctrl-C (the terminal's whole process group): its workers ignore the signal, and leaving
+    the pool ends them at once. Each chunk here is a minute's sleep: ended after the chunks in hand, it would take a
+    minute; it takes seconds."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = ("import time\nfrom pipelines.chunks_on_cores import chunks_on_cores\n"
+            "with chunks_on_cores(2) as map_chunks:\n    list(map_chunks(time.sleep, [60, 60]))\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    while len(_workers_of(proc.pid)) < 2:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-2000:]
+        time.sleep(0.2)
+    pids = _workers_of(proc.pid)
+    time.sleep(1)  # each asleep in its chunk
+    os.killpg(proc.pid, signal.SIGINT)
+    sent = time.monotonic()
+    _, err = proc.communicate(timeout=90)
+    assert time.monotonic() - sent < 8 and b"KeyboardInterrupt" in err
+    time.sleep(0.5)
+    assert not [p for p in pids if os.path.exists(f"/proc/{p}")], "a worker outlived its pool"
+
+
+def test_ctrl_c_during_the_spread_count_ends_the_command_and_its_workers():
+    """``pitaudit odds`` as a user runs it, the count spread over two processes: Ctrl-C reaches the terminal's whole
+    process group, the command ends its pool (at once: the test above) and exits 130, leaving no process behind."""
     import os
     import signal
     import subprocess
@@ -358,22 +417,15 @@ def test_ctrl_c_during_the_spread_count_ends_the_command_and_its_workers_at_once
     proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "odds", "--ruleset", "hoiana-holdem-bonus",
                              "--processes", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 
-    def workers() -> list[str]:
-        return subprocess.run(["pgrep", "-P", str(proc.pid), "-f", "multiprocessing.spawn"], capture_output=True,
-                              text=True).stdout.split()
-
     deadline = time.monotonic() + 120
-    while len(workers()) < 2:
+    while len(_workers_of(proc.pid)) < 2:
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-2000:]
         time.sleep(0.2)
-    pids = workers()
+    pids = _workers_of(proc.pid)
     time.sleep(1)  # at work on their first chunks
     os.killpg(proc.pid, signal.SIGINT)
-    sent = time.monotonic()
     proc.communicate(timeout=60)
-    # a chunk of 45 flops is about 11 CPU s, begun 1 s before: the pool ended at once, not after the chunks in hand
-    # (8 s leaves a loaded machine its room; it was 5)
-    assert proc.returncode == 130 and time.monotonic() - sent < 8
+    assert proc.returncode == 130
     time.sleep(0.5)
     assert not [p for p in pids if os.path.exists(f"/proc/{p}")], "a worker outlived the command"
 
@@ -426,14 +478,16 @@ def test_optimal_strategy_on_sampled_flops_states_its_strategy_and_standard_erro
 
 @pytest.mark.slow
 def test_standard_game_ante_edge_under_the_optimal_strategy_is_the_published_2_0_to_2_2_percent():
-    """Every flop class counted exactly (about 5 CPU-minutes): the figure has no sampling error, so it
+    """Every flop class counted exactly (about a CPU-minute): the figure has no sampling error, so it
     lies in the published range (Wizard of Odds: 2.04 % under optimal play) or the strategy is wrong.
     It also checks the pre-flop fold list: exactly the folded hands are worth less than the lost Ante."""
     from rulebook import poker
-    from rulebook.holdem_bonus.strategy import PREFLOP_FOLD, main_game_value
+    from rulebook.holdem_bonus.strategy import PREFLOP_FOLD, main_game_value, shared_board_counts
 
     v = main_game_value(poker.STRAIGHT)
     assert v.exact and v.standard_error == 0.0 and v.flops == 1755
+    # every class of full boards met, each counted once: 134,459 boards equal but for suits of the 2,598,960
+    assert len(shared_board_counts()) == 134_459
     assert 0.020 <= -v.expectation <= 0.022
     assert {h for h, ev in v.starting_hands.items() if ev < -1} == set(PREFLOP_FOLD)
     assert len(v.starting_hands) == 169

@@ -9,14 +9,14 @@ dealer's two hole cards. That rule *is* optimal after the flop (no look-ahead ca
 Before the flop the published optimal play folds only 2-3 to 2-7 unsuited; :func:`flop_values`
 also returns every starting hand's value, so a test checks that list rather than trusting it.
 
-How the value is counted, per flop (:func:`flop_values`): every board completion (1,176 turn-river
-pairs) and every two-card holding of the 47 cards left (1,081) is evaluated once (1.27 million
-7-card hands); for each holding the wins, ties and losses against every disjoint dealer holding
-(990) come from ranks, the overlapping holdings subtracted per card. Over the 1,755 classes of flop
-under suit permutation (:func:`flop_classes`) the sum is the exact expectation; a random sample of
-flops gives an estimate with a standard error. A flop that a suit permutation maps onto itself (1,469
-of the 1,755) ranks one board of each set equal but for suits and moves the others' rows from it: 62 %
-of the boards are ranked over the whole count.
+How the value is counted, per flop (:func:`flop_values`): for every board completion (1,176 turn-river
+pairs) and every two-card holding of the 49 cards left, the holding's wins, ties and losses against every
+disjoint dealer holding (990). A full board's counts depend on its five cards alone, and boards equal but for
+suits count alike: each of the 134,459 classes of full board is counted once, the first time a flop meets it
+(:mod:`board_counts`: its 1,081 holdings evaluated and ranked, the overlapping holdings subtracted per card), and
+every flop reads its boards from those counts. Over the 1,755 classes of flop under suit permutation
+(:func:`flop_classes`) the sum is the exact expectation; a random sample of flops gives an estimate with a
+standard error.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from itertools import combinations, permutations
 
 import numpy as np
 
-from rulebook import poker
+from rulebook.holdem_bonus.board_counts import BoardCounts
 
 RANKS = "A23456789TJQK"  # rulebook.cards order: code = rank * 4 + suit
 
@@ -98,53 +98,13 @@ _P = len(_IU)
 _PAIR = -np.ones((_N, _N), dtype=np.int64)
 _PAIR[_IU, _JU] = np.arange(_P)
 _PAIR[_JU, _IU] = np.arange(_P)
-_PAIR0, _PAIR_OK = np.maximum(_PAIR, 0), _PAIR >= 0
+_PAIR_OK = _PAIR >= 0
 _BITS = (np.int64(1) << _IU) | (np.int64(1) << _JU)
 _DISJOINT = (_BITS[:, None] & _BITS[None, :]) == 0  # [board pair, holding]: no card shared
-_BOARD, _HOLD = np.nonzero(_DISJOINT)
+_SHARED = np.flatnonzero(~_DISJOINT)  # [board pair x holding]: the holdings that share a card with the board
 _T_NOT_IN_H = ~((_IU[:, None] == np.arange(_N)) | (_JU[:, None] == np.arange(_N)))  # [holding, turn card]
-_NONE = 8191  # above every strength (1..7462): an impossible holding never counts as lower or equal
 _HOLDINGS, _DEALERS = 1081, 990  # holdings of the 47 cards left on a full board; dealer holdings disjoint from one
-_IJ, _JI = _IU * _N + _JU, _JU * _N + _IU  # holding k's place in a flattened [card, other card] square, both ways
-_DIAGONAL = np.arange(_N) * (_N + 1)  # a card paired with itself: no holding
 _PAIR_OR_PAST = np.where(_PAIR_OK, _PAIR, _P).ravel()  # [card x other card] -> their pair; a card with itself -> _P
-
-
-@lru_cache(maxsize=1)
-def _deal_positions() -> np.ndarray:
-    """(1,270,776, 4) uint8: for each turn-river pair and disjoint holding, the four positions in the
-    49 cards left. Built once per process (5 MB): a flop's cards come from it by arithmetic."""
-    return np.column_stack([_IU[_BOARD], _JU[_BOARD], _IU[_HOLD], _JU[_HOLD]]).astype(np.uint8)
-
-
-def _less_and_equal(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of the last axis: for every element, how many of the row are strictly less, and equal.
-
-    Each element is sorted with its position packed under its value (one int32 key, all keys of a row
-    distinct), which numpy's vectorised sort orders several times faster than an ``argsort`` of the values.
-    ``x``: int16 (strengths), rows of at most 32,767, so that a key fits in 32 bits."""
-    n = x.shape[-1]
-    if x.dtype != np.int16 or n > np.iinfo(np.int16).max:
-        raise ValueError(f"expected int16 rows of at most 32,767, got {x.dtype} rows of {n}")
-    shift = max(int(n - 1).bit_length(), 1)
-    key = (x.astype(np.int32, order="C") << shift) | np.arange(n, dtype=np.int32)
-    key.sort(axis=-1)
-    sv, order = key >> shift, key & ((1 << shift) - 1)
-    new = np.empty(sv.shape, dtype=bool)  # the first of a run of equal values
-    new[..., 0] = True
-    np.not_equal(sv[..., 1:], sv[..., :-1], out=new[..., 1:])
-    idx = np.broadcast_to(np.arange(n, dtype=np.int16), sv.shape)
-    first = np.maximum.accumulate(np.where(new, idx, 0), axis=-1)
-    end = np.empty(sv.shape, dtype=bool)
-    end[..., -1] = True
-    end[..., :-1] = new[..., 1:]
-    last = np.minimum.accumulate(np.where(end, idx, n)[..., ::-1], axis=-1)[..., ::-1]
-    rows = np.arange(x.size // n, dtype=np.int64).reshape(x.shape[:-1] + (1,)) * n
-    at = (order + rows).ravel()  # where each sorted element sits in x, flattened
-    less, equal = np.empty(x.size, dtype=first.dtype), np.empty(x.size, dtype=first.dtype)
-    less[at] = first.ravel()
-    equal[at] = (last - first + 1).astype(first.dtype).ravel()
-    return less.reshape(x.shape), equal.reshape(x.shape)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,106 +121,62 @@ class FlopValues:
     tie: np.ndarray  # (1176,) probability of a stand-off (0 when folded)
 
 
-@lru_cache(maxsize=None)
-def _lowest_strength(category: int) -> int:
-    """The weakest strength of ``category`` or better: strengths rise with the category (``poker.category``)."""
-    strengths = np.arange(1, poker.ROYAL_FLUSH + 1)
-    return int(strengths[np.argmax(poker.category(strengths) >= category)])
+@lru_cache(maxsize=1)
+def shared_board_counts() -> BoardCounts:
+    """The process's board counts: every count of flops in it reads and fills the same (581 MB once all 134,459
+    board classes are met, as an exact count meets them)."""
+    return BoardCounts()
 
 
-def _suit_symmetries(flop: np.ndarray, rest: np.ndarray) -> np.ndarray:
-    """(g, 1176): for each suit permutation that maps the flop onto itself, the pair it sends each pair of the
-    cards left to (the identity first). A hand's strength depends on its ranks and which suits are equal, so
-    such a permutation leaves every comparison on the flop as it is."""
-    where = np.full(52, -1, dtype=np.int64)
-    where[rest] = np.arange(_N)
-    flop_set = set(flop.tolist())
-    maps = []
-    for p in permutations(range(4)):
-        moved = rest - rest % 4 + np.asarray(p, dtype=np.uint8)[rest % 4]
-        if {c - c % 4 + p[c % 4] for c in flop_set} == flop_set:
-            pos = where[moved]
-            maps.append(_PAIR[pos[_IU], pos[_JU]])
-    return np.array(maps)  # the identity permutation comes first in ``permutations``
-
-
-def _board_orbits(pair_maps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(the canonical boards, each board's canonical board's row among them, and per board the (1176,) columns of
-    that row to read its own row from). Board B is canonical board c moved by one of the flop's symmetries g, and
-    for every holding h ``value[B, g(h)] = value[c, h]``: holding h' of B is holding g^-1(h') of c."""
-    canon = pair_maps.min(axis=0)  # the least pair each board is moved to: one per orbit
-    boards = np.unique(canon)
-    row = np.searchsorted(boards, canon)
-    inverse = np.argsort(pair_maps, axis=1)  # g^-1, per symmetry
-    # per board, a symmetry that moves its orbit's canonical board onto it
-    which = np.argmax(pair_maps[:, canon] == np.arange(_P), axis=0)
-    return boards, row, inverse[which]
-
-
-def flop_values(flop, qualifier: int, preflop_fold: frozenset[str] = PREFLOP_FOLD) -> FlopValues:
+def flop_values(flop, qualifier: int, preflop_fold: frozenset[str] = PREFLOP_FOLD,
+                counts: BoardCounts | None = None) -> FlopValues:
     """Exact values of the ``optimal`` strategy on one flop (three card codes); ``qualifier`` is the
     category a winning hand needs for the Ante to be paid (``poker.STRAIGHT``, HTB-5.2; ``poker.FLUSH``, the guide).
 
-    A flop that a suit permutation maps onto itself (two suits or more absent from it, or a pair) has boards that
-    are the same as others but for suits: only one board of each such set is evaluated and ranked, the others'
-    rows are its row with the holdings moved the same way (whole counts, so the same figures)."""
+    Each board's wins and losses per holding are read from ``counts`` (:mod:`board_counts`; the process's own by
+    default), which counts a board class the first time any flop meets it."""
     flop = np.asarray(flop, dtype=np.uint8)
     rest = np.setdiff1d(np.arange(52, dtype=np.uint8), flop)
-    boards, row_of, columns = _board_orbits(_suit_symmetries(flop, rest))
-    symmetric = len(boards) < _P
-    if symmetric:
-        keep = np.zeros(_P, dtype=bool)
-        keep[boards] = True
-        kept = keep[_BOARD]
-        board_rows, holdings, dealt = row_of[_BOARD[kept]], _HOLD[kept], _deal_positions()[kept]
-    else:
-        board_rows, holdings, dealt = _BOARD, _HOLD, _deal_positions().copy()
-    hands = np.empty((len(dealt), 7), dtype=np.uint8)
-    hands[:, :3] = flop
-    # position p among the cards left is card p, moved up past each flop card at or below it
-    for card in np.sort(flop):
-        dealt += dealt >= card
-    hands[:, 3:] = dealt
-    strength = np.full((len(boards), _P), _NONE, dtype=np.int16)  # [canonical board, holding]
-    strength[board_rows, holdings] = poker.evaluate7(hands)
-    # against every holding on the board, then the ones sharing a card with the player's, per card
-    all_less, all_equal = _less_and_equal(strength)
-    by_card = np.take(strength, _PAIR0.ravel(), axis=1)  # [board, card x other card], flattened
-    by_card[:, _DIAGONAL] = _NONE
-    card_less, card_equal = _less_and_equal(by_card.reshape(len(boards), _N, _N))
-    card_less, card_equal = card_less.reshape(len(boards), _N * _N), card_equal.reshape(len(boards), _N * _N)
-    wins = all_less - np.take(card_less, _IJ, axis=1) - np.take(card_less, _JI, axis=1)
-    # the holding itself is in both cards' rows
-    ties = all_equal - np.take(card_equal, _IJ, axis=1) - np.take(card_equal, _JI, axis=1) + 1
-    if symmetric:  # every board's row from its canonical board's
-        at = (row_of[:, None] * _P + columns).ravel()
-        wins, ties, strength = (np.take(a, at).reshape(_P, _P) for a in (wins, ties, strength))
-    losses = _DEALERS - wins - ties
-    wins, losses = np.where(_DISJOINT, wins, 0), np.where(_DISJOINT, losses, 0)
+    boards = np.empty((_P, 5), dtype=np.int64)
+    boards[:, :3] = flop
+    boards[:, 3], boards[:, 4] = rest[_IU], rest[_JU]
+    wins, losses, category = (shared_board_counts() if counts is None else counts).holdings(
+        boards, rest.astype(np.int64), (_IU, _JU), _SHARED)
     # a 1-unit bet's expected net per (board, holding) is net / 990: kept in whole numbers until the
     # last division, so a bet worth exactly nothing is never placed by a rounding
-    net = (wins - losses).astype(np.int32)
-    qualified = strength >= _lowest_strength(qualifier)  # wins and losses are 0 where no holding is
-    ante = (wins * qualified - losses).sum(axis=0) / (_DEALERS * _HOLDINGS)
-    turn = net.sum(axis=0) / (_DEALERS * _HOLDINGS)  # the Turn (and Flop) bet's value, over every turn and river
-    # the River bet's value after each turn card: over the 46 river cards left (no BLAS product: its
-    # threads spin on after it, a third more CPU for the whole count, measured)
-    by_holding = np.zeros((_P, _P + 1), dtype=np.int32)  # [holding, turn-river pair], then a column of 0
-    by_holding[:, :_P] = net.T
-    river = np.take(by_holding, _PAIR_OR_PAST, axis=1).reshape(_P, _N, _N).sum(axis=2) / (_DEALERS * 46)
+    net = wins - losses  # (int16: at most 990 either way)
+    qualified = category >= qualifier  # wins and losses are 0 where no holding is
+    won, lost = wins.sum(axis=0), losses.sum(axis=0)
+    ante = ((wins * qualified).sum(axis=0) - lost) / (_DEALERS * _HOLDINGS)
+    turn = (won - lost) / (_DEALERS * _HOLDINGS)  # the Turn (and Flop) bet's value, over every turn and river
+    # the River bet's value after each turn card: over the 46 river cards left, the rows of the turn-river pairs
+    # of each turn card summed (a row of 0 for the card with itself)
+    by_pair = np.zeros((_P + 1, _P), dtype=np.int32)  # [turn-river pair, holding], then a row of 0
+    by_pair[:_P] = net
+    river = np.take(by_pair, _PAIR_OR_PAST, axis=0).reshape(_N, _N, _P).sum(axis=1)  # [turn card, holding]
+    # per holding in a row of its own, so that its sum over the turn cards below adds as it always has, bit for bit
+    river = np.ascontiguousarray(river.T) / (_DEALERS * 46)
     river_bet = (river > 0) & _T_NOT_IN_H
     play = ante + 2 * turn + np.maximum(turn, 0) + (np.maximum(river, 0) * _T_NOT_IN_H).sum(axis=1) / 47
     classes = _classes(rest)
     folded = np.isin(classes, list(preflop_fold)) if preflop_fold else np.zeros(_P, dtype=bool)
-    ties_all = np.where(_DISJOINT, ties, 0)
-    win = np.where(folded, 0.0, wins.sum(axis=0) / (_DEALERS * _HOLDINGS))
-    tie = np.where(folded, 0.0, ties_all.sum(axis=0) / (_DEALERS * _HOLDINGS))
+    tied = _DEALERS * _HOLDINGS - won - lost  # a holding meets 1,081 boards, each with 990 dealer holdings
+    win = np.where(folded, 0.0, won / (_DEALERS * _HOLDINGS))
+    tie = np.where(folded, 0.0, tied / (_DEALERS * _HOLDINGS))
     river_rate = np.where(folded, 0.0, river_bet.sum(axis=1) / 47)
     return FlopValues(rest, np.where(folded, -1.0, play), play, folded, (turn > 0) & ~folded, river_rate, win, tie)
 
 
+@lru_cache(maxsize=1)
+def _starting_hands() -> np.ndarray:
+    """[card, other card] -> their starting hand (:func:`starting_hand`; a card with itself: ``""``)."""
+    return np.array([[starting_hand(a, b) if a != b else "" for b in range(52)] for a in range(52)])
+
+
 def _classes(rest: np.ndarray) -> np.ndarray:
-    return np.array([starting_hand(int(a), int(b)) for a, b in zip(rest[_IU], rest[_JU])])
+    """The starting hand of each holding of the cards ``rest`` (a flop counts twice as many as it has holdings: read,
+    not named again, they were a tenth of the whole count)."""
+    return _starting_hands()[rest[_IU], rest[_JU]]
 
 
 @lru_cache(maxsize=1)
@@ -324,11 +240,12 @@ def main_game_value(qualifier: int, flops: int | None = None, seed: int = 0,
                     preflop_fold: frozenset[str] = PREFLOP_FOLD,
                     progress: Callable[[int, int], None] | None = None,
                     map_chunks: Callable[[Callable, list], Iterable[FlopChunk]] = map) -> MainGameValue:
-    """Every flop class counted exactly (``flops`` None: 1,755 flops, about 0.17 CPU-seconds each), or a
-    random sample of ``flops`` flops, each counted exactly, with the standard error between flops.
-    ``progress(done, total)`` is called as the flops are counted: the whole count takes minutes, and whoever asked
-    for it (``pitaudit odds``) can show how far it is. ``map_chunks(count_flops, chunks)`` yields the chunks' counts
-    in order: the builtin ``map`` here, a process pool's to spread them over cores (the same figures to the last bit)."""
+    """Every flop class counted exactly (``flops`` None: 1,755 flops, about a CPU-minute in one process, which then
+    holds 0.7 GB of board counts), or a random sample of ``flops`` flops, each counted exactly, with the standard
+    error between flops. ``progress(done, total)`` is called as the flops are counted: the whole count takes a minute
+    or more, and whoever asked for it (``pitaudit odds``) can show how far it is. ``map_chunks(count_flops, chunks)``
+    yields the chunks' counts in order: the builtin ``map`` here, a process pool's to spread them over cores (the
+    same figures to the last bit)."""
     if flops is None:
         cards, weights = flop_classes()
     else:
