@@ -149,6 +149,40 @@ def test_a_rounds_totals_beyond_bigint_are_summed_exactly(audited_sample, tmp_pa
         con.close()
 
 
+def test_round_keys_with_hostile_table_ids_and_extreme_round_numbers_find_their_findings(audited_sample, tmp_path):
+    """The findings on a subject's rounds are matched by keys packed into one text parameter
+    (``investigate._packed_round_keys``): table ids holding the packing's own separators, quotes, a backslash and
+    letters beyond ASCII, and round numbers at both ends of BIGINT, give what the former SQL gives."""
+    db = tmp_path / "copy.duckdb"
+    con = duckdb.connect(str(db))
+    try:
+        con.execute(f"ATTACH '{audited_sample / 'pitaudit.readonly.duckdb'}' AS src (READ_ONLY)")
+        for table in ("out_settlements", "out_findings", "core_rounds"):
+            con.execute(f"CREATE TABLE {table} AS SELECT * FROM src.{table}")
+        con.execute("DETACH src")
+        hostile = "'T:1,2'' \\ é\n" + "'"
+        for table in ("out_settlements", "out_findings", "core_rounds"):
+            con.execute(f"UPDATE {table} SET table_id = ? || table_id WHERE table_id IS NOT NULL", [hostile])
+        low, high = con.execute("SELECT min(round_no), max(round_no) FROM core_rounds").fetchall()[0]
+        for table in ("out_settlements", "out_findings", "core_rounds"):  # the first round at -2^63, the last at 2^63 - 1
+            con.execute(f"UPDATE {table} SET round_no = CASE round_no WHEN ? THEN -9223372036854775808 "
+                        f"WHEN ? THEN 9223372036854775807 ELSE round_no END", [low, high])
+        assert con.execute("SELECT count(*) FROM out_findings WHERE table_id LIKE '%:1,2%' AND round_no IS NOT NULL"
+                           ).fetchall()[0][0] > 0
+        assert _equal(con) > 100
+        tables = [r[0] for r in con.execute("SELECT DISTINCT table_id FROM out_findings WHERE round_no IS NOT NULL "
+                                            "ORDER BY 1").fetchall()]
+        group = [q.Subject("table", t) for t in tables]
+        rounds, expected = q.subject_rounds_of(con, group), rounds_by_sql(con, group)
+        for s in group:
+            assert_frame_equal(rounds[s], expected[s])
+        assert sum(r["findings"].sum() for r in rounds.values()) > 0
+        extreme = pl.concat(rounds.values()).filter(pl.col("round_no").is_in([-2**63, 2**63 - 1]))
+        assert extreme.height == 2
+    finally:
+        con.close()
+
+
 def test_a_player_in_two_currencies_with_equal_figures_is_listed_in_currency_order_every_time(tmp_path):
     """Found comparing two runs over 30 nights: a player who played with the subject in USD and in AUD, the same rounds
     together and the same overpaid, came out in either order (the sort stopped at the player). The currency now ends
