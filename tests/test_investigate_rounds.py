@@ -125,15 +125,20 @@ def test_the_rounds_summed_from_the_wagers_are_the_former_sql_for_every_kind_of_
         con.close()
 
 
+def _writable_copy(audited_sample, tmp_path) -> duckdb.DuckDBPyConnection:
+    """A writable database holding the sample night's settlements, findings and rounds, to alter."""
+    con = duckdb.connect(str(tmp_path / "copy.duckdb"))
+    con.execute(f"ATTACH '{audited_sample / 'pitaudit.readonly.duckdb'}' AS src (READ_ONLY)")
+    for table in ("out_settlements", "out_findings", "core_rounds"):
+        con.execute(f"CREATE TABLE {table} AS SELECT * FROM src.{table}")
+    con.execute("DETACH src")
+    return con
+
+
 def test_a_rounds_totals_beyond_bigint_are_summed_exactly(audited_sample, tmp_path):
     """Two wagers of one round whose amounts sum past 2**63 - 1: Int128 totals, as DuckDB's DECIMAL(38,0) gave."""
-    db = tmp_path / "copy.duckdb"
-    con = duckdb.connect(str(db))
+    con = _writable_copy(audited_sample, tmp_path)
     try:
-        con.execute(f"ATTACH '{audited_sample / 'pitaudit.readonly.duckdb'}' AS src (READ_ONLY)")
-        for table in ("out_settlements", "out_findings", "core_rounds"):
-            con.execute(f"CREATE TABLE {table} AS SELECT * FROM src.{table}")
-        con.execute("DETACH src")
         table, round_no = con.execute("SELECT table_id, round_no FROM out_settlements GROUP BY ALL "
                                       "HAVING count(*) >= 2 ORDER BY ALL LIMIT 1").fetchall()[0]
         con.execute("UPDATE out_settlements SET amount = 9000000000000000000, recorded_net = -9000000000000000000 "
@@ -153,13 +158,8 @@ def test_round_keys_with_hostile_table_ids_and_extreme_round_numbers_find_their_
     """The findings on a subject's rounds are matched by keys packed into one text parameter
     (``investigate._packed_round_keys``): table ids holding the packing's own separators, quotes, a backslash and
     letters beyond ASCII, and round numbers at both ends of BIGINT, give what the former SQL gives."""
-    db = tmp_path / "copy.duckdb"
-    con = duckdb.connect(str(db))
+    con = _writable_copy(audited_sample, tmp_path)
     try:
-        con.execute(f"ATTACH '{audited_sample / 'pitaudit.readonly.duckdb'}' AS src (READ_ONLY)")
-        for table in ("out_settlements", "out_findings", "core_rounds"):
-            con.execute(f"CREATE TABLE {table} AS SELECT * FROM src.{table}")
-        con.execute("DETACH src")
         hostile = "'T:1,2'' \\ é\n" + "'"
         for table in ("out_settlements", "out_findings", "core_rounds"):
             con.execute(f"UPDATE {table} SET table_id = ? || table_id WHERE table_id IS NOT NULL", [hostile])
