@@ -391,18 +391,23 @@ def test_ctrl_c_ends_the_cores_pool_at_once_not_after_the_chunks_in_hand():
             "with chunks_on_cores(2) as map_chunks:\n    list(map_chunks(time.sleep, [60, 60]))\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
-    deadline = time.monotonic() + 60
-    while len(_workers_of(proc.pid)) < 2:
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-2000:]
-        time.sleep(0.2)
-    pids = _workers_of(proc.pid)
-    time.sleep(1)  # each asleep in its chunk
-    os.killpg(proc.pid, signal.SIGINT)
-    sent = time.monotonic()
-    _, err = proc.communicate(timeout=90)
-    assert time.monotonic() - sent < 8 and b"KeyboardInterrupt" in err
-    time.sleep(0.5)
-    assert not [p for p in pids if os.path.exists(f"/proc/{p}")], "a worker outlived its pool"
+    try:
+        deadline = time.monotonic() + 60
+        while len(_workers_of(proc.pid)) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-2000:]
+            time.sleep(0.2)
+        pids = _workers_of(proc.pid)
+        time.sleep(1)  # each asleep in its chunk
+        os.killpg(proc.pid, signal.SIGINT)
+        sent = time.monotonic()
+        _, err = proc.communicate(timeout=90)
+        assert time.monotonic() - sent < 8 and b"KeyboardInterrupt" in err
+        time.sleep(0.5)
+        assert not [p for p in pids if os.path.exists(f"/proc/{p}")], "a worker outlived its pool"
+    finally:  # a failed run leaves nothing behind: the command's group, its workers with it (they end with it too)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def test_ctrl_c_during_the_spread_count_ends_the_command_and_its_workers():
