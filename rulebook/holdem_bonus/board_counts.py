@@ -100,7 +100,8 @@ def _cards_left(boards: np.ndarray) -> np.ndarray:
 
 
 class BoardCounts:
-    """The counts of the board classes met so far, and the way from any board to its class's row."""
+    """The counts of the board classes met so far, and the way from any board to its class's row. One thread at a
+    time: a new class takes the next row (the count spreads its chunks over processes, each with its own)."""
 
     def __init__(self) -> None:
         self._row: dict[int, int] = {}  # a class's least bit mask of cards -> its row

@@ -28,6 +28,8 @@ from itertools import combinations, permutations
 
 import numpy as np
 
+from rulebook.holdem_bonus.board_counts import DEALERS as _DEALERS
+from rulebook.holdem_bonus.board_counts import HOLDINGS as _HOLDINGS
 from rulebook.holdem_bonus.board_counts import BoardCounts
 
 RANKS = "A23456789TJQK"  # rulebook.cards order: code = rank * 4 + suit
@@ -103,7 +105,6 @@ _BITS = (np.int64(1) << _IU) | (np.int64(1) << _JU)
 _DISJOINT = (_BITS[:, None] & _BITS[None, :]) == 0  # [board pair, holding]: no card shared
 _SHARED = np.flatnonzero(~_DISJOINT)  # [board pair x holding]: the holdings that share a card with the board
 _T_NOT_IN_H = ~((_IU[:, None] == np.arange(_N)) | (_JU[:, None] == np.arange(_N)))  # [holding, turn card]
-_HOLDINGS, _DEALERS = 1081, 990  # holdings of the 47 cards left on a full board; dealer holdings disjoint from one
 _PAIR_OR_PAST = np.where(_PAIR_OK, _PAIR, _P).ravel()  # [card x other card] -> their pair; a card with itself -> _P
 
 
