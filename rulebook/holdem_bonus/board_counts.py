@@ -71,12 +71,12 @@ def less_and_equal(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return less.reshape(x.shape), equal.reshape(x.shape)
 
 
-def count_boards(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(wins and category, losses) of every holding of the 47 cards left on each board of ``boards`` ((n, 5) codes):
-    int16 (n, 1,081) each; the first is ``wins | category << 10``. Against every dealer holding that shares no
-    card with the player's: its rank among all 1,081, less the holdings that share one of its two cards."""
+def count_boards(boards: np.ndarray, rest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(wins and category, losses) of every holding of the 47 cards left on each board of ``boards`` ((n, 5) codes;
+    ``rest``: those cards, :func:`_cards_left`): int16 (n, 1,081) each; the first is ``wins | category << 10``.
+    Against every dealer holding that shares no card with the player's: its rank among all 1,081, less the holdings
+    that share one of its two cards."""
     n = len(boards)
-    rest = _cards_left(boards)
     hands = np.empty((n, HOLDINGS, 7), dtype=np.uint8)
     hands[:, :, :5] = boards[:, None, :]
     hands[:, :, 5], hands[:, :, 6] = rest[:, _I47], rest[:, _J47]
@@ -152,12 +152,12 @@ class BoardCounts:
                 raise AssertionError(f"more than {BOARD_CLASSES} classes of five-card boards")
             at = np.arange(start, start + len(first))
             boards = canonical[first].astype(np.uint8)
-            self._wins_category[at], self._losses[at] = count_boards(boards)
-            position = np.full((len(first), 52), -1, dtype=np.int8)
             rest = _cards_left(boards)
+            self._wins_category[at], self._losses[at] = count_boards(boards, rest)
+            position = np.full((len(first), 52), -1, dtype=np.int8)
             position[np.arange(len(first))[:, None], rest] = np.arange(_M, dtype=np.int8)
             self._position[at] = position
             for m, r in zip(firsts, at.tolist()):
                 known[m] = r
-            rows = np.fromiter((known[m] for m in least.tolist()), dtype=np.int64, count=len(least))
+            rows[new] = [known[m] for m in least[new].tolist()]  # the new ones' rows, the others' as found
         return rows
